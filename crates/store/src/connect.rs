@@ -1,0 +1,140 @@
+//! Opening a pool on any of the three backends.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use sqlx::any::AnyPoolOptions;
+use sqlx::{AnyConnection, Connection, Executor};
+
+use crate::{Clock, Dialect, Error, Result, Store, SystemClock};
+
+/// How to open the store.
+#[derive(Clone, Debug)]
+pub struct ConnectOptions {
+    /// Most connections the pool keeps open.
+    pub max_connections: u32,
+    /// How long to wait for a connection before failing a call.
+    pub acquire_timeout: Duration,
+    /// The clock used for the store's own timestamps.
+    pub clock: Arc<dyn Clock>,
+}
+
+impl Default for ConnectOptions {
+    fn default() -> Self {
+        Self {
+            max_connections: 10,
+            acquire_timeout: Duration::from_secs(10),
+            clock: Arc::new(SystemClock),
+        }
+    }
+}
+
+impl Store {
+    /// Connects to the database a URL names. A SQLite file is created if it does not exist
+    /// (its folder must exist). Does not migrate: call [`Store::migrate`].
+    pub async fn connect(url: &str, options: ConnectOptions) -> Result<Self> {
+        let dialect = Dialect::from_url(url)?;
+        let url = normalized_url(dialect, url)?;
+        sqlx::any::install_default_drivers();
+        if dialect == Dialect::Sqlite {
+            // WAL lets readers run beside the one writer. Setting it needs the file to itself, so
+            // it is done once here rather than on every pooled connection.
+            let mut conn = AnyConnection::connect(&url).await?;
+            conn.execute("PRAGMA journal_mode = WAL").await?;
+            conn.close().await?;
+        }
+        let pool = AnyPoolOptions::new()
+            .max_connections(options.max_connections)
+            .acquire_timeout(options.acquire_timeout)
+            .after_connect(move |conn, _meta| {
+                Box::pin(async move {
+                    if dialect == Dialect::Sqlite {
+                        conn.execute("PRAGMA synchronous = NORMAL").await?;
+                        conn.execute("PRAGMA busy_timeout = 30000").await?;
+                    }
+                    Ok(())
+                })
+            })
+            .connect(&url)
+            .await?;
+        Ok(Self { pool, dialect, clock: options.clock })
+    }
+}
+
+/// Checks the URL's shape and fills in what workmate always wants (SQLite: create the file).
+fn normalized_url(dialect: Dialect, url: &str) -> Result<String> {
+    let parsed = url::Url::parse(url)
+        .map_err(|e| Error::InvalidUrl { reason: format!("{e}; expected e.g. {}", example(dialect)) })?;
+    match dialect {
+        Dialect::Sqlite => {
+            let rest = url.split_once(':').map(|(_, rest)| rest).unwrap_or_default();
+            let path = rest.trim_start_matches("//").split('?').next().unwrap_or_default();
+            if path.is_empty() {
+                return Err(Error::InvalidUrl {
+                    reason: format!("no database file named; expected e.g. {}", example(dialect)),
+                });
+            }
+            if parsed.query_pairs().any(|(k, _)| k == "mode") {
+                Ok(url.to_owned())
+            } else if parsed.query().is_some() {
+                Ok(format!("{url}&mode=rwc"))
+            } else {
+                Ok(format!("{url}?mode=rwc"))
+            }
+        }
+        Dialect::Mysql | Dialect::Postgres => {
+            if parsed.host_str().is_none_or(str::is_empty) {
+                return Err(Error::InvalidUrl {
+                    reason: format!("no host; expected e.g. {}", example(dialect)),
+                });
+            }
+            if parsed.path().trim_start_matches('/').is_empty() {
+                return Err(Error::InvalidUrl {
+                    reason: format!("no database name; expected e.g. {}", example(dialect)),
+                });
+            }
+            Ok(url.to_owned())
+        }
+    }
+}
+
+fn example(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Sqlite => "sqlite://data/workmate.db",
+        Dialect::Mysql => "mysql://user:password@db.internal:3306/workmate",
+        Dialect::Postgres => "postgres://user:password@db.internal:5432/workmate",
+    }
+}
+
+/// Checks a database URL without connecting: the same rules [`Store::connect`] applies.
+pub fn validate_url(url: &str) -> Result<Dialect> {
+    let dialect = Dialect::from_url(url)?;
+    normalized_url(dialect, url)?;
+    Ok(dialect)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlite_urls_create_the_file() {
+        assert_eq!(
+            normalized_url(Dialect::Sqlite, "sqlite://data/w.db").unwrap(),
+            "sqlite://data/w.db?mode=rwc"
+        );
+        assert_eq!(
+            normalized_url(Dialect::Sqlite, "sqlite:w.db?mode=ro").unwrap(),
+            "sqlite:w.db?mode=ro"
+        );
+    }
+
+    #[test]
+    fn malformed_urls_say_what_is_expected() {
+        let err = validate_url("postgres://").unwrap_err().to_string();
+        assert!(err.contains("expected e.g. postgres://"), "{err}");
+        assert!(validate_url("mysql://db.internal").is_err());
+        assert!(validate_url("sqlite:").is_err());
+        assert!(validate_url("oracle://x/y").is_err());
+    }
+}

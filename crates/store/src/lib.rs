@@ -1,0 +1,144 @@
+//! workmate's SQL store.
+//!
+//! One code path serves an embedded SQLite file and the clustered databases (MySQL/MariaDB/TiDB,
+//! Postgres) through sqlx's `Any` driver. Invariants every repository keeps:
+//! - every statement names the tenant: a caller holding tenant A's id can never read or change
+//!   tenant B's rows;
+//! - a write that spans rows happens in one transaction, so no half-written state is visible;
+//! - per-session counters (event `seq`, message index) are allocated by an atomic increment of the
+//!   session row inside the writing transaction, so concurrent appenders never collide or skip.
+
+mod clock;
+mod connect;
+mod dialect;
+mod error;
+mod migrate;
+mod repo;
+mod row;
+
+pub use clock::{Clock, SystemClock};
+pub use connect::{ConnectOptions, validate_url};
+pub use dialect::Dialect;
+pub use error::{Error, Result};
+pub use migrate::MigrationReport;
+pub use repo::audit::{AuditRecord, AuditRepo, NewAuditRecord};
+pub use repo::automations::{
+    Automation, AutomationRepo, AutomationRun, NewAutomation, RunStatus, RunTrigger,
+};
+pub use repo::cards::{CardMessage, CardRepo};
+pub use repo::dedupe::DedupeRepo;
+pub use repo::events::EventRepo;
+pub use repo::inbox::{
+    InboxFilter, InboxItem, InboxItemState, InboxRepo, NewInboxItem, ResolveOutcome,
+};
+pub use repo::memories::{Memory, MemoryRepo, MemoryScope, NewMemory};
+pub use repo::messages::MessageRepo;
+pub use repo::sessions::{NewSession, SessionKey, SessionRecord, SessionRepo};
+pub use repo::tenants::{NewUser, Role, Tenant, TenantRepo, User};
+pub use repo::tool_calls::{ToolCallRecord, ToolCallRepo, ToolCallState};
+
+use std::sync::Arc;
+
+use sqlx::AnyPool;
+
+/// A handle on the database: cheap to clone, shared by every task of the process.
+#[derive(Clone, Debug)]
+pub struct Store {
+    pool: AnyPool,
+    dialect: Dialect,
+    clock: Arc<dyn Clock>,
+}
+
+impl Store {
+    /// Which database this store talks to.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// Checks that the database answers a trivial query.
+    pub async fn ping(&self) -> Result<()> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    /// Closes every pooled connection; later calls fail.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    /// Connections open right now, and how many of them are idle.
+    pub fn pool_stats(&self) -> (u32, usize) {
+        (self.pool.size(), self.pool.num_idle())
+    }
+
+    /// Tenants, their users and the platform identities bound to them.
+    pub fn tenants(&self) -> TenantRepo<'_> {
+        TenantRepo::new(self)
+    }
+
+    /// Sessions (conversations).
+    pub fn sessions(&self) -> SessionRepo<'_> {
+        SessionRepo::new(self)
+    }
+
+    /// Persisted state events, with their per-session sequence numbers.
+    pub fn events(&self) -> EventRepo<'_> {
+        EventRepo::new(self)
+    }
+
+    /// Append-only conversation history.
+    pub fn messages(&self) -> MessageRepo<'_> {
+        MessageRepo::new(self)
+    }
+
+    /// The tool-call execution ledger.
+    pub fn tool_calls(&self) -> ToolCallRepo<'_> {
+        ToolCallRepo::new(self)
+    }
+
+    /// Parked prompts.
+    pub fn inbox(&self) -> InboxRepo<'_> {
+        InboxRepo::new(self)
+    }
+
+    /// Scheduled automations and their runs.
+    pub fn automations(&self) -> AutomationRepo<'_> {
+        AutomationRepo::new(self)
+    }
+
+    /// Explicit memories.
+    pub fn memories(&self) -> MemoryRepo<'_> {
+        MemoryRepo::new(self)
+    }
+
+    /// Audit records.
+    pub fn audit(&self) -> AuditRepo<'_> {
+        AuditRepo::new(self)
+    }
+
+    /// Platform message ids of rendered cards.
+    pub fn cards(&self) -> CardRepo<'_> {
+        CardRepo::new(self)
+    }
+
+    /// Platform event ids already seen.
+    pub fn dedupe(&self) -> DedupeRepo<'_> {
+        DedupeRepo::new(self)
+    }
+
+    pub(crate) fn clock_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
+}
+
+impl Store {
+    /// Starts a transaction that will write. On SQLite it takes the write lock up front
+    /// (`BEGIN IMMEDIATE`), so two writers queue on the busy timeout instead of one failing
+    /// when it upgrades from reading to writing.
+    pub(crate) async fn begin_write(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>> {
+        Ok(match self.dialect {
+            Dialect::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            Dialect::Mysql | Dialect::Postgres => self.pool.begin().await?,
+        })
+    }
+}

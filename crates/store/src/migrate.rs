@@ -1,0 +1,245 @@
+//! Schema migrations, embedded in the binary, one folder per dialect.
+//!
+//! Invariants: a migration runs at most once per database (its version is recorded in
+//! `workmate_schema_migrations` in the same step that applies it, inside a transaction where the
+//! dialect allows DDL in one); running the migrator again changes nothing; a recorded migration
+//! whose text has since changed is an error, never silently skipped or re-run; two replicas that
+//! start together do not both migrate (an advisory lock on MySQL and Postgres, the file's write
+//! lock on SQLite).
+
+use sqlx::pool::PoolConnection;
+use sqlx::{Any, Connection, Executor, Row};
+use tracing::info;
+
+use crate::{Dialect, Error, Result, Store};
+
+/// One embedded migration.
+struct Migration {
+    version: i64,
+    name: &'static str,
+    sqlite: &'static str,
+    mysql: &'static str,
+    postgres: &'static str,
+}
+
+const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    name: "0001_foundation",
+    sqlite: include_str!("../../../migrations/sqlite/0001_foundation.sql"),
+    mysql: include_str!("../../../migrations/mysql/0001_foundation.sql"),
+    postgres: include_str!("../../../migrations/postgres/0001_foundation.sql"),
+}];
+
+/// What a migration run did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MigrationReport {
+    /// Migrations applied by this run, by file name.
+    pub applied: Vec<&'static str>,
+    /// Migrations that were already in place.
+    pub already_applied: usize,
+}
+
+impl Migration {
+    fn sql(&self, dialect: Dialect) -> &'static str {
+        match dialect {
+            Dialect::Sqlite => self.sqlite,
+            Dialect::Mysql => self.mysql,
+            Dialect::Postgres => self.postgres,
+        }
+    }
+}
+
+const LEDGER_DDL: &str = "CREATE TABLE IF NOT EXISTS workmate_schema_migrations (
+    version       BIGINT       NOT NULL PRIMARY KEY,
+    name          VARCHAR(255) NOT NULL,
+    checksum      VARCHAR(32)  NOT NULL,
+    applied_at_ms BIGINT       NOT NULL
+)";
+
+impl Store {
+    /// Brings the schema up to date. Safe to run any number of times, from any number of replicas.
+    pub async fn migrate(&self) -> Result<MigrationReport> {
+        let mut conn = self.pool.acquire().await?;
+        lock(&mut conn, self.dialect).await?;
+        let outcome = migrate_locked(&mut conn, self.dialect, self.clock_ms()).await;
+        unlock(&mut conn, self.dialect).await?;
+        outcome
+    }
+
+    /// Migrations this build knows that the database does not have yet.
+    pub async fn pending_migrations(&self) -> Result<Vec<&'static str>> {
+        let mut conn = self.pool.acquire().await?;
+        conn.execute(LEDGER_DDL).await?;
+        let applied = applied_versions(&mut conn).await?;
+        Ok(MIGRATIONS
+            .iter()
+            .filter(|m| !applied.iter().any(|(v, _)| *v == m.version))
+            .map(|m| m.name)
+            .collect())
+    }
+}
+
+async fn migrate_locked(
+    conn: &mut PoolConnection<Any>,
+    dialect: Dialect,
+    now_ms: i64,
+) -> Result<MigrationReport> {
+    conn.execute(LEDGER_DDL).await?;
+    let applied = applied_versions(conn).await?;
+    let mut report = MigrationReport::default();
+    for migration in MIGRATIONS {
+        let sql = migration.sql(dialect);
+        let checksum = checksum(sql);
+        if let Some((_, recorded)) = applied.iter().find(|(v, _)| *v == migration.version) {
+            if *recorded != checksum {
+                return Err(Error::Migration {
+                    version: migration.version,
+                    name: migration.name,
+                    reason: format!(
+                        "already applied with checksum {recorded}, but this build has {checksum}; \
+                         a migration must never change once released: add a new one instead"
+                    ),
+                });
+            }
+            report.already_applied += 1;
+            continue;
+        }
+        apply(conn, dialect, migration, &checksum, now_ms).await?;
+        info!(version = migration.version, name = migration.name, "Applied migration.");
+        report.applied.push(migration.name);
+    }
+    Ok(report)
+}
+
+async fn apply(
+    conn: &mut PoolConnection<Any>,
+    dialect: Dialect,
+    migration: &Migration,
+    checksum: &str,
+    now_ms: i64,
+) -> Result<()> {
+    let failed = |e: sqlx::Error| Error::Migration {
+        version: migration.version,
+        name: migration.name,
+        reason: e.to_string(),
+    };
+    // MySQL commits DDL implicitly, so a transaction there would only pretend.
+    let mut tx = conn.begin().await?;
+    for statement in statements(migration.sql(dialect)) {
+        tx.execute(sqlx::AssertSqlSafe(statement)).await.map_err(failed)?;
+    }
+    dialect
+        .query("INSERT INTO workmate_schema_migrations (version, name, checksum, applied_at_ms) VALUES (?, ?, ?, ?)")
+        .bind(migration.version)
+        .bind(migration.name)
+        .bind(checksum.to_owned())
+        .bind(now_ms)
+        .execute(&mut *tx)
+        .await
+        .map_err(failed)?;
+    tx.commit().await.map_err(failed)
+}
+
+async fn applied_versions(conn: &mut PoolConnection<Any>) -> Result<Vec<(i64, String)>> {
+    let rows = sqlx::query("SELECT version, checksum FROM workmate_schema_migrations")
+        .fetch_all(&mut **conn)
+        .await?;
+    rows.iter()
+        .map(|row| Ok((row.try_get("version")?, row.try_get("checksum")?)))
+        .collect()
+}
+
+async fn lock(conn: &mut PoolConnection<Any>, dialect: Dialect) -> Result<()> {
+    match dialect {
+        Dialect::Sqlite => {}
+        Dialect::Mysql => {
+            let got: i64 = sqlx::query_scalar("SELECT GET_LOCK('workmate_migrate', 120)")
+                .fetch_one(&mut **conn)
+                .await?;
+            if got != 1 {
+                return Err(Error::Invalid(
+                    "another replica held the migration lock for 120 s; try again".into(),
+                ));
+            }
+        }
+        Dialect::Postgres => {
+            conn.execute("SELECT pg_advisory_lock(7740001)").await?;
+        }
+    }
+    Ok(())
+}
+
+async fn unlock(conn: &mut PoolConnection<Any>, dialect: Dialect) -> Result<()> {
+    match dialect {
+        Dialect::Sqlite => {}
+        Dialect::Mysql => {
+            conn.execute("SELECT RELEASE_LOCK('workmate_migrate')").await?;
+        }
+        Dialect::Postgres => {
+            conn.execute("SELECT pg_advisory_unlock(7740001)").await?;
+        }
+    }
+    Ok(())
+}
+
+/// Splits a migration file into statements: `;` at the end of a line ends one. Comment-only
+/// chunks are dropped. The migration files keep semicolons out of string literals.
+fn statements(sql: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    for line in sql.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with("--") || trimmed.is_empty() {
+            continue;
+        }
+        current.push_str(line);
+        current.push('\n');
+        if trimmed.ends_with(';') {
+            let statement = current.trim().trim_end_matches(';').to_owned();
+            out.push(statement);
+            current.clear();
+        }
+    }
+    if !current.trim().is_empty() {
+        out.push(current.trim().to_owned());
+    }
+    out
+}
+
+/// FNV-1a, 64 bit, over the file text: enough to notice an edited migration.
+fn checksum(sql: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in sql.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_dialect_has_the_same_tables() {
+        for migration in MIGRATIONS {
+            let tables = |sql: &str| {
+                statements(sql)
+                    .iter()
+                    .filter_map(|s| s.strip_prefix("CREATE TABLE "))
+                    .map(|s| s.split_whitespace().next().unwrap_or_default().to_owned())
+                    .collect::<Vec<_>>()
+            };
+            let sqlite = tables(migration.sqlite);
+            assert_eq!(sqlite, tables(migration.mysql), "{}", migration.name);
+            assert_eq!(sqlite, tables(migration.postgres), "{}", migration.name);
+            assert!(sqlite.len() >= 14);
+        }
+    }
+
+    #[test]
+    fn statements_split_on_line_final_semicolons() {
+        let parts = statements("-- c\nCREATE TABLE a (x INT);\n\nCREATE INDEX i ON a (x);\n");
+        assert_eq!(parts, vec!["CREATE TABLE a (x INT)", "CREATE INDEX i ON a (x)"]);
+    }
+}

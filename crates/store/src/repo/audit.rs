@@ -1,0 +1,113 @@
+//! Audit records: who did what, when, through which tool. Append-only.
+
+use sqlx::any::AnyRow;
+use workmate_protocol::{SessionId, TenantId};
+
+use crate::row::{col, json_col, new_id, to_json};
+use crate::{Result, Store};
+
+/// An audit record to append.
+#[derive(Clone, Debug, Default)]
+pub struct NewAuditRecord {
+    /// The session it happened in, if any.
+    pub session_id: Option<SessionId>,
+    /// Who acted (a user id, or `system`).
+    pub actor: Option<String>,
+    /// The step: `proposed`, `approval_resolved`, `approval_refused`, `finished`, …
+    pub stage: String,
+    /// The tool involved, if any.
+    pub tool: Option<String>,
+    /// The outcome, if any.
+    pub status: Option<String>,
+    /// Everything else, already redacted by the caller.
+    pub detail: serde_json::Value,
+}
+
+/// A stored audit record.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AuditRecord {
+    /// Its id (time-sortable).
+    pub id: String,
+    /// When it was written.
+    pub at_ms: i64,
+    /// The session it happened in.
+    pub session_id: Option<SessionId>,
+    /// Who acted.
+    pub actor: Option<String>,
+    /// The step.
+    pub stage: String,
+    /// The tool involved.
+    pub tool: Option<String>,
+    /// The outcome.
+    pub status: Option<String>,
+    /// Everything else.
+    pub detail: serde_json::Value,
+}
+
+/// Audit records.
+#[derive(Debug)]
+pub struct AuditRepo<'s> {
+    store: &'s Store,
+}
+
+impl<'s> AuditRepo<'s> {
+    pub(crate) fn new(store: &'s Store) -> Self {
+        Self { store }
+    }
+
+    /// Appends a record.
+    pub async fn append(&self, tenant: &TenantId, new: &NewAuditRecord) -> Result<AuditRecord> {
+        let record = AuditRecord {
+            id: new_id(),
+            at_ms: self.store.clock_ms(),
+            session_id: new.session_id.clone(),
+            actor: new.actor.clone(),
+            stage: new.stage.clone(),
+            tool: new.tool.clone(),
+            status: new.status.clone(),
+            detail: new.detail.clone(),
+        };
+        self.store
+            .dialect
+            .query("INSERT INTO audit_events (tenant_id, audit_id, at_ms, session_id, actor, stage, tool, status, body_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+            .bind(tenant.as_str().to_owned())
+            .bind(record.id.clone())
+            .bind(record.at_ms)
+            .bind(record.session_id.as_ref().map(|s| s.as_str().to_owned()))
+            .bind(record.actor.clone())
+            .bind(record.stage.clone())
+            .bind(record.tool.clone())
+            .bind(record.status.clone())
+            .bind(to_json(&record.detail)?)
+            .execute(&self.store.pool)
+            .await?;
+        Ok(record)
+    }
+
+    /// The tenant's newest records, newest first.
+    pub async fn recent(&self, tenant: &TenantId, limit: u32) -> Result<Vec<AuditRecord>> {
+        let rows = self
+            .store
+            .dialect
+            .query("SELECT audit_id, at_ms, session_id, actor, stage, tool, status, body_json FROM audit_events WHERE tenant_id = ? ORDER BY audit_id DESC LIMIT ?")
+            .bind(tenant.as_str().to_owned())
+            .bind(i64::from(limit))
+            .fetch_all(&self.store.pool)
+            .await?;
+        rows.iter().map(from_row).collect()
+    }
+}
+
+fn from_row(row: &AnyRow) -> Result<AuditRecord> {
+    const T: &str = "audit_events";
+    Ok(AuditRecord {
+        id: col(row, T, "audit_id")?,
+        at_ms: col(row, T, "at_ms")?,
+        session_id: col::<Option<String>>(row, T, "session_id")?.map(SessionId::from),
+        actor: col(row, T, "actor")?,
+        stage: col(row, T, "stage")?,
+        tool: col(row, T, "tool")?,
+        status: col(row, T, "status")?,
+        detail: json_col(row, T, "body_json")?,
+    })
+}

@@ -1,0 +1,145 @@
+//! Platform message ids of rendered cards, so any replica can update a card after a restart.
+//!
+//! Invariant: `next_version` hands out strictly increasing numbers per card, across replicas
+//! (platforms such as Feishu reject an update whose sequence is not larger than the last).
+
+use sqlx::any::AnyRow;
+use workmate_protocol::{SessionId, TenantId};
+
+use crate::row::col;
+use crate::{Error, Result, Store};
+
+/// Where a card was posted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CardMessage {
+    /// The session the card belongs to.
+    pub session_id: SessionId,
+    /// Which card of the session (e.g. `turn:<turn id>`, `inbox:<item id>`).
+    pub card_key: String,
+    /// The platform it was posted on.
+    pub platform: String,
+    /// The chat it was posted in.
+    pub chat_id: String,
+    /// The platform's id of the posted message.
+    pub platform_message_id: String,
+    /// The last update sequence used.
+    pub version: i64,
+    /// When it was last updated.
+    pub updated_at_ms: i64,
+}
+
+/// Card message ids.
+#[derive(Debug)]
+pub struct CardRepo<'s> {
+    store: &'s Store,
+}
+
+impl<'s> CardRepo<'s> {
+    pub(crate) fn new(store: &'s Store) -> Self {
+        Self { store }
+    }
+
+    /// Records where a card was posted; recording it again replaces chat and message id.
+    pub async fn record(&self, tenant: &TenantId, card: &CardMessage) -> Result<()> {
+        let d = self.store.dialect;
+        let now = self.store.clock_ms();
+        let mut tx = self.store.begin_write().await?;
+        d.insert_ignoring_duplicates(
+            "INSERT INTO card_messages (tenant_id, session_id, card_key, platform, chat_id, platform_message_id, version, updated_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "card_key",
+        )
+        .bind(tenant.as_str().to_owned())
+        .bind(card.session_id.as_str().to_owned())
+        .bind(card.card_key.clone())
+        .bind(card.platform.clone())
+        .bind(card.chat_id.clone())
+        .bind(card.platform_message_id.clone())
+        .bind(card.version)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        d.query("UPDATE card_messages SET chat_id = ?, platform_message_id = ?, updated_at_ms = ? WHERE tenant_id = ? AND session_id = ? AND card_key = ? AND platform = ?")
+            .bind(card.chat_id.clone())
+            .bind(card.platform_message_id.clone())
+            .bind(now)
+            .bind(tenant.as_str().to_owned())
+            .bind(card.session_id.as_str().to_owned())
+            .bind(card.card_key.clone())
+            .bind(card.platform.clone())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Where a card was posted, if it was.
+    pub async fn get(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+        card_key: &str,
+        platform: &str,
+    ) -> Result<Option<CardMessage>> {
+        let row = self
+            .store
+            .dialect
+            .query("SELECT session_id, card_key, platform, chat_id, platform_message_id, version, updated_at_ms FROM card_messages WHERE tenant_id = ? AND session_id = ? AND card_key = ? AND platform = ?")
+            .bind(tenant.as_str().to_owned())
+            .bind(session.as_str().to_owned())
+            .bind(card_key.to_owned())
+            .bind(platform.to_owned())
+            .fetch_optional(&self.store.pool)
+            .await?;
+        row.map(|r| from_row(&r)).transpose()
+    }
+
+    /// Takes the card's next update sequence number.
+    pub async fn next_version(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+        card_key: &str,
+        platform: &str,
+    ) -> Result<i64> {
+        let d = self.store.dialect;
+        let mut tx = self.store.begin_write().await?;
+        let bumped = d
+            .query("UPDATE card_messages SET version = version + 1, updated_at_ms = ? WHERE tenant_id = ? AND session_id = ? AND card_key = ? AND platform = ?")
+            .bind(self.store.clock_ms())
+            .bind(tenant.as_str().to_owned())
+            .bind(session.as_str().to_owned())
+            .bind(card_key.to_owned())
+            .bind(platform.to_owned())
+            .execute(&mut *tx)
+            .await?;
+        if bumped.rows_affected() == 0 {
+            return Err(Error::NotFound { what: format!("card {card_key} on {platform}") });
+        }
+        let version = col(
+            &d.query("SELECT version FROM card_messages WHERE tenant_id = ? AND session_id = ? AND card_key = ? AND platform = ?")
+                .bind(tenant.as_str().to_owned())
+                .bind(session.as_str().to_owned())
+                .bind(card_key.to_owned())
+                .bind(platform.to_owned())
+                .fetch_one(&mut *tx)
+                .await?,
+            "card_messages",
+            "version",
+        )?;
+        tx.commit().await?;
+        Ok(version)
+    }
+}
+
+fn from_row(row: &AnyRow) -> Result<CardMessage> {
+    const T: &str = "card_messages";
+    Ok(CardMessage {
+        session_id: SessionId::from(col::<String>(row, T, "session_id")?),
+        card_key: col(row, T, "card_key")?,
+        platform: col(row, T, "platform")?,
+        chat_id: col(row, T, "chat_id")?,
+        platform_message_id: col(row, T, "platform_message_id")?,
+        version: col(row, T, "version")?,
+        updated_at_ms: col(row, T, "updated_at_ms")?,
+    })
+}

@@ -1,0 +1,274 @@
+//! Parked prompts: approvals, questions, directory grants, plans.
+//!
+//! Invariants: parking is idempotent on `(tenant, session, tool_call_id)` (parking the same tool
+//! call twice returns the first item, pending or resolved, so a resumed turn never re-asks);
+//! resolving is one conditional update `WHERE state = 'pending'`, so the first answerer wins on
+//! every replica and later answerers learn who won.
+
+use serde::{Deserialize, Serialize};
+use sqlx::any::AnyRow;
+use workmate_protocol::{
+    InboxItemId, InboxItemKind, Resolution, SessionId, Surface, TenantId, ToolCallId, UserId,
+    Visibility,
+};
+
+use crate::row::{col, enum_col, json_col, opt_enum_col, opt_json_col, to_json, to_word};
+use crate::{Error, Result, Store};
+
+/// Whether an item still waits for an answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InboxItemState {
+    /// Waiting.
+    Pending,
+    /// Answered; the answer is final.
+    Resolved,
+}
+
+/// A prompt to park.
+#[derive(Clone, Debug)]
+pub struct NewInboxItem {
+    /// The session it blocks.
+    pub session_id: SessionId,
+    /// The tool call it blocks, if any (the idempotency key).
+    pub tool_call_id: Option<ToolCallId>,
+    /// What kind of answer it needs.
+    pub kind: InboxItemKind,
+    /// One line saying what is asked.
+    pub title: String,
+    /// Details: the reason and an arguments preview, the plan text, …
+    pub body: String,
+    /// The named inbox it routes to.
+    pub inbox: String,
+    /// Where it shows.
+    pub visibility: Visibility,
+    /// Whose request caused it (for separation of duties).
+    pub requested_by: Option<UserId>,
+    /// Kind-specific data (tool and arguments, directory path, options, …).
+    pub data: serde_json::Value,
+}
+
+/// A stored inbox item.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InboxItem {
+    /// Owning tenant.
+    pub tenant_id: TenantId,
+    /// Its id.
+    pub id: InboxItemId,
+    /// The session it blocks.
+    pub session_id: SessionId,
+    /// The tool call it blocks, if any.
+    pub tool_call_id: Option<ToolCallId>,
+    /// What kind of answer it needs.
+    pub kind: InboxItemKind,
+    /// One line saying what is asked.
+    pub title: String,
+    /// Details.
+    pub body: String,
+    /// Pending or resolved.
+    pub state: InboxItemState,
+    /// The named inbox it routes to.
+    pub inbox: String,
+    /// Where it shows.
+    pub visibility: Visibility,
+    /// Whose request caused it.
+    pub requested_by: Option<UserId>,
+    /// Kind-specific data.
+    pub data: serde_json::Value,
+    /// The answer, once resolved.
+    pub resolution: Option<Resolution>,
+    /// Who answered.
+    pub resolved_by: Option<UserId>,
+    /// Through which surface they answered.
+    pub resolved_via: Option<Surface>,
+    /// When it was parked.
+    pub created_at_ms: i64,
+    /// When it was answered.
+    pub resolved_at_ms: Option<i64>,
+}
+
+/// How a resolve attempt ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ResolveOutcome {
+    /// This call's answer was recorded.
+    Resolved(InboxItem),
+    /// Someone answered first; their answer stands and is returned.
+    AlreadyResolved(InboxItem),
+    /// The tenant has no such item.
+    NotFound,
+}
+
+/// Which items to list; empty fields match everything.
+#[derive(Clone, Debug, Default)]
+pub struct InboxFilter {
+    /// Only this session's items.
+    pub session: Option<SessionId>,
+    /// Only items in this state.
+    pub state: Option<InboxItemState>,
+    /// Only items shown here.
+    pub visibility: Option<Visibility>,
+}
+
+/// The inbox.
+#[derive(Debug)]
+pub struct InboxRepo<'s> {
+    store: &'s Store,
+}
+
+macro_rules! select {
+    ($where:literal) => {
+        concat!(
+            "SELECT tenant_id, item_id, session_id, tool_call_id, kind, title, body, state, inbox, \
+             visibility, requested_by, data_json, resolution_json, resolved_by, resolved_via, \
+             created_at_ms, resolved_at_ms FROM inbox_items WHERE ",
+            $where
+        )
+    };
+}
+
+impl<'s> InboxRepo<'s> {
+    pub(crate) fn new(store: &'s Store) -> Self {
+        Self { store }
+    }
+
+    /// Parks a prompt. With a tool call id, parking again returns the existing item (`false`);
+    /// otherwise every call parks a new item (`true`).
+    pub async fn park(&self, tenant: &TenantId, new: &NewInboxItem) -> Result<(InboxItem, bool)> {
+        let id = InboxItemId::new();
+        self.store
+            .dialect
+            .insert_ignoring_duplicates(
+                "INSERT INTO inbox_items (tenant_id, item_id, session_id, tool_call_id, kind, title, body, state, inbox, visibility, requested_by, data_json, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)",
+                "item_id",
+            )
+            .bind(tenant.as_str().to_owned())
+            .bind(id.as_str().to_owned())
+            .bind(new.session_id.as_str().to_owned())
+            .bind(new.tool_call_id.as_ref().map(|c| c.as_str().to_owned()))
+            .bind(to_word(&new.kind)?)
+            .bind(new.title.clone())
+            .bind(new.body.clone())
+            .bind(new.inbox.clone())
+            .bind(to_word(&new.visibility)?)
+            .bind(new.requested_by.as_ref().map(|u| u.as_str().to_owned()))
+            .bind(to_json(&new.data)?)
+            .bind(self.store.clock_ms())
+            .execute(&self.store.pool)
+            .await?;
+        let existing = match &new.tool_call_id {
+            Some(call) => self.for_tool_call(tenant, &new.session_id, call).await?,
+            None => self.get(tenant, &id).await?,
+        };
+        let item = existing
+            .ok_or_else(|| Error::NotFound { what: format!("inbox item {id} right after parking it") })?;
+        let created = item.id == id;
+        Ok((item, created))
+    }
+
+    /// One item, if the tenant has it.
+    pub async fn get(&self, tenant: &TenantId, item: &InboxItemId) -> Result<Option<InboxItem>> {
+        let row = self
+            .store
+            .dialect
+            .query(select!("tenant_id = ? AND item_id = ?"))
+            .bind(tenant.as_str().to_owned())
+            .bind(item.as_str().to_owned())
+            .fetch_optional(&self.store.pool)
+            .await?;
+        row.map(|r| from_row(&r)).transpose()
+    }
+
+    /// The item parked for a tool call, if any.
+    pub async fn for_tool_call(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+        call: &ToolCallId,
+    ) -> Result<Option<InboxItem>> {
+        let row = self
+            .store
+            .dialect
+            .query(select!("tenant_id = ? AND session_id = ? AND tool_call_id = ?"))
+            .bind(tenant.as_str().to_owned())
+            .bind(session.as_str().to_owned())
+            .bind(call.as_str().to_owned())
+            .fetch_optional(&self.store.pool)
+            .await?;
+        row.map(|r| from_row(&r)).transpose()
+    }
+
+    /// Items matching the filter, oldest first, at most `limit`.
+    pub async fn list(&self, tenant: &TenantId, filter: &InboxFilter, limit: u32) -> Result<Vec<InboxItem>> {
+        let session = filter.session.as_ref().map(|s| s.as_str().to_owned()).unwrap_or_default();
+        let state = filter.state.as_ref().map(to_word).transpose()?.unwrap_or_default();
+        let visibility = filter.visibility.as_ref().map(to_word).transpose()?.unwrap_or_default();
+        // An empty filter value matches everything.
+        let rows = self
+            .store
+            .dialect
+            .query(select!("tenant_id = ? AND (? = '' OR session_id = ?) AND (? = '' OR state = ?) AND (? = '' OR visibility = ?) ORDER BY created_at_ms, item_id LIMIT ?"))
+            .bind(tenant.as_str().to_owned())
+            .bind(session.clone())
+            .bind(session)
+            .bind(state.clone())
+            .bind(state)
+            .bind(visibility.clone())
+            .bind(visibility)
+            .bind(i64::from(limit))
+            .fetch_all(&self.store.pool)
+            .await?;
+        rows.iter().map(from_row).collect()
+    }
+
+    /// Records an answer if the item is still pending. The first answer wins.
+    pub async fn resolve(
+        &self,
+        tenant: &TenantId,
+        item: &InboxItemId,
+        resolution: &Resolution,
+        by: &UserId,
+        via: Surface,
+    ) -> Result<ResolveOutcome> {
+        let done = self
+            .store
+            .dialect
+            .query("UPDATE inbox_items SET state = 'resolved', resolution_json = ?, resolved_by = ?, resolved_via = ?, resolved_at_ms = ? WHERE tenant_id = ? AND item_id = ? AND state = 'pending'")
+            .bind(to_json(resolution)?)
+            .bind(by.as_str().to_owned())
+            .bind(to_word(&via)?)
+            .bind(self.store.clock_ms())
+            .bind(tenant.as_str().to_owned())
+            .bind(item.as_str().to_owned())
+            .execute(&self.store.pool)
+            .await?;
+        let won = done.rows_affected() == 1;
+        Ok(match (self.get(tenant, item).await?, won) {
+            (None, _) => ResolveOutcome::NotFound,
+            (Some(item), true) => ResolveOutcome::Resolved(item),
+            (Some(item), false) => ResolveOutcome::AlreadyResolved(item),
+        })
+    }
+}
+
+fn from_row(row: &AnyRow) -> Result<InboxItem> {
+    const T: &str = "inbox_items";
+    Ok(InboxItem {
+        tenant_id: TenantId::from(col::<String>(row, T, "tenant_id")?),
+        id: InboxItemId::from(col::<String>(row, T, "item_id")?),
+        session_id: SessionId::from(col::<String>(row, T, "session_id")?),
+        tool_call_id: col::<Option<String>>(row, T, "tool_call_id")?.map(ToolCallId::from),
+        kind: enum_col(row, T, "kind")?,
+        title: col(row, T, "title")?,
+        body: col(row, T, "body")?,
+        state: enum_col(row, T, "state")?,
+        inbox: col(row, T, "inbox")?,
+        visibility: enum_col(row, T, "visibility")?,
+        requested_by: col::<Option<String>>(row, T, "requested_by")?.map(UserId::from),
+        data: json_col(row, T, "data_json")?,
+        resolution: opt_json_col(row, T, "resolution_json")?,
+        resolved_by: col::<Option<String>>(row, T, "resolved_by")?.map(UserId::from),
+        resolved_via: opt_enum_col(row, T, "resolved_via")?,
+        created_at_ms: col(row, T, "created_at_ms")?,
+        resolved_at_ms: col(row, T, "resolved_at_ms")?,
+    })
+}

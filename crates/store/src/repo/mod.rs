@@ -1,0 +1,15 @@
+//! One repository per table (or per pair of tables that only make sense together).
+//! Every method takes the tenant first and names it in every statement.
+
+pub(crate) mod audit;
+pub(crate) mod automations;
+pub(crate) mod cards;
+mod counters;
+pub(crate) mod dedupe;
+pub(crate) mod events;
+pub(crate) mod inbox;
+pub(crate) mod memories;
+pub(crate) mod messages;
+pub(crate) mod sessions;
+pub(crate) mod tenants;
+pub(crate) mod tool_calls;

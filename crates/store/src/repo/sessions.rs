@@ -1,0 +1,239 @@
+//! Sessions: one row per conversation, keyed by where it happens.
+//!
+//! The session row also holds the per-session counters (`last_seq`, `message_count`) that the
+//! event and message repositories increment inside their writing transactions.
+
+use sqlx::any::AnyRow;
+use workmate_protocol::{PermissionMode, SessionId, Surface, TenantId, UserId};
+
+use crate::row::{col, enum_col, to_word};
+use crate::{Error, Result, Store};
+
+/// Where a conversation happens: a surface, a chat on it and a thread in that chat.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SessionKey {
+    /// The platform or API the conversation is on.
+    pub surface: Surface,
+    /// The chat (channel, group, DM) id on that surface.
+    pub chat_id: String,
+    /// The thread within the chat; empty for a chat without threads.
+    pub thread_id: String,
+}
+
+/// A session to create.
+#[derive(Clone, Debug)]
+pub struct NewSession {
+    /// Where it happens.
+    pub key: SessionKey,
+    /// Who started it.
+    pub owner: UserId,
+    /// A title, when one is known.
+    pub title: Option<String>,
+    /// The persona answering in it.
+    pub persona: String,
+    /// The routed model id (`provider:model`).
+    pub model: String,
+    /// Its permission mode.
+    pub mode: PermissionMode,
+    /// Whether prompts go to the cross-session inbox instead of inline.
+    pub unattended: bool,
+}
+
+/// A stored session.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SessionRecord {
+    /// Owning tenant.
+    pub tenant_id: TenantId,
+    /// Its id.
+    pub id: SessionId,
+    /// Where it happens.
+    pub key: SessionKey,
+    /// Who started it.
+    pub owner: UserId,
+    /// Its title.
+    pub title: Option<String>,
+    /// The persona answering in it.
+    pub persona: String,
+    /// The routed model id.
+    pub model: String,
+    /// Its permission mode.
+    pub mode: PermissionMode,
+    /// Whether prompts go to the cross-session inbox.
+    pub unattended: bool,
+    /// The sequence number of its latest state event (0 before the first).
+    pub last_seq: u64,
+    /// How many history messages it has.
+    pub message_count: u64,
+    /// When it was created.
+    pub created_at_ms: i64,
+    /// When it last changed.
+    pub updated_at_ms: i64,
+}
+
+/// The one column list every session query reads, followed by its `WHERE` clause.
+macro_rules! select {
+    ($where:literal) => {
+        concat!(
+            "SELECT tenant_id, session_id, surface, chat_id, thread_id, owner_user_id, title, persona, \
+             model, mode, unattended, last_seq, message_count, created_at_ms, updated_at_ms \
+             FROM sessions WHERE ",
+            $where
+        )
+    };
+}
+
+/// Sessions.
+#[derive(Debug)]
+pub struct SessionRepo<'s> {
+    store: &'s Store,
+}
+
+impl<'s> SessionRepo<'s> {
+    pub(crate) fn new(store: &'s Store) -> Self {
+        Self { store }
+    }
+
+    /// Returns the session at `new.key`, creating it first if there is none. The flag tells
+    /// whether this call created it (exactly one of several racing callers sees `true`).
+    pub async fn get_or_create(
+        &self,
+        tenant: &TenantId,
+        new: &NewSession,
+    ) -> Result<(SessionRecord, bool)> {
+        let id = SessionId::new();
+        let now = self.store.clock_ms();
+        self.store
+            .dialect
+            .insert_ignoring_duplicates(
+                "INSERT INTO sessions (tenant_id, session_id, surface, chat_id, thread_id, owner_user_id, title, persona, model, mode, unattended, last_seq, message_count, created_at_ms, updated_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?)",
+                "session_id",
+            )
+            .bind(tenant.as_str().to_owned())
+            .bind(id.as_str().to_owned())
+            .bind(to_word(&new.key.surface)?)
+            .bind(new.key.chat_id.clone())
+            .bind(new.key.thread_id.clone())
+            .bind(new.owner.as_str().to_owned())
+            .bind(new.title.clone())
+            .bind(new.persona.clone())
+            .bind(new.model.clone())
+            .bind(to_word(&new.mode)?)
+            .bind(i64::from(new.unattended))
+            .bind(now)
+            .bind(now)
+            .execute(&self.store.pool)
+            .await?;
+        let record = self.find_by_key(tenant, &new.key).await?.ok_or_else(|| Error::NotFound {
+            what: format!("session at {:?} right after creating it", new.key),
+        })?;
+        let created = record.id == id;
+        Ok((record, created))
+    }
+
+    /// The session, if the tenant has it.
+    pub async fn get(&self, tenant: &TenantId, session: &SessionId) -> Result<Option<SessionRecord>> {
+        let row = self
+            .store
+            .dialect
+            .query(select!("tenant_id = ? AND session_id = ?"))
+            .bind(tenant.as_str().to_owned())
+            .bind(session.as_str().to_owned())
+            .fetch_optional(&self.store.pool)
+            .await?;
+        row.map(|r| from_row(&r)).transpose()
+    }
+
+    /// The session at a key, if any.
+    pub async fn find_by_key(
+        &self,
+        tenant: &TenantId,
+        key: &SessionKey,
+    ) -> Result<Option<SessionRecord>> {
+        let row = self
+            .store
+            .dialect
+            .query(select!("tenant_id = ? AND surface = ? AND chat_id = ? AND thread_id = ?"))
+            .bind(tenant.as_str().to_owned())
+            .bind(to_word(&key.surface)?)
+            .bind(key.chat_id.clone())
+            .bind(key.thread_id.clone())
+            .fetch_optional(&self.store.pool)
+            .await?;
+        row.map(|r| from_row(&r)).transpose()
+    }
+
+    /// The tenant's sessions, most recently changed first.
+    pub async fn list(&self, tenant: &TenantId, limit: u32) -> Result<Vec<SessionRecord>> {
+        let rows = self
+            .store
+            .dialect
+            .query(select!("tenant_id = ? ORDER BY updated_at_ms DESC, session_id DESC LIMIT ?"))
+            .bind(tenant.as_str().to_owned())
+            .bind(i64::from(limit))
+            .fetch_all(&self.store.pool)
+            .await?;
+        rows.iter().map(from_row).collect()
+    }
+
+    /// Changes the permission mode.
+    pub async fn set_mode(&self, tenant: &TenantId, session: &SessionId, mode: PermissionMode) -> Result<()> {
+        let sql = "UPDATE sessions SET mode = ?, updated_at_ms = ? WHERE tenant_id = ? AND session_id = ?";
+        self.update(sql, to_word(&mode)?, tenant, session).await
+    }
+
+    /// Changes the model.
+    pub async fn set_model(&self, tenant: &TenantId, session: &SessionId, model: &str) -> Result<()> {
+        let sql = "UPDATE sessions SET model = ?, updated_at_ms = ? WHERE tenant_id = ? AND session_id = ?";
+        self.update(sql, model.to_owned(), tenant, session).await
+    }
+
+    /// Marks the session attended or unattended.
+    pub async fn set_unattended(&self, tenant: &TenantId, session: &SessionId, unattended: bool) -> Result<()> {
+        let sql = "UPDATE sessions SET unattended = ?, updated_at_ms = ? WHERE tenant_id = ? AND session_id = ?";
+        self.update(sql, i64::from(unattended), tenant, session).await
+    }
+
+    /// Runs a one-column update `sql` (value, time, tenant, session placeholders, in that order).
+    async fn update<V>(&self, sql: &'static str, value: V, tenant: &TenantId, session: &SessionId) -> Result<()>
+    where
+        V: for<'q> sqlx::Encode<'q, sqlx::Any> + sqlx::Type<sqlx::Any> + Send + 'static,
+    {
+        let done = self
+            .store
+            .dialect
+            .query(sql)
+            .bind(value)
+            .bind(self.store.clock_ms())
+            .bind(tenant.as_str().to_owned())
+            .bind(session.as_str().to_owned())
+            .execute(&self.store.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(Error::NotFound { what: format!("session {session}") });
+        }
+        Ok(())
+    }
+}
+
+fn from_row(row: &AnyRow) -> Result<SessionRecord> {
+    const T: &str = "sessions";
+    Ok(SessionRecord {
+        tenant_id: TenantId::from(col::<String>(row, T, "tenant_id")?),
+        id: SessionId::from(col::<String>(row, T, "session_id")?),
+        key: SessionKey {
+            surface: enum_col(row, T, "surface")?,
+            chat_id: col(row, T, "chat_id")?,
+            thread_id: col(row, T, "thread_id")?,
+        },
+        owner: UserId::from(col::<String>(row, T, "owner_user_id")?),
+        title: col(row, T, "title")?,
+        persona: col(row, T, "persona")?,
+        model: col(row, T, "model")?,
+        mode: enum_col(row, T, "mode")?,
+        unattended: col::<i64>(row, T, "unattended")? != 0,
+        last_seq: u64::try_from(col::<i64>(row, T, "last_seq")?).unwrap_or_default(),
+        message_count: u64::try_from(col::<i64>(row, T, "message_count")?).unwrap_or_default(),
+        created_at_ms: col(row, T, "created_at_ms")?,
+        updated_at_ms: col(row, T, "updated_at_ms")?,
+    })
+}

@@ -1,0 +1,240 @@
+//! Tenants, their users, and platform identities bound to those users.
+
+use serde::{Deserialize, Serialize};
+use sqlx::any::AnyRow;
+use workmate_protocol::{TenantId, UserId};
+
+use crate::row::{col, enum_col, json_col, to_json, to_word};
+use crate::{Result, Store};
+
+/// A tenant: one company, or one isolated part of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tenant {
+    /// Its id.
+    pub id: TenantId,
+    /// A name people recognise.
+    pub name: String,
+    /// Tenant-wide settings (e.g. `separation_of_duties`), as a JSON object.
+    pub settings: serde_json::Value,
+    /// When it was created.
+    pub created_at_ms: i64,
+}
+
+/// What a user may do in a tenant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Talks to workmate; approves in their own sessions.
+    Member,
+    /// May also resolve other people's approvals.
+    Approver,
+    /// May also change tenant settings.
+    Admin,
+}
+
+/// A person in a tenant.
+#[derive(Clone, Debug, PartialEq)]
+pub struct User {
+    /// Tenant the user belongs to.
+    pub tenant_id: TenantId,
+    /// Their id.
+    pub id: UserId,
+    /// Name shown on cards.
+    pub display_name: String,
+    /// Email address, when known.
+    pub email: Option<String>,
+    /// Their role.
+    pub role: Role,
+    /// The single-sign-on subject they are bound to, when bound.
+    pub sso_subject: Option<String>,
+    /// When they were first seen.
+    pub created_at_ms: i64,
+}
+
+/// A user to create or update.
+#[derive(Clone, Debug)]
+pub struct NewUser {
+    /// Their id.
+    pub id: UserId,
+    /// Name shown on cards.
+    pub display_name: String,
+    /// Email address, when known.
+    pub email: Option<String>,
+    /// Their role.
+    pub role: Role,
+    /// The single-sign-on subject they are bound to, when bound.
+    pub sso_subject: Option<String>,
+}
+
+/// Tenants, users and platform identities.
+#[derive(Debug)]
+pub struct TenantRepo<'s> {
+    store: &'s Store,
+}
+
+impl<'s> TenantRepo<'s> {
+    pub(crate) fn new(store: &'s Store) -> Self {
+        Self { store }
+    }
+
+    /// Creates the tenant if it does not exist; returns it either way.
+    pub async fn ensure(&self, tenant: &TenantId, name: &str) -> Result<Tenant> {
+        let d = self.store.dialect;
+        d.insert_ignoring_duplicates(
+            "INSERT INTO tenants (tenant_id, name, settings_json, created_at_ms) VALUES (?, ?, ?, ?)",
+            "tenant_id",
+        )
+        .bind(tenant.as_str().to_owned())
+        .bind(name.to_owned())
+        .bind("{}")
+        .bind(self.store.clock_ms())
+        .execute(&self.store.pool)
+        .await?;
+        self.get(tenant).await?.ok_or_else(|| crate::Error::NotFound {
+            what: format!("tenant {tenant} right after creating it"),
+        })
+    }
+
+    /// The tenant, if it exists.
+    pub async fn get(&self, tenant: &TenantId) -> Result<Option<Tenant>> {
+        let row = self
+            .store
+            .dialect
+            .query("SELECT tenant_id, name, settings_json, created_at_ms FROM tenants WHERE tenant_id = ?")
+            .bind(tenant.as_str().to_owned())
+            .fetch_optional(&self.store.pool)
+            .await?;
+        row.map(|r| tenant_from_row(&r)).transpose()
+    }
+
+    /// Replaces the tenant's settings object.
+    pub async fn set_settings(&self, tenant: &TenantId, settings: &serde_json::Value) -> Result<()> {
+        let done = self
+            .store
+            .dialect
+            .query("UPDATE tenants SET settings_json = ? WHERE tenant_id = ?")
+            .bind(to_json(settings)?)
+            .bind(tenant.as_str().to_owned())
+            .execute(&self.store.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(crate::Error::NotFound { what: format!("tenant {tenant}") });
+        }
+        Ok(())
+    }
+
+    /// Creates the user, or updates their name, email, role and SSO subject.
+    pub async fn upsert_user(&self, tenant: &TenantId, user: &NewUser) -> Result<User> {
+        let mut tx = self.store.pool.begin().await?;
+        let d = self.store.dialect;
+        d.insert_ignoring_duplicates(
+            "INSERT INTO users (tenant_id, user_id, display_name, email, user_role, sso_subject, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "user_id",
+        )
+        .bind(tenant.as_str().to_owned())
+        .bind(user.id.as_str().to_owned())
+        .bind(user.display_name.clone())
+        .bind(user.email.clone())
+        .bind(to_word(&user.role)?)
+        .bind(user.sso_subject.clone())
+        .bind(self.store.clock_ms())
+        .execute(&mut *tx)
+        .await?;
+        d.query("UPDATE users SET display_name = ?, email = ?, user_role = ?, sso_subject = ? WHERE tenant_id = ? AND user_id = ?")
+            .bind(user.display_name.clone())
+            .bind(user.email.clone())
+            .bind(to_word(&user.role)?)
+            .bind(user.sso_subject.clone())
+            .bind(tenant.as_str().to_owned())
+            .bind(user.id.as_str().to_owned())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        self.get_user(tenant, &user.id).await?.ok_or_else(|| crate::Error::NotFound {
+            what: format!("user {} right after writing it", user.id),
+        })
+    }
+
+    /// The user, if the tenant has them.
+    pub async fn get_user(&self, tenant: &TenantId, user: &UserId) -> Result<Option<User>> {
+        let row = self
+            .store
+            .dialect
+            .query("SELECT tenant_id, user_id, display_name, email, user_role, sso_subject, created_at_ms FROM users WHERE tenant_id = ? AND user_id = ?")
+            .bind(tenant.as_str().to_owned())
+            .bind(user.as_str().to_owned())
+            .fetch_optional(&self.store.pool)
+            .await?;
+        row.map(|r| user_from_row(&r)).transpose()
+    }
+
+    /// Binds a platform account (a Slack user id, a Feishu open_id, …) to a tenant user.
+    /// Binding an account that is already bound keeps the first binding; returns the bound user.
+    pub async fn bind_platform_identity(
+        &self,
+        tenant: &TenantId,
+        platform: &str,
+        platform_user_id: &str,
+        user: &UserId,
+    ) -> Result<UserId> {
+        self.store
+            .dialect
+            .insert_ignoring_duplicates(
+                "INSERT INTO platform_identities (tenant_id, platform, platform_user_id, user_id, created_at_ms) VALUES (?, ?, ?, ?, ?)",
+                "user_id",
+            )
+            .bind(tenant.as_str().to_owned())
+            .bind(platform.to_owned())
+            .bind(platform_user_id.to_owned())
+            .bind(user.as_str().to_owned())
+            .bind(self.store.clock_ms())
+            .execute(&self.store.pool)
+            .await?;
+        self.user_for_platform_identity(tenant, platform, platform_user_id).await?.ok_or_else(
+            || crate::Error::NotFound { what: format!("{platform} identity {platform_user_id}") },
+        )
+    }
+
+    /// The tenant user a platform account is bound to.
+    pub async fn user_for_platform_identity(
+        &self,
+        tenant: &TenantId,
+        platform: &str,
+        platform_user_id: &str,
+    ) -> Result<Option<UserId>> {
+        let row = self
+            .store
+            .dialect
+            .query("SELECT user_id FROM platform_identities WHERE tenant_id = ? AND platform = ? AND platform_user_id = ?")
+            .bind(tenant.as_str().to_owned())
+            .bind(platform.to_owned())
+            .bind(platform_user_id.to_owned())
+            .fetch_optional(&self.store.pool)
+            .await?;
+        row.map(|r| col::<String>(&r, "platform_identities", "user_id").map(UserId::from))
+            .transpose()
+    }
+}
+
+fn tenant_from_row(row: &AnyRow) -> Result<Tenant> {
+    const T: &str = "tenants";
+    Ok(Tenant {
+        id: TenantId::from(col::<String>(row, T, "tenant_id")?),
+        name: col(row, T, "name")?,
+        settings: json_col(row, T, "settings_json")?,
+        created_at_ms: col(row, T, "created_at_ms")?,
+    })
+}
+
+fn user_from_row(row: &AnyRow) -> Result<User> {
+    const T: &str = "users";
+    Ok(User {
+        tenant_id: TenantId::from(col::<String>(row, T, "tenant_id")?),
+        id: UserId::from(col::<String>(row, T, "user_id")?),
+        display_name: col(row, T, "display_name")?,
+        email: col(row, T, "email")?,
+        role: enum_col(row, T, "user_role")?,
+        sso_subject: col(row, T, "sso_subject")?,
+        created_at_ms: col(row, T, "created_at_ms")?,
+    })
+}
