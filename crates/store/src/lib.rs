@@ -142,3 +142,6 @@ impl Store {
         })
     }
 }
+
+#[cfg(feature = "test-support")]
+pub mod test_support;
