@@ -57,18 +57,30 @@ impl Store {
             })
             .connect(&url)
             .await?;
-        Ok(Self { pool, dialect, clock: options.clock })
+        Ok(Self {
+            pool,
+            dialect,
+            clock: options.clock,
+        })
     }
 }
 
 /// Checks the URL's shape and fills in what workmate always wants (SQLite: create the file).
 fn normalized_url(dialect: Dialect, url: &str) -> Result<String> {
-    let parsed = url::Url::parse(url)
-        .map_err(|e| Error::InvalidUrl { reason: format!("{e}; expected e.g. {}", example(dialect)) })?;
+    let parsed = url::Url::parse(url).map_err(|e| Error::InvalidUrl {
+        reason: format!("{e}; expected e.g. {}", example(dialect)),
+    })?;
     match dialect {
         Dialect::Sqlite => {
-            let rest = url.split_once(':').map(|(_, rest)| rest).unwrap_or_default();
-            let path = rest.trim_start_matches("//").split('?').next().unwrap_or_default();
+            let rest = url
+                .split_once(':')
+                .map(|(_, rest)| rest)
+                .unwrap_or_default();
+            let path = rest
+                .trim_start_matches("//")
+                .split('?')
+                .next()
+                .unwrap_or_default();
             if path.is_empty() {
                 return Err(Error::InvalidUrl {
                     reason: format!("no database file named; expected e.g. {}", example(dialect)),

@@ -24,7 +24,10 @@ pub enum Dialect {
 impl Dialect {
     /// Picks the dialect from a database URL's scheme.
     pub fn from_url(url: &str) -> Result<Self> {
-        let scheme = url.split_once(':').map(|(scheme, _)| scheme).unwrap_or_default();
+        let scheme = url
+            .split_once(':')
+            .map(|(scheme, _)| scheme)
+            .unwrap_or_default();
         match scheme {
             "sqlite" => Ok(Self::Sqlite),
             "mysql" | "mariadb" => Ok(Self::Mysql),
@@ -66,7 +69,9 @@ impl Dialect {
     ) -> Query<'static, Any, AnyArguments> {
         let sql = match self {
             Self::Sqlite | Self::Postgres => format!("{template} ON CONFLICT DO NOTHING"),
-            Self::Mysql => format!("{template} ON DUPLICATE KEY UPDATE {key_column} = {key_column}"),
+            Self::Mysql => {
+                format!("{template} ON DUPLICATE KEY UPDATE {key_column} = {key_column}")
+            }
         };
         let sql = match self {
             Self::Postgres => numbered_placeholders(&sql),
@@ -107,9 +112,18 @@ mod tests {
 
     #[test]
     fn scheme_selects_dialect() {
-        assert_eq!(Dialect::from_url("sqlite:data/w.db").unwrap(), Dialect::Sqlite);
-        assert_eq!(Dialect::from_url("mysql://root@h/db").unwrap(), Dialect::Mysql);
-        assert_eq!(Dialect::from_url("postgresql://h/db").unwrap(), Dialect::Postgres);
+        assert_eq!(
+            Dialect::from_url("sqlite:data/w.db").unwrap(),
+            Dialect::Sqlite
+        );
+        assert_eq!(
+            Dialect::from_url("mysql://root@h/db").unwrap(),
+            Dialect::Mysql
+        );
+        assert_eq!(
+            Dialect::from_url("postgresql://h/db").unwrap(),
+            Dialect::Postgres
+        );
         assert!(Dialect::from_url("redis://h").is_err());
         assert!(Dialect::from_url("no-scheme").is_err());
     }

@@ -47,6 +47,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     pub(crate) fn corrupt(table: &'static str, detail: impl std::fmt::Display) -> Self {
-        Self::Corrupt { table, detail: detail.to_string() }
+        Self::Corrupt {
+            table,
+            detail: detail.to_string(),
+        }
     }
 }

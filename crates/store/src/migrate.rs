@@ -105,7 +105,11 @@ async fn migrate_locked(
             continue;
         }
         apply(conn, dialect, migration, &checksum, now_ms).await?;
-        info!(version = migration.version, name = migration.name, "Applied migration.");
+        info!(
+            version = migration.version,
+            name = migration.name,
+            "Applied migration."
+        );
         report.applied.push(migration.name);
     }
     Ok(report)
@@ -126,7 +130,9 @@ async fn apply(
     // MySQL commits DDL implicitly, so a transaction there would only pretend.
     let mut tx = conn.begin().await?;
     for statement in statements(migration.sql(dialect)) {
-        tx.execute(sqlx::AssertSqlSafe(statement)).await.map_err(failed)?;
+        tx.execute(sqlx::AssertSqlSafe(statement))
+            .await
+            .map_err(failed)?;
     }
     dialect
         .query("INSERT INTO workmate_schema_migrations (version, name, checksum, applied_at_ms) VALUES (?, ?, ?, ?)")
@@ -173,7 +179,8 @@ async fn unlock(conn: &mut PoolConnection<Any>, dialect: Dialect) -> Result<()> 
     match dialect {
         Dialect::Sqlite => {}
         Dialect::Mysql => {
-            conn.execute("SELECT RELEASE_LOCK('workmate_migrate')").await?;
+            conn.execute("SELECT RELEASE_LOCK('workmate_migrate')")
+                .await?;
         }
         Dialect::Postgres => {
             conn.execute("SELECT pg_advisory_unlock(7740001)").await?;
@@ -240,6 +247,9 @@ mod tests {
     #[test]
     fn statements_split_on_line_final_semicolons() {
         let parts = statements("-- c\nCREATE TABLE a (x INT);\n\nCREATE INDEX i ON a (x);\n");
-        assert_eq!(parts, vec!["CREATE TABLE a (x INT)", "CREATE INDEX i ON a (x)"]);
+        assert_eq!(
+            parts,
+            vec!["CREATE TABLE a (x INT)", "CREATE INDEX i ON a (x)"]
+        );
     }
 }

@@ -12,7 +12,8 @@ pub(crate) fn col<T>(row: &AnyRow, table: &'static str, name: &str) -> Result<T>
 where
     T: for<'r> sqlx::Decode<'r, sqlx::Any> + sqlx::Type<sqlx::Any>,
 {
-    row.try_get(name).map_err(|e| Error::corrupt(table, format!("column {name}: {e}")))
+    row.try_get(name)
+        .map_err(|e| Error::corrupt(table, format!("column {name}: {e}")))
 }
 
 /// Reads a JSON text column into a value.

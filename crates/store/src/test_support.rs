@@ -21,16 +21,20 @@ pub fn server_url_variable(dialect: Dialect) -> Option<&'static str> {
 pub async fn fresh_database(server_url: &str) -> Result<String> {
     let dialect = Dialect::from_url(server_url)?;
     if dialect == Dialect::Sqlite {
-        return Err(Error::Invalid("SQLite test databases are files: use a temporary folder".into()));
+        return Err(Error::Invalid(
+            "SQLite test databases are files: use a temporary folder".into(),
+        ));
     }
     sqlx::any::install_default_drivers();
     let name = format!("wm_test_{}", uuid::Uuid::now_v7().simple());
     let mut conn = AnyConnection::connect(server_url).await?;
     // The name is generated above from hex digits only.
-    conn.execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).await?;
+    conn.execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .await?;
     conn.close().await?;
-    let mut url = url::Url::parse(server_url)
-        .map_err(|e| Error::InvalidUrl { reason: e.to_string() })?;
+    let mut url = url::Url::parse(server_url).map_err(|e| Error::InvalidUrl {
+        reason: e.to_string(),
+    })?;
     url.set_path(&format!("/{name}"));
     Ok(url.to_string())
 }
@@ -38,10 +42,12 @@ pub async fn fresh_database(server_url: &str) -> Result<String> {
 /// Drops a database made by [`fresh_database`]. Close every pool on it first.
 pub async fn drop_database(server_url: &str, database_url: &str) -> Result<()> {
     let dialect = Dialect::from_url(server_url)?;
-    let parsed = url::Url::parse(database_url)
-        .map_err(|e| Error::InvalidUrl { reason: e.to_string() })?;
+    let parsed = url::Url::parse(database_url).map_err(|e| Error::InvalidUrl {
+        reason: e.to_string(),
+    })?;
     let name = parsed.path().trim_start_matches('/');
-    if !name.starts_with("wm_test_") || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+    if !name.starts_with("wm_test_") || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
         return Err(Error::Invalid(format!("{name:?} is not a test database")));
     }
     let sql = match dialect {

@@ -1,0 +1,83 @@
+//! Tenants and people, memories, audit, automations and card ids.
+
+use workmate_protocol::{SessionId, UserId};
+use workmate_store::{
+    CardMessage, MemoryScope, NewAuditRecord, NewAutomation, NewMemory, NewUser, Role, RunStatus,
+    RunTrigger,
+};
+
+use crate::support::tenant_with_session;
+
+backend_matrix! {
+    async fn users_and_platform_identities(ctx: Ctx) {
+        let (tenant, _) = tenant_with_session(&ctx.store, "people").await;
+        let tenants = ctx.store.tenants();
+        let mut alice = NewUser { id: UserId::from("u_alice"), display_name: "Alice".into(), email: None, role: Role::Member, sso_subject: None };
+        tenants.upsert_user(&tenant, &alice).await.unwrap();
+        alice.role = Role::Approver;
+        alice.email = Some("alice@example.com".into());
+        let stored = tenants.upsert_user(&tenant, &alice).await.unwrap();
+        assert_eq!(stored.role, Role::Approver);
+        assert_eq!(stored.email.as_deref(), Some("alice@example.com"));
+
+        let bound = tenants.bind_platform_identity(&tenant, "slack", "U012AB", &alice.id).await.unwrap();
+        assert_eq!(bound, alice.id);
+        let rebound = tenants.bind_platform_identity(&tenant, "slack", "U012AB", &UserId::from("u_other")).await.unwrap();
+        assert_eq!(rebound, alice.id, "the first binding stands");
+        assert_eq!(tenants.user_for_platform_identity(&tenant, "feishu", "U012AB").await.unwrap(), None);
+
+        tenants.set_settings(&tenant, &serde_json::json!({"separation_of_duties": true})).await.unwrap();
+        let t = tenants.get(&tenant).await.unwrap().unwrap();
+        assert_eq!(t.settings["separation_of_duties"], true);
+        assert_eq!(tenants.ensure(&tenant, "renamed").await.unwrap().name, "Acme", "ensure never overwrites");
+    }
+
+    async fn memories_round_trip(ctx: Ctx) {
+        let (tenant, _) = tenant_with_session(&ctx.store, "memory").await;
+        let memories = ctx.store.memories();
+        let saved = memories.add(&tenant, &NewMemory { scope: MemoryScope::Global, owner: Some(UserId::from("u_alice")), workspace: None, key: None, content: "Prefers Chinese summaries".into(), summary: None }).await.unwrap();
+        assert_eq!(memories.get(&tenant, &saved.id).await.unwrap().as_ref(), Some(&saved));
+        assert!(memories.update(&tenant, &saved.id, "Prefers English", Some("language")).await.unwrap());
+        let updated = memories.get(&tenant, &saved.id).await.unwrap().unwrap();
+        assert_eq!((updated.content.as_str(), updated.summary.as_deref()), ("Prefers English", Some("language")));
+        assert_eq!(memories.list(&tenant).await.unwrap().len(), 1);
+        assert!(memories.delete(&tenant, &saved.id).await.unwrap());
+        assert!(!memories.delete(&tenant, &saved.id).await.unwrap());
+        assert!(!memories.update(&tenant, &saved.id, "gone", None).await.unwrap());
+    }
+
+    async fn audit_records_newest_first(ctx: Ctx) {
+        let (tenant, session) = tenant_with_session(&ctx.store, "audit").await;
+        for stage in ["proposed", "approval_requested", "approval_resolved"] {
+            ctx.store.audit().append(&tenant, &NewAuditRecord { session_id: Some(session.id.clone()), actor: Some("u_alice".into()), stage: stage.into(), tool: Some("run_shell".into()), status: None, detail: serde_json::json!({"command": "ls"}) }).await.unwrap();
+        }
+        let recent = ctx.store.audit().recent(&tenant, 2).await.unwrap();
+        assert_eq!(recent.iter().map(|r| r.stage.as_str()).collect::<Vec<_>>(), vec!["approval_resolved", "approval_requested"]);
+        assert_eq!(recent[0].detail["command"], "ls");
+    }
+
+    async fn automation_runs_are_recorded(ctx: Ctx) {
+        let (tenant, _) = tenant_with_session(&ctx.store, "auto").await;
+        let automations = ctx.store.automations();
+        let created = automations.create(&tenant, &NewAutomation { title: "Sales digest".into(), instructions: "Post the sales digest".into(), schedule: serde_json::json!({"kind": "cron", "cron": "0 9 * * 1-5", "timezone": "Asia/Shanghai"}), owner: UserId::from("u_alice"), origin_session_id: None, enabled: true, next_run_ms: Some(1_780_000_060_000), settings: serde_json::json!({}) }).await.unwrap();
+        assert_eq!(automations.get(&tenant, &created.id).await.unwrap().as_ref(), Some(&created));
+        let run = automations.start_run(&tenant, &created.id, &SessionId::new(), RunTrigger::Schedule).await.unwrap();
+        assert!(automations.finish_run(&tenant, &run.id, RunStatus::Ok, Some("posted"), None).await.unwrap());
+        assert!(!automations.finish_run(&tenant, &run.id, RunStatus::Error, None, Some("late")).await.unwrap(), "a finished run stays finished");
+        let runs = automations.runs(&tenant, &created.id, 10).await.unwrap();
+        assert_eq!(runs.len(), 1);
+        assert_eq!((runs[0].status, runs[0].result_text.as_deref()), (RunStatus::Ok, Some("posted")));
+    }
+
+    async fn card_versions_only_grow(ctx: Ctx) {
+        let (tenant, session) = tenant_with_session(&ctx.store, "cards").await;
+        let cards = ctx.store.cards();
+        let card = CardMessage { session_id: session.id.clone(), card_key: "turn:1".into(), platform: "feishu".into(), chat_id: "oc_1".into(), platform_message_id: "om_1".into(), version: 1, updated_at_ms: 0 };
+        cards.record(&tenant, &card).await.unwrap();
+        assert_eq!(cards.next_version(&tenant, &session.id, "turn:1", "feishu").await.unwrap(), 2);
+        assert_eq!(cards.next_version(&tenant, &session.id, "turn:1", "feishu").await.unwrap(), 3);
+        let stored = cards.get(&tenant, &session.id, "turn:1", "feishu").await.unwrap().unwrap();
+        assert_eq!((stored.platform_message_id.as_str(), stored.version), ("om_1", 3));
+        assert!(cards.next_version(&tenant, &session.id, "turn:2", "feishu").await.is_err());
+    }
+}

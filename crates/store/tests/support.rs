@@ -7,14 +7,16 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use workmate_protocol::{PermissionMode, Surface, TenantId, UserId};
 use workmate_store::test_support::{drop_database, fresh_database, server_url_variable};
-use workmate_store::{Clock, ConnectOptions, Dialect, NewSession, SessionKey, SessionRecord, Store};
+use workmate_store::{
+    Clock, ConnectOptions, Dialect, NewSession, SessionKey, SessionRecord, Store,
+};
 
 /// A clock the test moves by hand.
 #[derive(Debug)]
-pub struct ManualClock(AtomicI64);
+pub(crate) struct ManualClock(AtomicI64);
 
 impl ManualClock {
-    pub fn advance(&self, ms: i64) {
+    pub(crate) fn advance(&self, ms: i64) {
         self.0.fetch_add(ms, Ordering::SeqCst);
     }
 }
@@ -27,14 +29,14 @@ impl Clock for ManualClock {
 
 /// What a test body gets: a migrated, empty store and the clock it runs on.
 #[derive(Clone, Debug)]
-pub struct Ctx {
-    pub store: Store,
-    pub clock: Arc<ManualClock>,
-    pub url: String,
+pub(crate) struct Ctx {
+    pub(crate) store: Store,
+    pub(crate) clock: Arc<ManualClock>,
+    pub(crate) url: String,
 }
 
 /// Runs `body` against a fresh database of `dialect`, then removes the database.
-pub async fn run<F, Fut>(dialect: Dialect, body: F)
+pub(crate) async fn run<F, Fut>(dialect: Dialect, body: F)
 where
     F: FnOnce(Ctx) -> Fut,
     Fut: Future<Output = ()>,
@@ -43,21 +45,36 @@ where
         None => {
             let dir = std::env::temp_dir().join(format!("workmate-store-{}", uuid::Uuid::now_v7()));
             std::fs::create_dir_all(&dir).unwrap();
-            (format!("sqlite://{}", dir.join("test.db").display()), None, Some(dir))
+            (
+                format!("sqlite://{}", dir.join("test.db").display()),
+                None,
+                Some(dir),
+            )
         }
         Some(var) => match std::env::var(var) {
             Ok(server) => (fresh_database(&server).await.unwrap(), Some(server), None),
             Err(_) => {
-                eprintln!("skipped: {var} not set, so the {} half of this test did not run", dialect.name());
+                eprintln!(
+                    "skipped: {var} not set, so the {} half of this test did not run",
+                    dialect.name()
+                );
                 return;
             }
         },
     };
     let clock = Arc::new(ManualClock(AtomicI64::new(1_780_000_000_000)));
-    let options = ConnectOptions { clock: clock.clone(), ..ConnectOptions::default() };
+    let options = ConnectOptions {
+        clock: clock.clone(),
+        ..ConnectOptions::default()
+    };
     let store = Store::connect(&url, options).await.unwrap();
     store.migrate().await.unwrap();
-    body(Ctx { store: store.clone(), clock, url: url.clone() }).await;
+    body(Ctx {
+        store: store.clone(),
+        clock,
+        url: url.clone(),
+    })
+    .await;
     store.close().await;
     if let Some(server) = server {
         drop_database(&server, &url).await.unwrap();
@@ -102,7 +119,7 @@ macro_rules! backend_matrix {
 }
 
 /// A tenant with one session in a Slack thread.
-pub async fn tenant_with_session(store: &Store, tenant: &str) -> (TenantId, SessionRecord) {
+pub(crate) async fn tenant_with_session(store: &Store, tenant: &str) -> (TenantId, SessionRecord) {
     let tenant = TenantId::from(format!("{tenant}-{}", uuid::Uuid::now_v7().simple()));
     store.tenants().ensure(&tenant, "Acme").await.unwrap();
     let session = session_at(store, &tenant, "C01", "1700000000.000100").await;
@@ -110,9 +127,18 @@ pub async fn tenant_with_session(store: &Store, tenant: &str) -> (TenantId, Sess
 }
 
 /// The session at a Slack thread, created if needed.
-pub async fn session_at(store: &Store, tenant: &TenantId, chat: &str, thread: &str) -> SessionRecord {
+pub(crate) async fn session_at(
+    store: &Store,
+    tenant: &TenantId,
+    chat: &str,
+    thread: &str,
+) -> SessionRecord {
     let new = NewSession {
-        key: SessionKey { surface: Surface::Slack, chat_id: chat.into(), thread_id: thread.into() },
+        key: SessionKey {
+            surface: Surface::Slack,
+            chat_id: chat.into(),
+            thread_id: thread.into(),
+        },
         owner: UserId::from("u_alice"),
         title: None,
         persona: "cowork".into(),
@@ -120,5 +146,10 @@ pub async fn session_at(store: &Store, tenant: &TenantId, chat: &str, thread: &s
         mode: PermissionMode::Interactive,
         unattended: false,
     };
-    store.sessions().get_or_create(tenant, &new).await.unwrap().0
+    store
+        .sessions()
+        .get_or_create(tenant, &new)
+        .await
+        .unwrap()
+        .0
 }

@@ -143,9 +143,9 @@ impl<'s> AutomationRepo<'s> {
             .bind(now)
             .execute(&self.store.pool)
             .await?;
-        self.get(tenant, &id)
-            .await?
-            .ok_or_else(|| Error::NotFound { what: format!("automation {id} right after creating it") })
+        self.get(tenant, &id).await?.ok_or_else(|| Error::NotFound {
+            what: format!("automation {id} right after creating it"),
+        })
     }
 
     /// One automation, if the tenant has it.
@@ -219,7 +219,12 @@ impl<'s> AutomationRepo<'s> {
     }
 
     /// An automation's runs, newest first.
-    pub async fn runs(&self, tenant: &TenantId, automation: &AutomationId, limit: u32) -> Result<Vec<AutomationRun>> {
+    pub async fn runs(
+        &self,
+        tenant: &TenantId,
+        automation: &AutomationId,
+        limit: u32,
+    ) -> Result<Vec<AutomationRun>> {
         let rows = self
             .store
             .dialect

@@ -113,7 +113,9 @@ impl<'s> CardRepo<'s> {
             .execute(&mut *tx)
             .await?;
         if bumped.rows_affected() == 0 {
-            return Err(Error::NotFound { what: format!("card {card_key} on {platform}") });
+            return Err(Error::NotFound {
+                what: format!("card {card_key} on {platform}"),
+            });
         }
         let version = col(
             &d.query("SELECT version FROM card_messages WHERE tenant_id = ? AND session_id = ? AND card_key = ? AND platform = ?")

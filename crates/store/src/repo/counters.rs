@@ -21,15 +21,23 @@ pub(crate) enum Counter {
 impl Counter {
     fn bump_sql(self) -> &'static str {
         match self {
-            Self::EventSeq => "UPDATE sessions SET last_seq = last_seq + ?, updated_at_ms = ? WHERE tenant_id = ? AND session_id = ?",
-            Self::MessageIndex => "UPDATE sessions SET message_count = message_count + ?, updated_at_ms = ? WHERE tenant_id = ? AND session_id = ?",
+            Self::EventSeq => {
+                "UPDATE sessions SET last_seq = last_seq + ?, updated_at_ms = ? WHERE tenant_id = ? AND session_id = ?"
+            }
+            Self::MessageIndex => {
+                "UPDATE sessions SET message_count = message_count + ?, updated_at_ms = ? WHERE tenant_id = ? AND session_id = ?"
+            }
         }
     }
 
     fn read_sql(self) -> &'static str {
         match self {
-            Self::EventSeq => "SELECT last_seq AS counter FROM sessions WHERE tenant_id = ? AND session_id = ?",
-            Self::MessageIndex => "SELECT message_count AS counter FROM sessions WHERE tenant_id = ? AND session_id = ?",
+            Self::EventSeq => {
+                "SELECT last_seq AS counter FROM sessions WHERE tenant_id = ? AND session_id = ?"
+            }
+            Self::MessageIndex => {
+                "SELECT message_count AS counter FROM sessions WHERE tenant_id = ? AND session_id = ?"
+            }
         }
     }
 }
@@ -53,7 +61,9 @@ pub(crate) async fn reserve(
         .execute(&mut **tx)
         .await?;
     if bumped.rows_affected() == 0 {
-        return Err(Error::NotFound { what: format!("session {session}") });
+        return Err(Error::NotFound {
+            what: format!("session {session}"),
+        });
     }
     let last: i64 = dialect
         .query(counter.read_sql())

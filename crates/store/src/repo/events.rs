@@ -8,8 +8,8 @@
 use sqlx::any::AnyRow;
 use workmate_protocol::{Event, EventKind, SessionId, TenantId, TurnId};
 
-use crate::row::{col, json_col, to_i64, to_json};
 use crate::repo::counters::{Counter, reserve};
+use crate::row::{col, json_col, to_i64, to_json};
 use crate::{Error, Result, Store};
 
 /// State events of sessions.
@@ -45,7 +45,15 @@ impl<'s> EventRepo<'s> {
         let count = to_i64(kinds.len() as u64);
         let at_ms = self.store.clock_ms();
         let mut tx = self.store.begin_write().await?;
-        let first = reserve(&mut tx, d, Counter::EventSeq, (tenant, session), count, at_ms).await?;
+        let first = reserve(
+            &mut tx,
+            d,
+            Counter::EventSeq,
+            (tenant, session),
+            count,
+            at_ms,
+        )
+        .await?;
         let mut events = Vec::with_capacity(kinds.len());
         for (offset, kind) in (0_i64..).zip(kinds) {
             let seq = first + offset;

@@ -159,8 +159,9 @@ impl<'s> InboxRepo<'s> {
             Some(call) => self.for_tool_call(tenant, &new.session_id, call).await?,
             None => self.get(tenant, &id).await?,
         };
-        let item = existing
-            .ok_or_else(|| Error::NotFound { what: format!("inbox item {id} right after parking it") })?;
+        let item = existing.ok_or_else(|| Error::NotFound {
+            what: format!("inbox item {id} right after parking it"),
+        })?;
         let created = item.id == id;
         Ok((item, created))
     }
@@ -188,7 +189,9 @@ impl<'s> InboxRepo<'s> {
         let row = self
             .store
             .dialect
-            .query(select!("tenant_id = ? AND session_id = ? AND tool_call_id = ?"))
+            .query(select!(
+                "tenant_id = ? AND session_id = ? AND tool_call_id = ?"
+            ))
             .bind(tenant.as_str().to_owned())
             .bind(session.as_str().to_owned())
             .bind(call.as_str().to_owned())
@@ -198,10 +201,29 @@ impl<'s> InboxRepo<'s> {
     }
 
     /// Items matching the filter, oldest first, at most `limit`.
-    pub async fn list(&self, tenant: &TenantId, filter: &InboxFilter, limit: u32) -> Result<Vec<InboxItem>> {
-        let session = filter.session.as_ref().map(|s| s.as_str().to_owned()).unwrap_or_default();
-        let state = filter.state.as_ref().map(to_word).transpose()?.unwrap_or_default();
-        let visibility = filter.visibility.as_ref().map(to_word).transpose()?.unwrap_or_default();
+    pub async fn list(
+        &self,
+        tenant: &TenantId,
+        filter: &InboxFilter,
+        limit: u32,
+    ) -> Result<Vec<InboxItem>> {
+        let session = filter
+            .session
+            .as_ref()
+            .map(|s| s.as_str().to_owned())
+            .unwrap_or_default();
+        let state = filter
+            .state
+            .as_ref()
+            .map(to_word)
+            .transpose()?
+            .unwrap_or_default();
+        let visibility = filter
+            .visibility
+            .as_ref()
+            .map(to_word)
+            .transpose()?
+            .unwrap_or_default();
         // An empty filter value matches everything.
         let rows = self
             .store

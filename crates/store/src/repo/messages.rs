@@ -6,8 +6,8 @@
 
 use workmate_protocol::{Message, SessionId, TenantId};
 
-use crate::row::{json_col, to_i64};
 use crate::repo::counters::{Counter, reserve};
+use crate::row::{json_col, to_i64};
 use crate::{Error, Result, Store};
 
 /// Conversation history.
@@ -33,11 +33,23 @@ impl<'s> MessageRepo<'s> {
         let count = to_i64(messages.len() as u64);
         let now = self.store.clock_ms();
         let mut tx = self.store.begin_write().await?;
-        let first = reserve(&mut tx, d, Counter::MessageIndex, (tenant, session), count, now).await?;
+        let first = reserve(
+            &mut tx,
+            d,
+            Counter::MessageIndex,
+            (tenant, session),
+            count,
+            now,
+        )
+        .await?;
         for (offset, message) in (0_i64..).zip(messages) {
             let body = serde_json::to_value(message)
                 .map_err(|e| Error::Invalid(format!("cannot encode message: {e}")))?;
-            let role = body.get("role").and_then(|r| r.as_str()).unwrap_or("unknown").to_owned();
+            let role = body
+                .get("role")
+                .and_then(|r| r.as_str())
+                .unwrap_or("unknown")
+                .to_owned();
             d.query("INSERT INTO messages (tenant_id, session_id, idx, message_role, body_json, created_at_ms) VALUES (?, ?, ?, ?, ?, ?)")
                 .bind(tenant.as_str().to_owned())
                 .bind(session.as_str().to_owned())
@@ -62,6 +74,8 @@ impl<'s> MessageRepo<'s> {
             .bind(session.as_str().to_owned())
             .fetch_all(&self.store.pool)
             .await?;
-        rows.iter().map(|row| json_col(row, "messages", "body_json")).collect()
+        rows.iter()
+            .map(|row| json_col(row, "messages", "body_json"))
+            .collect()
     }
 }

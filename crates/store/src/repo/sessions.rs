@@ -123,15 +123,22 @@ impl<'s> SessionRepo<'s> {
             .bind(now)
             .execute(&self.store.pool)
             .await?;
-        let record = self.find_by_key(tenant, &new.key).await?.ok_or_else(|| Error::NotFound {
-            what: format!("session at {:?} right after creating it", new.key),
-        })?;
+        let record = self
+            .find_by_key(tenant, &new.key)
+            .await?
+            .ok_or_else(|| Error::NotFound {
+                what: format!("session at {:?} right after creating it", new.key),
+            })?;
         let created = record.id == id;
         Ok((record, created))
     }
 
     /// The session, if the tenant has it.
-    pub async fn get(&self, tenant: &TenantId, session: &SessionId) -> Result<Option<SessionRecord>> {
+    pub async fn get(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+    ) -> Result<Option<SessionRecord>> {
         let row = self
             .store
             .dialect
@@ -152,7 +159,9 @@ impl<'s> SessionRepo<'s> {
         let row = self
             .store
             .dialect
-            .query(select!("tenant_id = ? AND surface = ? AND chat_id = ? AND thread_id = ?"))
+            .query(select!(
+                "tenant_id = ? AND surface = ? AND chat_id = ? AND thread_id = ?"
+            ))
             .bind(tenant.as_str().to_owned())
             .bind(to_word(&key.surface)?)
             .bind(key.chat_id.clone())
@@ -167,7 +176,9 @@ impl<'s> SessionRepo<'s> {
         let rows = self
             .store
             .dialect
-            .query(select!("tenant_id = ? ORDER BY updated_at_ms DESC, session_id DESC LIMIT ?"))
+            .query(select!(
+                "tenant_id = ? ORDER BY updated_at_ms DESC, session_id DESC LIMIT ?"
+            ))
             .bind(tenant.as_str().to_owned())
             .bind(i64::from(limit))
             .fetch_all(&self.store.pool)
@@ -176,25 +187,47 @@ impl<'s> SessionRepo<'s> {
     }
 
     /// Changes the permission mode.
-    pub async fn set_mode(&self, tenant: &TenantId, session: &SessionId, mode: PermissionMode) -> Result<()> {
+    pub async fn set_mode(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+        mode: PermissionMode,
+    ) -> Result<()> {
         let sql = "UPDATE sessions SET mode = ?, updated_at_ms = ? WHERE tenant_id = ? AND session_id = ?";
         self.update(sql, to_word(&mode)?, tenant, session).await
     }
 
     /// Changes the model.
-    pub async fn set_model(&self, tenant: &TenantId, session: &SessionId, model: &str) -> Result<()> {
+    pub async fn set_model(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+        model: &str,
+    ) -> Result<()> {
         let sql = "UPDATE sessions SET model = ?, updated_at_ms = ? WHERE tenant_id = ? AND session_id = ?";
         self.update(sql, model.to_owned(), tenant, session).await
     }
 
     /// Marks the session attended or unattended.
-    pub async fn set_unattended(&self, tenant: &TenantId, session: &SessionId, unattended: bool) -> Result<()> {
+    pub async fn set_unattended(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+        unattended: bool,
+    ) -> Result<()> {
         let sql = "UPDATE sessions SET unattended = ?, updated_at_ms = ? WHERE tenant_id = ? AND session_id = ?";
-        self.update(sql, i64::from(unattended), tenant, session).await
+        self.update(sql, i64::from(unattended), tenant, session)
+            .await
     }
 
     /// Runs a one-column update `sql` (value, time, tenant, session placeholders, in that order).
-    async fn update<V>(&self, sql: &'static str, value: V, tenant: &TenantId, session: &SessionId) -> Result<()>
+    async fn update<V>(
+        &self,
+        sql: &'static str,
+        value: V,
+        tenant: &TenantId,
+        session: &SessionId,
+    ) -> Result<()>
     where
         V: for<'q> sqlx::Encode<'q, sqlx::Any> + sqlx::Type<sqlx::Any> + Send + 'static,
     {
@@ -209,7 +242,9 @@ impl<'s> SessionRepo<'s> {
             .execute(&self.store.pool)
             .await?;
         if done.rows_affected() == 0 {
-            return Err(Error::NotFound { what: format!("session {session}") });
+            return Err(Error::NotFound {
+                what: format!("session {session}"),
+            });
         }
         Ok(())
     }

@@ -90,9 +90,11 @@ impl<'s> TenantRepo<'s> {
         .bind(self.store.clock_ms())
         .execute(&self.store.pool)
         .await?;
-        self.get(tenant).await?.ok_or_else(|| crate::Error::NotFound {
-            what: format!("tenant {tenant} right after creating it"),
-        })
+        self.get(tenant)
+            .await?
+            .ok_or_else(|| crate::Error::NotFound {
+                what: format!("tenant {tenant} right after creating it"),
+            })
     }
 
     /// The tenant, if it exists.
@@ -108,7 +110,11 @@ impl<'s> TenantRepo<'s> {
     }
 
     /// Replaces the tenant's settings object.
-    pub async fn set_settings(&self, tenant: &TenantId, settings: &serde_json::Value) -> Result<()> {
+    pub async fn set_settings(
+        &self,
+        tenant: &TenantId,
+        settings: &serde_json::Value,
+    ) -> Result<()> {
         let done = self
             .store
             .dialect
@@ -118,7 +124,9 @@ impl<'s> TenantRepo<'s> {
             .execute(&self.store.pool)
             .await?;
         if done.rows_affected() == 0 {
-            return Err(crate::Error::NotFound { what: format!("tenant {tenant}") });
+            return Err(crate::Error::NotFound {
+                what: format!("tenant {tenant}"),
+            });
         }
         Ok(())
     }
@@ -150,9 +158,11 @@ impl<'s> TenantRepo<'s> {
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
-        self.get_user(tenant, &user.id).await?.ok_or_else(|| crate::Error::NotFound {
-            what: format!("user {} right after writing it", user.id),
-        })
+        self.get_user(tenant, &user.id)
+            .await?
+            .ok_or_else(|| crate::Error::NotFound {
+                what: format!("user {} right after writing it", user.id),
+            })
     }
 
     /// The user, if the tenant has them.
@@ -190,9 +200,11 @@ impl<'s> TenantRepo<'s> {
             .bind(self.store.clock_ms())
             .execute(&self.store.pool)
             .await?;
-        self.user_for_platform_identity(tenant, platform, platform_user_id).await?.ok_or_else(
-            || crate::Error::NotFound { what: format!("{platform} identity {platform_user_id}") },
-        )
+        self.user_for_platform_identity(tenant, platform, platform_user_id)
+            .await?
+            .ok_or_else(|| crate::Error::NotFound {
+                what: format!("{platform} identity {platform_user_id}"),
+            })
     }
 
     /// The tenant user a platform account is bound to.

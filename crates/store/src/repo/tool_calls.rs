@@ -119,9 +119,11 @@ impl<'s> ToolCallRepo<'s> {
             .bind(now)
             .execute(&self.store.pool)
             .await?;
-        self.get(tenant, session, &call.id).await?.ok_or_else(|| Error::NotFound {
-            what: format!("tool call {} right after recording it", call.id),
-        })
+        self.get(tenant, session, &call.id)
+            .await?
+            .ok_or_else(|| Error::NotFound {
+                what: format!("tool call {} right after recording it", call.id),
+            })
     }
 
     /// Moves a call to `to` if it is in one of the states allowed to precede it. Returns whether
@@ -165,7 +167,9 @@ impl<'s> ToolCallRepo<'s> {
         let row = self
             .store
             .dialect
-            .query(select!("tenant_id = ? AND session_id = ? AND tool_call_id = ?"))
+            .query(select!(
+                "tenant_id = ? AND session_id = ? AND tool_call_id = ?"
+            ))
             .bind(tenant.as_str().to_owned())
             .bind(session.as_str().to_owned())
             .bind(call.as_str().to_owned())
@@ -175,7 +179,11 @@ impl<'s> ToolCallRepo<'s> {
     }
 
     /// A session's calls that have no outcome yet, oldest first: what a restart must settle.
-    pub async fn open_calls(&self, tenant: &TenantId, session: &SessionId) -> Result<Vec<ToolCallRecord>> {
+    pub async fn open_calls(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+    ) -> Result<Vec<ToolCallRecord>> {
         let rows = self
             .store
             .dialect
