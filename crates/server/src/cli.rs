@@ -1,0 +1,101 @@
+//! The `workmate` command line.
+//!
+//! Invariant: flags only feed the highest-precedence configuration layer; nothing here reads the
+//! environment or files itself (clap's own `env` feature is not used, so precedence stays in one
+//! place: [`crate::config`]).
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::config::{ConfigSources, LogFormat, Overrides};
+
+/// workmate: a multi-tenant AI coworker for chat apps.
+#[derive(Debug, Parser)]
+#[command(name = "workmate", version, about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+    /// Flags shared by every subcommand.
+    #[command(flatten)]
+    pub global: GlobalFlags,
+}
+
+/// The subcommands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Subcommand)]
+pub enum Command {
+    /// Run the HTTP server (migrates the database first).
+    Serve,
+    /// Bring the database schema up to date, then exit.
+    Migrate,
+    /// Print the resolved configuration as TOML, passwords redacted.
+    Config,
+}
+
+/// Flags accepted before or after the subcommand.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct GlobalFlags {
+    /// Configuration file (default: ./workmate.toml if it exists).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Address to listen on, e.g. 127.0.0.1:8080 ([server] listen).
+    #[arg(long, global = true, value_name = "ADDR")]
+    pub listen: Option<String>,
+    /// Directory for local state ([server] data_dir).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub data_dir: Option<String>,
+    /// Database URL: sqlite:, mysql: or postgres: ([database] url).
+    #[arg(long, global = true, value_name = "URL")]
+    pub database_url: Option<String>,
+    /// Log format on stderr ([log] format).
+    #[arg(long, global = true, value_name = "FORMAT")]
+    pub log_format: Option<LogFormat>,
+    /// Log filter, e.g. info or info,sqlx=warn ([log] level).
+    #[arg(long, global = true, value_name = "FILTER")]
+    pub log_level: Option<String>,
+}
+
+impl GlobalFlags {
+    /// The configuration sources for these flags, the given environment and working directory.
+    pub fn sources(
+        &self,
+        working_dir: PathBuf,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> ConfigSources {
+        ConfigSources {
+            config_file: self.config.clone(),
+            working_dir,
+            env: env.into_iter().collect(),
+            flags: Overrides {
+                listen: self.listen.clone(),
+                data_dir: self.data_dir.clone(),
+                database_url: self.database_url.clone(),
+                log_format: self.log_format,
+                log_level: self.log_level.clone(),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_go_before_or_after_the_subcommand() {
+        let cli = Cli::try_parse_from([
+            "workmate",
+            "--listen",
+            "0.0.0.0:1",
+            "serve",
+            "--log-format",
+            "json",
+        ])
+        .unwrap();
+        assert_eq!(cli.command, Command::Serve);
+        assert_eq!(cli.global.listen.as_deref(), Some("0.0.0.0:1"));
+        assert_eq!(cli.global.log_format, Some(LogFormat::Json));
+        assert!(Cli::try_parse_from(["workmate", "serve", "--log-format", "xml"]).is_err());
+    }
+}

@@ -1,0 +1,78 @@
+//! Running one `workmate` subcommand to completion.
+//!
+//! Invariant: nothing is printed here; a command returns the text its user asked for (or an error
+//! with its exit code) and the binary decides how to show it.
+
+use std::path::PathBuf;
+
+use crate::cli::{Cli, Command};
+use crate::config::Config;
+use crate::error::StartupError;
+use crate::{data_dir, database, serve, telemetry};
+
+/// Runs the command line's subcommand. `working_dir` is where `workmate.toml` is looked for and
+/// `env` the process environment. Returns the text to print on stdout, if any.
+pub fn run(
+    cli: &Cli,
+    working_dir: PathBuf,
+    env: impl IntoIterator<Item = (String, String)>,
+) -> Result<Option<String>, StartupError> {
+    let config = Config::load(&cli.global.sources(working_dir, env))?;
+    if cli.command == Command::Config {
+        return Ok(Some(config.to_redacted_toml()));
+    }
+    telemetry::init(&config.log)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(StartupError::Runtime)?;
+    match cli.command {
+        Command::Serve => runtime
+            .block_on(Box::pin(serve::serve(&config)))
+            .map(|()| None),
+        Command::Migrate | Command::Config => runtime.block_on(migrate(&config)).map(Some),
+    }
+}
+
+/// `workmate migrate`: applies pending migrations and describes what it did.
+async fn migrate(config: &Config) -> Result<String, StartupError> {
+    data_dir::prepare(&config.server.data_dir)?;
+    let store = database::open(config).await?;
+    let report = database::migrate(&store, config).await?;
+    store.close().await;
+    Ok(describe(&report))
+}
+
+/// One line per applied migration, or "schema up to date (N migrations)".
+fn describe(report: &workmate_store::MigrationReport) -> String {
+    if report.applied.is_empty() {
+        return format!(
+            "schema up to date ({} migrations)\n",
+            report.already_applied
+        );
+    }
+    report
+        .applied
+        .iter()
+        .map(|name| format!("applied {name}\n"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn describes_applied_and_idle_runs() {
+        let report = workmate_store::MigrationReport {
+            applied: vec!["0001_a", "0002_b"],
+            already_applied: 0,
+        };
+        assert_eq!(describe(&report), "applied 0001_a\napplied 0002_b\n");
+        let report = workmate_store::MigrationReport {
+            applied: vec![],
+            already_applied: 2,
+        };
+        assert_eq!(describe(&report), "schema up to date (2 migrations)\n");
+    }
+}

@@ -1,0 +1,150 @@
+//! The configuration keys workmate knows, and where a value came from.
+//!
+//! Invariant: [`KNOWN_KEYS`] lists exactly the fields of the file/env/flag schema (a unit test
+//! compares it with the serde structs), so a key is either known here or rejected by name.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// The TOML type a key's value must have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A string.
+    Str,
+    /// A non-negative integer.
+    Int,
+}
+
+impl Kind {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Str => "a string",
+            Self::Int => "an integer",
+        }
+    }
+}
+
+/// One settable key: `[section] key`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Key {
+    pub(crate) section: &'static str,
+    pub(crate) key: &'static str,
+    pub(crate) kind: Kind,
+    /// The command-line flag that sets it, if any.
+    pub(crate) flag: Option<&'static str>,
+}
+
+impl Key {
+    /// The environment variable that sets this key.
+    pub(crate) fn env_var(&self) -> String {
+        format!(
+            "WORKMATE__{}__{}",
+            self.section.to_uppercase(),
+            self.key.to_uppercase()
+        )
+    }
+
+    /// Every way an operator can set this key, for error messages.
+    pub(crate) fn how_to_set(&self) -> String {
+        let flag = self.flag.map(|f| format!(" / {f}")).unwrap_or_default();
+        format!("[{}] {}{flag} / {}", self.section, self.key, self.env_var())
+    }
+}
+
+/// Every key of the configuration.
+pub(crate) const KNOWN_KEYS: &[Key] = &[
+    Key {
+        section: "server",
+        key: "listen",
+        kind: Kind::Str,
+        flag: Some("--listen"),
+    },
+    Key {
+        section: "server",
+        key: "data_dir",
+        kind: Kind::Str,
+        flag: Some("--data-dir"),
+    },
+    Key {
+        section: "server",
+        key: "shutdown_grace_ms",
+        kind: Kind::Int,
+        flag: None,
+    },
+    Key {
+        section: "database",
+        key: "url",
+        kind: Kind::Str,
+        flag: Some("--database-url"),
+    },
+    Key {
+        section: "database",
+        key: "max_connections",
+        kind: Kind::Int,
+        flag: None,
+    },
+    Key {
+        section: "log",
+        key: "format",
+        kind: Kind::Str,
+        flag: Some("--log-format"),
+    },
+    Key {
+        section: "log",
+        key: "level",
+        kind: Kind::Str,
+        flag: Some("--log-level"),
+    },
+];
+
+/// Looks a key up by section and name (both already lowercase).
+pub(crate) fn find(section: &str, key: &str) -> Option<&'static Key> {
+    KNOWN_KEYS
+        .iter()
+        .find(|k| k.section == section && k.key == key)
+}
+
+/// How to set a known key, or an empty string for an unknown one.
+pub(crate) fn how_to_set(section: &str, key: &str) -> String {
+    find(section, key).map(Key::how_to_set).unwrap_or_default()
+}
+
+/// The section names, for error messages.
+pub(crate) fn sections() -> Vec<&'static str> {
+    let mut names: Vec<_> = KNOWN_KEYS.iter().map(|k| k.section).collect();
+    names.dedup();
+    names
+}
+
+/// The keys of one section, for error messages.
+pub(crate) fn keys_of(section: &str) -> Vec<&'static str> {
+    KNOWN_KEYS
+        .iter()
+        .filter(|k| k.section == section)
+        .map(|k| k.key)
+        .collect()
+}
+
+/// Where a configuration value came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// Built into workmate.
+    Default,
+    /// A configuration file.
+    File(PathBuf),
+    /// An environment variable, by name.
+    Env(String),
+    /// A command-line flag, by name.
+    Flag(&'static str),
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Default => f.write_str("the default"),
+            Self::File(path) => write!(f, "{}", path.display()),
+            Self::Env(name) => write!(f, "environment variable {name}"),
+            Self::Flag(name) => write!(f, "flag {name}"),
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! workmate's configuration: defaults < `workmate.toml` < `WORKMATE__SECTION__KEY` environment
+//! variables < command-line flags, resolved once.
+//!
+//! Invariant: a [`Config`] is built only by [`Config::load`], which validates every value, so
+//! holding one means the configuration is usable; it is never changed afterwards. Relative paths
+//! (`data_dir`, a relative SQLite URL) are relative to the process's working directory.
+//!
+//! `[log] level` also honours `RUST_LOG`, the ecosystem's convention, as a lower-precedence alias
+//! of `WORKMATE__LOG__LEVEL` in the environment layer: `--log-level` beats
+//! `WORKMATE__LOG__LEVEL`, which beats `RUST_LOG`, which beats the file. One resolved filter is
+//! used; no other place reads `RUST_LOG`.
+
+mod error;
+mod keys;
+mod layers;
+mod render;
+mod secret;
+mod validate;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use error::ConfigError;
+pub use keys::Source;
+pub use secret::DatabaseUrl;
+
+/// The name of the configuration file looked for in the working directory.
+pub const DEFAULT_CONFIG_FILE: &str = "workmate.toml";
+
+/// The resolved, validated configuration.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Config {
+    /// `[server]`.
+    pub server: ServerConfig,
+    /// `[database]`.
+    pub database: DatabaseConfig,
+    /// `[log]`.
+    pub log: LogConfig,
+    origins: BTreeMap<(String, String), Source>,
+}
+
+/// `[server]`: the HTTP listener and local state.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ServerConfig {
+    /// `listen`: the address to accept HTTP on (default `127.0.0.1:8080`).
+    pub listen: SocketAddr,
+    /// `data_dir`: where workmate keeps local state (default `./data`).
+    pub data_dir: PathBuf,
+    /// `shutdown_grace_ms`: how long in-flight requests may run after a stop signal (default 1500).
+    pub shutdown_grace: Duration,
+}
+
+/// `[database]`.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct DatabaseConfig {
+    /// `url`: default `sqlite://<data_dir>/workmate.db`.
+    pub url: DatabaseUrl,
+    /// `max_connections`: the pool's size (default 10).
+    pub max_connections: u32,
+}
+
+/// `[log]`.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct LogConfig {
+    /// `format`: `text` (default) or `json` lines, on stderr.
+    pub format: LogFormat,
+    /// `level`: a `tracing` filter directive such as `info` or `info,sqlx=warn` (default `info`).
+    pub level: String,
+}
+
+/// How log lines are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+impl LogFormat {
+    /// The name used in the file and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Text => "text",
+            Self::Json => "json",
+        }
+    }
+}
+
+/// Values given as command-line flags, the highest-precedence layer.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    /// `--listen`.
+    pub listen: Option<String>,
+    /// `--data-dir`.
+    pub data_dir: Option<String>,
+    /// `--database-url`.
+    pub database_url: Option<String>,
+    /// `--log-format`.
+    pub log_format: Option<LogFormat>,
+    /// `--log-level`.
+    pub log_level: Option<String>,
+}
+
+/// Everything the configuration is resolved from. Tests build this in code.
+#[derive(Clone, Debug, Default)]
+pub struct ConfigSources {
+    /// `--config FILE`: must exist. Without it, `workmate.toml` in `working_dir` is read if present.
+    pub config_file: Option<PathBuf>,
+    /// Where to look for `workmate.toml`.
+    pub working_dir: PathBuf,
+    /// The environment, as name/value pairs; only `WORKMATE__…` and `RUST_LOG` are read.
+    pub env: Vec<(String, String)>,
+    /// Command-line flags.
+    pub flags: Overrides,
+}
+
+impl Config {
+    /// Resolves and validates the configuration from its sources.
+    pub fn load(sources: &ConfigSources) -> Result<Self, ConfigError> {
+        let file = match &sources.config_file {
+            Some(path) if !path.is_file() => {
+                return Err(ConfigError::FileMissing { path: path.clone() });
+            }
+            Some(path) => Some(path.clone()),
+            None => Some(sources.working_dir.join(DEFAULT_CONFIG_FILE)).filter(|p| p.is_file()),
+        };
+        let file_layer = match &file {
+            Some(path) => layers::file_entries(path)?,
+            None => Vec::new(),
+        };
+        let env_layer = layers::env_entries(sources.env.iter().cloned())?;
+        let flag_layer = layers::flag_entries(&sources.flags);
+        validate::validate(layers::merge([file_layer, env_layer, flag_layer]))
+    }
+
+    /// Where the value of `[section] key` came from.
+    pub fn origin(&self, section: &str, key: &str) -> Source {
+        self.origins
+            .get(&(section.to_owned(), key.to_owned()))
+            .cloned()
+            .unwrap_or(Source::Default)
+    }
+
+    /// The configuration as TOML, with any database password replaced by `***`.
+    pub fn to_redacted_toml(&self) -> String {
+        render::redacted_toml(self)
+    }
+}

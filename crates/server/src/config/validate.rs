@@ -1,0 +1,249 @@
+//! From merged layers to a validated [`Config`].
+//!
+//! Invariant: a [`Config`] exists only if every value in it has been checked (addresses parse,
+//! the database URL has a usable shape, the log filter compiles, numbers are in range), and every
+//! rejection names the key, where its value came from and how to set it.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tracing_subscriber::EnvFilter;
+
+use super::keys;
+use super::layers::Merged;
+use super::{Config, ConfigError, DatabaseConfig, DatabaseUrl, LogConfig, LogFormat, ServerConfig};
+
+pub(crate) const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+pub(crate) const DEFAULT_DATA_DIR: &str = "./data";
+pub(crate) const DEFAULT_MAX_CONNECTIONS: i64 = 10;
+pub(crate) const DEFAULT_LOG_LEVEL: &str = "info";
+pub(crate) const DEFAULT_SHUTDOWN_GRACE_MS: i64 = 1500;
+/// The SQLite file's name inside the data directory.
+pub(crate) const DEFAULT_DATABASE_FILE: &str = "workmate.db";
+
+/// The merged layers, before validation. Every field is optional: unset means "use the default".
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawConfig {
+    #[serde(default)]
+    pub(crate) server: RawServer,
+    #[serde(default)]
+    pub(crate) database: RawDatabase,
+    #[serde(default)]
+    pub(crate) log: RawLog,
+}
+
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawServer {
+    pub(crate) listen: Option<String>,
+    pub(crate) data_dir: Option<String>,
+    pub(crate) shutdown_grace_ms: Option<i64>,
+}
+
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawDatabase {
+    pub(crate) url: Option<String>,
+    pub(crate) max_connections: Option<i64>,
+}
+
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawLog {
+    pub(crate) format: Option<String>,
+    pub(crate) level: Option<String>,
+}
+
+/// Checks the merged layers and builds the configuration.
+pub(crate) fn validate(merged: Merged) -> Result<Config, ConfigError> {
+    let invalid =
+        |section: &'static str, key: &'static str, problem: String| ConfigError::Invalid {
+            section,
+            key,
+            origin: merged.origin(section, key),
+            problem,
+            how: keys::how_to_set(section, key),
+        };
+    // The layers only hold known keys of the right type, so this fails only if the key list and
+    // these structs disagree (a unit test keeps them in step).
+    let raw: RawConfig = merged
+        .table
+        .clone()
+        .try_into()
+        .map_err(|e: toml::de::Error| ConfigError::Schema {
+            message: e.message().to_owned(),
+        })?;
+
+    let listen_text = raw
+        .server
+        .listen
+        .unwrap_or_else(|| DEFAULT_LISTEN.to_owned());
+    let listen: SocketAddr = listen_text.parse().map_err(|_| {
+        invalid(
+            "server",
+            "listen",
+            format!(
+                "`{listen_text}` is not an IP:PORT address such as 127.0.0.1:8080 or 0.0.0.0:8080"
+            ),
+        )
+    })?;
+
+    let data_dir = raw
+        .server
+        .data_dir
+        .unwrap_or_else(|| DEFAULT_DATA_DIR.to_owned());
+    if data_dir.trim().is_empty() {
+        return Err(invalid(
+            "server",
+            "data_dir",
+            "the data directory is empty".into(),
+        ));
+    }
+
+    let grace = raw
+        .server
+        .shutdown_grace_ms
+        .unwrap_or(DEFAULT_SHUTDOWN_GRACE_MS);
+    let grace = u64::try_from(grace)
+        .ok()
+        .filter(|ms| *ms <= 600_000)
+        .ok_or_else(|| {
+            invalid(
+                "server",
+                "shutdown_grace_ms",
+                format!("{grace} is not between 0 and 600000"),
+            )
+        })?;
+
+    let url = raw
+        .database
+        .url
+        .unwrap_or_else(|| default_database_url(&data_dir));
+    workmate_store::validate_url(&url).map_err(|e| invalid("database", "url", e.to_string()))?;
+
+    let max = raw
+        .database
+        .max_connections
+        .unwrap_or(DEFAULT_MAX_CONNECTIONS);
+    let max_connections = u32::try_from(max)
+        .ok()
+        .filter(|n| (1..=10_000).contains(n))
+        .ok_or_else(|| {
+            invalid(
+                "database",
+                "max_connections",
+                format!("{max} is not between 1 and 10000"),
+            )
+        })?;
+
+    let format = match raw.log.format.as_deref() {
+        None | Some("text") => LogFormat::Text,
+        Some("json") => LogFormat::Json,
+        Some(other) => {
+            return Err(invalid(
+                "log",
+                "format",
+                format!("`{other}` is neither \"text\" nor \"json\""),
+            ));
+        }
+    };
+    let level = raw
+        .log
+        .level
+        .unwrap_or_else(|| DEFAULT_LOG_LEVEL.to_owned());
+    EnvFilter::try_new(&level).map_err(|e| {
+        invalid(
+            "log",
+            "level",
+            format!(
+                "`{level}` is not a tracing filter such as \"info\" or \"info,sqlx=warn\" ({e})"
+            ),
+        )
+    })?;
+
+    Ok(Config {
+        server: ServerConfig {
+            listen,
+            data_dir: PathBuf::from(data_dir),
+            shutdown_grace: Duration::from_millis(grace),
+        },
+        database: DatabaseConfig {
+            url: DatabaseUrl::new(url),
+            max_connections,
+        },
+        log: LogConfig { format, level },
+        origins: merged.origins,
+    })
+}
+
+/// `sqlite://<data_dir>/workmate.db`, escaping the characters a SQLite URL would misread.
+fn default_database_url(data_dir: &str) -> String {
+    let dir = data_dir.trim_end_matches('/');
+    let dir = if dir.is_empty() { "/" } else { dir };
+    let path = format!("{dir}/{DEFAULT_DATABASE_FILE}").replace("//", "/");
+    let escaped = path
+        .replace('%', "%25")
+        .replace('?', "%3F")
+        .replace('#', "%23");
+    format!("sqlite://{escaped}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_keys_match_the_schema() {
+        let full = RawConfig {
+            server: RawServer {
+                listen: Some(String::new()),
+                data_dir: Some(String::new()),
+                shutdown_grace_ms: Some(0),
+            },
+            database: RawDatabase {
+                url: Some(String::new()),
+                max_connections: Some(0),
+            },
+            log: RawLog {
+                format: Some(String::new()),
+                level: Some(String::new()),
+            },
+        };
+        let table = toml::Table::try_from(full).unwrap();
+        let mut from_schema: Vec<(String, String)> = table
+            .iter()
+            .flat_map(|(section, body)| {
+                body.as_table()
+                    .into_iter()
+                    .flat_map(|t| t.keys())
+                    .map(move |key| (section.clone(), key.clone()))
+            })
+            .collect();
+        let mut listed: Vec<(String, String)> = keys::KNOWN_KEYS
+            .iter()
+            .map(|k| (k.section.to_owned(), k.key.to_owned()))
+            .collect();
+        from_schema.sort();
+        listed.sort();
+        assert_eq!(from_schema, listed);
+    }
+
+    #[test]
+    fn default_database_url_lives_in_the_data_dir() {
+        assert_eq!(
+            default_database_url("./data"),
+            "sqlite://./data/workmate.db"
+        );
+        assert_eq!(
+            default_database_url("/var/lib/wm/"),
+            "sqlite:///var/lib/wm/workmate.db"
+        );
+        assert_eq!(
+            default_database_url("/tmp/a?b"),
+            "sqlite:///tmp/a%3Fb/workmate.db"
+        );
+    }
+}

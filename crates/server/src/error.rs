@@ -1,0 +1,89 @@
+//! Why the process could not start or run, and the exit code each reason ends with.
+//!
+//! Invariant: configuration-class problems (bad key or value, port in use, unusable data directory)
+//! exit with 2 and runtime failures (database unreachable, server error) with 1; every message is
+//! one line that says what to do and never contains a database password.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use crate::config::ConfigError;
+
+/// A failure of a `workmate` command.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StartupError {
+    /// The configuration is unusable.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The listen address cannot be bound.
+    #[error(
+        "cannot listen on {addr}: {reason}; stop the other process or set \
+         [server] listen / --listen / WORKMATE__SERVER__LISTEN"
+    )]
+    Listen {
+        /// The address.
+        addr: SocketAddr,
+        /// Why, in words.
+        reason: String,
+    },
+    /// The data directory cannot be used.
+    #[error(
+        "data directory {} is not usable: {reason}; set [server] data_dir / --data-dir / \
+         WORKMATE__SERVER__DATA_DIR to a writable directory",
+        path.display()
+    )]
+    DataDir {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// The database could not be opened.
+    #[error("cannot connect to the database {url}: {source}")]
+    Database {
+        /// The URL, password redacted.
+        url: String,
+        /// The store's error.
+        source: workmate_store::Error,
+    },
+    /// The schema could not be brought up to date.
+    #[error("cannot migrate the database {url}: {source}")]
+    Migrate {
+        /// The URL, password redacted.
+        url: String,
+        /// The store's error.
+        source: workmate_store::Error,
+    },
+    /// Logging could not be set up.
+    #[error("cannot set up logging: {0}")]
+    Telemetry(String),
+    /// The async runtime could not be built.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+    /// The HTTP server failed while running.
+    #[error("the HTTP server failed: {0}")]
+    Serve(std::io::Error),
+}
+
+impl StartupError {
+    /// The process exit code for this failure.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Self::Config(_) | Self::Listen { .. } | Self::DataDir { .. } => 2,
+            Self::Database { .. }
+            | Self::Migrate { .. }
+            | Self::Telemetry(_)
+            | Self::Runtime(_)
+            | Self::Serve(_) => 1,
+        }
+    }
+
+    /// The message as exactly one line, for the `error: …` line on stderr.
+    pub fn one_line(&self) -> String {
+        self.to_string()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}

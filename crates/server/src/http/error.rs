@@ -1,0 +1,73 @@
+//! The one place errors become HTTP responses.
+//!
+//! Invariant: 5xx answers are logged at error and 4xx at warn, here and nowhere else; a 5xx body
+//! never carries internal detail beyond what an operator needs (readiness reasons name the failing
+//! dependency, internal errors only say that one happened).
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+use tracing::{error, warn};
+
+/// Why a request was not answered normally.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApiError {
+    /// No route has this path.
+    #[error("no route for {method} {path}")]
+    NotFound {
+        /// The request method.
+        method: String,
+        /// The request path.
+        path: String,
+    },
+    /// The path exists but not with this method.
+    #[error("{method} is not allowed on {path}")]
+    MethodNotAllowed {
+        /// The request method.
+        method: String,
+        /// The request path.
+        path: String,
+    },
+    /// A dependency the service needs is not available.
+    #[error("not ready: {reason}")]
+    NotReady {
+        /// Which dependency, and why, e.g. "database: pool closed".
+        reason: String,
+    },
+    /// Something failed inside the service.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl ApiError {
+    fn status(&self) -> StatusCode {
+        match self {
+            Self::NotFound { .. } => StatusCode::NOT_FOUND,
+            Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            Self::NotReady { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        if status.is_server_error() {
+            error!(status = status.as_u16(), error = %self, "Request failed.");
+        } else {
+            warn!(status = status.as_u16(), error = %self, "Request rejected.");
+        }
+        let body = match &self {
+            // Readiness answers keep the probe's own shape.
+            Self::NotReady { reason } => json!({ "status": "unavailable", "reason": reason }),
+            Self::Internal(_) => json!({ "error": "internal error" }),
+            Self::NotFound { .. } | Self::MethodNotAllowed { .. } => {
+                json!({ "error": self.to_string() })
+            }
+        };
+        (status, Json(body)).into_response()
+    }
+}

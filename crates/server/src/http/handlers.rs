@@ -1,0 +1,78 @@
+//! Route handlers: probes, metrics and the published contract.
+//!
+//! Invariant: `/healthz` depends on nothing but the process; `/readyz` answers within
+//! [`READY_TIMEOUT`] whatever the database does.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{Method, Uri, header};
+use axum::response::IntoResponse;
+use serde_json::{Value, json};
+
+use super::{ApiError, AppState};
+use crate::metrics;
+
+/// Longest a readiness probe waits for the database.
+pub(crate) const READY_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// `GET /healthz`: the process is alive.
+pub(crate) async fn healthz() -> Json<Value> {
+    Json(json!({ "status": "ok" }))
+}
+
+/// `GET /readyz`: the process can serve, i.e. the database answers.
+pub(crate) async fn readyz(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+    match tokio::time::timeout(READY_TIMEOUT, state.store.ping()).await {
+        Ok(Ok(())) => Ok(Json(json!({ "status": "ready" }))),
+        Ok(Err(e)) => Err(ApiError::NotReady {
+            reason: format!("database: {e}"),
+        }),
+        Err(_) => Err(ApiError::NotReady {
+            reason: format!("database: no answer within {} s", READY_TIMEOUT.as_secs()),
+        }),
+    }
+}
+
+/// `GET /metrics`: Prometheus/OpenMetrics text.
+pub(crate) async fn metrics(State(state): State<AppState>) -> Result<impl IntoResponse, ApiError> {
+    let text = state
+        .metrics
+        .render(state.store.pool_stats())
+        .map_err(|e| ApiError::Internal(format!("encoding metrics: {e}")))?;
+    Ok(([(header::CONTENT_TYPE, metrics::CONTENT_TYPE)], text))
+}
+
+/// `GET /v1/contract`: the JSON schemas of the Event and Command types this build speaks.
+pub(crate) async fn contract() -> Json<Value> {
+    static CONTRACT: OnceLock<Value> = OnceLock::new();
+    Json(
+        CONTRACT
+            .get_or_init(|| {
+                json!({
+                    "version": env!("CARGO_PKG_VERSION"),
+                    "event": workmate_protocol::event_schema(),
+                    "command": workmate_protocol::command_schema(),
+                })
+            })
+            .clone(),
+    )
+}
+
+/// Any path no route matches.
+pub(crate) async fn not_found(method: Method, uri: Uri) -> ApiError {
+    ApiError::NotFound {
+        method: method.to_string(),
+        path: uri.path().to_owned(),
+    }
+}
+
+/// A known path with a method it does not accept.
+pub(crate) async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
+    ApiError::MethodNotAllowed {
+        method: method.to_string(),
+        path: uri.path().to_owned(),
+    }
+}

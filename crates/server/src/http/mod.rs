@@ -1,0 +1,62 @@
+//! The HTTP surface: routes, the request-metrics layer and the shared state.
+//!
+//! Invariant: every response, matched or not, passes through the metrics layer exactly once, and
+//! every non-2xx response is built by [`error::ApiError`].
+
+mod error;
+mod handlers;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Router;
+use axum::extract::{MatchedPath, Request, State};
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::routing::get;
+use workmate_store::Store;
+
+pub use error::ApiError;
+
+use crate::metrics::Metrics;
+
+/// What handlers share.
+#[derive(Clone, Debug)]
+pub struct AppState {
+    /// The database.
+    pub store: Store,
+    /// The process's metrics.
+    pub metrics: Arc<Metrics>,
+}
+
+/// The application's routes.
+pub fn router(state: AppState) -> Router {
+    let metrics = Arc::clone(&state.metrics);
+    Router::new()
+        .route("/healthz", get(handlers::healthz))
+        .route("/readyz", get(handlers::readyz))
+        .route("/metrics", get(handlers::metrics))
+        .route("/v1/contract", get(handlers::contract))
+        .fallback(handlers::not_found)
+        .method_not_allowed_fallback(handlers::method_not_allowed)
+        .with_state(state)
+        .layer(middleware::from_fn_with_state(metrics, track))
+}
+
+/// Records the method, matched route template, status and duration of every request.
+async fn track(State(metrics): State<Arc<Metrics>>, request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = request.method().clone();
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_owned());
+    let response = next.run(request).await;
+    metrics.observe_request(
+        method.as_str(),
+        route.as_deref(),
+        response.status().as_u16(),
+        started.elapsed(),
+    );
+    response
+}

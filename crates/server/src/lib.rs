@@ -1,0 +1,19 @@
+//! The workmate service: configuration, the HTTP API and the commands of the `workmate` binary.
+//!
+//! This crate is the composition root: it resolves the configuration once, opens the store and
+//! wires the HTTP surface. `src/main.rs` only parses the command line, calls [`run`] and prints.
+
+pub mod cli;
+mod commands;
+pub mod config;
+pub mod data_dir;
+pub mod database;
+pub mod error;
+pub mod http;
+pub mod metrics;
+pub mod serve;
+pub mod shutdown;
+pub mod telemetry;
+
+pub use commands::run;
+pub use error::StartupError;

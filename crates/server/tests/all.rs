@@ -1,0 +1,8 @@
+//! The crate's one integration-test binary: router tests in process, configuration loading, and
+//! black-box runs of the real `workmate` binary.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod cli;
+mod config;
+mod router;
+mod support;

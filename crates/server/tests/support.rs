@@ -1,0 +1,184 @@
+//! Helpers for the black-box tests: running the binary, free ports, a tiny HTTP client, and
+//! fresh databases on the test servers.
+
+use std::collections::BTreeSet;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Output};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// The `workmate` binary, run in `dir`, with no workmate settings inherited from the test's
+/// environment (a developer's `WORKMATE__…` or `RUST_LOG` must not change the outcome).
+pub(crate) fn workmate(dir: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_workmate"));
+    command.current_dir(dir);
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("WORKMATE__") || name == "RUST_LOG" {
+            command.env_remove(name);
+        }
+    }
+    command
+}
+
+/// Runs `workmate` to completion.
+pub(crate) fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    workmate(dir)
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap()
+}
+
+/// A port nothing listens on right now.
+pub(crate) fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The names directly inside `dir`.
+pub(crate) fn listing(dir: &Path) -> BTreeSet<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+/// `GET path` over HTTP/1.1; the status code and body.
+pub(crate) fn http_get(addr: SocketAddr, path: &str) -> std::io::Result<(u16, String)> {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
+    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response)?;
+    let status = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("not an HTTP response: {response:?}")))?;
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    Ok((status, body))
+}
+
+/// A running `workmate serve`, killed if the test fails before stopping it.
+pub(crate) struct Server {
+    child: Option<Child>,
+    pub(crate) addr: SocketAddr,
+    log: tempfile::NamedTempFile,
+}
+
+impl Server {
+    /// Starts `workmate serve` in `dir` listening on a free port given through the environment.
+    pub(crate) fn start(dir: &Path, args: &[&str]) -> Self {
+        let port = free_port();
+        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+        let log = tempfile::NamedTempFile::new().unwrap();
+        let child = workmate(dir)
+            .arg("serve")
+            .args(args)
+            .env("WORKMATE__SERVER__LISTEN", addr.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(log.reopen().unwrap())
+            .spawn()
+            .unwrap();
+        let mut server = Self {
+            child: Some(child),
+            addr,
+            log,
+        };
+        server.wait_until_up();
+        server
+    }
+
+    /// Polls `/healthz` until it answers, for at most 10 s.
+    fn wait_until_up(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if http_get(self.addr, "/healthz").is_ok() {
+                return;
+            }
+            if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {
+                panic!(
+                    "workmate serve exited early with {status}: {}",
+                    self.log_text()
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "not up within 10 s: {}",
+                self.log_text()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// What the server wrote to stderr so far.
+    pub(crate) fn log_text(&self) -> String {
+        std::fs::read_to_string(self.log.path()).unwrap_or_default()
+    }
+
+    /// Sends SIGTERM and returns the exit status, failing if it takes longer than `limit`.
+    pub(crate) fn terminate(mut self, limit: Duration) -> ExitStatus {
+        let mut child = self.child.take().unwrap();
+        let pid = child.id();
+        let sent = Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill -TERM {pid} failed");
+        let (tx, rx) = mpsc::channel();
+        let waiter = std::thread::spawn(move || {
+            let status = child.wait();
+            let _ = tx.send(());
+            status
+        });
+        if rx.recv_timeout(limit).is_err() {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+            panic!("still running {limit:?} after SIGTERM: {}", self.log_text());
+        }
+        waiter.join().unwrap().unwrap()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A fresh database on the test server named by `variable`, or `None` (saying so on stderr)
+/// when the variable is unset.
+#[allow(
+    clippy::print_stderr,
+    reason = "a skipped test must say so in the test output"
+)]
+pub(crate) fn fresh_database(variable: &str) -> Option<String> {
+    let Ok(server_url) = std::env::var(variable) else {
+        eprintln!("skipped: {variable} not set");
+        return None;
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    Some(
+        runtime
+            .block_on(workmate_store::test_support::fresh_database(&server_url))
+            .unwrap(),
+    )
+}
