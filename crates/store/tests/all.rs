@@ -1,7 +1,12 @@
 //! The store's test suite. Every test in `backend_matrix!` runs unchanged on SQLite, MariaDB/MySQL
 //! and Postgres; the server-backed halves need `WORKMATE_TEST_MYSQL_URL` and
 //! `WORKMATE_TEST_POSTGRES_URL` and say so when those are not set.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stderr)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stderr
+)]
 
 #[macro_use]
 mod support;
