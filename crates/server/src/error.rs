@@ -40,7 +40,10 @@ pub enum StartupError {
         reason: String,
     },
     /// The database could not be opened.
-    #[error("cannot connect to the database {url}: {source}")]
+    #[error(
+        "cannot connect to the database {url}: {source}; check that it is running and reachable, \
+         or set [database] url / --database-url / WORKMATE__DATABASE__URL"
+    )]
     Database {
         /// The URL, password redacted.
         url: String,

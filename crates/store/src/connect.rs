@@ -36,13 +36,15 @@ impl Store {
         let dialect = Dialect::from_url(url)?;
         let url = normalized_url(dialect, url)?;
         sqlx::any::install_default_drivers();
+        // One direct connection first: its error names the real cause (refused, unknown host,
+        // bad password, no such database), where the pool would only report a timeout.
+        let mut conn = AnyConnection::connect(&url).await?;
         if dialect == Dialect::Sqlite {
             // WAL lets readers run beside the one writer. Setting it needs the file to itself, so
             // it is done once here rather than on every pooled connection.
-            let mut conn = AnyConnection::connect(&url).await?;
             conn.execute("PRAGMA journal_mode = WAL").await?;
-            conn.close().await?;
         }
+        conn.close().await?;
         let pool = AnyPoolOptions::new()
             .max_connections(options.max_connections)
             .acquire_timeout(options.acquire_timeout)

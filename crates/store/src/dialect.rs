@@ -24,10 +24,11 @@ pub enum Dialect {
 impl Dialect {
     /// Picks the dialect from a database URL's scheme.
     pub fn from_url(url: &str) -> Result<Self> {
-        let scheme = url
-            .split_once(':')
-            .map(|(scheme, _)| scheme)
-            .unwrap_or_default();
+        let Some((scheme, _)) = url.split_once(':') else {
+            return Err(Error::InvalidUrl {
+                reason: "no scheme; start it with sqlite:, mysql: or postgres:".into(),
+            });
+        };
         match scheme {
             "sqlite" => Ok(Self::Sqlite),
             "mysql" | "mariadb" => Ok(Self::Mysql),
