@@ -202,6 +202,17 @@ impl ToolCall {
     }
 }
 
+/// A tool as offered to a model: its name, what it does, and the JSON Schema of its arguments.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolSpec {
+    /// The name the model calls it by.
+    pub name: String,
+    /// What it does and when to use it, for the model.
+    pub description: String,
+    /// The JSON Schema of its arguments object.
+    pub parameters: serde_json::Value,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

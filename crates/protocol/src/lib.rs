@@ -17,7 +17,7 @@ mod message;
 mod schema;
 
 pub use command::{Attachment, AttachmentKind, Command};
-pub use common::{Actor, ApprovalChoice, PermissionMode, Surface, TokenUsage, ToolCall};
+pub use common::{Actor, ApprovalChoice, PermissionMode, Surface, TokenUsage, ToolCall, ToolSpec};
 pub use event::{Event, ToolStatus, TurnEndStatus};
 pub use event_kind::EventKind;
 pub use ids::{AutomationId, InboxItemId, RunId, SessionId, TenantId, ToolCallId, TurnId, UserId};

@@ -1,0 +1,61 @@
+//! The tools a session can call, by name.
+//!
+//! Invariant: names are unique; registering a second tool under a taken name replaces the first,
+//! so a session's registry is assembled deterministically from its layers (built-ins, then
+//! connectors, then MCP) and the last layer wins.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use workmate_protocol::ToolSpec;
+
+use crate::{Tool, ToolMetadata};
+
+/// A set of tools.
+#[derive(Clone, Debug, Default)]
+pub struct ToolRegistry {
+    tools: BTreeMap<String, Arc<dyn Tool>>,
+}
+
+impl ToolRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a tool (replacing one of the same name).
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        self.tools.insert(tool.spec().name, tool);
+    }
+
+    /// The tool called `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.get(name)
+    }
+
+    /// The tool's metadata; `None` when the tool is unknown or declares none.
+    pub fn metadata(&self, name: &str) -> Option<ToolMetadata> {
+        self.tools.get(name).and_then(|t| t.metadata())
+    }
+
+    /// Every tool's spec, by name.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools.values().map(|t| t.spec()).collect()
+    }
+
+    /// The tools' names, sorted.
+    pub fn names(&self) -> Vec<&str> {
+        self.tools.keys().map(String::as_str).collect()
+    }
+
+    /// A registry holding only the tools `keep` accepts (e.g. the read-only set for `explore`).
+    pub fn filtered(&self, keep: impl Fn(&str, Option<&ToolMetadata>) -> bool) -> Self {
+        let tools = self
+            .tools
+            .iter()
+            .filter(|(name, tool)| keep(name, tool.metadata().as_ref()))
+            .map(|(name, tool)| (name.clone(), Arc::clone(tool)))
+            .collect();
+        Self { tools }
+    }
+}
