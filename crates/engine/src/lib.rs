@@ -1,1 +1,21 @@
-//! placeholder
+//! The engine: the session hub and the turn engine.
+//!
+//! Surfaces submit [`workmate_protocol::Command`]s to a [`SessionHub`] and consume
+//! [`workmate_protocol::Event`]s; nothing else of the engine is visible to them. See `turn` for the
+//! invariants of one turn, `hub` for those across sessions.
+
+mod config;
+mod deps;
+mod emitter;
+mod error;
+mod history;
+mod hub;
+mod inbox_wait;
+mod policy;
+mod runtime;
+mod turn;
+
+pub use config::EngineConfig;
+pub use error::{Error, Result};
+pub use hub::{Accepted, EngineParts, SessionHub};
+pub use policy::{Decision, MinimalPolicy, Policy};

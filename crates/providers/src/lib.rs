@@ -5,11 +5,17 @@
 //! ([`ModelStream`]); the engine races every read against the turn's interrupt, and a provider whose
 //! consumer went away stops at its next send.
 
+mod errors;
 mod model;
+mod router;
+mod scripted;
 mod stream;
 
+pub use errors::{friendly_error, is_context_overflow};
 pub use model::{
     AssistantTurn, Capabilities, FinishReason, ModelProvider, ModelRequest, ProviderError,
     ProviderErrorKind, StreamEvent,
 };
+pub use router::ProviderRouter;
+pub use scripted::{ScriptError, ScriptedProvider};
 pub use stream::{ModelStream, StreamSender};

@@ -55,6 +55,10 @@ pub struct AssistantTurn {
 
 /// One item of a model stream.
 #[derive(Clone, Debug, PartialEq)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one `Completed` per stream; boxing it would change the contract the engine matches on"
+)]
 pub enum StreamEvent {
     /// A piece of the answer text.
     TextDelta(String),
@@ -79,7 +83,12 @@ pub struct Capabilities {
 
 impl Default for Capabilities {
     fn default() -> Self {
-        Self { tools: true, vision: false, pdf: false, context_window: 128_000 }
+        Self {
+            tools: true,
+            vision: false,
+            pdf: false,
+            context_window: 128_000,
+        }
     }
 }
 
@@ -118,7 +127,11 @@ pub struct ProviderError {
 impl ProviderError {
     /// A failure of the given kind with a message.
     pub fn new(kind: ProviderErrorKind, message: impl Into<String>) -> Self {
-        Self { kind, message: message.into(), retry_after: None }
+        Self {
+            kind,
+            message: message.into(),
+            retry_after: None,
+        }
     }
 
     /// The short name of the kind, for the `error_type` of an `error` event.

@@ -4,10 +4,28 @@
 //! Invariant: a tool without metadata is treated as high risk and requiring approval; only the
 //! metadata a tool declares can make it cheaper to run.
 
+mod args;
+mod builtin;
+mod files;
+mod memory;
 mod registry;
+pub mod roots;
+mod shell;
 mod tool;
+pub mod web_fetch;
 
+pub use builtin::{BuiltinOptions, builtin_registry};
+pub use files::grep::Grep;
+pub use files::list::ListFiles;
+pub use files::patch::ApplyPatch;
+pub use files::read::ReadFile;
+pub use files::replace::ReplaceInFile;
+pub use files::write::WriteFile;
+pub use memory::{MemoryForget, MemoryRead, MemoryUpdate, Remember};
 pub use registry::ToolRegistry;
+pub use roots::{Access, resolve, session_workspace};
+pub use shell::RunShell;
 pub use tool::{
     RiskLevel, Root, Tool, ToolContext, ToolError, ToolFuture, ToolMetadata, ToolResult,
 };
+pub use web_fetch::WebFetch;

@@ -118,7 +118,9 @@ pub struct ToolError {
 impl ToolError {
     /// An error with a message.
     pub fn new(message: impl Into<String>) -> Self {
-        Self { message: message.into() }
+        Self {
+            message: message.into(),
+        }
     }
 }
 

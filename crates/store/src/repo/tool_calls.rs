@@ -196,6 +196,28 @@ impl<'s> ToolCallRepo<'s> {
     }
 }
 
+impl ToolCallRepo<'_> {
+    /// Every session, of any tenant, with a call that has no outcome yet: what the service must
+    /// resume when it starts. The one cross-tenant read, for that start-up sweep only.
+    pub async fn sessions_with_open_calls(&self, limit: u32) -> Result<Vec<(TenantId, SessionId)>> {
+        let rows = self
+            .store
+            .dialect
+            .query("SELECT DISTINCT tenant_id, session_id FROM tool_calls WHERE state NOT IN ('denied', 'finished', 'interrupted') ORDER BY tenant_id, session_id LIMIT ?")
+            .bind(i64::from(limit))
+            .fetch_all(&self.store.pool)
+            .await?;
+        rows.iter()
+            .map(|row| {
+                Ok((
+                    TenantId::from(col::<String>(row, "tool_calls", "tenant_id")?),
+                    SessionId::from(col::<String>(row, "tool_calls", "session_id")?),
+                ))
+            })
+            .collect()
+    }
+}
+
 fn from_row(row: &AnyRow) -> Result<ToolCallRecord> {
     const T: &str = "tool_calls";
     Ok(ToolCallRecord {

@@ -1,0 +1,33 @@
+//! Engine settings.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How the engine runs turns.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    /// Model calls a turn may make before it ends with `max_iterations_exceeded` (`[engine]
+    /// max_iterations`).
+    pub max_iterations: u32,
+    /// The model of sessions a surface creates without naming one (`[engine] default_model`).
+    pub default_model: String,
+    /// Most low-risk tool calls run at once.
+    pub tool_concurrency: usize,
+    /// How often a turn parked on the inbox re-reads its item, to notice answers given through
+    /// another replica.
+    pub inbox_poll: Duration,
+    /// Where per-session workspace folders live (`<data_dir>/workspaces/<tenant>/<session>`).
+    pub data_dir: PathBuf,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        Self {
+            max_iterations: 150,
+            default_model: "scripted:demo".into(),
+            tool_concurrency: 8,
+            inbox_poll: Duration::from_millis(500),
+            data_dir: PathBuf::from("./data"),
+        }
+    }
+}

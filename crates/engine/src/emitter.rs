@@ -1,0 +1,52 @@
+//! Emitting a session's events.
+//!
+//! Invariant: a state event is published only after the store has given it its `seq`, so every
+//! event a live subscriber sees can also be replayed from the store; transport events are
+//! published only, carrying the latest state `seq`.
+
+use std::sync::Arc;
+
+use workmate_protocol::{Event, EventKind, SessionId, TenantId, TurnId};
+use workmate_store::Store;
+
+use crate::Result;
+use crate::runtime::SessionRuntime;
+
+/// Emits events for one session (and, inside a turn, one turn).
+#[derive(Clone, Debug)]
+pub(crate) struct Emitter {
+    pub(crate) store: Store,
+    pub(crate) tenant: TenantId,
+    pub(crate) session: SessionId,
+    pub(crate) turn: Option<TurnId>,
+    pub(crate) runtime: Arc<SessionRuntime>,
+    pub(crate) clock: Arc<dyn workmate_store::Clock>,
+}
+
+impl Emitter {
+    /// Persists and publishes a state event.
+    pub(crate) async fn state(&self, kind: EventKind) -> Result<Event> {
+        let mut events = self
+            .store
+            .events()
+            .append(&self.tenant, &self.session, self.turn.as_ref(), vec![kind])
+            .await?;
+        let event = events.pop().ok_or_else(|| {
+            crate::Error::Rejected("the store returned no event for an append".into())
+        })?;
+        self.runtime.publish(event.clone());
+        Ok(event)
+    }
+
+    /// Publishes a transport event (a delta).
+    pub(crate) fn transport(&self, kind: EventKind) {
+        self.runtime.publish(Event {
+            tenant_id: self.tenant.clone(),
+            session_id: self.session.clone(),
+            seq: self.runtime.last_seq(),
+            turn_id: self.turn.clone(),
+            at_ms: self.clock.now_ms(),
+            kind,
+        });
+    }
+}

@@ -1,0 +1,27 @@
+//! The engine's error type.
+
+use workmate_protocol::SessionId;
+
+/// What can go wrong driving a session.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] workmate_store::Error),
+    /// The tenant has no such session.
+    #[error("session {0} not found")]
+    SessionNotFound(SessionId),
+    /// The session is running a turn and the command needs it idle.
+    #[error("session {0} is running a turn; wait for it to end or interrupt it first")]
+    Busy(SessionId),
+    /// The command cannot apply now.
+    #[error("{0}")]
+    Rejected(String),
+    /// The engine is shutting down.
+    #[error("the engine is shutting down")]
+    ShuttingDown,
+}
+
+/// The engine's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,243 @@
+//! Applying a [`Command`] to a session.
+//!
+//! Invariants: a message for a busy session joins the running turn as steering; commands that
+//! need an idle session (retry, model switch) are refused while a turn runs, with a reason; every
+//! change of session settings is announced by a state event.
+
+use workmate_protocol::{
+    Actor, Attachment, AttachmentKind, Command, ContentPart, EventKind, FileData, ImageUrl,
+    NoticeKind, SessionId, TenantId, TurnId, UserContent,
+};
+use workmate_store::ResolveOutcome;
+
+use super::SessionHub;
+use crate::history::{ends_in_error, has_conversation, has_images};
+use crate::runtime::Steering;
+use crate::turn::TurnStart;
+use crate::{Error, Result};
+
+/// What a command did.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Accepted {
+    /// A turn started.
+    TurnStarted(TurnId),
+    /// The message joined the running turn.
+    Steered,
+    /// The running turn was asked to stop (or none was running).
+    Interrupted {
+        /// Whether a turn was running.
+        was_running: bool,
+    },
+    /// An inbox answer was applied (or lost to an earlier one).
+    Resolved(Box<ResolveOutcome>),
+    /// A setting changed (or already had the value).
+    Updated,
+}
+
+impl SessionHub {
+    /// Applies a command from a surface to a session.
+    pub async fn submit(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+        command: Command,
+    ) -> Result<Accepted> {
+        let runtime = self.runtime(tenant, session).await?;
+        match command {
+            Command::UserMessage {
+                author,
+                text,
+                attachments,
+            } => {
+                if !attachments.is_empty() {
+                    return Err(Error::Rejected(
+                        "attachments are not accepted yet; send the text alone".into(),
+                    ));
+                }
+                if text.trim().is_empty() {
+                    return Err(Error::Rejected("the message is empty".into()));
+                }
+                if runtime.steer(Steering {
+                    author: author.clone(),
+                    text: text.clone(),
+                }) {
+                    return Ok(Accepted::Steered);
+                }
+                match runtime.try_claim() {
+                    Some(cancel) => Ok(Accepted::TurnStarted(self.spawn_turn(
+                        tenant,
+                        session,
+                        runtime,
+                        cancel,
+                        TurnStart::Message { author, text },
+                    ))),
+                    // The slot was taken between the two checks: steer the new turn.
+                    None if runtime.steer(Steering { author, text }) => Ok(Accepted::Steered),
+                    None => Err(Error::Busy(session.clone())),
+                }
+            }
+            Command::ResolveInbox {
+                item_id,
+                resolution,
+                actor,
+                via,
+            } => {
+                let item = self.store().inbox().get(tenant, &item_id).await?;
+                if item.is_none_or(|item| &item.session_id != session) {
+                    return Err(Error::Rejected(format!(
+                        "inbox item {item_id} does not belong to session {session}"
+                    )));
+                }
+                Ok(Accepted::Resolved(Box::new(
+                    self.resolve(tenant, &item_id, &resolution, &actor, via)
+                        .await?,
+                )))
+            }
+            Command::Interrupt { .. } => Ok(Accepted::Interrupted {
+                was_running: runtime.interrupt(),
+            }),
+            Command::SetMode { mode, actor } => {
+                let record = self.load(tenant, session).await?;
+                if record.mode != mode {
+                    self.store()
+                        .sessions()
+                        .set_mode(tenant, session, mode)
+                        .await?;
+                    self.emitter(tenant, session)
+                        .await?
+                        .state(EventKind::ModeChanged {
+                            from: record.mode,
+                            to: mode,
+                            by: actor,
+                        })
+                        .await?;
+                }
+                Ok(Accepted::Updated)
+            }
+            Command::SwitchModel { model, actor } => {
+                self.switch_model(tenant, session, model, &actor).await
+            }
+            Command::Retry { actor } => {
+                let history = self.store().messages().list(tenant, session).await?;
+                if !ends_in_error(&history) {
+                    return Err(Error::Rejected(
+                        "nothing to retry: the last turn did not fail".into(),
+                    ));
+                }
+                let cancel = runtime
+                    .try_claim()
+                    .ok_or_else(|| Error::Busy(session.clone()))?;
+                let _ = actor;
+                Ok(Accepted::TurnStarted(self.spawn_turn(
+                    tenant,
+                    session,
+                    runtime,
+                    cancel,
+                    TurnStart::Retry,
+                )))
+            }
+            other => Err(Error::Rejected(format!(
+                "command {} is not supported by this engine",
+                other.name()
+            ))),
+        }
+    }
+
+    async fn switch_model(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+        model: String,
+        actor: &Actor,
+    ) -> Result<Accepted> {
+        let model = model.trim().to_owned();
+        if model.is_empty() {
+            return Err(Error::Rejected("name a model, e.g. scripted:demo".into()));
+        }
+        let runtime = self.runtime(tenant, session).await?;
+        // Claiming the turn slot keeps a turn from starting while the model changes.
+        let _slot = runtime
+            .try_claim()
+            .ok_or_else(|| Error::Busy(session.clone()))?;
+        let result = self.apply_model(tenant, session, model, actor).await;
+        runtime.release();
+        result
+    }
+
+    async fn apply_model(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+        model: String,
+        actor: &Actor,
+    ) -> Result<Accepted> {
+        let record = self.load(tenant, session).await?;
+        if record.model == model {
+            return Ok(Accepted::Updated);
+        }
+        self.inner
+            .deps
+            .providers
+            .resolve(&model)
+            .map_err(|e| Error::Rejected(e.message))?;
+        self.store()
+            .sessions()
+            .set_model(tenant, session, &model)
+            .await?;
+        let history = self.store().messages().list(tenant, session).await?;
+        let mut text = format!("Model switched to {model}");
+        if has_conversation(&history) {
+            if has_images(&history) && !self.inner.deps.providers.capabilities(&model).vision {
+                text.push_str(" — earlier images can't be read by this model");
+            }
+            let notice = workmate_protocol::Message::Notice {
+                kind: NoticeKind::ModelSwitch,
+                text: Some(text.clone()),
+                ts: self.inner.deps.clock.now_ms(),
+            };
+            self.store()
+                .messages()
+                .append(tenant, session, &[notice])
+                .await?;
+        }
+        let _ = actor;
+        self.emitter(tenant, session)
+            .await?
+            .state(EventKind::ModelSwitched {
+                from: Some(record.model),
+                to: model,
+                text,
+            })
+            .await?;
+        Ok(Accepted::Updated)
+    }
+}
+
+/// The user content of a message with attachments.
+#[allow(dead_code)]
+fn content_with(text: String, attachments: Vec<Attachment>) -> UserContent {
+    if attachments.is_empty() {
+        return UserContent::Text(text);
+    }
+    let mut parts = vec![ContentPart::Text { text }];
+    for attachment in attachments {
+        parts.push(match attachment.kind {
+            AttachmentKind::Image => ContentPart::ImageUrl {
+                image_url: ImageUrl {
+                    url: attachment.data,
+                },
+            },
+            AttachmentKind::Pdf => ContentPart::File {
+                file: FileData {
+                    filename: attachment.name,
+                    file_data: attachment.data,
+                },
+            },
+            _ => ContentPart::Text {
+                text: format!("[Attached file: {}]\n{}", attachment.name, attachment.data),
+            },
+        });
+    }
+    UserContent::Parts(parts)
+}

@@ -1,0 +1,250 @@
+//! The session hub: the one door every surface uses. Commands go in, events come out.
+//!
+//! Invariants: one turn runs per session at a time (the runtime's turn slot); every turn is a
+//! task the hub owns and joins on shutdown; an answer to a parked prompt of a session with no
+//! running turn resumes that session, as does start-up for every session with unanswered calls.
+
+mod commands;
+mod turns;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use workmate_protocol::{
+    Actor, Event, EventKind, InboxItemId, Resolution, SessionId, Surface, TenantId,
+};
+use workmate_providers::ProviderRouter;
+use workmate_store::{Clock, NewSession, ResolveOutcome, SessionRecord, Store};
+use workmate_tools::ToolRegistry;
+
+use crate::deps::Deps;
+use crate::emitter::Emitter;
+use crate::inbox_wait::InboxWaiters;
+use crate::policy::Policy;
+use crate::runtime::SessionRuntime;
+use crate::{EngineConfig, Error, Result};
+
+pub use commands::Accepted;
+
+/// What the hub is built from.
+#[derive(Debug)]
+pub struct EngineParts {
+    /// The database.
+    pub store: Store,
+    /// Model providers by name.
+    pub providers: ProviderRouter,
+    /// The tools sessions may call.
+    pub tools: ToolRegistry,
+    /// Decides which calls run, ask or are refused.
+    pub policy: Arc<dyn Policy>,
+    /// Settings.
+    pub config: EngineConfig,
+    /// The clock for timestamps.
+    pub clock: Arc<dyn Clock>,
+}
+
+/// Drives every session of the process.
+#[derive(Clone, Debug)]
+pub struct SessionHub {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    deps: Arc<Deps>,
+    sessions: Mutex<HashMap<(TenantId, SessionId), Arc<SessionRuntime>>>,
+    tasks: TaskTracker,
+    shutdown: CancellationToken,
+}
+
+impl SessionHub {
+    /// A hub over the given parts. Call [`SessionHub::resume_pending`] once at start-up.
+    pub fn new(parts: EngineParts) -> Self {
+        let deps = Deps {
+            store: parts.store,
+            providers: parts.providers,
+            tools: parts.tools,
+            policy: parts.policy,
+            config: parts.config,
+            clock: parts.clock,
+            waiters: InboxWaiters::default(),
+        };
+        Self {
+            inner: Arc::new(Inner {
+                deps: Arc::new(deps),
+                sessions: Mutex::default(),
+                tasks: TaskTracker::new(),
+                shutdown: CancellationToken::new(),
+            }),
+        }
+    }
+
+    /// The store the hub writes to.
+    pub fn store(&self) -> &Store {
+        &self.inner.deps.store
+    }
+
+    /// The engine settings.
+    pub fn config(&self) -> &EngineConfig {
+        &self.inner.deps.config
+    }
+
+    /// Creates the session at `new.key`, or returns the one already there.
+    pub async fn create_session(
+        &self,
+        tenant: &TenantId,
+        new: &NewSession,
+    ) -> Result<SessionRecord> {
+        let (record, created) = self.store().sessions().get_or_create(tenant, new).await?;
+        if created {
+            let emit = self.emitter(tenant, &record.id).await?;
+            emit.state(EventKind::SessionCreated {
+                owner: record.owner.clone(),
+                surface: record.key.surface,
+                title: record.title.clone(),
+                model: record.model.clone(),
+                mode: record.mode,
+                unattended: record.unattended,
+            })
+            .await?;
+        }
+        Ok(record)
+    }
+
+    /// Live events of a session from now on (replay earlier state events from the store).
+    pub async fn subscribe(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+    ) -> Result<broadcast::Receiver<Event>> {
+        Ok(self.runtime(tenant, session).await?.subscribe())
+    }
+
+    /// Whether a turn runs in the session (in this process).
+    pub async fn is_running(&self, tenant: &TenantId, session: &SessionId) -> Result<bool> {
+        Ok(self.runtime(tenant, session).await?.is_running())
+    }
+
+    /// Resolves when no turn runs in the session.
+    pub async fn wait_idle(&self, tenant: &TenantId, session: &SessionId) -> Result<()> {
+        self.runtime(tenant, session).await?.idle().await;
+        Ok(())
+    }
+
+    /// Records an answer to a parked prompt. The first answer wins; the winner's item is returned
+    /// to everyone. A winning answer wakes the waiting turn, or resumes the session if none waits.
+    pub async fn resolve(
+        &self,
+        tenant: &TenantId,
+        item: &InboxItemId,
+        resolution: &Resolution,
+        actor: &Actor,
+        via: Surface,
+    ) -> Result<ResolveOutcome> {
+        let outcome = self
+            .store()
+            .inbox()
+            .resolve(tenant, item, resolution, &actor.user_id, via)
+            .await?;
+        if let ResolveOutcome::Resolved(item) = &outcome {
+            let emit = self.emitter(tenant, &item.session_id).await?;
+            emit.state(EventKind::InboxItemResolved {
+                item_id: item.id.clone(),
+                item_kind: item.kind,
+                tool_call_id: item.tool_call_id.clone(),
+                resolution: resolution.clone(),
+                resolved_by: actor.clone(),
+                via,
+            })
+            .await?;
+            self.inner.deps.waiters.wake_all();
+            if !emit.runtime.is_running() {
+                self.resume_session(tenant, &item.session_id).await?;
+            }
+        }
+        Ok(outcome)
+    }
+
+    /// Resumes every session that has tool calls without an outcome (after a restart).
+    pub async fn resume_pending(&self) -> Result<usize> {
+        let sessions = self
+            .store()
+            .tool_calls()
+            .sessions_with_open_calls(10_000)
+            .await?;
+        let mut resumed = 0;
+        for (tenant, session) in sessions {
+            if self.resume_session(&tenant, &session).await? {
+                resumed += 1;
+            }
+        }
+        Ok(resumed)
+    }
+
+    /// Stops every running turn and waits for them to end.
+    pub async fn shutdown(&self) {
+        self.inner.shutdown.cancel();
+        let runtimes: Vec<_> = self.lock_sessions().values().cloned().collect();
+        for runtime in runtimes {
+            runtime.interrupt();
+        }
+        self.inner.tasks.close();
+        self.inner.tasks.wait().await;
+    }
+
+    /// The session's live runtime, created on first use.
+    async fn runtime(&self, tenant: &TenantId, session: &SessionId) -> Result<Arc<SessionRuntime>> {
+        let key = (tenant.clone(), session.clone());
+        if let Some(runtime) = self.lock_sessions().get(&key) {
+            return Ok(Arc::clone(runtime));
+        }
+        let record = self.load(tenant, session).await?;
+        let mut sessions = self.lock_sessions();
+        let runtime = sessions
+            .entry(key)
+            .or_insert_with(|| Arc::new(SessionRuntime::new(record.last_seq)));
+        Ok(Arc::clone(runtime))
+    }
+
+    async fn load(&self, tenant: &TenantId, session: &SessionId) -> Result<SessionRecord> {
+        self.store()
+            .sessions()
+            .get(tenant, session)
+            .await?
+            .ok_or_else(|| Error::SessionNotFound(session.clone()))
+    }
+
+    async fn emitter(&self, tenant: &TenantId, session: &SessionId) -> Result<Emitter> {
+        Ok(Emitter {
+            store: self.store().clone(),
+            tenant: tenant.clone(),
+            session: session.clone(),
+            turn: None,
+            runtime: self.runtime(tenant, session).await?,
+            clock: Arc::clone(&self.inner.deps.clock),
+        })
+    }
+
+    fn lock_sessions(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<(TenantId, SessionId), Arc<SessionRuntime>>> {
+        self.inner
+            .sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn workspace_dir(&self, tenant: &TenantId, session: &SessionId) -> PathBuf {
+        self.inner
+            .deps
+            .config
+            .data_dir
+            .join("workspaces")
+            .join(tenant.as_str())
+            .join(session.as_str())
+    }
+}

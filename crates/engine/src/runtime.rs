@@ -1,0 +1,135 @@
+//! The live, in-memory side of a session: its event fan-out and its running turn.
+//!
+//! Invariants: at most one turn runs per session (`try_claim` hands out the turn slot once until
+//! the turn releases it); messages that arrive while a turn runs are queued as steering for that
+//! turn, never dropped; no lock here is held across an `.await`.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tokio::sync::{broadcast, watch};
+use tokio_util::sync::CancellationToken;
+use workmate_protocol::{Actor, Event};
+
+/// Events buffered for a slow live subscriber before it starts missing some (it can always
+/// replay state events from the store).
+const LIVE_EVENT_BUFFER: usize = 1024;
+
+/// A message that arrived for a busy session.
+#[derive(Clone, Debug)]
+pub(crate) struct Steering {
+    pub(crate) author: Actor,
+    pub(crate) text: String,
+}
+
+#[derive(Debug, Default)]
+struct TurnSlot {
+    cancel: Option<CancellationToken>,
+    steering: Vec<Steering>,
+}
+
+/// One session's live state.
+#[derive(Debug)]
+pub(crate) struct SessionRuntime {
+    events: broadcast::Sender<Event>,
+    last_seq: AtomicU64,
+    turn: Mutex<TurnSlot>,
+    running: watch::Sender<bool>,
+}
+
+impl SessionRuntime {
+    pub(crate) fn new(last_seq: u64) -> Self {
+        let (events, _) = broadcast::channel(LIVE_EVENT_BUFFER);
+        let (running, _) = watch::channel(false);
+        Self {
+            events,
+            last_seq: AtomicU64::new(last_seq),
+            turn: Mutex::default(),
+            running,
+        }
+    }
+
+    /// Live events from now on.
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.events.subscribe()
+    }
+
+    /// Sends an event to live subscribers, remembering the newest state `seq`.
+    pub(crate) fn publish(&self, event: Event) {
+        if event.kind.is_state() {
+            self.last_seq.fetch_max(event.seq, Ordering::SeqCst);
+        }
+        // No subscriber is fine: the state events are in the store.
+        let _ = self.events.send(event);
+    }
+
+    /// The newest state event's `seq`, which transport events carry.
+    pub(crate) fn last_seq(&self) -> u64 {
+        self.last_seq.load(Ordering::SeqCst)
+    }
+
+    /// Takes the turn slot if it is free; returns the new turn's stop token.
+    pub(crate) fn try_claim(&self) -> Option<CancellationToken> {
+        let mut slot = self.turn.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.cancel.is_some() {
+            return None;
+        }
+        let token = CancellationToken::new();
+        slot.cancel = Some(token.clone());
+        slot.steering.clear();
+        drop(slot);
+        self.running.send_replace(true);
+        Some(token)
+    }
+
+    /// Frees the turn slot. Steering that arrived too late for the turn is handed back so the
+    /// caller can start a new turn with it.
+    pub(crate) fn release(&self) -> Vec<Steering> {
+        let mut slot = self.turn.lock().unwrap_or_else(|e| e.into_inner());
+        slot.cancel = None;
+        let late = std::mem::take(&mut slot.steering);
+        drop(slot);
+        self.running.send_replace(false);
+        late
+    }
+
+    /// Queues a message for the running turn; `false` if no turn runs.
+    pub(crate) fn steer(&self, steering: Steering) -> bool {
+        let mut slot = self.turn.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.cancel.is_none() {
+            return false;
+        }
+        slot.steering.push(steering);
+        true
+    }
+
+    /// Takes the queued steering messages.
+    pub(crate) fn take_steering(&self) -> Vec<Steering> {
+        let mut slot = self.turn.lock().unwrap_or_else(|e| e.into_inner());
+        std::mem::take(&mut slot.steering)
+    }
+
+    /// Asks the running turn to stop; `false` if none runs.
+    pub(crate) fn interrupt(&self) -> bool {
+        let slot = self.turn.lock().unwrap_or_else(|e| e.into_inner());
+        match &slot.cancel {
+            Some(token) => {
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether a turn runs.
+    pub(crate) fn is_running(&self) -> bool {
+        *self.running.borrow()
+    }
+
+    /// Resolves when no turn runs.
+    pub(crate) async fn idle(&self) {
+        let mut rx = self.running.subscribe();
+        // The sender lives as long as `self`, so this only ends when the value is false.
+        let _ = rx.wait_for(|running| !running).await;
+    }
+}

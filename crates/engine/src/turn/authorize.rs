@@ -1,0 +1,308 @@
+//! Phase A of tool handling: every call of an assistant message is authorized, in call order,
+//! before any of them runs.
+//!
+//! Invariants: a prompt is parked once per tool call (parking again returns the same item, so a
+//! resumed turn never asks twice and an already-given answer applies at once); a stop while
+//! waiting answers the call "interrupted by user" and leaves the item pending; on resume the
+//! ledger decides: a call already answered is replayed from its stored outcome, a call found
+//! started is never re-run unless its tool is idempotent.
+
+use workmate_protocol::{
+    ApprovalChoice, EventKind, InboxItemKind, Resolution, ToolCall, ToolStatus, Visibility,
+};
+use workmate_store::{InboxItem, NewAuditRecord, NewInboxItem, ToolCallState};
+
+use super::outcome::Outcome;
+use super::preview::args_preview;
+use super::{INTERRUPTED_BY_USER, Turn};
+use crate::Result;
+use crate::inbox_wait::Waited;
+use crate::policy::Decision;
+
+/// What a restart tells about a call it finds started but not finished.
+pub(crate) const OUTCOME_UNKNOWN: &str =
+    "interrupted: outcome unknown (the service restarted while it ran)";
+
+impl Turn {
+    /// Authorizes every call, then runs the cleared ones.
+    pub(crate) async fn handle_calls(&mut self, calls: Vec<ToolCall>) -> Result<()> {
+        let mut cleared = Vec::new();
+        for call in calls {
+            if let Some(call) = self.authorize(call).await? {
+                cleared.push(call);
+            }
+        }
+        self.execute(cleared).await
+    }
+
+    /// Decides one call; `Some` when it may run.
+    async fn authorize(&mut self, call: ToolCall) -> Result<Option<ToolCall>> {
+        let ledger = self.deps.store.tool_calls();
+        let record = ledger
+            .get(&self.emit.tenant, &self.emit.session, &call.id)
+            .await?;
+        if let Some(record) = &record {
+            match record.state {
+                ToolCallState::Finished | ToolCallState::Denied | ToolCallState::Interrupted => {
+                    let outcome = record
+                        .result
+                        .clone()
+                        .and_then(|r| serde_json::from_value(r).ok())
+                        .unwrap_or_else(|| Outcome::failed(OUTCOME_UNKNOWN));
+                    self.record(&call, outcome).await?;
+                    return Ok(None);
+                }
+                ToolCallState::Started => {
+                    let idempotent = self
+                        .deps
+                        .tools
+                        .metadata(&call.name)
+                        .is_some_and(|m| m.idempotent);
+                    if idempotent && !self.cancel.is_cancelled() {
+                        return Ok(Some(call));
+                    }
+                    self.answer(&call, Outcome::failed(OUTCOME_UNKNOWN)).await?;
+                    return Ok(None);
+                }
+                ToolCallState::Approved => return Ok(Some(call)),
+                ToolCallState::Proposed | ToolCallState::AwaitingApproval => {}
+            }
+        } else {
+            ledger
+                .record_proposed(
+                    &self.emit.tenant,
+                    &self.emit.session,
+                    self.emit.turn.as_ref(),
+                    &call,
+                )
+                .await?;
+        }
+        if self.cancel.is_cancelled() {
+            self.answer(
+                &call,
+                Outcome::not_executed(ToolStatus::Interrupted, INTERRUPTED_BY_USER),
+            )
+            .await?;
+            return Ok(None);
+        }
+        if !self.resuming() {
+            self.emit
+                .state(EventKind::ToolProposed {
+                    tool_call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                })
+                .await?;
+        }
+        if call.raw_arguments().is_some() {
+            let reason = self.mangled_reason();
+            self.answer(&call, Outcome::not_executed(ToolStatus::Error, &reason))
+                .await?;
+            return Ok(None);
+        }
+        if call.name == super::interactive::ASK_USER {
+            self.ask_user(&call).await?;
+            return Ok(None);
+        }
+        if self.deps.tools.get(&call.name).is_none() {
+            let reason = format!("unknown tool: {}", call.name);
+            self.answer(&call, Outcome::not_executed(ToolStatus::Error, &reason))
+                .await?;
+            return Ok(None);
+        }
+        let metadata = self.deps.tools.metadata(&call.name);
+        match self
+            .deps
+            .policy
+            .evaluate(&call.name, &call.arguments, metadata.as_ref())
+        {
+            Decision::Allow { .. } => {
+                self.approve(&call).await?;
+                Ok(Some(call))
+            }
+            Decision::Deny { reason } => {
+                self.answer(&call, Outcome::not_executed(ToolStatus::Denied, &reason))
+                    .await?;
+                Ok(None)
+            }
+            Decision::Ask { reason, choices } => self.ask_approval(call, reason, choices).await,
+        }
+    }
+
+    async fn approve(&self, call: &ToolCall) -> Result<()> {
+        self.deps
+            .store
+            .tool_calls()
+            .transition(
+                &self.emit.tenant,
+                &self.emit.session,
+                &call.id,
+                ToolCallState::Approved,
+                None,
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Parks an approval prompt and waits for the answer.
+    async fn ask_approval(
+        &mut self,
+        call: ToolCall,
+        reason: String,
+        choices: Vec<ApprovalChoice>,
+    ) -> Result<Option<ToolCall>> {
+        let metadata = self.deps.tools.metadata(&call.name);
+        let new = NewInboxItem {
+            session_id: self.emit.session.clone(),
+            tool_call_id: Some(call.id.clone()),
+            kind: InboxItemKind::Approval,
+            title: format!("Run `{}`?", call.name),
+            body: format!("{reason} · {}", args_preview(&call.arguments, 240)),
+            inbox: "default".into(),
+            visibility: self.visibility(),
+            requested_by: Some(self.requester.clone()),
+            data: serde_json::json!({ "tool": call.name, "arguments": call.arguments }),
+        };
+        let item = self.park(new).await?;
+        if item.1 {
+            self.emit
+                .state(EventKind::PermissionRequired {
+                    tool_call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                    reason: reason.clone(),
+                    category: metadata.map(|m| m.category).unwrap_or_default(),
+                    standing_target: None,
+                    readonly_ok: false,
+                    choices,
+                })
+                .await?;
+            self.announce_parked(&item.0).await?;
+            self.audit(&call, "approval_requested", None, &reason)
+                .await?;
+        }
+        let allowed = match self.wait_for(&item.0).await? {
+            Waited::Resolved(resolved) => match resolved.resolution {
+                Some(Resolution::Approval { choice }) if choice.allows() => Ok(()),
+                _ => Err("denied by user"),
+            },
+            Waited::Interrupted => Err(INTERRUPTED_BY_USER),
+        };
+        match allowed {
+            Ok(()) => {
+                self.audit(
+                    &call,
+                    "approval_resolved",
+                    Some("approved"),
+                    "approved by user",
+                )
+                .await?;
+                self.approve(&call).await?;
+                Ok(Some(call))
+            }
+            Err(why) => {
+                self.audit(&call, "approval_resolved", Some("denied"), why)
+                    .await?;
+                let status = if why == INTERRUPTED_BY_USER {
+                    ToolStatus::Interrupted
+                } else {
+                    ToolStatus::Denied
+                };
+                self.answer(&call, Outcome::not_executed(status, why))
+                    .await?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Parks a prompt (idempotently) and marks its call as waiting; the flag says whether the
+    /// item is new.
+    pub(crate) async fn park(&self, new: NewInboxItem) -> Result<(InboxItem, bool)> {
+        let (item, created) = self
+            .deps
+            .store
+            .inbox()
+            .park(&self.emit.tenant, &new)
+            .await?;
+        if let Some(call) = &new.tool_call_id {
+            self.deps
+                .store
+                .tool_calls()
+                .transition(
+                    &self.emit.tenant,
+                    &self.emit.session,
+                    call,
+                    ToolCallState::AwaitingApproval,
+                    None,
+                )
+                .await?;
+        }
+        Ok((item, created))
+    }
+
+    pub(crate) async fn announce_parked(&self, item: &InboxItem) -> Result<()> {
+        self.emit
+            .state(EventKind::InboxItemParked {
+                item_id: item.id.clone(),
+                item_kind: item.kind,
+                tool_call_id: item.tool_call_id.clone(),
+                title: item.title.clone(),
+                visibility: item.visibility,
+                requested_by: item.requested_by.clone(),
+            })
+            .await?;
+        Ok(())
+    }
+
+    pub(crate) async fn wait_for(&self, item: &InboxItem) -> Result<Waited> {
+        self.deps
+            .waiters
+            .wait(
+                &self.deps.store,
+                &self.emit.tenant,
+                &item.id,
+                self.deps.config.inbox_poll,
+                &self.cancel,
+            )
+            .await
+    }
+
+    pub(crate) fn visibility(&self) -> Visibility {
+        if self.session.unattended {
+            Visibility::Inbox
+        } else {
+            Visibility::Inline
+        }
+    }
+
+    fn mangled_reason(&self) -> String {
+        if self.truncated() {
+            "the tool-call arguments were cut off by the output-token limit; send the same content in several smaller calls".into()
+        } else {
+            "the tool-call arguments were not a JSON object (`_raw` is not a parameter); re-issue the call with the declared parameters".into()
+        }
+    }
+
+    async fn audit(
+        &self,
+        call: &ToolCall,
+        stage: &str,
+        status: Option<&str>,
+        reason: &str,
+    ) -> Result<()> {
+        let record = NewAuditRecord {
+            session_id: Some(self.emit.session.clone()),
+            actor: Some(self.requester.to_string()),
+            stage: stage.into(),
+            tool: Some(call.name.clone()),
+            status: status.map(str::to_owned),
+            detail: serde_json::json!({ "tool_call_id": call.id, "reason": reason }),
+        };
+        self.deps
+            .store
+            .audit()
+            .append(&self.emit.tenant, &record)
+            .await?;
+        Ok(())
+    }
+}

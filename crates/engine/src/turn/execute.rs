@@ -1,0 +1,142 @@
+//! Phase B of tool handling: running the cleared calls.
+//!
+//! Invariants: when more than one call is cleared, the low-risk calls that need no approval run
+//! together (at most `tool_concurrency` at once) before any other call, and that batch is not
+//! stopped midway; every other call runs alone, in call order, and a stop before one of them
+//! answers it (and the rest) "interrupted by user". The ledger marks a call started before it runs
+//! and finished (with its result) after, so a restart knows exactly what happened.
+
+use std::sync::Arc;
+
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use workmate_protocol::{EventKind, ToolCall, ToolStatus};
+use workmate_store::ToolCallState;
+use workmate_tools::{Tool, ToolContext};
+
+use super::outcome::Outcome;
+use super::{INTERRUPTED_BY_USER, Turn};
+use crate::Result;
+
+impl Turn {
+    /// Runs the cleared calls.
+    pub(crate) async fn execute(&mut self, cleared: Vec<ToolCall>) -> Result<()> {
+        let (concurrent, serial): (Vec<_>, Vec<_>) = if cleared.len() > 1 {
+            cleared.into_iter().partition(|call| {
+                self.deps
+                    .tools
+                    .metadata(&call.name)
+                    .is_some_and(|m| m.is_concurrency_safe())
+            })
+        } else {
+            (Vec::new(), cleared)
+        };
+        if !concurrent.is_empty() {
+            self.run_batch(concurrent).await?;
+        }
+        for call in serial {
+            if self.cancel.is_cancelled() {
+                self.answer(
+                    &call,
+                    Outcome::not_executed(ToolStatus::Interrupted, INTERRUPTED_BY_USER),
+                )
+                .await?;
+                continue;
+            }
+            self.start(&call).await?;
+            let Some(tool) = self.deps.tools.get(&call.name).cloned() else {
+                let reason = format!("unknown tool: {}", call.name);
+                self.answer(&call, Outcome::failed(&reason)).await?;
+                continue;
+            };
+            let ctx = self.tool_context(self.cancel.clone());
+            let outcome = run_one(tool, ctx, call.arguments.clone()).await;
+            self.answer(&call, outcome).await?;
+        }
+        Ok(())
+    }
+
+    /// Runs low-risk calls together; results are recorded in call order.
+    async fn run_batch(&mut self, calls: Vec<ToolCall>) -> Result<()> {
+        for call in &calls {
+            self.start(call).await?;
+        }
+        let limit = Arc::new(Semaphore::new(self.deps.config.tool_concurrency.max(1)));
+        // The batch is not cancellable: its calls only read, and finish quickly.
+        let ctx = self.tool_context(CancellationToken::new());
+        let mut tasks = JoinSet::new();
+        for (index, call) in calls.iter().enumerate() {
+            let tool = self.deps.tools.get(&call.name).cloned();
+            let (ctx, arguments, limit) = (ctx.clone(), call.arguments.clone(), Arc::clone(&limit));
+            tasks.spawn(async move {
+                let _permit = limit.acquire_owned().await;
+                let outcome = match tool {
+                    Some(tool) => run_one(tool, ctx, arguments).await,
+                    None => Outcome::failed("unknown tool"),
+                };
+                (index, outcome)
+            });
+        }
+        let mut outcomes: Vec<Option<Outcome>> = vec![None; calls.len()];
+        while let Some(joined) = tasks.join_next().await {
+            match joined {
+                Ok((index, outcome)) => {
+                    if let Some(slot) = outcomes.get_mut(index) {
+                        *slot = Some(outcome);
+                    }
+                }
+                Err(e) => tracing::error!(error = %e, "A tool task failed to complete."),
+            }
+        }
+        for (call, outcome) in calls.iter().zip(outcomes) {
+            let outcome = outcome.unwrap_or_else(|| Outcome::failed("the tool crashed"));
+            self.answer(call, outcome).await?;
+        }
+        Ok(())
+    }
+
+    /// Marks a call started and emits `tool_started`.
+    async fn start(&self, call: &ToolCall) -> Result<()> {
+        // `false` means it was already started: an idempotent call re-run after a restart.
+        self.deps
+            .store
+            .tool_calls()
+            .transition(
+                &self.emit.tenant,
+                &self.emit.session,
+                &call.id,
+                ToolCallState::Started,
+                None,
+            )
+            .await?;
+        self.emit
+            .state(EventKind::ToolStarted {
+                tool_call_id: call.id.clone(),
+                name: call.name.clone(),
+            })
+            .await?;
+        Ok(())
+    }
+
+    fn tool_context(&self, cancel: CancellationToken) -> ToolContext {
+        ToolContext {
+            tenant_id: self.emit.tenant.clone(),
+            session_id: self.emit.session.clone(),
+            user_id: self.requester.clone(),
+            roots: self.roots.clone(),
+            cancel,
+            store: self.deps.store.clone(),
+        }
+    }
+}
+
+/// Runs one call on its own task, so a panicking tool becomes an error result.
+async fn run_one(tool: Arc<dyn Tool>, ctx: ToolContext, arguments: serde_json::Value) -> Outcome {
+    let task = tokio::spawn(async move { tool.call(&ctx, arguments).await });
+    match task.await {
+        Ok(Ok(value)) => Outcome::ran(value),
+        Ok(Err(error)) => Outcome::failed(&error.message),
+        Err(e) => Outcome::failed(&format!("the tool crashed: {e}")),
+    }
+}

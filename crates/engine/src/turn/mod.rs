@@ -1,0 +1,264 @@
+//! One turn of a session: from its start to exactly one terminal event.
+//!
+//! Invariants (see the behaviour spec §2): a turn ends with exactly one of `turn_end`, `error` or
+//! `interrupted`; the model is called at most `max_iterations` times; every tool call of every
+//! assistant message gets exactly one answer, including when the turn is stopped; notices are
+//! persisted but never sent to a model; the assistant message holding a tool call is stored before
+//! anything about that call is shown or run.
+
+mod authorize;
+mod execute;
+mod interactive;
+mod outcome;
+mod preview;
+mod stream;
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+use workmate_protocol::{
+    Actor, EventKind, Message, NoticeKind, ToolCall, TurnEndStatus, UserContent, UserId,
+};
+use workmate_store::SessionRecord;
+use workmate_tools::Root;
+
+use crate::Result;
+use crate::deps::Deps;
+use crate::emitter::Emitter;
+use stream::Streamed;
+
+pub(crate) use interactive::ask_user_spec;
+
+/// The reason given for calls answered because the user stopped the turn.
+pub(crate) const INTERRUPTED_BY_USER: &str = "interrupted by user";
+
+/// Why a turn runs.
+#[derive(Debug)]
+pub(crate) enum TurnStart {
+    /// A person wrote a message.
+    Message { author: Actor, text: String },
+    /// The last turn failed; run the model again on the same history.
+    Retry,
+    /// The service restarted (or an answer arrived for an idle session) with tool calls pending.
+    Resume(Vec<ToolCall>),
+}
+
+/// A running turn.
+#[derive(Debug)]
+pub(crate) struct Turn {
+    pub(crate) deps: Arc<Deps>,
+    pub(crate) emit: Emitter,
+    pub(crate) session: SessionRecord,
+    pub(crate) history: Vec<Message>,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) roots: Vec<Root>,
+    /// Who the turn acts for: the author of its message, else the session owner.
+    pub(crate) requester: UserId,
+    iterations: u32,
+    truncated: bool,
+    resuming: bool,
+}
+
+impl Turn {
+    pub(crate) fn new(
+        deps: Arc<Deps>,
+        emit: Emitter,
+        session: SessionRecord,
+        history: Vec<Message>,
+        cancel: CancellationToken,
+        roots: Vec<Root>,
+    ) -> Self {
+        let requester = session.owner.clone();
+        Self {
+            deps,
+            emit,
+            session,
+            history,
+            cancel,
+            roots,
+            requester,
+            iterations: 0,
+            truncated: false,
+            resuming: false,
+        }
+    }
+
+    /// Runs the turn to its terminal event.
+    pub(crate) async fn run(mut self, start: TurnStart) -> Result<()> {
+        match start {
+            TurnStart::Message { author, text } => {
+                self.requester = author.user_id.clone();
+                let message = Message::User {
+                    content: UserContent::Text(text.clone()),
+                    ts: self.now(),
+                    author: Some(author.clone()),
+                    display: None,
+                };
+                self.append(message).await?;
+                self.emit
+                    .state(EventKind::TurnStart {
+                        input: text,
+                        author: Some(author),
+                        display: None,
+                    })
+                    .await?;
+            }
+            TurnStart::Retry => {
+                self.emit
+                    .state(EventKind::TurnStart {
+                        input: String::new(),
+                        author: None,
+                        display: None,
+                    })
+                    .await?;
+            }
+            TurnStart::Resume(pending) => {
+                self.resuming = true;
+                self.emit
+                    .state(EventKind::TurnStart {
+                        input: "(resumed)".into(),
+                        author: None,
+                        display: None,
+                    })
+                    .await?;
+                self.handle_calls(pending).await?;
+                self.resuming = false;
+                self.emit
+                    .state(EventKind::IterationEnd { iteration: 0 })
+                    .await?;
+                if self.cancel.is_cancelled() {
+                    return self.interrupted().await;
+                }
+            }
+        }
+        self.run_loop().await
+    }
+
+    async fn run_loop(&mut self) -> Result<()> {
+        loop {
+            if self.iterations >= self.deps.config.max_iterations {
+                let iterations = self.iterations;
+                self.emit
+                    .state(EventKind::TurnEnd {
+                        status: TurnEndStatus::MaxIterationsExceeded,
+                        iterations,
+                    })
+                    .await?;
+                return Ok(());
+            }
+            self.iterations += 1;
+            let reply = match self.stream_model().await? {
+                Streamed::Completed(reply) => reply,
+                Streamed::Failed { error, partial } => {
+                    self.keep_partial(partial).await?;
+                    return self.failed(&error).await;
+                }
+                Streamed::Interrupted { partial } => {
+                    self.keep_partial(partial).await?;
+                    return self.interrupted().await;
+                }
+            };
+            let calls = self.store_reply(*reply).await?;
+            if calls.is_empty() {
+                if self.inject_steering().await? {
+                    continue;
+                }
+                let iterations = self.iterations;
+                self.emit
+                    .state(EventKind::TurnEnd {
+                        status: TurnEndStatus::Completed,
+                        iterations,
+                    })
+                    .await?;
+                return Ok(());
+            }
+            self.handle_calls(calls).await?;
+            self.emit
+                .state(EventKind::IterationEnd {
+                    iteration: self.iterations,
+                })
+                .await?;
+            if self.cancel.is_cancelled() {
+                return self.interrupted().await;
+            }
+            self.inject_steering().await?;
+        }
+    }
+
+    /// Appends queued steering messages as user messages; whether there were any.
+    async fn inject_steering(&mut self) -> Result<bool> {
+        let steering = self.emit.runtime.take_steering();
+        let any = !steering.is_empty();
+        for message in steering {
+            let user = Message::User {
+                content: UserContent::Text(message.text),
+                ts: self.now(),
+                author: Some(message.author),
+                display: None,
+            };
+            self.append(user).await?;
+        }
+        Ok(any)
+    }
+
+    /// Ends the turn with `interrupted`.
+    async fn interrupted(&mut self) -> Result<()> {
+        self.notice(NoticeKind::Interrupted, None).await?;
+        let iterations = self.iterations;
+        self.emit
+            .state(EventKind::Interrupted {
+                iterations,
+                by: None,
+            })
+            .await?;
+        Ok(())
+    }
+
+    /// Ends the turn with `error`.
+    async fn failed(&mut self, error: &workmate_providers::ProviderError) -> Result<()> {
+        let friendly = workmate_providers::friendly_error(&self.session.model, &error.message);
+        let text = friendly.clone().unwrap_or_else(|| error.message.clone());
+        self.notice(NoticeKind::Error, Some(text.clone())).await?;
+        self.emit
+            .state(EventKind::Error {
+                error: text,
+                error_type: error.type_name().to_owned(),
+                raw: friendly.map(|_| error.message.clone()),
+            })
+            .await?;
+        Ok(())
+    }
+
+    /// Appends a display-only notice.
+    pub(crate) async fn notice(&mut self, kind: NoticeKind, text: Option<String>) -> Result<()> {
+        let ts = self.now();
+        self.append(Message::Notice { kind, text, ts }).await
+    }
+
+    /// Appends a message to the stored history and the in-memory copy.
+    pub(crate) async fn append(&mut self, message: Message) -> Result<()> {
+        self.deps
+            .store
+            .messages()
+            .append(
+                &self.emit.tenant,
+                &self.emit.session,
+                std::slice::from_ref(&message),
+            )
+            .await?;
+        self.history.push(message);
+        Ok(())
+    }
+
+    pub(crate) fn now(&self) -> i64 {
+        self.deps.clock.now_ms()
+    }
+
+    pub(crate) fn resuming(&self) -> bool {
+        self.resuming
+    }
+
+    pub(crate) fn truncated(&self) -> bool {
+        self.truncated
+    }
+}

@@ -1,0 +1,195 @@
+//! How a tool call ended, and how that is written down.
+//!
+//! Invariant: every tool call of an assistant message is answered exactly once: the ledger row
+//! is closed with the outcome first (so a restart can replay it without re-running anything),
+//! then the tool message joins the history, then `tool_finished` is emitted.
+
+use serde::{Deserialize, Serialize};
+use workmate_protocol::{EventKind, Message, ToolCall, ToolStatus};
+use workmate_store::{NewAuditRecord, ToolCallState};
+
+use super::Turn;
+use super::preview::result_preview;
+use crate::Result;
+
+/// The outcome of one call, as stored in the ledger's result column.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Outcome {
+    pub(crate) status: ToolStatus,
+    /// What the model sees.
+    pub(crate) content: String,
+    /// Display-only sidecar, never sent to a model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) display: Option<serde_json::Value>,
+    /// Why it was not ok (denied, error, interrupted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) reason: Option<String>,
+    /// Whether the tool ran at all.
+    pub(crate) executed: bool,
+}
+
+impl Outcome {
+    /// The tool ran and returned `value` (a `_display` field is split off).
+    pub(crate) fn ran(value: serde_json::Value) -> Self {
+        let (value, display) = split_display(value);
+        let content = match value {
+            serde_json::Value::String(text) => text,
+            other => other.to_string(),
+        };
+        Self {
+            status: ToolStatus::Ok,
+            content,
+            display,
+            reason: None,
+            executed: true,
+        }
+    }
+
+    /// The tool ran and failed.
+    pub(crate) fn failed(message: &str) -> Self {
+        let status = if message == super::INTERRUPTED_BY_USER {
+            ToolStatus::Interrupted
+        } else {
+            ToolStatus::Error
+        };
+        Self {
+            status,
+            content: serde_json::json!({ "error": message }).to_string(),
+            display: None,
+            reason: Some(message.to_owned()),
+            executed: true,
+        }
+    }
+
+    /// The call was not executed: refused, or not runnable (unknown tool, mangled arguments).
+    pub(crate) fn not_executed(status: ToolStatus, reason: &str) -> Self {
+        Self {
+            status,
+            content: serde_json::json!({ "error": "tool call not executed", "reason": reason })
+                .to_string(),
+            display: None,
+            reason: Some(reason.to_owned()),
+            executed: false,
+        }
+    }
+
+    /// An answer produced by the engine itself (interactive tools).
+    pub(crate) fn answered(status: ToolStatus, result: &serde_json::Value) -> Self {
+        Self {
+            status,
+            content: result.to_string(),
+            display: None,
+            reason: None,
+            executed: false,
+        }
+    }
+
+    fn ledger_state(&self) -> ToolCallState {
+        match (self.status, self.executed) {
+            (ToolStatus::Interrupted, _) => ToolCallState::Interrupted,
+            (_, true) => ToolCallState::Finished,
+            (_, false) => ToolCallState::Denied,
+        }
+    }
+}
+
+fn split_display(value: serde_json::Value) -> (serde_json::Value, Option<serde_json::Value>) {
+    match value {
+        serde_json::Value::Object(mut map) => {
+            let display = map.remove("_display");
+            (serde_json::Value::Object(map), display)
+        }
+        other => (other, None),
+    }
+}
+
+impl Turn {
+    /// Closes the call's ledger row with `outcome`, appends its tool message, emits
+    /// `tool_finished`.
+    pub(crate) async fn answer(&mut self, call: &ToolCall, outcome: Outcome) -> Result<()> {
+        let stored = serde_json::to_value(&outcome)
+            .map_err(|e| crate::Error::Rejected(format!("cannot encode a tool outcome: {e}")))?;
+        let ledger = self.deps.store.tool_calls();
+        let (tenant, session) = (&self.emit.tenant, &self.emit.session);
+        if !ledger
+            .transition(
+                tenant,
+                session,
+                &call.id,
+                outcome.ledger_state(),
+                Some(&stored),
+            )
+            .await?
+        {
+            // Racing transitions are impossible under the one-turn-per-session rule; if the row
+            // already has an outcome, the history still needs its tool message.
+            tracing::warn!(tool_call = %call.id, "Tool call was already closed in the ledger.");
+        }
+        self.record(call, outcome).await
+    }
+
+    /// Writes an outcome that the ledger already holds (a replay after a restart).
+    pub(crate) async fn record(&mut self, call: &ToolCall, outcome: Outcome) -> Result<()> {
+        self.audit_hidden_counts(call, outcome.display.as_ref())
+            .await?;
+        let message = Message::Tool {
+            tool_call_id: call.id.clone(),
+            content: outcome.content.clone(),
+            ts: self.now(),
+            display: outcome.display.clone(),
+        };
+        self.append(message).await?;
+        let (result_preview, reason) = match outcome.status {
+            ToolStatus::Ok => (Some(result_preview(&outcome.content)), None),
+            _ => (None, outcome.reason.clone()),
+        };
+        self.emit
+            .state(EventKind::ToolFinished {
+                tool_call_id: call.id.clone(),
+                name: call.name.clone(),
+                status: outcome.status,
+                result_preview,
+                reason,
+                display: outcome.display,
+                standing_rule: None,
+            })
+            .await?;
+        Ok(())
+    }
+
+    /// Audits how many items a privacy filter hid: counts only, never content.
+    async fn audit_hidden_counts(
+        &self,
+        call: &ToolCall,
+        display: Option<&serde_json::Value>,
+    ) -> Result<()> {
+        let count = |key: &str| {
+            display
+                .and_then(|d| d.get(key))
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0)
+        };
+        let (results, fields) = (count("hidden_by_filters"), count("hidden_fields"));
+        if results == 0 && fields == 0 {
+            return Ok(());
+        }
+        let record = NewAuditRecord {
+            session_id: Some(self.emit.session.clone()),
+            actor: Some(self.requester.to_string()),
+            stage: "filtered".into(),
+            tool: Some(call.name.clone()),
+            status: Some("hidden".into()),
+            detail: serde_json::json!({
+                "reason": format!("{results} result(s) hidden · {fields} field value(s) stripped by privacy filters"),
+                "hidden_by_filters": results,
+                "hidden_fields": fields,
+            }),
+        };
+        self.deps
+            .store
+            .audit()
+            .append(&self.emit.tenant, &record)
+            .await?;
+        Ok(())
+    }
+}

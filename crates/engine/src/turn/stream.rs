@@ -1,0 +1,140 @@
+//! Streaming one model reply.
+//!
+//! Invariant: every read of the stream is raced against the turn's stop token, so a stalled
+//! provider can never hold a turn; what streamed before a stop or a failure is kept as a partial
+//! assistant message (text and reasoning only, never tool calls).
+
+use workmate_protocol::{EventKind, Message, ToolCall};
+use workmate_providers::{AssistantTurn, FinishReason, ModelRequest, ProviderError, StreamEvent};
+
+use super::Turn;
+use crate::Result;
+use crate::history::{outbound, shrink_mangled};
+
+/// Text and reasoning streamed so far.
+#[derive(Debug, Default)]
+pub(crate) struct Partial {
+    text: String,
+    reasoning: String,
+}
+
+/// How a model call ended.
+#[derive(Debug)]
+pub(crate) enum Streamed {
+    Completed(Box<AssistantTurn>),
+    Failed {
+        error: ProviderError,
+        partial: Partial,
+    },
+    Interrupted {
+        partial: Partial,
+    },
+}
+
+impl Turn {
+    /// Calls the session's model on the current history.
+    pub(crate) async fn stream_model(&mut self) -> Result<Streamed> {
+        let mut partial = Partial::default();
+        let (provider, model) = match self.deps.providers.resolve(&self.session.model) {
+            Ok(found) => found,
+            Err(error) => return Ok(Streamed::Failed { error, partial }),
+        };
+        let caps = provider.capabilities(&model);
+        let mut tools = self.deps.tools.specs();
+        tools.push(super::ask_user_spec());
+        let request = ModelRequest {
+            session_id: self.emit.session.clone(),
+            model,
+            messages: outbound(&self.history, &caps),
+            tools,
+        };
+        let mut stream = provider.stream(request);
+        loop {
+            let next = tokio::select! {
+                biased;
+                () = self.cancel.cancelled() => return Ok(Streamed::Interrupted { partial }),
+                next = stream.next() => next,
+            };
+            match next {
+                Some(Ok(StreamEvent::TextDelta(text))) => {
+                    partial.text.push_str(&text);
+                    self.emit.transport(EventKind::AssistantDelta { text });
+                }
+                Some(Ok(StreamEvent::ReasoningDelta(text))) => {
+                    partial.reasoning.push_str(&text);
+                    self.emit.transport(EventKind::ReasoningDelta { text });
+                }
+                Some(Ok(StreamEvent::Completed(reply))) => {
+                    return Ok(Streamed::Completed(Box::new(reply)));
+                }
+                Some(Err(error)) => return Ok(Streamed::Failed { error, partial }),
+                // A provider that ended without a reply: what streamed is the reply.
+                None => {
+                    let reasoning = (!partial.reasoning.is_empty()).then_some(partial.reasoning);
+                    return Ok(Streamed::Completed(Box::new(AssistantTurn {
+                        text: partial.text,
+                        reasoning,
+                        ..AssistantTurn::default()
+                    })));
+                }
+            }
+        }
+    }
+
+    /// Keeps what streamed before a stop or failure, without tool calls.
+    pub(crate) async fn keep_partial(&mut self, partial: Partial) -> Result<()> {
+        if partial.text.is_empty() && partial.reasoning.is_empty() {
+            return Ok(());
+        }
+        let message = Message::Assistant {
+            content: partial.text,
+            ts: self.now(),
+            tool_calls: Vec::new(),
+            reasoning: (!partial.reasoning.is_empty()).then_some(partial.reasoning),
+            usage: None,
+            provider_state: Box::default(),
+        };
+        self.append(message).await
+    }
+
+    /// Stores a complete reply: ledger rows for its calls first, then the assistant message,
+    /// then `assistant_message`. Returns the calls to handle.
+    pub(crate) async fn store_reply(&mut self, reply: AssistantTurn) -> Result<Vec<ToolCall>> {
+        self.truncated = reply.finish_reason == FinishReason::Length;
+        let mut calls = reply.tool_calls;
+        calls.iter_mut().for_each(shrink_mangled);
+        let ledger = self.deps.store.tool_calls();
+        for call in &calls {
+            ledger
+                .record_proposed(
+                    &self.emit.tenant,
+                    &self.emit.session,
+                    self.emit.turn.as_ref(),
+                    call,
+                )
+                .await?;
+        }
+        let usage = reply.usage.map(|mut usage| {
+            usage.model.clone_from(&self.session.model);
+            usage
+        });
+        let message = Message::Assistant {
+            content: reply.text.clone(),
+            ts: self.now(),
+            tool_calls: calls.clone(),
+            reasoning: reply.reasoning.clone(),
+            usage: usage.clone(),
+            provider_state: Box::new(reply.provider_state),
+        };
+        self.append(message).await?;
+        self.emit
+            .state(EventKind::AssistantMessage {
+                text: (!reply.text.is_empty()).then_some(reply.text),
+                tool_calls: calls.iter().map(|c| c.name.clone()).collect(),
+                reasoning: reply.reasoning,
+                usage,
+            })
+            .await?;
+        Ok(calls)
+    }
+}

@@ -1,0 +1,18 @@
+//! The turn engine's behaviour, driven through the session hub with the scripted provider.
+#![allow(
+    unreachable_pub,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stderr,
+    clippy::needless_pass_by_value
+)]
+
+mod support;
+
+mod approvals;
+mod interrupts;
+mod resume;
+mod session_commands;
+mod tools;
+mod turns;

@@ -1,0 +1,241 @@
+//! Durable resume: a process that dies mid-turn is replaced by one that finishes the turn without
+//! re-asking, re-running or orphaning anything. Each test runs the first process on its own tokio
+//! runtime and drops that runtime mid-turn: every task stops at its current await, as in a crash.
+
+use std::collections::HashMap;
+
+use serde_json::json;
+use workmate_protocol::{
+    ApprovalChoice, EventKind, InboxItemId, Message, Resolution, SessionId, Surface, ToolStatus,
+};
+use workmate_store::InboxFilter;
+
+use crate::support::{Harness, Options, script, state_names};
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Runs `until` in a first process, then kills it; returns where it left its files.
+fn crash_after<F>(
+    script: &str,
+    options: Options,
+    until: F,
+) -> (std::path::PathBuf, SessionId, Option<InboxItemId>)
+where
+    F: AsyncFnOnce(&mut Harness) -> Option<InboxItemId>,
+{
+    let first = runtime();
+    let left = first.block_on(async {
+        let mut h = Harness::with(script, options).await;
+        h.say("write this week's report").await;
+        let item = until(&mut h).await;
+        h.keep_files();
+        (h.dir.clone(), h.session.clone(), item)
+    });
+    first.shutdown_background();
+    left
+}
+
+fn answered_once(history: &[Message]) {
+    let mut answers: HashMap<String, usize> = HashMap::new();
+    for message in history {
+        if let Message::Tool { tool_call_id, .. } = message {
+            *answers.entry(tool_call_id.to_string()).or_default() += 1;
+        }
+    }
+    for message in history {
+        if let Message::Assistant { tool_calls, .. } = message {
+            for call in tool_calls {
+                assert_eq!(
+                    answers.get(call.id.as_str()),
+                    Some(&1),
+                    "call {} answered once in {history:?}",
+                    call.id
+                );
+            }
+        }
+    }
+}
+
+fn write_script() -> String {
+    script(json!([
+        {"text": "Saving.", "tool_calls": [{"name": "probe_write", "arguments": {"path": "report.md"}}]},
+        {"text": "Saved."}
+    ]))
+}
+
+#[test]
+fn a_turn_parked_on_an_approval_survives_a_crash_without_a_second_prompt() {
+    let (dir, session, item) = crash_after(&write_script(), Options::default(), async |h| {
+        let parked = h
+            .events_until(|e| matches!(e.kind, EventKind::InboxItemParked { .. }))
+            .await;
+        let EventKind::InboxItemParked { item_id, .. } = &parked.last().unwrap().kind else {
+            unreachable!()
+        };
+        Some(item_id.clone())
+    });
+    let item = item.unwrap();
+    runtime().block_on(async {
+        let mut h = Harness::reopen(dir, session, &write_script(), Options::default()).await;
+        assert_eq!(h.hub.resume_pending().await.unwrap(), 1);
+        let resumed = h
+            .events_until(|e| matches!(e.kind, EventKind::TurnStart { .. }))
+            .await;
+        assert!(
+            matches!(&resumed[0].kind, EventKind::TurnStart { input, .. } if input == "(resumed)")
+        );
+        let once = Resolution::Approval {
+            choice: ApprovalChoice::Once,
+        };
+        h.hub
+            .resolve(&h.tenant, &item, &once, &Harness::alice(), Surface::Slack)
+            .await
+            .unwrap();
+        let events = h.turn_events().await;
+        assert!(
+            !state_names(&events).contains(&"permission_required"),
+            "no second prompt"
+        );
+        assert!(matches!(
+            events.last().unwrap().kind,
+            EventKind::TurnEnd { .. }
+        ));
+        h.idle().await;
+        assert_eq!(h.writes.calls(), 1);
+        let items = h
+            .store
+            .inbox()
+            .list(
+                &h.tenant,
+                &InboxFilter {
+                    session: Some(h.session.clone()),
+                    ..Default::default()
+                },
+                10,
+            )
+            .await
+            .unwrap();
+        assert_eq!(items.len(), 1, "the parked item is the same one");
+        answered_once(&h.history().await);
+    });
+}
+
+#[test]
+fn an_answer_given_while_the_service_was_down_applies_on_resume() {
+    let (dir, session, item) = crash_after(&write_script(), Options::default(), async |h| {
+        let parked = h
+            .events_until(|e| matches!(e.kind, EventKind::InboxItemParked { .. }))
+            .await;
+        let EventKind::InboxItemParked { item_id, .. } = &parked.last().unwrap().kind else {
+            unreachable!()
+        };
+        Some(item_id.clone())
+    });
+    runtime().block_on(async {
+        let mut h = Harness::reopen(dir, session, &write_script(), Options::default()).await;
+        // Resolving an item of an idle session resumes it.
+        let once = Resolution::Approval {
+            choice: ApprovalChoice::Once,
+        };
+        h.hub
+            .resolve(
+                &h.tenant,
+                item.as_ref().unwrap(),
+                &once,
+                &Harness::alice(),
+                Surface::Http,
+            )
+            .await
+            .unwrap();
+        let events = h.turn_events().await;
+        assert!(
+            matches!(events.last().unwrap().kind, EventKind::TurnEnd { .. }),
+            "{:?}",
+            state_names(&events)
+        );
+        h.idle().await;
+        assert_eq!(h.writes.calls(), 1);
+        answered_once(&h.history().await);
+    });
+}
+
+#[test]
+fn a_tool_that_was_running_is_not_run_again() {
+    let options = || Options {
+        allow_all: true,
+        ..Options::default()
+    };
+    let slow = script(json!([
+        {"tool_calls": [{"name": "probe_write", "arguments": {"ms": 60000}}]},
+        {"text": "The write may not have happened; check."}
+    ]));
+    let (dir, session, _) = crash_after(&slow, options(), async |h| {
+        h.events_until(|e| matches!(e.kind, EventKind::ToolStarted { .. }))
+            .await;
+        None
+    });
+    runtime().block_on(async {
+        let mut h = Harness::reopen(dir, session, &slow, options()).await;
+        assert_eq!(h.hub.resume_pending().await.unwrap(), 1);
+        let events = h.turn_events().await;
+        let finished = events
+            .iter()
+            .find_map(|e| match &e.kind {
+                EventKind::ToolFinished { status, reason, .. } => Some((*status, reason.clone())),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(finished.0, ToolStatus::Error);
+        assert_eq!(
+            finished.1.as_deref(),
+            Some("interrupted: outcome unknown (the service restarted while it ran)")
+        );
+        assert!(matches!(
+            events.last().unwrap().kind,
+            EventKind::TurnEnd { .. }
+        ));
+        h.idle().await;
+        assert_eq!(h.writes.calls(), 0, "never re-run");
+        answered_once(&h.history().await);
+        assert_eq!(
+            h.hub.resume_pending().await.unwrap(),
+            0,
+            "nothing left to resume"
+        );
+    });
+}
+
+#[test]
+fn an_idempotent_tool_that_was_running_is_run_again() {
+    let slow = script(json!([
+        {"tool_calls": [{"name": "probe_read", "arguments": {"ms": 60000}}]},
+        {"text": "done"}
+    ]));
+    let (dir, session, _) = crash_after(&slow, Options::default(), async |h| {
+        h.events_until(|e| matches!(e.kind, EventKind::ToolStarted { .. }))
+            .await;
+        None
+    });
+    let quick = script(json!([
+        {"tool_calls": [{"name": "probe_read", "arguments": {"ms": 60000}}]},
+        {"text": "done"}
+    ]));
+    runtime().block_on(async {
+        let mut h = Harness::reopen(dir, session, &quick, Options::default()).await;
+        h.hub.resume_pending().await.unwrap();
+        h.events_until(|e| matches!(e.kind, EventKind::ToolStarted { .. }))
+            .await;
+        // `tool_started` is emitted just before the tool's own code runs.
+        let deadline = std::time::Instant::now() + crate::support::PATIENCE;
+        while h.reads.calls() == 0 && std::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert_eq!(h.reads.calls(), 1, "re-run after the restart");
+    });
+}

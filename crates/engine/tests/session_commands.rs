@@ -1,0 +1,159 @@
+//! Steering, model switches and mode changes.
+
+use serde_json::json;
+use workmate_engine::{Accepted, Error};
+use workmate_protocol::{
+    Actor, Command, EventKind, Message, NoticeKind, PermissionMode, UserContent,
+};
+
+use crate::support::{Harness, script};
+
+#[tokio::test]
+async fn a_message_for_a_busy_session_steers_the_running_turn() {
+    let mut h = Harness::new(&script(json!([
+        {"text": "Working on it slowly", "chunk_delay_ms": 150},
+        {"text": "Switched to Friday."}
+    ])))
+    .await;
+    h.say("write Monday's report").await;
+    h.events_until(|e| matches!(e.kind, EventKind::AssistantDelta { .. }))
+        .await;
+    assert_eq!(h.say("actually make it Friday").await, Accepted::Steered);
+    let events = h.turn_events().await;
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::AssistantMessage { .. }))
+            .count(),
+        2,
+        "one turn, two model calls"
+    );
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::TurnStart { .. }))
+            .count(),
+        0,
+        "no second turn"
+    );
+    h.idle().await;
+    let history = h.history().await;
+    let texts: Vec<String> = history
+        .iter()
+        .filter_map(|m| match m {
+            Message::User {
+                content: UserContent::Text(t),
+                ..
+            } => Some(t.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        vec!["write Monday's report", "actually make it Friday"]
+    );
+    let requests = h.model.requests();
+    assert!(
+        serde_json::to_string(&requests[1].messages)
+            .unwrap()
+            .contains("actually make it Friday")
+    );
+}
+
+#[tokio::test]
+async fn switching_models_leaves_a_notice_and_is_refused_mid_turn() {
+    let mut h = Harness::new(&script(
+        json!([{"text": "one"}, {"text": "two", "chunk_delay_ms": 300}]),
+    ))
+    .await;
+    let switch = |model: &str| Command::SwitchModel {
+        model: model.into(),
+        actor: Actor::new("u_alice"),
+    };
+    // Before any conversation the switch is silent.
+    h.command(switch("scripted:first")).await.unwrap();
+    assert!(h.history().await.is_empty());
+    h.say("hi").await;
+    h.turn_events().await;
+    h.idle().await;
+    h.command(switch("scripted:text-only")).await.unwrap();
+    let event = h
+        .events_until(|e| matches!(e.kind, EventKind::ModelSwitched { .. }))
+        .await
+        .pop()
+        .unwrap();
+    let EventKind::ModelSwitched { text, to, .. } = event.kind else {
+        unreachable!()
+    };
+    assert_eq!(
+        (text.as_str(), to.as_str()),
+        ("Model switched to scripted:text-only", "scripted:text-only")
+    );
+    assert!(matches!(
+        h.history().await.last().unwrap(),
+        Message::Notice {
+            kind: NoticeKind::ModelSwitch,
+            ..
+        }
+    ));
+
+    h.say("again").await;
+    h.events_until(|e| matches!(e.kind, EventKind::AssistantDelta { .. }))
+        .await;
+    let busy = h.command(switch("scripted:other")).await.unwrap_err();
+    assert!(matches!(busy, Error::Busy(_)), "{busy}");
+    h.turn_events().await;
+    let record = h
+        .store
+        .sessions()
+        .get(&h.tenant, &h.session)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(record.model, "scripted:text-only");
+    assert_eq!(h.model.requests().last().unwrap().model, "text-only");
+}
+
+#[tokio::test]
+async fn changing_the_mode_is_announced() {
+    let mut h = Harness::new(&script(json!([]))).await;
+    h.command(Command::SetMode {
+        mode: PermissionMode::Plan,
+        actor: Actor::new("u_alice"),
+    })
+    .await
+    .unwrap();
+    let event = h
+        .events_until(|e| matches!(e.kind, EventKind::ModeChanged { .. }))
+        .await
+        .pop()
+        .unwrap();
+    assert!(matches!(
+        event.kind,
+        EventKind::ModeChanged {
+            from: PermissionMode::Interactive,
+            to: PermissionMode::Plan,
+            ..
+        }
+    ));
+    assert_eq!(
+        h.store
+            .sessions()
+            .get(&h.tenant, &h.session)
+            .await
+            .unwrap()
+            .unwrap()
+            .mode,
+        PermissionMode::Plan
+    );
+}
+
+#[tokio::test]
+async fn an_exhausted_script_is_an_error_turn() {
+    let mut h = Harness::new(&script(json!([]))).await;
+    h.say("hi").await;
+    let events = h.turn_events().await;
+    assert!(
+        matches!(&events.last().unwrap().kind, EventKind::Error { error, .. } if error == "script exhausted")
+    );
+}

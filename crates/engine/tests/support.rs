@@ -1,0 +1,367 @@
+//! A hub on a temporary SQLite store, test tools that observe how they are run, and helpers that
+//! collect a turn's events.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use tokio::sync::broadcast;
+use workmate_engine::{Decision, EngineConfig, EngineParts, MinimalPolicy, Policy, SessionHub};
+use workmate_protocol::{
+    Actor, Command, Event, EventKind, PermissionMode, SessionId, Surface, TenantId, ToolSpec,
+};
+use workmate_providers::{
+    Capabilities, ModelProvider, ModelRequest, ModelStream, ProviderRouter, ScriptedProvider,
+};
+use workmate_store::{ConnectOptions, NewSession, SessionKey, Store, SystemClock};
+use workmate_tools::{Tool, ToolContext, ToolError, ToolFuture, ToolMetadata, ToolRegistry};
+
+/// How long any single wait in a test may take before it fails.
+pub const PATIENCE: Duration = Duration::from_secs(20);
+
+/// Observes how a test tool was run.
+#[derive(Debug, Default)]
+pub struct Probe {
+    pub calls: AtomicUsize,
+    pub active: AtomicUsize,
+    pub max_active: AtomicUsize,
+}
+
+impl Probe {
+    pub fn calls(&self) -> usize {
+        self.calls.load(Ordering::SeqCst)
+    }
+    pub fn max_active(&self) -> usize {
+        self.max_active.load(Ordering::SeqCst)
+    }
+}
+
+/// A tool that sleeps `ms` (or until stopped) and records overlap with its other calls.
+#[derive(Debug)]
+pub struct ProbeTool {
+    pub name: &'static str,
+    pub metadata: Option<ToolMetadata>,
+    pub probe: Arc<Probe>,
+}
+
+impl Tool for ProbeTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.name.into(),
+            description: "test probe".into(),
+            parameters: serde_json::json!({"type": "object"}),
+        }
+    }
+
+    fn metadata(&self) -> Option<ToolMetadata> {
+        self.metadata.clone()
+    }
+
+    fn call<'a>(&'a self, ctx: &'a ToolContext, arguments: serde_json::Value) -> ToolFuture<'a> {
+        Box::pin(async move {
+            self.probe.calls.fetch_add(1, Ordering::SeqCst);
+            let now = self.probe.active.fetch_add(1, Ordering::SeqCst) + 1;
+            self.probe.max_active.fetch_max(now, Ordering::SeqCst);
+            let ms = arguments
+                .get("ms")
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0);
+            let stopped = tokio::select! {
+                () = tokio::time::sleep(Duration::from_millis(ms)) => false,
+                () = ctx.cancel.cancelled() => true,
+            };
+            self.probe.active.fetch_sub(1, Ordering::SeqCst);
+            if stopped {
+                return Err(ToolError::new("interrupted by user"));
+            }
+            if arguments.get("hide").is_some() {
+                return Ok(
+                    serde_json::json!({"items": 1, "_display": {"hidden_by_filters": 2, "hidden_fields": 1}}),
+                );
+            }
+            Ok(serde_json::json!({"slept_ms": ms}))
+        })
+    }
+}
+
+/// The scripted provider, remembering every request it was sent.
+#[derive(Debug)]
+pub struct Recording {
+    inner: ScriptedProvider,
+    pub requests: std::sync::Mutex<Vec<ModelRequest>>,
+}
+
+impl Recording {
+    pub fn requests(&self) -> Vec<ModelRequest> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+impl ModelProvider for Recording {
+    fn capabilities(&self, model: &str) -> Capabilities {
+        self.inner.capabilities(model)
+    }
+
+    fn stream(&self, request: ModelRequest) -> ModelStream {
+        self.requests.lock().unwrap().push(request.clone());
+        self.inner.stream(request)
+    }
+}
+
+/// Runs every tool without asking.
+#[derive(Debug)]
+pub struct AllowAll;
+
+impl Policy for AllowAll {
+    fn evaluate(&self, tool: &str, _: &serde_json::Value, _: Option<&ToolMetadata>) -> Decision {
+        Decision::Allow {
+            reason: format!("{tool} allowed by the test"),
+        }
+    }
+}
+
+/// A hub, its store, and one session.
+pub struct Harness {
+    pub hub: SessionHub,
+    pub store: Store,
+    pub tenant: TenantId,
+    pub session: SessionId,
+    pub reads: Arc<Probe>,
+    pub writes: Arc<Probe>,
+    pub dir: std::path::PathBuf,
+    pub events: broadcast::Receiver<Event>,
+    pub model: Arc<Recording>,
+    keep: bool,
+}
+
+pub struct Options {
+    pub max_iterations: u32,
+    pub allow_all: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            max_iterations: 150,
+            allow_all: false,
+        }
+    }
+}
+
+impl Harness {
+    pub async fn new(script: &str) -> Self {
+        Self::with(script, Options::default()).await
+    }
+
+    pub async fn with(script: &str, options: Options) -> Self {
+        let dir = std::env::temp_dir().join(format!("workmate-engine-{}", uuid::Uuid::now_v7()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let store = Store::connect(
+            &format!("sqlite://{}", dir.join("engine.db").display()),
+            ConnectOptions::default(),
+        )
+        .await
+        .unwrap();
+        store.migrate().await.unwrap();
+        Self::on_store(store, dir, script, options).await
+    }
+
+    /// A new process on the database and folder a crashed one left: its own store connection,
+    /// hub and provider, looking at the same session. Call [`Harness::keep_files`] on the first.
+    pub async fn reopen(
+        dir: std::path::PathBuf,
+        session: SessionId,
+        script: &str,
+        options: Options,
+    ) -> Self {
+        let store = Store::connect(
+            &format!("sqlite://{}", dir.join("engine.db").display()),
+            ConnectOptions::default(),
+        )
+        .await
+        .unwrap();
+        store.migrate().await.unwrap();
+        let mut next = Self::on_store(store, dir, script, options).await;
+        next.session = session;
+        next.events = next
+            .hub
+            .subscribe(&next.tenant, &next.session)
+            .await
+            .unwrap();
+        next
+    }
+
+    /// Leaves the database and folder in place when this harness is dropped.
+    pub fn keep_files(&mut self) {
+        self.keep = true;
+    }
+
+    async fn on_store(
+        store: Store,
+        dir: std::path::PathBuf,
+        script: &str,
+        options: Options,
+    ) -> Self {
+        let mut providers = ProviderRouter::new("scripted");
+        let model = Arc::new(Recording {
+            inner: ScriptedProvider::from_json(script).unwrap(),
+            requests: Default::default(),
+        });
+        providers.register("scripted", Arc::clone(&model) as Arc<dyn ModelProvider>);
+        let reads = Arc::new(Probe::default());
+        let writes = Arc::new(Probe::default());
+        let mut tools = ToolRegistry::new();
+        tools.register(Arc::new(ProbeTool {
+            name: "probe_read",
+            metadata: Some(ToolMetadata::read("test")),
+            probe: Arc::clone(&reads),
+        }));
+        tools.register(Arc::new(ProbeTool {
+            name: "probe_write",
+            metadata: Some(ToolMetadata::write_local("test", "path")),
+            probe: Arc::clone(&writes),
+        }));
+        let policy: Arc<dyn Policy> = if options.allow_all {
+            Arc::new(AllowAll)
+        } else {
+            Arc::new(MinimalPolicy)
+        };
+        let config = EngineConfig {
+            max_iterations: options.max_iterations,
+            default_model: "scripted:test".into(),
+            inbox_poll: Duration::from_millis(50),
+            data_dir: dir.clone(),
+            ..EngineConfig::default()
+        };
+        let hub = SessionHub::new(EngineParts {
+            store: store.clone(),
+            providers,
+            tools,
+            policy,
+            config,
+            clock: Arc::new(SystemClock),
+        });
+        let tenant = TenantId::from("t_test");
+        store.tenants().ensure(&tenant, "Test").await.unwrap();
+        let new = NewSession {
+            key: SessionKey {
+                surface: Surface::Http,
+                chat_id: format!("chat-{}", uuid::Uuid::now_v7()),
+                thread_id: String::new(),
+            },
+            owner: "u_alice".into(),
+            title: None,
+            persona: "cowork".into(),
+            model: "scripted:test".into(),
+            mode: PermissionMode::Interactive,
+            unattended: false,
+        };
+        let session = hub.create_session(&tenant, &new).await.unwrap().id;
+        let events = hub.subscribe(&tenant, &session).await.unwrap();
+        Self {
+            hub,
+            store,
+            tenant,
+            session,
+            reads,
+            writes,
+            dir,
+            events,
+            model,
+            keep: false,
+        }
+    }
+
+    pub fn alice() -> Actor {
+        Actor::named("u_alice", "Alice")
+    }
+
+    pub async fn say(&self, text: &str) -> workmate_engine::Accepted {
+        let command = Command::UserMessage {
+            author: Self::alice(),
+            text: text.into(),
+            attachments: vec![],
+        };
+        self.hub
+            .submit(&self.tenant, &self.session, command)
+            .await
+            .unwrap()
+    }
+
+    pub async fn command(
+        &self,
+        command: Command,
+    ) -> workmate_engine::Result<workmate_engine::Accepted> {
+        self.hub.submit(&self.tenant, &self.session, command).await
+    }
+
+    /// Events until (and including) the first event that satisfies `stop`.
+    pub async fn events_until(&mut self, stop: impl Fn(&Event) -> bool) -> Vec<Event> {
+        let mut seen = Vec::new();
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        loop {
+            let event = tokio::time::timeout_at(deadline, self.events.recv())
+                .await
+                .unwrap_or_else(|_| panic!("timed out; saw {:?}", names(&seen)))
+                .expect("event stream open");
+            let done = stop(&event);
+            seen.push(event);
+            if done {
+                return seen;
+            }
+        }
+    }
+
+    /// Events until the turn's terminal event.
+    pub async fn turn_events(&mut self) -> Vec<Event> {
+        self.events_until(|e| {
+            matches!(
+                e.kind,
+                EventKind::TurnEnd { .. } | EventKind::Error { .. } | EventKind::Interrupted { .. }
+            )
+        })
+        .await
+    }
+
+    pub async fn idle(&self) {
+        tokio::time::timeout(PATIENCE, self.hub.wait_idle(&self.tenant, &self.session))
+            .await
+            .expect("session went idle")
+            .unwrap();
+    }
+
+    pub async fn history(&self) -> Vec<workmate_protocol::Message> {
+        self.store
+            .messages()
+            .list(&self.tenant, &self.session)
+            .await
+            .unwrap()
+    }
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// The kinds of events, by name.
+pub fn names(events: &[Event]) -> Vec<&'static str> {
+    events.iter().map(|e| e.kind.name()).collect()
+}
+
+/// The kinds of state events, by name.
+pub fn state_names(events: &[Event]) -> Vec<&'static str> {
+    events
+        .iter()
+        .filter(|e| e.kind.is_state())
+        .map(|e| e.kind.name())
+        .collect()
+}
+
+/// A script with one conversation of the given turns.
+pub fn script(turns: serde_json::Value) -> String {
+    serde_json::json!({"conversations": [{"when": "*", "turns": turns}]}).to_string()
+}

@@ -1,0 +1,116 @@
+//! Which calls run together and which run alone.
+
+use serde_json::json;
+use workmate_protocol::{EventKind, Message};
+
+use crate::support::{Harness, Options, script, state_names};
+
+#[tokio::test]
+async fn cleared_low_risk_calls_really_overlap() {
+    let calls: Vec<_> = (0..4)
+        .map(|_| json!({"name": "probe_read", "arguments": {"ms": 300}}))
+        .collect();
+    let mut h = Harness::new(&script(json!([{"tool_calls": calls}, {"text": "done"}]))).await;
+    h.say("read four files").await;
+    let events = h.turn_events().await;
+    assert!(matches!(
+        events.last().unwrap().kind,
+        EventKind::TurnEnd { .. }
+    ));
+    assert_eq!(h.reads.calls(), 4);
+    assert!(
+        h.reads.max_active() >= 2,
+        "max overlap {}",
+        h.reads.max_active()
+    );
+    // All starts come before the first finish, and results are recorded in call order.
+    let names = state_names(&events);
+    let first_finish = names.iter().position(|n| *n == "tool_finished").unwrap();
+    assert_eq!(
+        names[..first_finish]
+            .iter()
+            .filter(|n| **n == "tool_started")
+            .count(),
+        4
+    );
+    h.idle().await;
+    let history = h.history().await;
+    let Message::Assistant { tool_calls, .. } = &history[1] else {
+        panic!()
+    };
+    let answered: Vec<_> = history
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool { tool_call_id, .. } => Some(tool_call_id.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        answered,
+        tool_calls.iter().map(|c| c.id.clone()).collect::<Vec<_>>()
+    );
+}
+
+#[tokio::test]
+async fn calls_that_are_not_low_risk_never_overlap() {
+    let calls: Vec<_> = (0..3)
+        .map(|_| json!({"name": "probe_write", "arguments": {"ms": 100}}))
+        .collect();
+    let mut h = Harness::with(
+        &script(json!([{"tool_calls": calls}, {"text": "done"}])),
+        Options {
+            allow_all: true,
+            ..Options::default()
+        },
+    )
+    .await;
+    h.say("write three files").await;
+    h.turn_events().await;
+    assert_eq!(h.writes.calls(), 3);
+    assert_eq!(h.writes.max_active(), 1);
+}
+
+#[tokio::test]
+async fn a_mixed_batch_runs_the_reads_together_first_then_the_rest_in_order() {
+    let mut h = Harness::with(
+        &script(json!([{"tool_calls": [
+            {"name": "probe_write", "arguments": {"ms": 50}},
+            {"name": "probe_read", "arguments": {"ms": 200}},
+            {"name": "probe_read", "arguments": {"ms": 200}}
+        ]}, {"text": "done"}])),
+        Options {
+            allow_all: true,
+            ..Options::default()
+        },
+    )
+    .await;
+    h.say("mixed").await;
+    let events = h.turn_events().await;
+    let finished: Vec<String> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ToolFinished { name, .. } => Some(name.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(finished, vec!["probe_read", "probe_read", "probe_write"]);
+    assert!(h.reads.max_active() >= 2);
+}
+
+#[tokio::test]
+async fn an_unknown_tool_is_answered_with_an_error() {
+    let mut h = Harness::new(&script(
+        json!([{"tool_calls": [{"name": "launch_rockets", "arguments": {}}]}, {"text": "sorry"}]),
+    ))
+    .await;
+    h.say("go").await;
+    let events = h.turn_events().await;
+    let reason = events
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::ToolFinished { reason, .. } => reason.clone(),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(reason, "unknown tool: launch_rockets");
+}

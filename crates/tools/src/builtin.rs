@@ -1,0 +1,115 @@
+//! The built-in tool set.
+//!
+//! Invariant: every built-in declares its metadata, so none falls back to "unknown, high risk" by
+//! accident, and the set is assembled in one place.
+
+use std::sync::Arc;
+
+use crate::web_fetch::WebFetch;
+use crate::{
+    ApplyPatch, Grep, ListFiles, MemoryForget, MemoryRead, MemoryUpdate, ReadFile, Remember,
+    ReplaceInFile, RunShell, ToolRegistry, WriteFile,
+};
+
+/// What the built-ins are configured with.
+#[derive(Clone, Debug, Default)]
+pub struct BuiltinOptions {
+    /// Hosts `web_fetch` may reach even when they resolve to loopback or private addresses.
+    pub web_allow_hosts: Vec<String>,
+}
+
+/// A registry with every built-in tool: files, shell, web fetch and memory.
+pub fn builtin_registry(options: &BuiltinOptions) -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    registry.register(Arc::new(ReadFile));
+    registry.register(Arc::new(ListFiles));
+    registry.register(Arc::new(Grep));
+    registry.register(Arc::new(WriteFile));
+    registry.register(Arc::new(ReplaceInFile));
+    registry.register(Arc::new(ApplyPatch));
+    registry.register(Arc::new(RunShell));
+    registry.register(Arc::new(WebFetch::new(options.web_allow_hosts.clone())));
+    registry.register(Arc::new(Remember));
+    registry.register(Arc::new(MemoryRead));
+    registry.register(Arc::new(MemoryUpdate));
+    registry.register(Arc::new(MemoryForget));
+    registry
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::RiskLevel;
+
+    #[test]
+    fn every_builtin_is_registered_with_metadata() {
+        let registry = builtin_registry(&BuiltinOptions::default());
+        assert_eq!(
+            registry.names(),
+            [
+                "apply_patch",
+                "grep",
+                "list_files",
+                "memory_forget",
+                "memory_read",
+                "memory_update",
+                "read_file",
+                "remember",
+                "replace_in_file",
+                "run_shell",
+                "web_fetch",
+                "write_file",
+            ]
+        );
+        for name in registry.names() {
+            let metadata = registry.metadata(name).unwrap();
+            let concurrent = matches!(
+                name,
+                "read_file"
+                    | "list_files"
+                    | "grep"
+                    | "web_fetch"
+                    | "remember"
+                    | "memory_read"
+                    | "memory_update"
+                    | "memory_forget"
+            );
+            assert_eq!(metadata.is_concurrency_safe(), concurrent, "{name}");
+        }
+        let shell = registry.metadata("run_shell").unwrap();
+        assert_eq!(shell.risk_level, RiskLevel::High);
+        assert_eq!(shell.target_arg.as_deref(), Some("command"));
+        assert_eq!(
+            registry
+                .metadata("apply_patch")
+                .unwrap()
+                .target_arg
+                .as_deref(),
+            Some("patch")
+        );
+        assert_eq!(
+            registry
+                .metadata("write_file")
+                .unwrap()
+                .target_arg
+                .as_deref(),
+            Some("path")
+        );
+        let web = registry.metadata("web_fetch").unwrap();
+        assert!(web.idempotent);
+        assert_eq!(web.target_arg.as_deref(), Some("url"));
+    }
+
+    #[test]
+    fn every_spec_is_an_object_schema_without_extras() {
+        for spec in builtin_registry(&BuiltinOptions::default()).specs() {
+            assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
+            assert_eq!(
+                spec.parameters["additionalProperties"], false,
+                "{}",
+                spec.name
+            );
+            assert!(!spec.description.is_empty());
+        }
+    }
+}

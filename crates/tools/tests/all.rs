@@ -1,0 +1,12 @@
+//! The tools' integration suite: every built-in driven through the `Tool` trait, as the engine
+//! calls it, against a temporary folder root and a temporary SQLite store.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+mod files;
+mod memory;
+mod patch;
+mod roots;
+mod shell;
+mod web_fetch;

@@ -1,0 +1,151 @@
+//! `web_fetch`: forbidden addresses are refused on every hop; allow-listed hosts are fetched.
+
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+use workmate_tools::BuiltinOptions;
+
+use crate::support::{World, err};
+
+/// A one-route HTTP server answering every connection with `response`; returns its port.
+async fn serve(response: String) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let response = response.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 4096];
+                let _ = socket.read(&mut buf).await;
+                let _ = socket.write_all(response.as_bytes()).await;
+                let _ = socket.shutdown().await;
+            });
+        }
+    });
+    port
+}
+
+fn allow_localhost_ip() -> BuiltinOptions {
+    BuiltinOptions {
+        web_allow_hosts: vec!["127.0.0.1".to_owned()],
+    }
+}
+
+#[tokio::test]
+async fn internal_addresses_are_refused() {
+    let world = World::new().await;
+    for url in [
+        "http://127.0.0.1/",
+        "http://localhost/",
+        "http://[::1]/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://10.0.0.1/",
+        "http://[::ffff:127.0.0.1]/",
+        "http://0x7f000001/",
+        "http://2130706433/",
+        "https://192.168.0.1/",
+    ] {
+        let message = err(world.call("web_fetch", json!({"url": url})).await);
+        assert!(message.contains("refusing"), "{url}: {message}");
+    }
+    for url in ["file:///etc/passwd", "ftp://example.com/", "not a url"] {
+        err(world.call("web_fetch", json!({"url": url})).await);
+    }
+}
+
+#[tokio::test]
+async fn allow_listed_hosts_are_fetched_as_text() {
+    let world = World::with_options(&allow_localhost_ip()).await;
+    let body = "<html><head><title>Hi</title></head><body><p>Hello &amp; welcome</p></body></html>";
+    let port = serve(format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    ))
+    .await;
+    let url = format!("http://127.0.0.1:{port}/page?x=1");
+    let out = world.call("web_fetch", json!({"url": url})).await.unwrap();
+    assert_eq!(
+        out,
+        json!({"url": url, "status": 200, "content_type": "text/html; charset=utf-8", "text": "Hi\nHello & welcome"})
+    );
+
+    let short = world
+        .call("web_fetch", json!({"url": url, "max_chars": 5}))
+        .await
+        .unwrap();
+    assert!(
+        short["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Hi\nHe\n[… truncated"),
+        "{short}"
+    );
+
+    // The allow-list names hosts: `localhost` is still refused.
+    let message = err(world
+        .call(
+            "web_fetch",
+            json!({"url": format!("http://localhost:{port}/")}),
+        )
+        .await);
+    assert!(message.contains("refusing"), "{message}");
+}
+
+#[tokio::test]
+async fn redirects_are_followed_and_rechecked() {
+    let world = World::with_options(&allow_localhost_ip()).await;
+    let target =
+        serve("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nlanded".to_owned()).await;
+    let hop = serve(format!(
+        "HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:{target}/final\r\nContent-Length: 0\r\n\r\n"
+    ))
+    .await;
+    let out = world
+        .call(
+            "web_fetch",
+            json!({"url": format!("http://127.0.0.1:{hop}/")}),
+        )
+        .await;
+    let out = out.unwrap();
+    assert_eq!(out["text"], "landed");
+    assert_eq!(out["url"], format!("http://127.0.0.1:{target}/final"));
+
+    for location in [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://localhost/",
+        "http://[::1]:80/",
+    ] {
+        let port = serve(format!(
+            "HTTP/1.1 301 Moved\r\nLocation: {location}\r\nContent-Length: 0\r\n\r\n"
+        ))
+        .await;
+        let message = err(world
+            .call(
+                "web_fetch",
+                json!({"url": format!("http://127.0.0.1:{port}/")}),
+            )
+            .await);
+        assert!(message.contains("refusing"), "{location}: {message}");
+    }
+
+    let looping = serve("HTTP/1.1 302 Found\r\nLocation: /again\r\n\r\n".to_owned()).await;
+    let message = err(world
+        .call(
+            "web_fetch",
+            json!({"url": format!("http://127.0.0.1:{looping}/")}),
+        )
+        .await);
+    assert!(message.contains("too many redirects"), "{message}");
+}
+
+#[tokio::test]
+async fn https_is_reported_as_unavailable() {
+    let world = World::with_options(&allow_localhost_ip()).await;
+    let message = err(world
+        .call("web_fetch", json!({"url": "https://127.0.0.1:9/"}))
+        .await);
+    assert!(
+        message.contains("https fetching is not available"),
+        "{message}"
+    );
+}
