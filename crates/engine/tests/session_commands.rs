@@ -157,3 +157,76 @@ async fn an_exhausted_script_is_an_error_turn() {
         matches!(&events.last().unwrap().kind, EventKind::Error { error, .. } if error == "script exhausted")
     );
 }
+
+#[tokio::test]
+async fn images_reach_only_models_that_can_see_them() {
+    let mut h = Harness::new(&script(
+        json!([{"text": "A chart."}, {"text": "Still a chart."}]),
+    ))
+    .await;
+    let image = workmate_protocol::Attachment {
+        kind: workmate_protocol::AttachmentKind::Image,
+        name: "chart.png".into(),
+        mime: "image/png".into(),
+        data: "data:image/png;base64,iVBORw0KGgo=".into(),
+    };
+    let message = |text: &str| Command::UserMessage {
+        author: Harness::alice(),
+        text: text.into(),
+        attachments: vec![image.clone()],
+    };
+    h.command(message("what is this?")).await.unwrap();
+    h.turn_events().await;
+    h.idle().await;
+    h.command(Command::SwitchModel {
+        model: "scripted:text-only".into(),
+        actor: Actor::new("u_alice"),
+    })
+    .await
+    .unwrap();
+    let switched = h
+        .events_until(|e| matches!(e.kind, EventKind::ModelSwitched { .. }))
+        .await
+        .pop()
+        .unwrap();
+    let EventKind::ModelSwitched { text, .. } = switched.kind else {
+        unreachable!()
+    };
+    assert_eq!(
+        text,
+        "Model switched to scripted:text-only — earlier images can't be read by this model"
+    );
+    h.say("and now?").await;
+    h.turn_events().await;
+    let requests = h.model.requests();
+    let first = serde_json::to_string(&requests[0].messages).unwrap();
+    let second = serde_json::to_string(&requests[1].messages).unwrap();
+    assert!(
+        first.contains("iVBORw0KGgo="),
+        "a seeing model gets the image"
+    );
+    assert!(
+        !second.contains("iVBORw0KGgo=") && second.contains("not viewable by this model"),
+        "{second}"
+    );
+    // The stored history keeps the image for a later model that can see.
+    assert!(
+        serde_json::to_string(&h.history().await)
+            .unwrap()
+            .contains("iVBORw0KGgo=")
+    );
+
+    let bad = workmate_protocol::Attachment {
+        data: "not a data url".into(),
+        ..image.clone()
+    };
+    let refused = h
+        .command(Command::UserMessage {
+            author: Harness::alice(),
+            text: "x".into(),
+            attachments: vec![bad],
+        })
+        .await
+        .unwrap_err();
+    assert!(refused.to_string().contains("data URL"), "{refused}");
+}

@@ -50,32 +50,29 @@ impl SessionHub {
                 text,
                 attachments,
             } => {
-                if !attachments.is_empty() {
-                    return Err(Error::Rejected(
-                        "attachments are not accepted yet; send the text alone".into(),
-                    ));
-                }
-                if text.trim().is_empty() {
+                if text.trim().is_empty() && attachments.is_empty() {
                     return Err(Error::Rejected("the message is empty".into()));
                 }
-                if runtime.steer(Steering {
+                check_attachments(&attachments)?;
+                let steering = Steering {
                     author: author.clone(),
                     text: text.clone(),
-                }) {
+                };
+                if attachments.is_empty() && runtime.steer(steering) {
                     return Ok(Accepted::Steered);
                 }
-                match runtime.try_claim() {
-                    Some(cancel) => Ok(Accepted::TurnStarted(self.spawn_turn(
-                        tenant,
-                        session,
-                        runtime,
-                        cancel,
-                        TurnStart::Message { author, text },
-                    ))),
-                    // The slot was taken between the two checks: steer the new turn.
-                    None if runtime.steer(Steering { author, text }) => Ok(Accepted::Steered),
-                    None => Err(Error::Busy(session.clone())),
-                }
+                let cancel = runtime
+                    .try_claim()
+                    .ok_or_else(|| Error::Busy(session.clone()))?;
+                let content = content_with(text.clone(), attachments);
+                let start = TurnStart::Message {
+                    author,
+                    text,
+                    content,
+                };
+                Ok(Accepted::TurnStarted(
+                    self.spawn_turn(tenant, session, runtime, cancel, start),
+                ))
             }
             Command::ResolveInbox {
                 item_id,
@@ -214,8 +211,38 @@ impl SessionHub {
     }
 }
 
+/// Most attachments one message may carry.
+const MAX_ATTACHMENTS: usize = 8;
+
+/// Rejects attachments a model could not be given: too many, or data that is not what its kind
+/// says.
+fn check_attachments(attachments: &[Attachment]) -> Result<()> {
+    if attachments.len() > MAX_ATTACHMENTS {
+        return Err(Error::Rejected(format!(
+            "at most {MAX_ATTACHMENTS} attachments per message; this one has {}",
+            attachments.len()
+        )));
+    }
+    for attachment in attachments {
+        let ok = match attachment.kind {
+            AttachmentKind::Image => {
+                attachment.data.starts_with("data:image/") && attachment.data.contains(";base64,")
+            }
+            AttachmentKind::Pdf => attachment.data.starts_with("data:application/pdf;base64,"),
+            _ => true,
+        };
+        if !ok {
+            return Err(Error::Rejected(format!(
+                "attachment {:?} is not a base64 data URL of its kind \
+                 (data:image/…;base64, or data:application/pdf;base64,)",
+                attachment.name
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The user content of a message with attachments.
-#[allow(dead_code)]
 fn content_with(text: String, attachments: Vec<Attachment>) -> UserContent {
     if attachments.is_empty() {
         return UserContent::Text(text);

@@ -8,7 +8,6 @@ mod commands;
 mod turns;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::broadcast;
@@ -236,15 +235,5 @@ impl SessionHub {
             .sessions
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn workspace_dir(&self, tenant: &TenantId, session: &SessionId) -> PathBuf {
-        self.inner
-            .deps
-            .config
-            .data_dir
-            .join("workspaces")
-            .join(tenant.as_str())
-            .join(session.as_str())
     }
 }

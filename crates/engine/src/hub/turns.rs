@@ -159,7 +159,8 @@ impl SessionHub {
 
     /// The session's folders: its own workspace, created on first use.
     fn roots(&self, tenant: &TenantId, session: &SessionId) -> Result<Vec<Root>> {
-        let dir = self.workspace_dir(tenant, session);
+        let dir =
+            workmate_tools::session_workspace(&self.inner.deps.config.data_dir, tenant, session);
         let made = std::fs::create_dir_all(&dir).and_then(|()| dir.canonicalize());
         let path = made.map_err(|e| {
             Error::Rejected(format!(
@@ -187,6 +188,7 @@ fn late_messages(mut late: Vec<crate::runtime::Steering>) -> Option<TurnStart> {
         .join("\n\n");
     Some(TurnStart::Message {
         author: first.author,
+        content: workmate_protocol::UserContent::Text(text.clone()),
         text,
     })
 }

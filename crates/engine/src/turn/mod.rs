@@ -36,7 +36,11 @@ pub(crate) const INTERRUPTED_BY_USER: &str = "interrupted by user";
 #[derive(Debug)]
 pub(crate) enum TurnStart {
     /// A person wrote a message.
-    Message { author: Actor, text: String },
+    Message {
+        author: Actor,
+        text: String,
+        content: UserContent,
+    },
     /// The last turn failed; run the model again on the same history.
     Retry,
     /// The service restarted (or an answer arrived for an idle session) with tool calls pending.
@@ -86,10 +90,14 @@ impl Turn {
     /// Runs the turn to its terminal event.
     pub(crate) async fn run(mut self, start: TurnStart) -> Result<()> {
         match start {
-            TurnStart::Message { author, text } => {
+            TurnStart::Message {
+                author,
+                text,
+                content,
+            } => {
                 self.requester = author.user_id.clone();
                 let message = Message::User {
-                    content: UserContent::Text(text.clone()),
+                    content,
                     ts: self.now(),
                     author: Some(author.clone()),
                     display: None,
