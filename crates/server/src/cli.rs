@@ -27,6 +27,8 @@ pub struct Cli {
 pub enum Command {
     /// Run the HTTP server (migrates the database first).
     Serve,
+    /// Run the HTTP server on the bundled offline demo script (no model gateway needed).
+    Demo,
     /// Bring the database schema up to date, then exit.
     Migrate,
     /// Print the resolved configuration as TOML, passwords redacted.

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use crate::cli::{Cli, Command};
 use crate::config::Config;
+use crate::engine::Script;
 use crate::error::StartupError;
 use crate::{data_dir, database, serve, telemetry};
 
@@ -28,7 +29,10 @@ pub fn run(
         .map_err(StartupError::Runtime)?;
     match cli.command {
         Command::Serve => runtime
-            .block_on(Box::pin(serve::serve(&config)))
+            .block_on(Box::pin(serve::serve(&config, Script::Configured)))
+            .map(|()| None),
+        Command::Demo => runtime
+            .block_on(Box::pin(serve::serve(&config, Script::Demo)))
             .map(|()| None),
         Command::Migrate | Command::Config => runtime.block_on(migrate(&config)).map(Some),
     }

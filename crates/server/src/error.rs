@@ -58,6 +58,19 @@ pub enum StartupError {
         /// The store's error.
         source: workmate_store::Error,
     },
+    /// The scripted provider's script cannot be used.
+    #[error(
+        "{0}; fix the file or set [providers.scripted] script / WORKMATE__PROVIDERS__SCRIPTED__SCRIPT"
+    )]
+    Script(String),
+    /// The admin token could not be read or written.
+    #[error(
+        "cannot prepare the admin token in the data directory: {0}; check its permissions or set [server] admin_token"
+    )]
+    Token(std::io::Error),
+    /// Sessions with unanswered tool calls could not be resumed.
+    #[error("cannot resume interrupted sessions: {0}")]
+    Resume(String),
     /// Logging could not be set up.
     #[error("cannot set up logging: {0}")]
     Telemetry(String),
@@ -73,9 +86,11 @@ impl StartupError {
     /// The process exit code for this failure.
     pub fn exit_code(&self) -> u8 {
         match self {
-            Self::Config(_) | Self::Listen { .. } | Self::DataDir { .. } => 2,
+            Self::Config(_) | Self::Listen { .. } | Self::DataDir { .. } | Self::Script(_) => 2,
             Self::Database { .. }
             | Self::Migrate { .. }
+            | Self::Token(_)
+            | Self::Resume(_)
             | Self::Telemetry(_)
             | Self::Runtime(_)
             | Self::Serve(_) => 1,

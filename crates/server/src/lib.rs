@@ -8,6 +8,7 @@ mod commands;
 pub mod config;
 pub mod data_dir;
 pub mod database;
+pub mod engine;
 pub mod error;
 pub mod http;
 pub mod metrics;

@@ -1,9 +1,9 @@
-//! `workmate serve`: the startup sequence and the server's lifetime.
+//! `workmate serve` (and `workmate demo`): the startup sequence and the server's lifetime.
 //!
-//! Invariant: checks run cheapest-and-config-class first (the listener is bound, then the data
-//! directory checked, before anything is created), so a bad configuration creates nothing; after
-//! a stop signal in-flight requests get at most the grace period, then the pool is closed and
-//! every spawned task joined before returning.
+//! Invariant: checks run cheapest-and-config-class first (the script is parsed, the listener
+//! bound, the data directory checked, before anything is created), so a bad configuration creates
+//! nothing; after a stop signal, event streams end, in-flight requests get at most the grace
+//! period, running turns are stopped and joined, then the pool is closed.
 
 use std::future::IntoFuture;
 use std::io;
@@ -14,23 +14,27 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
-use workmate_store::Store;
+use workmate_protocol::TenantId;
+use workmate_providers::ProviderRouter;
 
 use crate::config::Config;
+use crate::engine::{self, Script};
 use crate::error::StartupError;
+use crate::http::api::{Auth, auth};
 use crate::http::{AppState, router};
 use crate::metrics::Metrics;
 use crate::{data_dir, database, shutdown};
 
 /// Runs the server until SIGTERM or Ctrl-C.
-pub async fn serve(config: &Config) -> Result<(), StartupError> {
+pub async fn serve(config: &Config, script: Script) -> Result<(), StartupError> {
+    let providers = engine::providers(config, script)?;
     let listener = bind(config.server.listen).await?;
     data_dir::prepare(&config.server.data_dir)?;
     // Listening for signals from here on means a stop request during a long migration is honoured
     // once it finishes, with exit code 0, instead of killing the process mid-way.
     let token = CancellationToken::new();
     let signals = shutdown::spawn_signal_listener(token.clone());
-    let outcome = open_and_run(listener, config, token.clone()).await;
+    let outcome = open_and_run(listener, config, providers, script, token.clone()).await;
     token.cancel();
     if let Err(e) = signals.await {
         warn!(error = %e, "The signal listener ended abnormally.");
@@ -41,6 +45,8 @@ pub async fn serve(config: &Config) -> Result<(), StartupError> {
 async fn open_and_run(
     listener: TcpListener,
     config: &Config,
+    providers: ProviderRouter,
+    script: Script,
     token: CancellationToken,
 ) -> Result<(), StartupError> {
     let store = database::open(config).await?;
@@ -51,29 +57,84 @@ async fn open_and_run(
         already_applied = report.already_applied,
         "Database ready."
     );
-    let outcome = if token.is_cancelled() {
-        Ok(())
-    } else {
-        run(listener, store.clone(), config.server.shutdown_grace, token).await
-    };
+    let outcome = async {
+        store
+            .tenants()
+            .ensure(&TenantId::from(auth::DEFAULT_TENANT), "Default")
+            .await
+            .map_err(|source| StartupError::Migrate {
+                url: config.database.url.redacted(),
+                source,
+            })?;
+        let admin = admin_auth(config)?;
+        let hub = engine::build_hub(config, store.clone(), providers, script);
+        let resumed = hub
+            .resume_pending()
+            .await
+            .map_err(|e| StartupError::Resume(e.to_string()))?;
+        if resumed > 0 {
+            info!(
+                sessions = resumed,
+                "Resumed sessions with unanswered tool calls."
+            );
+        }
+        let state = AppState {
+            store: store.clone(),
+            metrics: Arc::new(Metrics::new()),
+            hub: hub.clone(),
+            auth: Arc::new(admin),
+            shutdown: token.clone(),
+        };
+        let served = if token.is_cancelled() {
+            Ok(())
+        } else {
+            run(listener, state, config.server.shutdown_grace).await
+        };
+        hub.shutdown().await;
+        served
+    }
+    .await;
     store.close().await;
     info!("Stopped.");
     outcome
 }
 
-/// Serves on `listener` until `shutdown` is cancelled, then waits up to `grace` for in-flight
-/// requests. Does not close the store.
+/// The API's token: configured, kept from an earlier start, or generated now (and shown once).
+fn admin_auth(config: &Config) -> Result<Auth, StartupError> {
+    let (token, generated) =
+        auth::load_or_generate(config.server.admin_token.as_ref(), &config.server.data_dir)
+            .map_err(StartupError::Token)?;
+    if generated {
+        let path = config.server.data_dir.join(auth::TOKEN_FILE);
+        warn!(path = %path.display(), "Generated an admin token for the HTTP API.");
+        show_generated_token(&token, &path);
+    }
+    Ok(Auth::admin(token))
+}
+
+#[allow(
+    clippy::print_stderr,
+    reason = "the operator must see a generated token once; it never goes to the log pipeline"
+)]
+fn show_generated_token(token: &secrecy::SecretString, path: &std::path::Path) {
+    use secrecy::ExposeSecret;
+    eprintln!(
+        "\nworkmate generated an admin token for the HTTP API (kept in {}):\n\n    {}\n\nSend it as `Authorization: Bearer <token>`.\n",
+        path.display(),
+        token.expose_secret()
+    );
+}
+
+/// Serves on `listener` until `state.shutdown` is cancelled, then waits up to `grace` for
+/// in-flight requests. Stops neither the hub nor the store.
 pub async fn run(
     listener: TcpListener,
-    store: Store,
+    state: AppState,
     grace: Duration,
-    shutdown: CancellationToken,
 ) -> Result<(), StartupError> {
     let address = listener.local_addr().map_err(StartupError::Serve)?;
-    let app = router(AppState {
-        store,
-        metrics: Arc::new(Metrics::new()),
-    });
+    let shutdown = state.shutdown.clone();
+    let app = router(state);
     let server = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown.clone().cancelled_owned())
         .into_future();

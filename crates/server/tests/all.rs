@@ -2,6 +2,7 @@
 //! black-box runs of the real `workmate` binary.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod api;
 mod cli;
 mod config;
 mod router;

@@ -8,31 +8,67 @@ use axum::http::{Request, StatusCode, header};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use tower::ServiceExt;
+use workmate_engine::{EngineConfig, EngineParts, MinimalPolicy, SessionHub};
+use workmate_providers::{ProviderRouter, ScriptedProvider};
+use workmate_server::engine::DEMO_SCRIPT;
+use workmate_server::http::api::Auth;
 use workmate_server::http::{AppState, router};
 use workmate_server::metrics::Metrics;
-use workmate_store::{ConnectOptions, Store};
+use workmate_store::{ConnectOptions, Store, SystemClock};
+use workmate_tools::{BuiltinOptions, builtin_registry};
 
-struct App {
-    router: Router,
-    store: Store,
-    _dir: tempfile::TempDir,
+pub(crate) struct App {
+    pub(crate) router: Router,
+    pub(crate) store: Store,
+    pub(crate) state: AppState,
+    pub(crate) dir: tempfile::TempDir,
 }
 
-async fn app() -> App {
+/// The admin token of test apps.
+pub(crate) const TOKEN: &str = "test-admin-token-0123456789";
+
+/// An app on a temporary SQLite store whose sessions run the demo script.
+pub(crate) async fn app() -> App {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}/test.db", dir.path().display());
     let store = Store::connect(&url, ConnectOptions::default())
         .await
         .unwrap();
     store.migrate().await.unwrap();
-    let router = router(AppState {
+    store
+        .tenants()
+        .ensure(&"default".into(), "Default")
+        .await
+        .unwrap();
+    let mut providers = ProviderRouter::new("scripted");
+    providers.register(
+        "scripted",
+        Arc::new(ScriptedProvider::from_json(DEMO_SCRIPT).unwrap()),
+    );
+    let config = EngineConfig {
+        data_dir: dir.path().to_owned(),
+        ..EngineConfig::default()
+    };
+    let hub = SessionHub::new(EngineParts {
+        store: store.clone(),
+        providers,
+        tools: builtin_registry(&BuiltinOptions::default()),
+        policy: Arc::new(MinimalPolicy),
+        config,
+        clock: Arc::new(SystemClock),
+    });
+    let state = AppState {
         store: store.clone(),
         metrics: Arc::new(Metrics::new()),
-    });
+        hub,
+        auth: Arc::new(Auth::admin(TOKEN.to_owned().into())),
+        shutdown: tokio_util::sync::CancellationToken::new(),
+    };
     App {
-        router,
+        router: router(state.clone()),
         store,
-        _dir: dir,
+        state,
+        dir,
     }
 }
 
@@ -176,12 +212,11 @@ async fn run_serves_until_cancelled_and_leaves_the_store_open() {
     let app = app().await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let token = tokio_util::sync::CancellationToken::new();
+    let token = app.state.shutdown.clone();
     let server = tokio::spawn(workmate_server::serve::run(
         listener,
-        app.store.clone(),
+        app.state.clone(),
         std::time::Duration::from_millis(200),
-        token.clone(),
     ));
     let (status, body) =
         tokio::task::spawn_blocking(move || crate::support::http_get(addr, "/healthz"))

@@ -39,7 +39,7 @@ impl Key {
     pub(crate) fn env_var(&self) -> String {
         format!(
             "WORKMATE__{}__{}",
-            self.section.to_uppercase(),
+            self.section.replace('.', "__").to_uppercase(),
             self.key.to_uppercase()
         )
     }
@@ -81,6 +81,30 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
         section: "database",
         key: "max_connections",
         kind: Kind::Int,
+        flag: None,
+    },
+    Key {
+        section: "server",
+        key: "admin_token",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "engine",
+        key: "max_iterations",
+        kind: Kind::Int,
+        flag: None,
+    },
+    Key {
+        section: "engine",
+        key: "default_model",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "providers.scripted",
+        key: "script",
+        kind: Kind::Str,
         flag: None,
     },
     Key {

@@ -44,18 +44,30 @@ impl Merged {
 pub(crate) fn merge(layers: impl IntoIterator<Item = Vec<Entry>>) -> Merged {
     let mut merged = Merged::default();
     for entry in layers.into_iter().flatten() {
-        let section = merged
-            .table
-            .entry(entry.section.clone())
-            .or_insert_with(|| Value::Table(Table::new()));
-        if let Value::Table(section) = section {
-            section.insert(entry.key.clone(), entry.value);
-        }
+        let path: Vec<&str> = entry.section.split('.').collect();
+        insert_at(&mut merged.table, &path, entry.key.clone(), entry.value);
         merged
             .origins
             .insert((entry.section, entry.key), entry.origin);
     }
     merged
+}
+
+/// Puts `key = value` in the table at `path` (`["providers", "scripted"]`), creating tables.
+fn insert_at(table: &mut Table, path: &[&str], key: String, value: Value) {
+    match path.split_first() {
+        None => {
+            table.insert(key, value);
+        }
+        Some((first, rest)) => {
+            let slot = table
+                .entry((*first).to_owned())
+                .or_insert_with(|| Value::Table(Table::new()));
+            if let Value::Table(inner) = slot {
+                insert_at(inner, rest, key, value);
+            }
+        }
+    }
 }
 
 /// Reads a configuration file.
@@ -84,11 +96,28 @@ pub(crate) fn file_entries(path: &Path) -> Result<Vec<Entry>, ConfigError> {
                 origin,
             });
         };
-        for (key, value) in body {
-            entries.push(checked(section.clone(), key, value, origin.clone())?);
-        }
+        flatten(&section, body, &origin, &mut entries)?;
     }
     Ok(entries)
+}
+
+/// The entries of one section; a table inside it is the dotted section `outer.inner`
+/// (`[providers.scripted]`).
+fn flatten(
+    section: &str,
+    body: Table,
+    origin: &Source,
+    entries: &mut Vec<Entry>,
+) -> Result<(), ConfigError> {
+    for (key, value) in body {
+        match value {
+            Value::Table(inner) if keys::find(section, &key).is_none() => {
+                flatten(&format!("{section}.{key}"), inner, origin, entries)?;
+            }
+            value => entries.push(checked(section.to_owned(), key, value, origin.clone())?),
+        }
+    }
+    Ok(())
 }
 
 /// Reads `WORKMATE__SECTION__KEY` variables, plus `RUST_LOG` as a lower-precedence alias of
@@ -152,10 +181,12 @@ pub(crate) fn flag_entries(flags: &Overrides) -> Vec<Entry> {
 }
 
 fn split_env_name(name: &str) -> Result<(String, String), ConfigError> {
+    // `WORKMATE__SECTION__KEY`, or `WORKMATE__OUTER__INNER__KEY` for `[outer.inner] key`.
     let rest = name.strip_prefix(ENV_PREFIX).unwrap_or(name);
-    match rest.split_once("__") {
-        Some((section, key)) if !section.is_empty() && !key.is_empty() && !key.contains("__") => {
-            Ok((section.to_lowercase(), key.to_lowercase()))
+    let parts: Vec<&str> = rest.split("__").collect();
+    match parts.split_last() {
+        Some((key, section)) if !section.is_empty() && parts.iter().all(|p| !p.is_empty()) => {
+            Ok((section.join(".").to_lowercase(), key.to_lowercase()))
         }
         _ => Err(ConfigError::MalformedEnvName {
             name: name.to_owned(),

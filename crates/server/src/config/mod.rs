@@ -10,6 +10,7 @@
 //! `WORKMATE__LOG__LEVEL`, which beats `RUST_LOG`, which beats the file. One resolved filter is
 //! used; no other place reads `RUST_LOG`.
 
+mod engine;
 mod error;
 mod keys;
 mod layers;
@@ -22,6 +23,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use engine::{EngineSettings, ProvidersConfig};
 pub use error::ConfigError;
 pub use keys::Source;
 pub use secret::DatabaseUrl;
@@ -39,6 +41,10 @@ pub struct Config {
     pub database: DatabaseConfig,
     /// `[log]`.
     pub log: LogConfig,
+    /// `[engine]`.
+    pub engine: EngineSettings,
+    /// `[providers.*]`.
+    pub providers: ProvidersConfig,
     origins: BTreeMap<(String, String), Source>,
 }
 
@@ -52,6 +58,9 @@ pub struct ServerConfig {
     pub data_dir: PathBuf,
     /// `shutdown_grace_ms`: how long in-flight requests may run after a stop signal (default 1500).
     pub shutdown_grace: Duration,
+    /// `admin_token`: the bearer token of the HTTP API; generated into the data directory at
+    /// first start when unset.
+    pub admin_token: Option<secrecy::SecretString>,
 }
 
 /// `[database]`.

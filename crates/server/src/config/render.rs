@@ -4,7 +4,9 @@
 //! documented order) that reproduces the configuration, except that a database password is `***`.
 
 use super::Config;
-use super::validate::{RawConfig, RawDatabase, RawLog, RawServer};
+use super::validate::{
+    RawConfig, RawDatabase, RawEngine, RawLog, RawProviders, RawScripted, RawServer,
+};
 
 pub(crate) fn redacted_toml(config: &Config) -> String {
     let raw = RawConfig {
@@ -14,6 +16,20 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
             shutdown_grace_ms: Some(
                 i64::try_from(config.server.shutdown_grace.as_millis()).unwrap_or(i64::MAX),
             ),
+            admin_token: config.server.admin_token.as_ref().map(|_| "***".to_owned()),
+        },
+        engine: RawEngine {
+            max_iterations: Some(i64::from(config.engine.max_iterations)),
+            default_model: Some(config.engine.default_model.clone()),
+        },
+        providers: RawProviders {
+            scripted: config
+                .providers
+                .scripted_script
+                .as_ref()
+                .map(|path| RawScripted {
+                    script: Some(path.display().to_string()),
+                }),
         },
         database: RawDatabase {
             url: Some(config.database.url.redacted()),

@@ -33,6 +33,30 @@ pub(crate) struct RawConfig {
     pub(crate) database: RawDatabase,
     #[serde(default)]
     pub(crate) log: RawLog,
+    #[serde(default)]
+    pub(crate) engine: RawEngine,
+    #[serde(default)]
+    pub(crate) providers: RawProviders,
+}
+
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawEngine {
+    pub(crate) max_iterations: Option<i64>,
+    pub(crate) default_model: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawProviders {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) scripted: Option<RawScripted>,
+}
+
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawScripted {
+    pub(crate) script: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]
@@ -41,6 +65,8 @@ pub(crate) struct RawServer {
     pub(crate) listen: Option<String>,
     pub(crate) data_dir: Option<String>,
     pub(crate) shutdown_grace_ms: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) admin_token: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]
@@ -164,12 +190,19 @@ pub(crate) fn validate(merged: Merged) -> Result<Config, ConfigError> {
         )
     })?;
 
+    let engine = super::engine::validate_engine(&raw.engine, &invalid)?;
+    let providers = super::engine::validate_providers(&raw.providers, &invalid)?;
+    let admin_token = super::engine::validate_admin_token(raw.server.admin_token, &invalid)?;
+
     Ok(Config {
         server: ServerConfig {
             listen,
             data_dir: PathBuf::from(data_dir),
             shutdown_grace: Duration::from_millis(grace),
+            admin_token,
         },
+        engine,
+        providers,
         database: DatabaseConfig {
             url: DatabaseUrl::new(url),
             max_connections,
@@ -202,6 +235,16 @@ mod tests {
                 listen: Some(String::new()),
                 data_dir: Some(String::new()),
                 shutdown_grace_ms: Some(0),
+                admin_token: Some(String::new()),
+            },
+            engine: RawEngine {
+                max_iterations: Some(0),
+                default_model: Some(String::new()),
+            },
+            providers: RawProviders {
+                scripted: Some(RawScripted {
+                    script: Some(String::new()),
+                }),
             },
             database: RawDatabase {
                 url: Some(String::new()),
@@ -213,15 +256,8 @@ mod tests {
             },
         };
         let table = toml::Table::try_from(full).unwrap();
-        let mut from_schema: Vec<(String, String)> = table
-            .iter()
-            .flat_map(|(section, body)| {
-                body.as_table()
-                    .into_iter()
-                    .flat_map(|t| t.keys())
-                    .map(move |key| (section.clone(), key.clone()))
-            })
-            .collect();
+        let mut from_schema = Vec::new();
+        leaves("", &table, &mut from_schema);
         let mut listed: Vec<(String, String)> = keys::KNOWN_KEYS
             .iter()
             .map(|k| (k.section.to_owned(), k.key.to_owned()))
@@ -229,6 +265,17 @@ mod tests {
         from_schema.sort();
         listed.sort();
         assert_eq!(from_schema, listed);
+    }
+
+    /// `(section, key)` of every scalar, with nested tables as dotted sections.
+    fn leaves(section: &str, table: &toml::Table, out: &mut Vec<(String, String)>) {
+        for (key, value) in table {
+            match value {
+                toml::Value::Table(inner) if section.is_empty() => leaves(key, inner, out),
+                toml::Value::Table(inner) => leaves(&format!("{section}.{key}"), inner, out),
+                _ => out.push((section.to_owned(), key.clone())),
+            }
+        }
     }
 
     #[test]

@@ -36,9 +36,53 @@ pub enum ApiError {
         /// Which dependency, and why, e.g. "database: pool closed".
         reason: String,
     },
+    /// The request carries no valid bearer token.
+    #[error("missing or invalid bearer token; send `Authorization: Bearer <admin token>`")]
+    Unauthorized,
+    /// The request is malformed.
+    #[error("{0}")]
+    BadRequest(String),
+    /// The addressed thing does not exist (for this tenant).
+    #[error("{0}")]
+    Missing(String),
+    /// The request conflicts with the current state; `detail` says what stands instead.
+    #[error("{message}")]
+    Conflict {
+        /// What conflicts.
+        message: String,
+        /// The state that won, e.g. the inbox item as resolved by someone else.
+        detail: serde_json::Value,
+    },
+    /// The request is well-formed but cannot be applied.
+    #[error("{0}")]
+    Unprocessable(String),
     /// Something failed inside the service.
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+impl From<workmate_engine::Error> for ApiError {
+    fn from(error: workmate_engine::Error) -> Self {
+        use workmate_engine::Error as E;
+        match error {
+            E::SessionNotFound(session) => Self::Missing(format!("session {session} not found")),
+            E::Busy(_) => Self::Conflict {
+                message: error.to_string(),
+                detail: json!(null),
+            },
+            E::Rejected(reason) => Self::Unprocessable(reason),
+            E::ShuttingDown => Self::NotReady {
+                reason: "shutting down".into(),
+            },
+            other => Self::Internal(other.to_string()),
+        }
+    }
+}
+
+impl From<workmate_store::Error> for ApiError {
+    fn from(error: workmate_store::Error) -> Self {
+        Self::Internal(error.to_string())
+    }
 }
 
 impl ApiError {
@@ -47,6 +91,11 @@ impl ApiError {
             Self::NotFound { .. } => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::NotReady { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::BadRequest(_) => StatusCode::BAD_REQUEST,
+            Self::Missing(_) => StatusCode::NOT_FOUND,
+            Self::Conflict { .. } => StatusCode::CONFLICT,
+            Self::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -64,9 +113,10 @@ impl IntoResponse for ApiError {
             // Readiness answers keep the probe's own shape.
             Self::NotReady { reason } => json!({ "status": "unavailable", "reason": reason }),
             Self::Internal(_) => json!({ "error": "internal error" }),
-            Self::NotFound { .. } | Self::MethodNotAllowed { .. } => {
-                json!({ "error": self.to_string() })
+            Self::Conflict { message, detail } if !detail.is_null() => {
+                json!({ "error": message, "detail": detail })
             }
+            _ => json!({ "error": self.to_string() }),
         };
         (status, Json(body)).into_response()
     }

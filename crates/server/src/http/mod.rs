@@ -3,6 +3,7 @@
 //! Invariant: every response, matched or not, passes through the metrics layer exactly once, and
 //! every non-2xx response is built by [`error::ApiError`].
 
+pub mod api;
 mod error;
 mod handlers;
 
@@ -14,6 +15,8 @@ use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::get;
+use tokio_util::sync::CancellationToken;
+use workmate_engine::SessionHub;
 use workmate_store::Store;
 
 pub use error::ApiError;
@@ -27,12 +30,20 @@ pub struct AppState {
     pub store: Store,
     /// The process's metrics.
     pub metrics: Arc<Metrics>,
+    /// The sessions.
+    pub hub: SessionHub,
+    /// Who may call the API.
+    pub auth: Arc<api::Auth>,
+    /// Cancelled when the server stops: ends long-lived responses such as event streams.
+    pub shutdown: CancellationToken,
 }
 
 /// The application's routes.
 pub fn router(state: AppState) -> Router {
     let metrics = Arc::clone(&state.metrics);
+    let auth = Arc::clone(&state.auth);
     Router::new()
+        .merge(api::routes(auth))
         .route("/healthz", get(handlers::healthz))
         .route("/readyz", get(handlers::readyz))
         .route("/metrics", get(handlers::metrics))

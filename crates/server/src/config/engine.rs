@@ -1,0 +1,112 @@
+//! Validating `[engine]`, `[providers.*]` and the admin token.
+//!
+//! Invariant: like every other key, these are checked once here and then only read.
+
+use std::path::PathBuf;
+
+use secrecy::SecretString;
+
+use super::ConfigError;
+use super::validate::{RawEngine, RawProviders};
+
+/// The model calls a turn may make by default.
+pub(crate) const DEFAULT_MAX_ITERATIONS: i64 = 150;
+/// The model of sessions a surface creates, by default: the offline scripted provider.
+pub(crate) const DEFAULT_MODEL: &str = "scripted:demo";
+
+/// `[engine]`.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct EngineSettings {
+    /// `max_iterations`: model calls per turn before `max_iterations_exceeded` (default 150).
+    pub max_iterations: u32,
+    /// `default_model`: the `provider:model` of new sessions (default `scripted:demo`).
+    pub default_model: String,
+}
+
+/// `[providers.*]`.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct ProvidersConfig {
+    /// `[providers.scripted] script`: the script file of the scripted provider.
+    pub scripted_script: Option<PathBuf>,
+}
+
+type Invalid<'a> = &'a dyn Fn(&'static str, &'static str, String) -> ConfigError;
+
+pub(crate) fn validate_engine(
+    raw: &RawEngine,
+    invalid: Invalid<'_>,
+) -> Result<EngineSettings, ConfigError> {
+    let max = raw.max_iterations.unwrap_or(DEFAULT_MAX_ITERATIONS);
+    let max_iterations = u32::try_from(max)
+        .ok()
+        .filter(|n| (1..=10_000).contains(n))
+        .ok_or_else(|| {
+            invalid(
+                "engine",
+                "max_iterations",
+                format!("{max} is not between 1 and 10000"),
+            )
+        })?;
+    let default_model = raw
+        .default_model
+        .clone()
+        .unwrap_or_else(|| DEFAULT_MODEL.to_owned());
+    if default_model.trim().is_empty() {
+        return Err(invalid(
+            "engine",
+            "default_model",
+            "name a model such as scripted:demo".into(),
+        ));
+    }
+    Ok(EngineSettings {
+        max_iterations,
+        default_model,
+    })
+}
+
+pub(crate) fn validate_providers(
+    raw: &RawProviders,
+    invalid: Invalid<'_>,
+) -> Result<ProvidersConfig, ConfigError> {
+    let script = raw.scripted.as_ref().and_then(|s| s.script.clone());
+    let scripted_script = match script {
+        Some(path) if path.trim().is_empty() => {
+            return Err(invalid(
+                "providers.scripted",
+                "script",
+                "the script path is empty".into(),
+            ));
+        }
+        Some(path) => {
+            let path = PathBuf::from(path);
+            if !path.is_file() {
+                return Err(invalid(
+                    "providers.scripted",
+                    "script",
+                    format!("{} is not a readable file", path.display()),
+                ));
+            }
+            Some(path)
+        }
+        None => None,
+    };
+    Ok(ProvidersConfig { scripted_script })
+}
+
+pub(crate) fn validate_admin_token(
+    raw: Option<String>,
+    invalid: Invalid<'_>,
+) -> Result<Option<SecretString>, ConfigError> {
+    match raw {
+        Some(token) if token.trim().chars().count() < 16 => Err(invalid(
+            "server",
+            "admin_token",
+            "the admin token must be at least 16 characters; leave it unset to have one generated"
+                .into(),
+        )),
+        Some(token) => Ok(Some(SecretString::from(token))),
+        None => Ok(None),
+    }
+}

@@ -1,0 +1,81 @@
+//! Assembling the engine from the configuration: providers, tools, policy, settings.
+//!
+//! Invariant: the hub is built once per process from the validated configuration; a script file
+//! that cannot be read or parsed stops start-up with a one-line error (exit 2).
+
+use std::sync::Arc;
+
+use workmate_engine::{EngineConfig, EngineParts, MinimalPolicy, SessionHub};
+use workmate_providers::{ProviderRouter, ScriptedProvider};
+use workmate_store::{Store, SystemClock};
+use workmate_tools::{BuiltinOptions, builtin_registry};
+
+use crate::config::Config;
+use crate::error::StartupError;
+
+/// The script `workmate demo` runs on.
+pub const DEMO_SCRIPT: &str = include_str!("../demo/script.json");
+
+/// The model of demo sessions.
+pub const DEMO_MODEL: &str = "scripted:demo";
+
+/// Where the scripted provider's turns come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Script {
+    /// `[providers.scripted] script`, if configured.
+    Configured,
+    /// The bundled demo script (`workmate demo`).
+    Demo,
+}
+
+/// The model providers, checked before anything is created.
+pub fn providers(config: &Config, script: Script) -> Result<ProviderRouter, StartupError> {
+    let mut providers = ProviderRouter::new("scripted");
+    let scripted = match (script, &config.providers.scripted_script) {
+        (Script::Demo, _) => Some(ScriptedProvider::from_json(DEMO_SCRIPT)),
+        (Script::Configured, Some(path)) => Some(ScriptedProvider::from_file(path)),
+        (Script::Configured, None) => None,
+    };
+    if let Some(scripted) = scripted {
+        let scripted = scripted.map_err(|e| StartupError::Script(e.to_string()))?;
+        providers.register("scripted", Arc::new(scripted));
+    }
+    Ok(providers)
+}
+
+/// Builds the session hub.
+pub fn build_hub(
+    config: &Config,
+    store: Store,
+    providers: ProviderRouter,
+    script: Script,
+) -> SessionHub {
+    let default_model = match script {
+        Script::Demo => DEMO_MODEL.to_owned(),
+        Script::Configured => config.engine.default_model.clone(),
+    };
+    let engine = EngineConfig {
+        max_iterations: config.engine.max_iterations,
+        default_model,
+        data_dir: config.server.data_dir.clone(),
+        ..EngineConfig::default()
+    };
+    SessionHub::new(EngineParts {
+        store,
+        providers,
+        tools: builtin_registry(&BuiltinOptions::default()),
+        policy: Arc::new(MinimalPolicy),
+        config: engine,
+        clock: Arc::new(SystemClock),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_demo_script_parses() {
+        ScriptedProvider::from_json(DEMO_SCRIPT).unwrap();
+    }
+}

@@ -1,0 +1,26 @@
+//! JSON shapes of stored records that the API returns.
+
+use serde_json::{Value, json};
+use workmate_store::InboxItem;
+
+/// An inbox item as the API shows it.
+pub(crate) fn inbox_item(item: &InboxItem) -> Value {
+    json!({
+        "id": item.id,
+        "session_id": item.session_id,
+        "tool_call_id": item.tool_call_id,
+        "kind": item.kind,
+        "title": item.title,
+        "body": item.body,
+        "state": item.state,
+        "inbox": item.inbox,
+        "visibility": item.visibility,
+        "requested_by": item.requested_by,
+        "data": item.data,
+        "resolution": item.resolution,
+        "resolved_by": item.resolved_by,
+        "resolved_via": item.resolved_via,
+        "created_at_ms": item.created_at_ms,
+        "resolved_at_ms": item.resolved_at_ms,
+    })
+}

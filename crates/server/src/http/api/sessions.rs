@@ -1,0 +1,169 @@
+//! Creating sessions, sending them commands, reading their history.
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Extension, Path, State};
+use axum::http::StatusCode;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use workmate_engine::Accepted;
+use workmate_protocol::{Command, PermissionMode, SessionId, Surface};
+use workmate_store::{NewSession, ResolveOutcome, SessionKey};
+
+use super::Principal;
+use super::dto::inbox_item;
+use crate::http::{ApiError, AppState};
+
+/// `POST /v1/sessions` body; every field optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct NewSessionBody {
+    title: Option<String>,
+    model: Option<String>,
+    mode: Option<PermissionMode>,
+    #[serde(default)]
+    unattended: bool,
+}
+
+/// `POST /v1/sessions` → `201 {session_id}`.
+pub(crate) async fn create(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+    body: Bytes,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let body: NewSessionBody = if body.iter().all(u8::is_ascii_whitespace) {
+        NewSessionBody::default()
+    } else {
+        serde_json::from_slice(&body)
+            .map_err(|e| ApiError::BadRequest(format!("invalid session body: {e}")))?
+    };
+    let new = NewSession {
+        key: SessionKey {
+            surface: Surface::Http,
+            chat_id: uuid::Uuid::now_v7().to_string(),
+            thread_id: String::new(),
+        },
+        owner: caller.actor.user_id.clone(),
+        title: body.title,
+        persona: "cowork".into(),
+        model: body
+            .model
+            .unwrap_or_else(|| state.hub.config().default_model.clone()),
+        mode: body.mode.unwrap_or_default(),
+        unattended: body.unattended,
+    };
+    let record = state.hub.create_session(&caller.tenant, &new).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({ "session_id": record.id, "model": record.model, "mode": record.mode })),
+    ))
+}
+
+/// `POST /v1/sessions/{id}/commands`: a [`Command`] as JSON. Who sends it is the token's user,
+/// whatever the body says.
+pub(crate) async fn command(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let mut value: Value = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::BadRequest(format!("the body is not JSON: {e}")))?;
+    let Some(object) = value.as_object_mut() else {
+        return Err(ApiError::BadRequest(
+            "a command is a JSON object with a \"type\"".into(),
+        ));
+    };
+    let actor =
+        serde_json::to_value(&caller.actor).map_err(|e| ApiError::Internal(e.to_string()))?;
+    object.insert("author".into(), actor.clone());
+    object.insert("actor".into(), actor);
+    object.insert("via".into(), json!(Surface::Http));
+    object.entry("attachments").or_insert_with(|| json!([]));
+    let command = parse_command(value)?;
+    let accepted = state
+        .hub
+        .submit(&caller.tenant, &SessionId::from(id), command)
+        .await?;
+    Ok(match accepted {
+        Accepted::TurnStarted(turn) => (
+            StatusCode::ACCEPTED,
+            Json(json!({ "accepted": "turn_started", "turn_id": turn })),
+        ),
+        Accepted::Steered => (StatusCode::ACCEPTED, Json(json!({ "accepted": "steered" }))),
+        Accepted::Interrupted { was_running } => (
+            StatusCode::ACCEPTED,
+            Json(json!({ "accepted": "interrupted", "was_running": was_running })),
+        ),
+        Accepted::Resolved(outcome) => return resolved(*outcome),
+        _ => (StatusCode::OK, Json(json!({ "accepted": "updated" }))),
+    })
+}
+
+/// The answer to a resolve: the item, or 409 with the item as someone else resolved it.
+pub(crate) fn resolved(outcome: ResolveOutcome) -> Result<(StatusCode, Json<Value>), ApiError> {
+    match outcome {
+        ResolveOutcome::Resolved(item) => {
+            Ok((StatusCode::OK, Json(json!({ "item": inbox_item(&item) }))))
+        }
+        ResolveOutcome::AlreadyResolved(item) => Err(ApiError::Conflict {
+            message: format!(
+                "already resolved by {}",
+                item.resolved_by
+                    .as_ref()
+                    .map_or("someone else", |u| u.as_str())
+            ),
+            detail: inbox_item(&item),
+        }),
+        ResolveOutcome::NotFound => Err(ApiError::Missing("no such inbox item".into())),
+    }
+}
+
+fn parse_command(value: Value) -> Result<Command, ApiError> {
+    // Strip the fields this kind of command does not have, so the server-set identity fields
+    // never make an otherwise valid command unreadable.
+    let kind = value
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let keep: &[&str] = match kind.as_str() {
+        "user_message" => &["type", "author", "text", "attachments"],
+        "resolve_inbox" => &["type", "item_id", "resolution", "actor", "via"],
+        "interrupt" | "retry" => &["type", "actor"],
+        "set_mode" => &["type", "mode", "actor"],
+        "switch_model" => &["type", "model", "actor"],
+        "" => return Err(ApiError::BadRequest("a command needs a \"type\"".into())),
+        other => {
+            return Err(ApiError::BadRequest(format!(
+                "unknown command type {other:?}"
+            )));
+        }
+    };
+    let Value::Object(mut object) = value else {
+        return Err(ApiError::BadRequest("a command is a JSON object".into()));
+    };
+    object.retain(|key, _| keep.contains(&key.as_str()));
+    serde_json::from_value(Value::Object(object))
+        .map_err(|e| ApiError::BadRequest(format!("invalid {kind} command: {e}")))
+}
+
+/// `GET /v1/sessions/{id}/messages`: the whole history, display-only notices included.
+pub(crate) async fn messages(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let session = SessionId::from(id);
+    let store = state.hub.store();
+    if store
+        .sessions()
+        .get(&caller.tenant, &session)
+        .await?
+        .is_none()
+    {
+        return Err(ApiError::Missing(format!("session {session} not found")));
+    }
+    let messages = store.messages().list(&caller.tenant, &session).await?;
+    Ok(Json(json!({ "messages": messages })))
+}
