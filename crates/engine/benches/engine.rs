@@ -343,7 +343,7 @@ async fn baseline(fixture: &mut Fixture) -> Measured {
                 vec![EventKind::IterationEnd { iteration: 0 }],
             )
             .await
-            .unwrap();
+            .unwrap_or_else(|e| panic!("write {n}: {e}"));
         if n >= 200 {
             micros.push(started.elapsed().as_secs_f64() * 1e6);
         }

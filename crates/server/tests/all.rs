@@ -5,5 +5,6 @@
 mod api;
 mod cli;
 mod config;
+mod crash;
 mod router;
 mod support;

@@ -50,11 +50,28 @@ pub(crate) fn listing(dir: &Path) -> BTreeSet<String> {
 
 /// `GET path` over HTTP/1.1; the status code and body.
 pub(crate) fn http_get(addr: SocketAddr, path: &str) -> std::io::Result<(u16, String)> {
+    http_request(addr, "GET", path, None, None)
+}
+
+/// One HTTP/1.1 request with an optional bearer token and JSON body; the status code and body.
+pub(crate) fn http_request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: Option<&str>,
+) -> std::io::Result<(u16, String)> {
     let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
     stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    let body = body.unwrap_or_default();
     write!(
         stream,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{auth}\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
     )?;
     let mut response = String::new();
     stream.read_to_string(&mut response)?;
@@ -80,6 +97,11 @@ pub(crate) struct Server {
 impl Server {
     /// Starts `workmate serve` in `dir` listening on a free port given through the environment.
     pub(crate) fn start(dir: &Path, args: &[&str]) -> Self {
+        Self::start_with(dir, args, &[])
+    }
+
+    /// Like [`Server::start`], with extra environment variables.
+    pub(crate) fn start_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Self {
         let port = free_port();
         let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
         let log = tempfile::NamedTempFile::new().unwrap();
@@ -87,6 +109,7 @@ impl Server {
             .arg("serve")
             .args(args)
             .env("WORKMATE__SERVER__LISTEN", addr.to_string())
+            .envs(env.iter().copied())
             .stdout(std::process::Stdio::null())
             .stderr(log.reopen().unwrap())
             .spawn()
@@ -125,6 +148,14 @@ impl Server {
     /// What the server wrote to stderr so far.
     pub(crate) fn log_text(&self) -> String {
         std::fs::read_to_string(self.log.path()).unwrap_or_default()
+    }
+
+    /// Kills the process with SIGKILL, as a crash or an OOM kill would.
+    pub(crate) fn crash(mut self) {
+        if let Some(mut child) = self.child.take() {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
     }
 
     /// Sends SIGTERM and returns the exit status, failing if it takes longer than `limit`.
