@@ -170,10 +170,11 @@ impl Fixture {
         let url = match backend {
             Backend::SqliteFile => format!("sqlite://{}", dir.join("engine.db").display()),
             // `sqlite::memory:` cannot serve a pool through sqlx's `Any` driver: every pooled
-            // connection re-parses the URL and gets a fresh, empty database ("no such table").
-            // A named shared-cache memory database is one database for the whole pool.
+            // connection re-parses the URL and opens a fresh, empty database ("no such table").
+            // A named shared-cache memory database (`file:` makes SQLite share it by name) is
+            // one database for the whole pool while any connection to it stays open.
             Backend::Memory => format!(
-                "sqlite://workmate-bench-{}?mode=memory",
+                "sqlite:file:workmate-bench-{}?mode=memory",
                 uuid::Uuid::now_v7()
             ),
         };
