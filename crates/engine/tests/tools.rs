@@ -114,3 +114,110 @@ async fn an_unknown_tool_is_answered_with_an_error() {
         .unwrap();
     assert_eq!(reason, "unknown tool: launch_rockets");
 }
+
+#[tokio::test]
+async fn every_call_is_authorized_before_any_runs() {
+    let mut h = Harness::new(&script(json!([{"tool_calls": [
+        {"name": "probe_read", "arguments": {}},
+        {"name": "probe_write", "arguments": {}}
+    ]}, {"text": "done"}])))
+    .await;
+    h.say("read then write").await;
+    let parked = h
+        .events_until(|e| matches!(e.kind, EventKind::InboxItemParked { .. }))
+        .await;
+    assert_eq!(
+        state_names(&parked),
+        vec![
+            "turn_start",
+            "assistant_message",
+            "tool_proposed",
+            "tool_proposed",
+            "permission_required",
+            "inbox_item_parked"
+        ]
+    );
+    assert_eq!(
+        h.reads.calls(),
+        0,
+        "the cleared read waits for the whole message to be authorized"
+    );
+}
+
+#[tokio::test]
+async fn the_concurrent_batch_finishes_even_when_stopped() {
+    let calls: Vec<_> = (0..2)
+        .map(|_| json!({"name": "probe_read", "arguments": {"ms": 300}}))
+        .collect();
+    let mut h = Harness::new(&script(json!([{"tool_calls": calls}, {"text": "never"}]))).await;
+    h.say("read two").await;
+    h.events_until(|e| matches!(e.kind, EventKind::ToolStarted { .. }))
+        .await;
+    h.command(workmate_protocol::Command::Interrupt {
+        actor: workmate_protocol::Actor::new("u_alice"),
+    })
+    .await
+    .unwrap();
+    let events = h.turn_events().await;
+    let statuses: Vec<_> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ToolFinished { status, .. } => Some(*status),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        statuses,
+        vec![workmate_protocol::ToolStatus::Ok; 2],
+        "low-risk batch is not cancellable"
+    );
+    assert!(
+        matches!(events.last().unwrap().kind, EventKind::Interrupted { .. }),
+        "the turn stops after it"
+    );
+}
+
+#[tokio::test]
+async fn explore_runs_a_read_only_child_and_returns_its_findings() {
+    let script = json!({"conversations": [
+        {"when": "TODO", "turns": [
+            {"tool_calls": [{"name": "probe_read", "arguments": {}}, {"name": "probe_write", "arguments": {}}]},
+            {"text": "Two TODOs, both in main.rs."}
+        ]},
+        {"when": "*", "turns": [
+            {"tool_calls": [{"name": "explore", "arguments": {"task": "find TODO markers"}}]},
+            {"text": "The explorer found two."}
+        ]}
+    ]})
+    .to_string();
+    let mut h = Harness::new(&script).await;
+    h.say("investigate the code").await;
+    let events = h.turn_events().await;
+    assert!(matches!(
+        events.last().unwrap().kind,
+        EventKind::TurnEnd { .. }
+    ));
+    assert!(
+        !state_names(&events).contains(&"permission_required"),
+        "exploring never asks"
+    );
+    h.idle().await;
+    let history = h.history().await;
+    let tool = history
+        .iter()
+        .find_map(|m| match m {
+            Message::Tool { content, .. } => Some(content.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(tool.contains("Two TODOs, both in main.rs."), "{tool}");
+    assert_eq!(h.reads.calls(), 1);
+    assert_eq!(h.writes.calls(), 0, "the explorer has no write tools");
+    let requests = h.model.requests();
+    let child_tools: Vec<&str> = requests[1].tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(
+        child_tools,
+        vec!["probe_read"],
+        "only read-only tools, no ask_user, no nested explore"
+    );
+}

@@ -100,17 +100,22 @@ impl Turn {
                 .await?;
             return Ok(None);
         }
-        if call.name == super::interactive::ASK_USER {
+        let engine_tool = !self.is_child && call.name == super::explore::EXPLORE;
+        if call.name == super::interactive::ASK_USER && !self.is_child {
             self.ask_user(&call).await?;
             return Ok(None);
         }
-        if self.deps.tools.get(&call.name).is_none() {
+        if self.deps.tools.get(&call.name).is_none() && !engine_tool {
             let reason = format!("unknown tool: {}", call.name);
             self.answer(&call, Outcome::not_executed(ToolStatus::Error, &reason))
                 .await?;
             return Ok(None);
         }
-        let metadata = self.deps.tools.metadata(&call.name);
+        let metadata = if engine_tool {
+            Some(super::explore::explore_metadata())
+        } else {
+            self.deps.tools.metadata(&call.name)
+        };
         match self
             .deps
             .policy

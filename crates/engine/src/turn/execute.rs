@@ -45,6 +45,11 @@ impl Turn {
                 continue;
             }
             self.start(&call).await?;
+            if call.name == super::explore::EXPLORE && self.deps.tools.get(&call.name).is_none() {
+                let outcome = self.explore(&call).await?;
+                self.answer(&call, outcome).await?;
+                continue;
+            }
             let Some(tool) = self.deps.tools.get(&call.name).cloned() else {
                 let reason = format!("unknown tool: {}", call.name);
                 self.answer(&call, Outcome::failed(&reason)).await?;

@@ -8,6 +8,7 @@
 
 mod authorize;
 mod execute;
+mod explore;
 mod interactive;
 mod outcome;
 mod preview;
@@ -58,6 +59,8 @@ pub(crate) struct Turn {
     pub(crate) roots: Vec<Root>,
     /// Who the turn acts for: the author of its message, else the session owner.
     pub(crate) requester: UserId,
+    /// Whether this turn is an exploration inside another turn (no questions, no nesting).
+    pub(crate) is_child: bool,
     iterations: u32,
     truncated: bool,
     resuming: bool,
@@ -81,6 +84,7 @@ impl Turn {
             cancel,
             roots,
             requester,
+            is_child: false,
             iterations: 0,
             truncated: false,
             resuming: false,

@@ -41,7 +41,10 @@ impl Turn {
         };
         let caps = provider.capabilities(&model);
         let mut tools = self.deps.tools.specs();
-        tools.push(super::ask_user_spec());
+        if !self.is_child {
+            tools.push(super::ask_user_spec());
+            tools.push(super::explore::explore_spec());
+        }
         let request = ModelRequest {
             session_id: self.emit.session.clone(),
             model,
