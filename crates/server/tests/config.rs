@@ -289,3 +289,89 @@ fn rendered_config_redacts_the_password() {
         config.database.max_connections
     );
 }
+
+#[test]
+fn engine_and_provider_settings_from_file_and_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.json");
+    std::fs::write(&script, "{\"conversations\": []}").unwrap();
+    std::fs::write(
+        dir.path().join("workmate.toml"),
+        format!(
+            "[engine]\nmax_iterations = 12\n[providers.scripted]\nscript = \"{}\"\n[server]\nadmin_token = \"file-token-0123456789\"\n",
+            script.display()
+        ),
+    )
+    .unwrap();
+    let env = [("WORKMATE__ENGINE__DEFAULT_MODEL", "scripted:ops")];
+    let config = load(dir.path(), &env, Overrides::default()).unwrap();
+    assert_eq!(config.engine.max_iterations, 12);
+    assert_eq!(config.engine.default_model, "scripted:ops");
+    assert_eq!(
+        config.providers.scripted_script.as_deref(),
+        Some(script.as_path())
+    );
+    let shown = config.to_redacted_toml();
+    assert!(
+        shown.contains("admin_token = \"***\"") && !shown.contains("file-token"),
+        "{shown}"
+    );
+    assert!(shown.contains("[providers.scripted]"), "{shown}");
+
+    let nested_env = [(
+        "WORKMATE__PROVIDERS__SCRIPTED__SCRIPT",
+        "/no/such/script.json",
+    )];
+    let err = load(dir.path(), &nested_env, Overrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("providers.scripted") && err.contains("/no/such/script.json"),
+        "{err}"
+    );
+    assert!(
+        err.contains("WORKMATE__PROVIDERS__SCRIPTED__SCRIPT"),
+        "says how to set it: {err}"
+    );
+}
+
+#[test]
+fn engine_settings_are_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = load(
+        dir.path(),
+        &[("WORKMATE__ENGINE__MAX_ITERATIONS", "0")],
+        Overrides::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("max_iterations") && err.contains("between 1 and 10000"),
+        "{err}"
+    );
+    let err = load(
+        dir.path(),
+        &[("WORKMATE__SERVER__ADMIN_TOKEN", "short")],
+        Overrides::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("at least 16 characters"), "{err}");
+    let err = load(
+        dir.path(),
+        &[("WORKMATE__PROVIDERS__OPENAI__SCRIPT", "x")],
+        Overrides::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("providers.openai"), "{err}");
+    let defaults = load(dir.path(), &[], Overrides::default()).unwrap();
+    assert_eq!(
+        (
+            defaults.engine.max_iterations,
+            defaults.engine.default_model.as_str()
+        ),
+        (150, "scripted:demo")
+    );
+    assert!(defaults.server.admin_token.is_none() && defaults.providers.scripted_script.is_none());
+}
