@@ -235,7 +235,7 @@ impl Fixture {
     }
 
     /// A new session and a live subscription to it.
-    async fn session(&mut self) -> (SessionId, broadcast::Receiver<Event>) {
+    async fn session(&mut self) -> (SessionId, broadcast::Receiver<Arc<Event>>) {
         let id = self.create().await;
         let events = self.hub.subscribe(&self.tenant, &id).await.unwrap();
         (id, events)
@@ -245,7 +245,7 @@ impl Fixture {
     async fn turn(
         &self,
         session: &SessionId,
-        events: &mut broadcast::Receiver<Event>,
+        events: &mut broadcast::Receiver<Arc<Event>>,
         text: &str,
     ) -> Counts {
         let command = Command::UserMessage {
@@ -266,10 +266,10 @@ impl Fixture {
                 Err(RecvError::Closed) => panic!("the event stream closed"),
             };
             counts.state += usize::from(event.kind.is_state());
-            match event.kind {
+            match &event.kind {
                 EventKind::AssistantDelta { .. } => counts.deltas += 1,
                 EventKind::ToolFinished { status, .. } => {
-                    assert_eq!(status, ToolStatus::Ok, "a bench tool call failed");
+                    assert_eq!(*status, ToolStatus::Ok, "a bench tool call failed");
                     counts.tools += 1;
                 }
                 EventKind::TurnEnd { .. } => break,

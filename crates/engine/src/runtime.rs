@@ -4,16 +4,17 @@
 //! the turn releases it); messages that arrive while a turn runs are queued as steering for that
 //! turn, never dropped; no lock here is held across an `.await`.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 use workmate_protocol::{Actor, Event};
 
-/// Events buffered for a slow live subscriber before it starts missing some (it can always
-/// replay state events from the store).
-const LIVE_EVENT_BUFFER: usize = 1024;
+/// Events buffered for a slow live subscriber before it is told it lagged. Kept small: the buffer
+/// is allocated up front for every live session, and a lagging subscriber replays the state events
+/// it missed from the store (the deltas it missed are repeated whole in `assistant_message`).
+const LIVE_EVENT_BUFFER: usize = 64;
 
 /// A message that arrived for a busy session.
 #[derive(Clone, Debug)]
@@ -31,7 +32,7 @@ struct TurnSlot {
 /// One session's live state.
 #[derive(Debug)]
 pub(crate) struct SessionRuntime {
-    events: broadcast::Sender<Event>,
+    events: broadcast::Sender<Arc<Event>>,
     last_seq: AtomicU64,
     turn: Mutex<TurnSlot>,
     running: watch::Sender<bool>,
@@ -50,8 +51,13 @@ impl SessionRuntime {
     }
 
     /// Live events from now on.
-    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Event> {
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
         self.events.subscribe()
+    }
+
+    /// How many live subscribers there are.
+    pub(crate) fn subscribers(&self) -> usize {
+        self.events.receiver_count()
     }
 
     /// Sends an event to live subscribers, remembering the newest state `seq`.
@@ -60,7 +66,7 @@ impl SessionRuntime {
             self.last_seq.fetch_max(event.seq, Ordering::SeqCst);
         }
         // No subscriber is fine: the state events are in the store.
-        let _ = self.events.send(event);
+        let _ = self.events.send(Arc::new(event));
     }
 
     /// The newest state event's `seq`, which transport events carry.

@@ -129,7 +129,7 @@ pub struct Harness {
     pub reads: Arc<Probe>,
     pub writes: Arc<Probe>,
     pub dir: std::path::PathBuf,
-    pub events: broadcast::Receiver<Event>,
+    pub events: broadcast::Receiver<Arc<Event>>,
     pub model: Arc<Recording>,
     keep: bool,
 }
@@ -304,6 +304,7 @@ impl Harness {
                 .await
                 .unwrap_or_else(|_| panic!("timed out; saw {:?}", names(&seen)))
                 .expect("event stream open");
+            let event = Event::clone(&event);
             let done = stop(&event);
             seen.push(event);
             if done {

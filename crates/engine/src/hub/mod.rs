@@ -119,7 +119,7 @@ impl SessionHub {
         &self,
         tenant: &TenantId,
         session: &SessionId,
-    ) -> Result<broadcast::Receiver<Event>> {
+    ) -> Result<broadcast::Receiver<Arc<Event>>> {
         Ok(self.runtime(tenant, session).await?.subscribe())
     }
 
@@ -182,6 +182,27 @@ impl SessionHub {
             }
         }
         Ok(resumed)
+    }
+
+    /// Forgets a session's live state when nothing uses it: no turn, no subscriber, and no other
+    /// task holding it (checked under the map's lock, where every other holder got its copy).
+    pub(super) fn evict_if_unused(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+        runtime: &Arc<SessionRuntime>,
+    ) {
+        let key = (tenant.clone(), session.clone());
+        let mut sessions = self.lock_sessions();
+        let unused = sessions.get(&key).is_some_and(|held| {
+            Arc::ptr_eq(held, runtime)
+                && Arc::strong_count(held) == 2
+                && runtime.subscribers() == 0
+                && !runtime.is_running()
+        });
+        if unused {
+            sessions.remove(&key);
+        }
     }
 
     /// Stops every running turn and waits for them to end.

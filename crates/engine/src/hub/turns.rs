@@ -50,6 +50,7 @@ impl SessionHub {
                 };
                 (turn_id, cancel, start) = (TurnId::new(), token, next);
             }
+            hub.evict_if_unused(&tenant, &session, &runtime);
         });
         turn_id
     }

@@ -89,7 +89,7 @@ struct Forwarder {
 }
 
 impl Forwarder {
-    async fn run(self, mut live: broadcast::Receiver<Event>, after: Option<u64>) {
+    async fn run(self, mut live: broadcast::Receiver<std::sync::Arc<Event>>, after: Option<u64>) {
         let mut last = after.unwrap_or(0);
         if after.is_some() && !self.replay(&mut last).await {
             return;
