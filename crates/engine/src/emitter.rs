@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use workmate_protocol::{Event, EventKind, SessionId, TenantId, TurnId};
+use workmate_protocol::{Event, EventKind, Message, SessionId, TenantId, TurnId};
 use workmate_store::Store;
 
 use crate::Result;
@@ -30,6 +30,27 @@ impl Emitter {
             .store
             .events()
             .append(&self.tenant, &self.session, self.turn.as_ref(), vec![kind])
+            .await?;
+        let event = events.pop().ok_or_else(|| {
+            crate::Error::Rejected("the store returned no event for an append".into())
+        })?;
+        self.runtime.publish(event.clone());
+        Ok(event)
+    }
+
+    /// Persists history messages together with a state event (one transaction), then publishes
+    /// the event.
+    pub(crate) async fn state_with(&self, messages: &[Message], kind: EventKind) -> Result<Event> {
+        let mut events = self
+            .store
+            .events()
+            .append_with_messages(
+                &self.tenant,
+                &self.session,
+                self.turn.as_ref(),
+                messages,
+                vec![kind],
+            )
             .await?;
         let event = events.pop().ok_or_else(|| {
             crate::Error::Rejected("the store returned no event for an append".into())

@@ -104,3 +104,21 @@ backend_matrix! {
         assert!(ctx.store.events().list_after(&tenant, &session.id, 0, 10).await.unwrap().is_empty(), "nothing half-written");
     }
 }
+
+backend_matrix! {
+    async fn messages_and_their_event_are_stored_together(ctx: Ctx) {
+        let (tenant, session) = tenant_with_session(&ctx.store, "together").await;
+        let reply = Message::Assistant { content: "Done.".into(), ts: 1, tool_calls: vec![], reasoning: None, usage: None, provider_state: Box::default() };
+        let announced = EventKind::AssistantMessage { text: Some("Done.".into()), tool_calls: vec![], reasoning: None, usage: None };
+        let events = ctx.store.events().append_with_messages(&tenant, &session.id, None, std::slice::from_ref(&reply), vec![announced]).await.unwrap();
+        assert_eq!(events[0].seq, 1);
+        assert_eq!(ctx.store.messages().list(&tenant, &session.id).await.unwrap(), vec![reply.clone()]);
+        let record = ctx.store.sessions().get(&tenant, &session.id).await.unwrap().unwrap();
+        assert_eq!((record.last_seq, record.message_count), (1, 1));
+
+        // A refused append writes neither half.
+        let err = ctx.store.events().append_with_messages(&tenant, &session.id, None, &[reply], vec![EventKind::AssistantDelta { text: "x".into() }]).await.unwrap_err();
+        assert!(matches!(err, Error::Invalid(_)));
+        assert_eq!(ctx.store.messages().list(&tenant, &session.id).await.unwrap().len(), 1);
+    }
+}

@@ -106,14 +106,12 @@ impl Turn {
                     author: Some(author.clone()),
                     display: None,
                 };
-                self.append(message).await?;
-                self.emit
-                    .state(EventKind::TurnStart {
-                        input: text,
-                        author: Some(author),
-                        display: None,
-                    })
-                    .await?;
+                let start = EventKind::TurnStart {
+                    input: text,
+                    author: Some(author),
+                    display: None,
+                };
+                self.append_with(message, start).await?;
             }
             TurnStart::Retry => {
                 self.emit
@@ -215,36 +213,46 @@ impl Turn {
 
     /// Ends the turn with `interrupted`.
     async fn interrupted(&mut self) -> Result<()> {
-        self.notice(NoticeKind::Interrupted, None).await?;
+        let notice = Message::Notice {
+            kind: NoticeKind::Interrupted,
+            text: None,
+            ts: self.now(),
+        };
         let iterations = self.iterations;
-        self.emit
-            .state(EventKind::Interrupted {
+        self.append_with(
+            notice,
+            EventKind::Interrupted {
                 iterations,
                 by: None,
-            })
-            .await?;
-        Ok(())
+            },
+        )
+        .await
     }
 
     /// Ends the turn with `error`.
     async fn failed(&mut self, error: &workmate_providers::ProviderError) -> Result<()> {
         let friendly = workmate_providers::friendly_error(&self.session.model, &error.message);
         let text = friendly.clone().unwrap_or_else(|| error.message.clone());
-        self.notice(NoticeKind::Error, Some(text.clone())).await?;
-        self.emit
-            .state(EventKind::Error {
-                error: text,
-                error_type: error.type_name().to_owned(),
-                raw: friendly.map(|_| error.message.clone()),
-            })
-            .await?;
-        Ok(())
+        let notice = Message::Notice {
+            kind: NoticeKind::Error,
+            text: Some(text.clone()),
+            ts: self.now(),
+        };
+        let event = EventKind::Error {
+            error: text,
+            error_type: error.type_name().to_owned(),
+            raw: friendly.map(|_| error.message.clone()),
+        };
+        self.append_with(notice, event).await
     }
 
-    /// Appends a display-only notice.
-    pub(crate) async fn notice(&mut self, kind: NoticeKind, text: Option<String>) -> Result<()> {
-        let ts = self.now();
-        self.append(Message::Notice { kind, text, ts }).await
+    /// Appends a message and emits the state event that announces it, stored together.
+    pub(crate) async fn append_with(&mut self, message: Message, kind: EventKind) -> Result<()> {
+        self.emit
+            .state_with(std::slice::from_ref(&message), kind)
+            .await?;
+        self.history.push(message);
+        Ok(())
     }
 
     /// Appends a message to the stored history and the in-memory copy.

@@ -138,23 +138,20 @@ impl Turn {
             ts: self.now(),
             display: outcome.display.clone(),
         };
-        self.append(message).await?;
         let (result_preview, reason) = match outcome.status {
             ToolStatus::Ok => (Some(result_preview(&outcome.content)), None),
             _ => (None, outcome.reason.clone()),
         };
-        self.emit
-            .state(EventKind::ToolFinished {
-                tool_call_id: call.id.clone(),
-                name: call.name.clone(),
-                status: outcome.status,
-                result_preview,
-                reason,
-                display: outcome.display,
-                standing_rule: None,
-            })
-            .await?;
-        Ok(())
+        let finished = EventKind::ToolFinished {
+            tool_call_id: call.id.clone(),
+            name: call.name.clone(),
+            status: outcome.status,
+            result_preview,
+            reason,
+            display: outcome.display,
+            standing_rule: None,
+        };
+        self.append_with(message, finished).await
     }
 
     /// Audits how many items a privacy filter hid: counts only, never content.

@@ -129,15 +129,13 @@ impl Turn {
             usage: usage.clone(),
             provider_state: Box::new(reply.provider_state),
         };
-        self.append(message).await?;
-        self.emit
-            .state(EventKind::AssistantMessage {
-                text: (!reply.text.is_empty()).then_some(reply.text),
-                tool_calls: calls.iter().map(|c| c.name.clone()).collect(),
-                reasoning: reply.reasoning,
-                usage,
-            })
-            .await?;
+        let announced = EventKind::AssistantMessage {
+            text: (!reply.text.is_empty()).then_some(reply.text),
+            tool_calls: calls.iter().map(|c| c.name.clone()).collect(),
+            reasoning: reply.reasoning,
+            usage,
+        };
+        self.append_with(message, announced).await?;
         Ok(calls)
     }
 }

@@ -6,10 +6,10 @@
 //! Transport events (deltas) are refused: they are streamed, never stored.
 
 use sqlx::any::AnyRow;
-use workmate_protocol::{Event, EventKind, SessionId, TenantId, TurnId};
+use workmate_protocol::{Event, EventKind, Message, SessionId, TenantId, TurnId};
 
-use crate::repo::counters::{Counter, reserve};
-use crate::row::{col, json_col, to_i64, to_json};
+use crate::repo::appends;
+use crate::row::{col, json_col, to_i64};
 use crate::{Error, Result, Store};
 
 /// State events of sessions.
@@ -32,52 +32,32 @@ impl<'s> EventRepo<'s> {
         turn: Option<&TurnId>,
         kinds: Vec<EventKind>,
     ) -> Result<Vec<Event>> {
-        if let Some(transport) = kinds.iter().find(|k| !k.is_state()) {
-            return Err(Error::Invalid(format!(
-                "{} is a transport event: it is streamed, never stored",
-                transport.name()
-            )));
-        }
         if kinds.is_empty() {
             return Ok(Vec::new());
         }
-        let d = self.store.dialect;
-        let count = to_i64(kinds.len() as u64);
-        let at_ms = self.store.clock_ms();
-        let mut tx = self.store.begin_write().await?;
-        let first = reserve(
-            &mut tx,
-            d,
-            Counter::EventSeq,
-            (tenant, session),
-            count,
-            at_ms,
+        Ok(
+            appends::append(self.store, (tenant, session), turn, &[], kinds)
+                .await?
+                .events,
         )
-        .await?;
-        let mut events = Vec::with_capacity(kinds.len());
-        for (offset, kind) in (0_i64..).zip(kinds) {
-            let seq = first + offset;
-            d.query("INSERT INTO session_events (tenant_id, session_id, seq, turn_id, kind, at_ms, body_json) VALUES (?, ?, ?, ?, ?, ?, ?)")
-                .bind(tenant.as_str().to_owned())
-                .bind(session.as_str().to_owned())
-                .bind(seq)
-                .bind(turn.map(|t| t.as_str().to_owned()))
-                .bind(kind.name())
-                .bind(at_ms)
-                .bind(to_json(&kind)?)
-                .execute(&mut *tx)
-                .await?;
-            events.push(Event {
-                tenant_id: tenant.clone(),
-                session_id: session.clone(),
-                seq: u64::try_from(seq).unwrap_or_default(),
-                turn_id: turn.cloned(),
-                at_ms,
-                kind,
-            });
-        }
-        tx.commit().await?;
-        Ok(events)
+    }
+
+    /// Appends history messages and state events in one transaction: a turn's step (a reply and
+    /// its `assistant_message`, a tool result and its `tool_finished`) is stored whole or not
+    /// at all. Returns the events with their sequence numbers.
+    pub async fn append_with_messages(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+        turn: Option<&TurnId>,
+        messages: &[Message],
+        kinds: Vec<EventKind>,
+    ) -> Result<Vec<Event>> {
+        Ok(
+            appends::append(self.store, (tenant, session), turn, messages, kinds)
+                .await?
+                .events,
+        )
     }
 
     /// A session's state events with `seq > after`, oldest first, at most `limit` of them.

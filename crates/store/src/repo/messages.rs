@@ -6,9 +6,9 @@
 
 use workmate_protocol::{Message, SessionId, TenantId};
 
-use crate::repo::counters::{Counter, reserve};
-use crate::row::{json_col, to_i64};
-use crate::{Error, Result, Store};
+use crate::repo::appends;
+use crate::row::json_col;
+use crate::{Result, Store};
 
 /// Conversation history.
 #[derive(Debug)]
@@ -29,39 +29,11 @@ impl<'s> MessageRepo<'s> {
         session: &SessionId,
         messages: &[Message],
     ) -> Result<u64> {
-        let d = self.store.dialect;
-        let count = to_i64(messages.len() as u64);
-        let now = self.store.clock_ms();
-        let mut tx = self.store.begin_write().await?;
-        let first = reserve(
-            &mut tx,
-            d,
-            Counter::MessageIndex,
-            (tenant, session),
-            count,
-            now,
+        Ok(
+            appends::append(self.store, (tenant, session), None, messages, Vec::new())
+                .await?
+                .first_index,
         )
-        .await?;
-        for (offset, message) in (0_i64..).zip(messages) {
-            let body = serde_json::to_value(message)
-                .map_err(|e| Error::Invalid(format!("cannot encode message: {e}")))?;
-            let role = body
-                .get("role")
-                .and_then(|r| r.as_str())
-                .unwrap_or("unknown")
-                .to_owned();
-            d.query("INSERT INTO messages (tenant_id, session_id, idx, message_role, body_json, created_at_ms) VALUES (?, ?, ?, ?, ?, ?)")
-                .bind(tenant.as_str().to_owned())
-                .bind(session.as_str().to_owned())
-                .bind(first + offset)
-                .bind(role)
-                .bind(body.to_string())
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
-        }
-        tx.commit().await?;
-        Ok(u64::try_from(first).unwrap_or_default())
     }
 
     /// A session's whole history, in order.
