@@ -521,7 +521,7 @@ fn main() {
         memory_row(backend);
     }
     println!(
-        "size_of::<Event>() = {} B; a session's live event buffer holds 1,024 of them",
+        "size_of::<Event>() = {} B; live subscribers share each event (Arc), 64 buffered per session",
         std::mem::size_of::<Event>()
     );
     println!("done in {:.1} s", started.elapsed().as_secs_f64());
