@@ -26,16 +26,7 @@ pub(crate) struct Emitter {
 impl Emitter {
     /// Persists and publishes a state event.
     pub(crate) async fn state(&self, kind: EventKind) -> Result<Event> {
-        let mut events = self
-            .store
-            .events()
-            .append(&self.tenant, &self.session, self.turn.as_ref(), vec![kind])
-            .await?;
-        let event = events.pop().ok_or_else(|| {
-            crate::Error::Rejected("the store returned no event for an append".into())
-        })?;
-        self.runtime.publish(event.clone());
-        Ok(event)
+        self.state_with(&[], kind).await
     }
 
     /// Persists history messages together with a state event (one transaction), then publishes

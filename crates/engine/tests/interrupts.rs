@@ -1,38 +1,14 @@
 //! Stopping a turn from any state answers every tool call exactly once.
 
-use std::collections::HashMap;
-
 use serde_json::json;
 use workmate_protocol::{Actor, Command, EventKind, Message, NoticeKind, ToolStatus};
 use workmate_store::InboxItemState;
 
-use crate::support::{Harness, Options, script};
+use crate::support::{Harness, Options, assert_every_call_answered_once, script};
 
 fn stop() -> Command {
     Command::Interrupt {
         actor: Actor::new("u_alice"),
-    }
-}
-
-/// Every tool call in history has exactly one tool message.
-fn assert_every_call_answered_once(history: &[Message]) {
-    let mut answers: HashMap<String, usize> = HashMap::new();
-    for message in history {
-        if let Message::Tool { tool_call_id, .. } = message {
-            *answers.entry(tool_call_id.to_string()).or_default() += 1;
-        }
-    }
-    for message in history {
-        if let Message::Assistant { tool_calls, .. } = message {
-            for call in tool_calls {
-                assert_eq!(
-                    answers.get(call.id.as_str()),
-                    Some(&1),
-                    "call {} answered once",
-                    call.id
-                );
-            }
-        }
     }
 }
 

@@ -2,15 +2,13 @@
 //! re-asking, re-running or orphaning anything. Each test runs the first process on its own tokio
 //! runtime and drops that runtime mid-turn: every task stops at its current await, as in a crash.
 
-use std::collections::HashMap;
-
 use serde_json::json;
 use workmate_protocol::{
-    ApprovalChoice, EventKind, InboxItemId, Message, Resolution, SessionId, Surface, ToolStatus,
+    ApprovalChoice, EventKind, InboxItemId, Resolution, SessionId, Surface, ToolStatus,
 };
 use workmate_store::InboxFilter;
 
-use crate::support::{Harness, Options, script, state_names};
+use crate::support::{Harness, Options, assert_every_call_answered_once, script, state_names};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -39,27 +37,6 @@ where
     });
     first.shutdown_background();
     left
-}
-
-fn answered_once(history: &[Message]) {
-    let mut answers: HashMap<String, usize> = HashMap::new();
-    for message in history {
-        if let Message::Tool { tool_call_id, .. } = message {
-            *answers.entry(tool_call_id.to_string()).or_default() += 1;
-        }
-    }
-    for message in history {
-        if let Message::Assistant { tool_calls, .. } = message {
-            for call in tool_calls {
-                assert_eq!(
-                    answers.get(call.id.as_str()),
-                    Some(&1),
-                    "call {} answered once in {history:?}",
-                    call.id
-                );
-            }
-        }
-    }
 }
 
 fn write_script() -> String {
@@ -122,7 +99,7 @@ fn a_turn_parked_on_an_approval_survives_a_crash_without_a_second_prompt() {
             .await
             .unwrap();
         assert_eq!(items.len(), 1, "the parked item is the same one");
-        answered_once(&h.history().await);
+        assert_every_call_answered_once(&h.history().await);
     });
 }
 
@@ -161,7 +138,7 @@ fn an_answer_given_while_the_service_was_down_applies_on_resume() {
         );
         h.idle().await;
         assert_eq!(h.writes.calls(), 1);
-        answered_once(&h.history().await);
+        assert_every_call_answered_once(&h.history().await);
     });
 }
 
@@ -202,7 +179,7 @@ fn a_tool_that_was_running_is_not_run_again() {
         ));
         h.idle().await;
         assert_eq!(h.writes.calls(), 0, "never re-run");
-        answered_once(&h.history().await);
+        assert_every_call_answered_once(&h.history().await);
         assert_eq!(
             h.hub.resume_pending().await.unwrap(),
             0,

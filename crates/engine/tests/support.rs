@@ -366,3 +366,26 @@ pub fn state_names(events: &[Event]) -> Vec<&'static str> {
 pub fn script(turns: serde_json::Value) -> String {
     serde_json::json!({"conversations": [{"when": "*", "turns": turns}]}).to_string()
 }
+
+/// Every tool call in the history has exactly one tool message.
+pub fn assert_every_call_answered_once(history: &[workmate_protocol::Message]) {
+    use workmate_protocol::Message;
+    let mut answers: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for message in history {
+        if let Message::Tool { tool_call_id, .. } = message {
+            *answers.entry(tool_call_id.to_string()).or_default() += 1;
+        }
+    }
+    for message in history {
+        if let Message::Assistant { tool_calls, .. } = message {
+            for call in tool_calls {
+                assert_eq!(
+                    answers.get(call.id.as_str()),
+                    Some(&1),
+                    "call {} answered once",
+                    call.id
+                );
+            }
+        }
+    }
+}

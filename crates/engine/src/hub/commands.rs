@@ -5,8 +5,8 @@
 //! change of session settings is announced by a state event.
 
 use workmate_protocol::{
-    Actor, Attachment, AttachmentKind, Command, ContentPart, EventKind, FileData, ImageUrl,
-    NoticeKind, SessionId, TenantId, TurnId, UserContent,
+    Attachment, AttachmentKind, Command, ContentPart, EventKind, FileData, ImageUrl, NoticeKind,
+    SessionId, TenantId, TurnId, UserContent,
 };
 use workmate_store::ResolveOutcome;
 
@@ -112,10 +112,8 @@ impl SessionHub {
                 }
                 Ok(Accepted::Updated)
             }
-            Command::SwitchModel { model, actor } => {
-                self.switch_model(tenant, session, model, &actor).await
-            }
-            Command::Retry { actor } => {
+            Command::SwitchModel { model, .. } => self.switch_model(tenant, session, model).await,
+            Command::Retry { .. } => {
                 let history = self.store().messages().list(tenant, session).await?;
                 if !ends_in_error(&history) {
                     return Err(Error::Rejected(
@@ -125,7 +123,6 @@ impl SessionHub {
                 let cancel = runtime
                     .try_claim()
                     .ok_or_else(|| Error::Busy(session.clone()))?;
-                let _ = actor;
                 Ok(Accepted::TurnStarted(self.spawn_turn(
                     tenant,
                     session,
@@ -146,7 +143,6 @@ impl SessionHub {
         tenant: &TenantId,
         session: &SessionId,
         model: String,
-        actor: &Actor,
     ) -> Result<Accepted> {
         let model = model.trim().to_owned();
         if model.is_empty() {
@@ -157,7 +153,7 @@ impl SessionHub {
         let _slot = runtime
             .try_claim()
             .ok_or_else(|| Error::Busy(session.clone()))?;
-        let result = self.apply_model(tenant, session, model, actor).await;
+        let result = self.apply_model(tenant, session, model).await;
         runtime.release();
         result
     }
@@ -167,7 +163,6 @@ impl SessionHub {
         tenant: &TenantId,
         session: &SessionId,
         model: String,
-        actor: &Actor,
     ) -> Result<Accepted> {
         let record = self.load(tenant, session).await?;
         if record.model == model {
@@ -198,7 +193,6 @@ impl SessionHub {
                 .append(tenant, session, &[notice])
                 .await?;
         }
-        let _ = actor;
         self.emitter(tenant, session)
             .await?
             .state(EventKind::ModelSwitched {

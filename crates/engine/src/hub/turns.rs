@@ -77,43 +77,28 @@ impl SessionHub {
         };
         // A history with calls left unanswered (a crash between answering and recording) is
         // repaired before anything else, so no model ever sees an orphaned call.
-        let start = match start {
-            TurnStart::Message { .. } | TurnStart::Retry
-                if !unanswered_trailing_calls(&history).is_empty() =>
-            {
-                let pending = unanswered_trailing_calls(&history);
-                let repair = Turn::new(
-                    Arc::clone(&self.inner.deps),
-                    emit.clone(),
-                    record.clone(),
-                    history,
-                    cancel.clone(),
-                    roots.clone(),
-                );
-                repair.run(TurnStart::Resume(pending)).await?;
-                let history = self.store().messages().list(tenant, session).await?;
-                return Turn::new(
-                    Arc::clone(&self.inner.deps),
-                    emit,
-                    record,
-                    history,
-                    cancel,
-                    roots,
-                )
-                .run(start)
-                .await;
-            }
-            start => start,
+        let pending = unanswered_trailing_calls(&history);
+        let repair =
+            !pending.is_empty() && matches!(start, TurnStart::Message { .. } | TurnStart::Retry);
+        let deps = &self.inner.deps;
+        let turn = |history| {
+            Turn::new(
+                Arc::clone(deps),
+                emit.clone(),
+                record.clone(),
+                history,
+                cancel.clone(),
+                roots.clone(),
+            )
         };
-        let result = Turn::new(
-            Arc::clone(&self.inner.deps),
-            emit.clone(),
-            record,
-            history,
-            cancel,
-            roots,
-        )
-        .run(start)
+        let result = async {
+            let mut history = history;
+            if repair {
+                turn(history).run(TurnStart::Resume(pending)).await?;
+                history = self.store().messages().list(tenant, session).await?;
+            }
+            turn(history).run(start).await
+        }
         .await;
         if let Err(e) = &result {
             // Tell watchers the turn is over even when the store failed mid-way.

@@ -10,7 +10,7 @@
 use workmate_protocol::{
     ApprovalChoice, EventKind, InboxItemKind, Resolution, ToolCall, ToolStatus, Visibility,
 };
-use workmate_store::{InboxItem, NewAuditRecord, NewInboxItem, ToolCallState};
+use workmate_store::{InboxItem, NewInboxItem, ToolCallState};
 
 use super::outcome::Outcome;
 use super::preview::args_preview;
@@ -135,16 +135,7 @@ impl Turn {
     }
 
     async fn approve(&self, call: &ToolCall) -> Result<()> {
-        self.deps
-            .store
-            .tool_calls()
-            .transition(
-                &self.emit.tenant,
-                &self.emit.session,
-                &call.id,
-                ToolCallState::Approved,
-                None,
-            )
+        self.ledger_move(&call.id, ToolCallState::Approved, None)
             .await?;
         Ok(())
     }
@@ -183,7 +174,7 @@ impl Turn {
                 })
                 .await?;
             self.announce_parked(&item.0).await?;
-            self.audit(&call, "approval_requested", None, &reason)
+            self.audit_approval(&call, "approval_requested", None, &reason)
                 .await?;
         }
         let allowed = match self.wait_for(&item.0).await? {
@@ -195,7 +186,7 @@ impl Turn {
         };
         match allowed {
             Ok(()) => {
-                self.audit(
+                self.audit_approval(
                     &call,
                     "approval_resolved",
                     Some("approved"),
@@ -206,7 +197,7 @@ impl Turn {
                 Ok(Some(call))
             }
             Err(why) => {
-                self.audit(&call, "approval_resolved", Some("denied"), why)
+                self.audit_approval(&call, "approval_resolved", Some("denied"), why)
                     .await?;
                 let status = if why == INTERRUPTED_BY_USER {
                     ToolStatus::Interrupted
@@ -230,16 +221,7 @@ impl Turn {
             .park(&self.emit.tenant, &new)
             .await?;
         if let Some(call) = &new.tool_call_id {
-            self.deps
-                .store
-                .tool_calls()
-                .transition(
-                    &self.emit.tenant,
-                    &self.emit.session,
-                    call,
-                    ToolCallState::AwaitingApproval,
-                    None,
-                )
+            self.ledger_move(call, ToolCallState::AwaitingApproval, None)
                 .await?;
         }
         Ok((item, created))
@@ -288,26 +270,14 @@ impl Turn {
         }
     }
 
-    async fn audit(
+    async fn audit_approval(
         &self,
         call: &ToolCall,
         stage: &str,
         status: Option<&str>,
         reason: &str,
     ) -> Result<()> {
-        let record = NewAuditRecord {
-            session_id: Some(self.emit.session.clone()),
-            actor: Some(self.requester.to_string()),
-            stage: stage.into(),
-            tool: Some(call.name.clone()),
-            status: status.map(str::to_owned),
-            detail: serde_json::json!({ "tool_call_id": call.id, "reason": reason }),
-        };
-        self.deps
-            .store
-            .audit()
-            .append(&self.emit.tenant, &record)
-            .await?;
-        Ok(())
+        let detail = serde_json::json!({ "tool_call_id": call.id, "reason": reason });
+        self.audit(call, stage, status, detail).await
     }
 }

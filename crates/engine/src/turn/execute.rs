@@ -104,16 +104,7 @@ impl Turn {
     /// Marks a call started and emits `tool_started`.
     async fn start(&self, call: &ToolCall) -> Result<()> {
         // `false` means it was already started: an idempotent call re-run after a restart.
-        self.deps
-            .store
-            .tool_calls()
-            .transition(
-                &self.emit.tenant,
-                &self.emit.session,
-                &call.id,
-                ToolCallState::Started,
-                None,
-            )
+        self.ledger_move(&call.id, ToolCallState::Started, None)
             .await?;
         self.emit
             .state(EventKind::ToolStarted {

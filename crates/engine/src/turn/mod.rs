@@ -246,6 +246,45 @@ impl Turn {
         self.append_with(notice, event).await
     }
 
+    /// Moves a call in the ledger; `false` when it was not in a state that may move there.
+    pub(crate) async fn ledger_move(
+        &self,
+        call: &workmate_protocol::ToolCallId,
+        to: workmate_store::ToolCallState,
+        result: Option<&serde_json::Value>,
+    ) -> Result<bool> {
+        Ok(self
+            .deps
+            .store
+            .tool_calls()
+            .transition(&self.emit.tenant, &self.emit.session, call, to, result)
+            .await?)
+    }
+
+    /// Writes an audit record of this turn about `call`.
+    pub(crate) async fn audit(
+        &self,
+        call: &ToolCall,
+        stage: &str,
+        status: Option<&str>,
+        detail: serde_json::Value,
+    ) -> Result<()> {
+        let record = workmate_store::NewAuditRecord {
+            session_id: Some(self.emit.session.clone()),
+            actor: Some(self.requester.to_string()),
+            stage: stage.into(),
+            tool: Some(call.name.clone()),
+            status: status.map(str::to_owned),
+            detail,
+        };
+        self.deps
+            .store
+            .audit()
+            .append(&self.emit.tenant, &record)
+            .await?;
+        Ok(())
+    }
+
     /// Appends a message and emits the state event that announces it, stored together.
     pub(crate) async fn append_with(&mut self, message: Message, kind: EventKind) -> Result<()> {
         self.emit

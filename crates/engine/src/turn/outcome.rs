@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 use workmate_protocol::{EventKind, Message, ToolCall, ToolStatus};
-use workmate_store::{NewAuditRecord, ToolCallState};
+use workmate_store::ToolCallState;
 
 use super::Turn;
 use super::preview::result_preview;
@@ -109,16 +109,8 @@ impl Turn {
     pub(crate) async fn answer(&mut self, call: &ToolCall, outcome: Outcome) -> Result<()> {
         let stored = serde_json::to_value(&outcome)
             .map_err(|e| crate::Error::Rejected(format!("cannot encode a tool outcome: {e}")))?;
-        let ledger = self.deps.store.tool_calls();
-        let (tenant, session) = (&self.emit.tenant, &self.emit.session);
-        if !ledger
-            .transition(
-                tenant,
-                session,
-                &call.id,
-                outcome.ledger_state(),
-                Some(&stored),
-            )
+        if !self
+            .ledger_move(&call.id, outcome.ledger_state(), Some(&stored))
             .await?
         {
             // Racing transitions are impossible under the one-turn-per-session rule; if the row
@@ -170,23 +162,11 @@ impl Turn {
         if results == 0 && fields == 0 {
             return Ok(());
         }
-        let record = NewAuditRecord {
-            session_id: Some(self.emit.session.clone()),
-            actor: Some(self.requester.to_string()),
-            stage: "filtered".into(),
-            tool: Some(call.name.clone()),
-            status: Some("hidden".into()),
-            detail: serde_json::json!({
-                "reason": format!("{results} result(s) hidden · {fields} field value(s) stripped by privacy filters"),
-                "hidden_by_filters": results,
-                "hidden_fields": fields,
-            }),
-        };
-        self.deps
-            .store
-            .audit()
-            .append(&self.emit.tenant, &record)
-            .await?;
-        Ok(())
+        let detail = serde_json::json!({
+            "reason": format!("{results} result(s) hidden · {fields} field value(s) stripped by privacy filters"),
+            "hidden_by_filters": results,
+            "hidden_fields": fields,
+        });
+        self.audit(call, "filtered", Some("hidden"), detail).await
     }
 }
