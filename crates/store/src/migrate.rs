@@ -22,13 +22,22 @@ struct Migration {
     postgres: &'static str,
 }
 
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "0001_foundation",
-    sqlite: include_str!("../../../migrations/sqlite/0001_foundation.sql"),
-    mysql: include_str!("../../../migrations/mysql/0001_foundation.sql"),
-    postgres: include_str!("../../../migrations/postgres/0001_foundation.sql"),
-}];
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "0001_foundation",
+        sqlite: include_str!("../../../migrations/sqlite/0001_foundation.sql"),
+        mysql: include_str!("../../../migrations/mysql/0001_foundation.sql"),
+        postgres: include_str!("../../../migrations/postgres/0001_foundation.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "0002_session_grants",
+        sqlite: include_str!("../../../migrations/sqlite/0002_session_grants.sql"),
+        mysql: include_str!("../../../migrations/mysql/0002_session_grants.sql"),
+        postgres: include_str!("../../../migrations/postgres/0002_session_grants.sql"),
+    },
+];
 
 /// What a migration run did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -240,7 +249,9 @@ mod tests {
             let sqlite = tables(migration.sqlite);
             assert_eq!(sqlite, tables(migration.mysql), "{}", migration.name);
             assert_eq!(sqlite, tables(migration.postgres), "{}", migration.name);
-            assert!(sqlite.len() >= 14);
+            if migration.version == 1 {
+                assert!(sqlite.len() >= 14);
+            }
         }
     }
 

@@ -81,3 +81,16 @@ backend_matrix! {
         assert!(cards.next_version(&tenant, &session.id, "turn:2", "feishu").await.is_err());
     }
 }
+
+backend_matrix! {
+    async fn session_grants_are_kept(ctx: Ctx) {
+        let (tenant, session) = tenant_with_session(&ctx.store, "grants").await;
+        assert_eq!(session.grants, serde_json::json!({}));
+        let grants = serde_json::json!({"tools": ["write_file"], "commands": ["git push"], "readonly": true});
+        ctx.store.sessions().set_grants(&tenant, &session.id, &grants).await.unwrap();
+        let again = ctx.store.sessions().get(&tenant, &session.id).await.unwrap().unwrap();
+        assert_eq!(again.grants, grants);
+        let (other, _) = tenant_with_session(&ctx.store, "grants").await;
+        assert!(ctx.store.sessions().set_grants(&other, &session.id, &grants).await.is_err(), "another tenant cannot grant");
+    }
+}

@@ -68,6 +68,9 @@ pub struct SessionRecord {
     pub created_at_ms: i64,
     /// When it last changed.
     pub updated_at_ms: i64,
+    /// What people granted for the rest of the session (the engine's grant set, as JSON; `{}`
+    /// when nothing was granted).
+    pub grants: serde_json::Value,
 }
 
 /// The one column list every session query reads, followed by its `WHERE` clause.
@@ -75,8 +78,8 @@ macro_rules! select {
     ($where:literal) => {
         concat!(
             "SELECT tenant_id, session_id, surface, chat_id, thread_id, owner_user_id, title, persona, \
-             model, mode, unattended, last_seq, message_count, created_at_ms, updated_at_ms \
-             FROM sessions WHERE ",
+             model, mode, unattended, last_seq, message_count, created_at_ms, updated_at_ms, \
+             grants_json FROM sessions WHERE ",
             $where
         )
     };
@@ -208,6 +211,18 @@ impl<'s> SessionRepo<'s> {
         self.update(sql, model.to_owned(), tenant, session).await
     }
 
+    /// Replaces what people granted for the rest of the session.
+    pub async fn set_grants(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+        grants: &serde_json::Value,
+    ) -> Result<()> {
+        let sql = "UPDATE sessions SET grants_json = ?, updated_at_ms = ? WHERE tenant_id = ? AND session_id = ?";
+        self.update(sql, crate::row::to_json(grants)?, tenant, session)
+            .await
+    }
+
     /// Marks the session attended or unattended.
     pub async fn set_unattended(
         &self,
@@ -270,5 +285,7 @@ fn from_row(row: &AnyRow) -> Result<SessionRecord> {
         message_count: u64::try_from(col::<i64>(row, T, "message_count")?).unwrap_or_default(),
         created_at_ms: col(row, T, "created_at_ms")?,
         updated_at_ms: col(row, T, "updated_at_ms")?,
+        grants: crate::row::opt_json_col(row, T, "grants_json")?
+            .unwrap_or_else(|| serde_json::json!({})),
     })
 }
