@@ -20,7 +20,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use tokio::sync::broadcast::{self, error::RecvError};
-use workmate_engine::{Accepted, EngineConfig, EngineParts, MinimalPolicy, SessionHub};
+use workmate_engine::permissions::PermissionConfig;
+use workmate_engine::{Accepted, EngineConfig, EngineParts, SessionHub};
 use workmate_protocol::{
     Actor, Command, Event, EventKind, PermissionMode, SessionId, Surface, TenantId, ToolSpec,
     ToolStatus,
@@ -107,7 +108,7 @@ impl Backend {
     }
 }
 
-/// A read-only tool that answers at once: low risk, so `MinimalPolicy` runs it unasked.
+/// A read-only tool that answers at once: low risk, so the default permission policy runs it unasked.
 #[derive(Debug)]
 struct EchoTool;
 
@@ -195,7 +196,7 @@ impl Fixture {
             store,
             providers,
             tools,
-            policy: Arc::new(MinimalPolicy),
+            permissions: PermissionConfig::default(),
             config: EngineConfig {
                 default_model: "scripted:bench".into(),
                 data_dir: dir.clone(),

@@ -8,7 +8,7 @@ use workmate_tools::ToolRegistry;
 
 use crate::EngineConfig;
 use crate::inbox_wait::InboxWaiters;
-use crate::policy::Policy;
+use crate::permissions::PermissionConfig;
 
 /// The engine's collaborators.
 #[derive(Debug)]
@@ -16,7 +16,8 @@ pub(crate) struct Deps {
     pub(crate) store: Store,
     pub(crate) providers: ProviderRouter,
     pub(crate) tools: ToolRegistry,
-    pub(crate) policy: Arc<dyn Policy>,
+    /// The permission policy of tenants that configured none of their own.
+    pub(crate) permissions: PermissionConfig,
     pub(crate) config: EngineConfig,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) waiters: InboxWaiters,

@@ -15,6 +15,9 @@ pub enum Error {
     /// The session is running a turn and the command needs it idle.
     #[error("session {0} is running a turn; wait for it to end or interrupt it first")]
     Busy(SessionId),
+    /// The caller may not do this; the text says why.
+    #[error("{0}")]
+    Forbidden(String),
     /// The command cannot apply now.
     #[error("{0}")]
     Rejected(String),

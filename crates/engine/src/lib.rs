@@ -11,11 +11,10 @@ mod error;
 mod history;
 mod hub;
 mod inbox_wait;
-mod policy;
+pub mod permissions;
 mod runtime;
 mod turn;
 
 pub use config::EngineConfig;
 pub use error::{Error, Result};
-pub use hub::{Accepted, EngineParts, SessionHub};
-pub use policy::{Decision, MinimalPolicy, Policy};
+pub use hub::{Accepted, EngineParts, Reply, SessionHub, Verdict, parse_reply, reply_token};

@@ -12,6 +12,8 @@ mod support;
 
 mod approvals;
 mod interrupts;
+mod permissions;
+mod redteam;
 mod resume;
 mod session_commands;
 mod tools;

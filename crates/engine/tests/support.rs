@@ -6,14 +6,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tokio::sync::broadcast;
-use workmate_engine::{Decision, EngineConfig, EngineParts, MinimalPolicy, Policy, SessionHub};
+use workmate_engine::permissions::PermissionConfig;
+use workmate_engine::{EngineConfig, EngineParts, SessionHub};
 use workmate_protocol::{
     Actor, Command, Event, EventKind, PermissionMode, SessionId, Surface, TenantId, ToolSpec,
 };
 use workmate_providers::{
     Capabilities, ModelProvider, ModelRequest, ModelStream, ProviderRouter, ScriptedProvider,
 };
-use workmate_store::{ConnectOptions, NewSession, SessionKey, Store, SystemClock};
+use workmate_store::{ConnectOptions, NewSession, NewUser, Role, SessionKey, Store, SystemClock};
 use workmate_tools::{Tool, ToolContext, ToolError, ToolFuture, ToolMetadata, ToolRegistry};
 
 /// How long any single wait in a test may take before it fails.
@@ -108,18 +109,6 @@ impl ModelProvider for Recording {
     }
 }
 
-/// Runs every tool without asking.
-#[derive(Debug)]
-pub struct AllowAll;
-
-impl Policy for AllowAll {
-    fn evaluate(&self, tool: &str, _: &serde_json::Value, _: Option<&ToolMetadata>) -> Decision {
-        Decision::Allow {
-            reason: format!("{tool} allowed by the test"),
-        }
-    }
-}
-
 /// A hub, its store, and one session.
 pub struct Harness {
     pub hub: SessionHub,
@@ -136,6 +125,7 @@ pub struct Harness {
 
 pub struct Options {
     pub max_iterations: u32,
+    /// Runs the session in `auto` mode: every call runs unasked.
     pub allow_all: bool,
 }
 
@@ -221,11 +211,6 @@ impl Harness {
             metadata: Some(ToolMetadata::write_local("test", "path")),
             probe: Arc::clone(&writes),
         }));
-        let policy: Arc<dyn Policy> = if options.allow_all {
-            Arc::new(AllowAll)
-        } else {
-            Arc::new(MinimalPolicy)
-        };
         let config = EngineConfig {
             max_iterations: options.max_iterations,
             default_model: "scripted:test".into(),
@@ -237,12 +222,22 @@ impl Harness {
             store: store.clone(),
             providers,
             tools,
-            policy,
+            permissions: PermissionConfig::default(),
             config,
             clock: Arc::new(SystemClock),
         });
         let tenant = TenantId::from("t_test");
         store.tenants().ensure(&tenant, "Test").await.unwrap();
+        for approver in ["u_bob", "u_carol"] {
+            let user = NewUser {
+                id: approver.into(),
+                display_name: approver.into(),
+                email: None,
+                role: Role::Approver,
+                sso_subject: None,
+            };
+            store.tenants().upsert_user(&tenant, &user).await.unwrap();
+        }
         let new = NewSession {
             key: SessionKey {
                 surface: Surface::Http,
@@ -253,7 +248,11 @@ impl Harness {
             title: None,
             persona: "cowork".into(),
             model: "scripted:test".into(),
-            mode: PermissionMode::Interactive,
+            mode: if options.allow_all {
+                PermissionMode::Auto
+            } else {
+                PermissionMode::Interactive
+            },
             unattended: false,
         };
         let session = hub.create_session(&tenant, &new).await.unwrap().id;

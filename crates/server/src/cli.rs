@@ -23,7 +23,7 @@ pub struct Cli {
 }
 
 /// The subcommands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Subcommand)]
+#[derive(Clone, Debug, PartialEq, Eq, Subcommand)]
 pub enum Command {
     /// Run the HTTP server (migrates the database first).
     Serve,
@@ -33,6 +33,16 @@ pub enum Command {
     Migrate,
     /// Print the resolved configuration as TOML, passwords redacted.
     Config,
+    /// Inspect the permission policy.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
+}
+
+/// `workmate policy …`.
+#[derive(Clone, Debug, PartialEq, Eq, Subcommand)]
+pub enum PolicyCommand {
+    /// Print whether a call would be allowed, asked about or denied, and why.
+    Explain(Box<crate::explain::ExplainArgs>),
 }
 
 /// Flags accepted before or after the subcommand.

@@ -5,11 +5,11 @@
 
 use std::path::PathBuf;
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, PolicyCommand};
 use crate::config::Config;
 use crate::engine::Script;
 use crate::error::StartupError;
-use crate::{data_dir, database, serve, telemetry};
+use crate::{data_dir, database, explain, serve, telemetry};
 
 /// Runs the command line's subcommand. `working_dir` is where `workmate.toml` is looked for and
 /// `env` the process environment. Returns the text to print on stdout, if any.
@@ -18,6 +18,12 @@ pub fn run(
     working_dir: PathBuf,
     env: impl IntoIterator<Item = (String, String)>,
 ) -> Result<Option<String>, StartupError> {
+    // Explaining a policy decision needs neither configuration nor a database.
+    if let Command::Policy(PolicyCommand::Explain(args)) = &cli.command {
+        return explain::explain(args)
+            .map(Some)
+            .map_err(StartupError::Usage);
+    }
     let config = Config::load(&cli.global.sources(working_dir, env))?;
     if cli.command == Command::Config {
         return Ok(Some(config.to_redacted_toml()));
@@ -34,7 +40,9 @@ pub fn run(
         Command::Demo => runtime
             .block_on(Box::pin(serve::serve(&config, Script::Demo)))
             .map(|()| None),
-        Command::Migrate | Command::Config => runtime.block_on(migrate(&config)).map(Some),
+        Command::Migrate => runtime.block_on(migrate(&config)).map(Some),
+        // Answered above, before any runtime starts.
+        Command::Config | Command::Policy(_) => Ok(None),
     }
 }
 

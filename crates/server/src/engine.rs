@@ -5,7 +5,8 @@
 
 use std::sync::Arc;
 
-use workmate_engine::{EngineConfig, EngineParts, MinimalPolicy, SessionHub};
+use workmate_engine::permissions::PermissionConfig;
+use workmate_engine::{EngineConfig, EngineParts, SessionHub};
 use workmate_providers::{ProviderRouter, ScriptedProvider};
 use workmate_store::{Store, SystemClock};
 use workmate_tools::{BuiltinOptions, builtin_registry};
@@ -64,7 +65,7 @@ pub fn build_hub(
         store,
         providers,
         tools: builtin_registry(&BuiltinOptions::default()),
-        policy: Arc::new(MinimalPolicy),
+        permissions: PermissionConfig::default(),
         config: engine,
         clock: Arc::new(SystemClock),
     })

@@ -58,6 +58,9 @@ pub enum StartupError {
         /// The store's error.
         source: workmate_store::Error,
     },
+    /// The command line's values cannot be used; the text says which and why.
+    #[error("{0}")]
+    Usage(String),
     /// The scripted provider's script cannot be used.
     #[error(
         "{0}; fix the file or set [providers.scripted] script / WORKMATE__PROVIDERS__SCRIPTED__SCRIPT"
@@ -86,7 +89,11 @@ impl StartupError {
     /// The process exit code for this failure.
     pub fn exit_code(&self) -> u8 {
         match self {
-            Self::Config(_) | Self::Listen { .. } | Self::DataDir { .. } | Self::Script(_) => 2,
+            Self::Config(_)
+            | Self::Listen { .. }
+            | Self::DataDir { .. }
+            | Self::Script(_)
+            | Self::Usage(_) => 2,
             Self::Database { .. }
             | Self::Migrate { .. }
             | Self::Token(_)

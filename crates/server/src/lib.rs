@@ -10,6 +10,7 @@ pub mod data_dir;
 pub mod database;
 pub mod engine;
 pub mod error;
+pub mod explain;
 pub mod http;
 pub mod metrics;
 pub mod serve;

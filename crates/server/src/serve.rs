@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 use workmate_protocol::TenantId;
 use workmate_providers::ProviderRouter;
+use workmate_store::{NewUser, Role};
 
 use crate::config::Config;
 use crate::engine::{self, Script};
@@ -58,9 +59,7 @@ async fn open_and_run(
         "Database ready."
     );
     let outcome = async {
-        store
-            .tenants()
-            .ensure(&TenantId::from(auth::DEFAULT_TENANT), "Default")
+        prepare_default_tenant(&store)
             .await
             .map_err(|source| StartupError::Migrate {
                 url: config.database.url.redacted(),
@@ -97,6 +96,23 @@ async fn open_and_run(
     store.close().await;
     info!("Stopped.");
     outcome
+}
+
+/// The tenant the admin token acts in, and its admin user (who may answer every prompt).
+async fn prepare_default_tenant(
+    store: &workmate_store::Store,
+) -> Result<(), workmate_store::Error> {
+    let tenant = TenantId::from(auth::DEFAULT_TENANT);
+    store.tenants().ensure(&tenant, "Default").await?;
+    let admin = NewUser {
+        id: auth::ADMIN_USER.into(),
+        display_name: "Admin".into(),
+        email: None,
+        role: Role::Admin,
+        sso_subject: None,
+    };
+    store.tenants().upsert_user(&tenant, &admin).await?;
+    Ok(())
 }
 
 /// The API's token: configured, kept from an earlier start, or generated now (and shown once).

@@ -6,5 +6,6 @@ mod api;
 mod cli;
 mod config;
 mod crash;
+mod explain;
 mod router;
 mod support;

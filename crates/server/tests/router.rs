@@ -8,7 +8,8 @@ use axum::http::{Request, StatusCode, header};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use tower::ServiceExt;
-use workmate_engine::{EngineConfig, EngineParts, MinimalPolicy, SessionHub};
+use workmate_engine::permissions::PermissionConfig;
+use workmate_engine::{EngineConfig, EngineParts, SessionHub};
 use workmate_providers::{ProviderRouter, ScriptedProvider};
 use workmate_server::engine::DEMO_SCRIPT;
 use workmate_server::http::api::Auth;
@@ -53,7 +54,7 @@ pub(crate) async fn app() -> App {
         store: store.clone(),
         providers,
         tools: builtin_registry(&BuiltinOptions::default()),
-        policy: Arc::new(MinimalPolicy),
+        permissions: PermissionConfig::default(),
         config,
         clock: Arc::new(SystemClock),
     });

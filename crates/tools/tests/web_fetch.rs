@@ -128,6 +128,34 @@ async fn redirects_are_followed_and_rechecked() {
         assert!(message.contains("refusing"), "{location}: {message}");
     }
 
+    // Five hops are followed; a sixth is not.
+    let mut next = target;
+    for _ in 0..5 {
+        next = serve(format!(
+            "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://127.0.0.1:{next}/final\r\n\r\n"
+        ))
+        .await;
+    }
+    let five = world
+        .call(
+            "web_fetch",
+            json!({"url": format!("http://127.0.0.1:{next}/")}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(five["text"], "landed");
+    let six = serve(format!(
+        "HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:{next}/\r\n\r\n"
+    ))
+    .await;
+    let message = err(world
+        .call(
+            "web_fetch",
+            json!({"url": format!("http://127.0.0.1:{six}/")}),
+        )
+        .await);
+    assert!(message.contains("too many redirects"), "{message}");
+
     let looping = serve("HTTP/1.1 302 Found\r\nLocation: /again\r\n\r\n".to_owned()).await;
     let message = err(world
         .call(
@@ -139,13 +167,86 @@ async fn redirects_are_followed_and_rechecked() {
 }
 
 #[tokio::test]
-async fn https_is_reported_as_unavailable() {
+async fn large_bodies_are_cut_at_the_download_limit() {
     let world = World::with_options(&allow_localhost_ip()).await;
+    // 256 KiB of markup with almost no text: far past the 64 KiB kept for 1000 characters.
+    let body = format!(
+        "<p>start</p>{}<p>never read</p>",
+        "<i></i>".repeat(256 * 1024 / 7)
+    );
+    let port = serve(format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    ))
+    .await;
+    let out = world
+        .call(
+            "web_fetch",
+            json!({"url": format!("http://127.0.0.1:{port}/"), "max_chars": 1000}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        out["text"],
+        "start\n[… truncated: the page is larger than the download limit]"
+    );
+}
+
+#[tokio::test]
+async fn https_urls_are_vetted_before_connecting() {
+    let world = World::new().await;
+    for url in [
+        "https://127.0.0.1/",
+        "https://localhost:8443/",
+        "https://[::1]/",
+        "https://169.254.169.254/latest/meta-data/",
+        "https://[::ffff:169.254.169.254]/",
+    ] {
+        let message = err(world.call("web_fetch", json!({"url": url})).await);
+        assert!(message.starts_with("refusing"), "{url}: {message}");
+    }
+}
+
+#[tokio::test]
+async fn https_to_an_allow_listed_host_is_attempted() {
+    let world = World::with_options(&allow_localhost_ip()).await;
+
+    // Nothing listening: a connection error, not a refusal.
+    let closed = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
     let message = err(world
-        .call("web_fetch", json!({"url": "https://127.0.0.1:9/"}))
+        .call(
+            "web_fetch",
+            json!({"url": format!("https://127.0.0.1:{port}/")}),
+        )
         .await);
     assert!(
-        message.contains("https fetching is not available"),
+        message.starts_with(&format!("fetching https://127.0.0.1:{port}/ failed"))
+            && message.to_ascii_lowercase().contains("connect"),
         "{message}"
     );
+
+    // A listener that records what arrives: the client opens with a TLS handshake, then gives up
+    // when the answer is not TLS.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (first_bytes, received) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut buf = [0u8; 3];
+        socket.read_exact(&mut buf).await.unwrap();
+        let _ = first_bytes.send(buf);
+        let _ = socket.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n").await;
+    });
+    let message = err(world
+        .call(
+            "web_fetch",
+            json!({"url": format!("https://127.0.0.1:{port}/")}),
+        )
+        .await);
+    assert!(message.starts_with("fetching https://"), "{message}");
+    // A TLS record of type handshake (22), protocol version 3.x.
+    let head = received.await.unwrap();
+    assert_eq!(&head[..2], &[22, 3], "{head:?}");
 }

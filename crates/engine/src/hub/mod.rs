@@ -4,7 +4,9 @@
 //! task the hub owns and joins on shutdown; an answer to a parked prompt of a session with no
 //! running turn resumes that session, as does start-up for every session with unanswered calls.
 
+mod authority;
 mod commands;
+mod replies;
 mod turns;
 
 use std::collections::HashMap;
@@ -23,11 +25,12 @@ use workmate_tools::ToolRegistry;
 use crate::deps::Deps;
 use crate::emitter::Emitter;
 use crate::inbox_wait::InboxWaiters;
-use crate::policy::Policy;
+use crate::permissions::PermissionConfig;
 use crate::runtime::SessionRuntime;
 use crate::{EngineConfig, Error, Result};
 
 pub use commands::Accepted;
+pub use replies::{Reply, Verdict, parse_reply, reply_token};
 
 /// What the hub is built from.
 #[derive(Debug)]
@@ -38,8 +41,9 @@ pub struct EngineParts {
     pub providers: ProviderRouter,
     /// The tools sessions may call.
     pub tools: ToolRegistry,
-    /// Decides which calls run, ask or are refused.
-    pub policy: Arc<dyn Policy>,
+    /// The permission policy of tenants that set none of their own (tenant settings key
+    /// `permissions`).
+    pub permissions: PermissionConfig,
     /// Settings.
     pub config: EngineConfig,
     /// The clock for timestamps.
@@ -67,7 +71,7 @@ impl SessionHub {
             store: parts.store,
             providers: parts.providers,
             tools: parts.tools,
-            policy: parts.policy,
+            permissions: parts.permissions,
             config: parts.config,
             clock: parts.clock,
             waiters: InboxWaiters::default(),
@@ -144,6 +148,11 @@ impl SessionHub {
         actor: &Actor,
         via: Surface,
     ) -> Result<ResolveOutcome> {
+        let Some(found) = self.store().inbox().get(tenant, item).await? else {
+            return Ok(ResolveOutcome::NotFound);
+        };
+        self.check_resolver(tenant, &found, resolution, actor, via)
+            .await?;
         let outcome = self
             .store()
             .inbox()

@@ -7,17 +7,14 @@
 //! ledger decides: a call already answered is replayed from its stored outcome, a call found
 //! started is never re-run unless its tool is idempotent.
 
-use workmate_protocol::{
-    ApprovalChoice, EventKind, InboxItemKind, Resolution, ToolCall, ToolStatus, Visibility,
-};
+use workmate_protocol::{EventKind, ToolCall, ToolStatus, Visibility};
 use workmate_store::{InboxItem, NewInboxItem, ToolCallState};
 
 use super::outcome::Outcome;
-use super::preview::args_preview;
 use super::{INTERRUPTED_BY_USER, Turn};
 use crate::Result;
 use crate::inbox_wait::Waited;
-use crate::policy::Decision;
+use crate::permissions::Decision;
 
 /// What a restart tells about a call it finds started but not finished.
 pub(crate) const OUTCOME_UNKNOWN: &str =
@@ -116,13 +113,16 @@ impl Turn {
         } else {
             self.deps.tools.metadata(&call.name)
         };
+        let context = self.policy_context().await?;
         match self
-            .deps
-            .policy
-            .evaluate(&call.name, &call.arguments, metadata.as_ref())
+            .permissions
+            .evaluate(&context, &call.name, &call.arguments, metadata.as_ref())
         {
-            Decision::Allow { .. } => {
+            Decision::Allow { rule, .. } => {
                 self.approve(&call).await?;
+                if let Some(rule) = rule {
+                    self.standing_rules_used.insert(call.id.clone(), rule);
+                }
                 Ok(Some(call))
             }
             Decision::Deny { reason } => {
@@ -130,85 +130,28 @@ impl Turn {
                     .await?;
                 Ok(None)
             }
-            Decision::Ask { reason, choices } => self.ask_approval(call, reason, choices).await,
+            Decision::Ask {
+                reason,
+                choices,
+                standing_target,
+                readonly_ok,
+            } => {
+                let prompt = super::approval::Prompt {
+                    reason,
+                    choices,
+                    standing_target,
+                    readonly_ok,
+                    category: metadata.map(|m| m.category).unwrap_or_default(),
+                };
+                self.ask_approval(call, prompt).await
+            }
         }
     }
 
-    async fn approve(&self, call: &ToolCall) -> Result<()> {
+    pub(crate) async fn approve(&self, call: &ToolCall) -> Result<()> {
         self.ledger_move(&call.id, ToolCallState::Approved, None)
             .await?;
         Ok(())
-    }
-
-    /// Parks an approval prompt and waits for the answer.
-    async fn ask_approval(
-        &mut self,
-        call: ToolCall,
-        reason: String,
-        choices: Vec<ApprovalChoice>,
-    ) -> Result<Option<ToolCall>> {
-        let metadata = self.deps.tools.metadata(&call.name);
-        let new = NewInboxItem {
-            session_id: self.emit.session.clone(),
-            tool_call_id: Some(call.id.clone()),
-            kind: InboxItemKind::Approval,
-            title: format!("Run `{}`?", call.name),
-            body: format!("{reason} · {}", args_preview(&call.arguments, 240)),
-            inbox: "default".into(),
-            visibility: self.visibility(),
-            requested_by: Some(self.requester.clone()),
-            data: serde_json::json!({ "tool": call.name, "arguments": call.arguments }),
-        };
-        let item = self.park(new).await?;
-        if item.1 {
-            self.emit
-                .state(EventKind::PermissionRequired {
-                    tool_call_id: call.id.clone(),
-                    name: call.name.clone(),
-                    arguments: call.arguments.clone(),
-                    reason: reason.clone(),
-                    category: metadata.map(|m| m.category).unwrap_or_default(),
-                    standing_target: None,
-                    readonly_ok: false,
-                    choices,
-                })
-                .await?;
-            self.announce_parked(&item.0).await?;
-            self.audit_approval(&call, "approval_requested", None, &reason)
-                .await?;
-        }
-        let allowed = match self.wait_for(&item.0).await? {
-            Waited::Resolved(resolved) => match resolved.resolution {
-                Some(Resolution::Approval { choice }) if choice.allows() => Ok(()),
-                _ => Err("denied by user"),
-            },
-            Waited::Interrupted => Err(INTERRUPTED_BY_USER),
-        };
-        match allowed {
-            Ok(()) => {
-                self.audit_approval(
-                    &call,
-                    "approval_resolved",
-                    Some("approved"),
-                    "approved by user",
-                )
-                .await?;
-                self.approve(&call).await?;
-                Ok(Some(call))
-            }
-            Err(why) => {
-                self.audit_approval(&call, "approval_resolved", Some("denied"), why)
-                    .await?;
-                let status = if why == INTERRUPTED_BY_USER {
-                    ToolStatus::Interrupted
-                } else {
-                    ToolStatus::Denied
-                };
-                self.answer(&call, Outcome::not_executed(status, why))
-                    .await?;
-                Ok(None)
-            }
-        }
     }
 
     /// Parks a prompt (idempotently) and marks its call as waiting; the flag says whether the
@@ -270,7 +213,7 @@ impl Turn {
         }
     }
 
-    async fn audit_approval(
+    pub(crate) async fn audit_approval(
         &self,
         call: &ToolCall,
         stage: &str,

@@ -128,7 +128,7 @@ impl Turn {
             tools: parent
                 .tools
                 .filtered(|_, metadata| metadata.is_some_and(ToolMetadata::is_concurrency_safe)),
-            policy: Arc::clone(&parent.policy),
+            permissions: parent.permissions.clone(),
             config: EngineConfig {
                 max_iterations: EXPLORE_MAX_ITERATIONS,
                 ..parent.config.clone()

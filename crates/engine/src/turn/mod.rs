@@ -6,6 +6,7 @@
 //! persisted but never sent to a model; the assistant message holding a tool call is stored before
 //! anything about that call is shown or run.
 
+mod approval;
 mod authorize;
 mod execute;
 mod explore;
@@ -29,6 +30,11 @@ use crate::emitter::Emitter;
 use stream::Streamed;
 
 pub(crate) use interactive::ask_user_spec;
+
+/// Metadata of the tools the engine itself provides.
+pub(crate) fn engine_tool_metadata(tool: &str) -> Option<workmate_tools::ToolMetadata> {
+    (tool == explore::EXPLORE).then(explore::explore_metadata)
+}
 
 /// The reason given for calls answered because the user stopped the turn.
 pub(crate) const INTERRUPTED_BY_USER: &str = "interrupted by user";
@@ -59,6 +65,11 @@ pub(crate) struct Turn {
     pub(crate) roots: Vec<Root>,
     /// Who the turn acts for: the author of its message, else the session owner.
     pub(crate) requester: UserId,
+    /// The tenant's permission policy.
+    pub(crate) permissions: crate::permissions::PermissionEngine,
+    /// Standing rules that allowed calls of this turn, by call, for `tool_finished`.
+    pub(crate) standing_rules_used:
+        std::collections::HashMap<workmate_protocol::ToolCallId, String>,
     /// Whether this turn is an exploration inside another turn (no questions, no nesting).
     pub(crate) is_child: bool,
     iterations: u32,
@@ -84,6 +95,8 @@ impl Turn {
             cancel,
             roots,
             requester,
+            permissions: crate::permissions::PermissionEngine::default(),
+            standing_rules_used: std::collections::HashMap::new(),
             is_child: false,
             iterations: 0,
             truncated: false,
@@ -93,6 +106,7 @@ impl Turn {
 
     /// Runs the turn to its terminal event.
     pub(crate) async fn run(mut self, start: TurnStart) -> Result<()> {
+        self.permissions = self.tenant_permissions().await?;
         match start {
             TurnStart::Message {
                 author,

@@ -141,7 +141,7 @@ impl Turn {
             result_preview,
             reason,
             display: outcome.display,
-            standing_rule: None,
+            standing_rule: self.standing_rules_used.remove(&call.id),
         };
         self.append_with(message, finished).await
     }

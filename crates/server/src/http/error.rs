@@ -39,6 +39,9 @@ pub enum ApiError {
     /// The request carries no valid bearer token.
     #[error("missing or invalid bearer token; send `Authorization: Bearer <admin token>`")]
     Unauthorized,
+    /// The caller may not do this; the message says why.
+    #[error("{0}")]
+    Forbidden(String),
     /// The request is malformed.
     #[error("{0}")]
     BadRequest(String),
@@ -71,6 +74,7 @@ impl From<workmate_engine::Error> for ApiError {
                 detail: json!(null),
             },
             E::Rejected(reason) => Self::Unprocessable(reason),
+            E::Forbidden(reason) => Self::Forbidden(reason),
             E::ShuttingDown => Self::NotReady {
                 reason: "shutting down".into(),
             },
@@ -92,6 +96,7 @@ impl ApiError {
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::NotReady { .. } => StatusCode::SERVICE_UNAVAILABLE,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::Missing(_) => StatusCode::NOT_FOUND,
             Self::Conflict { .. } => StatusCode::CONFLICT,

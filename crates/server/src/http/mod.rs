@@ -41,9 +41,8 @@ pub struct AppState {
 /// The application's routes.
 pub fn router(state: AppState) -> Router {
     let metrics = Arc::clone(&state.metrics);
-    let auth = Arc::clone(&state.auth);
     Router::new()
-        .merge(api::routes(auth))
+        .merge(api::routes(state.clone()))
         .route("/healthz", get(handlers::healthz))
         .route("/readyz", get(handlers::readyz))
         .route("/metrics", get(handlers::metrics))

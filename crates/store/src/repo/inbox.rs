@@ -179,6 +179,31 @@ impl<'s> InboxRepo<'s> {
         row.map(|r| from_row(&r)).transpose()
     }
 
+    /// The items whose id starts with `prefix` (a reply token), at most `limit`. Only hex digits and
+    /// dashes are accepted, so the prefix can hold no pattern characters.
+    pub async fn with_id_prefix(
+        &self,
+        tenant: &TenantId,
+        prefix: &str,
+        limit: u32,
+    ) -> Result<Vec<InboxItem>> {
+        if prefix.is_empty() || !prefix.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
+            return Ok(Vec::new());
+        }
+        let rows = self
+            .store
+            .dialect
+            .query(select!(
+                "tenant_id = ? AND item_id LIKE ? ORDER BY created_at_ms LIMIT ?"
+            ))
+            .bind(tenant.as_str().to_owned())
+            .bind(format!("{}%", prefix.to_ascii_lowercase()))
+            .bind(i64::from(limit))
+            .fetch_all(&self.store.pool)
+            .await?;
+        rows.iter().map(from_row).collect()
+    }
+
     /// The item parked for a tool call, if any.
     pub async fn for_tool_call(
         &self,

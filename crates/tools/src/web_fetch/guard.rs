@@ -4,7 +4,50 @@
 //! metadata service is refused in every spelling — IPv4, IPv4-mapped/compatible IPv6, NAT64 and
 //! 6to4 embeddings included — unless the operator allow-listed the host by name.
 
+use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use url::{Host, Url};
+
+/// Why `web_fetch` will not fetch a URL or reach a host; the message is complete, for the model.
+#[derive(Debug)]
+pub(crate) struct GuardError(pub(crate) String);
+
+impl fmt::Display for GuardError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for GuardError {}
+
+/// Checks what can be checked without resolving: an http(s) URL with a host, and — when that host
+/// is an IP literal, which the client connects to without consulting the resolver — an address
+/// that is not forbidden (or allow-listed). Host names are vetted when they are resolved.
+pub(crate) fn check_url(allow: &[String], url: &Url) -> Result<(), GuardError> {
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(GuardError(format!(
+            "cannot fetch {url}: only http and https URLs can be fetched"
+        )));
+    }
+    let ip = match url.host() {
+        None => {
+            return Err(GuardError(format!(
+                "cannot fetch {url}: the URL has no host"
+            )));
+        }
+        Some(Host::Domain(_)) => return Ok(()),
+        Some(Host::Ipv4(ip)) => IpAddr::V4(ip),
+        Some(Host::Ipv6(ip)) => IpAddr::V6(ip),
+    };
+    let host = url.host_str().unwrap_or_default();
+    match forbidden_reason(ip) {
+        Some(reason) if !host_allowed(allow, host) => Err(GuardError(format!(
+            "refusing to fetch {url}: {host} is {reason}"
+        ))),
+        _ => Ok(()),
+    }
+}
 
 /// Why an address is forbidden, or `None` when it is a public address.
 pub fn forbidden_reason(ip: IpAddr) -> Option<&'static str> {
@@ -161,6 +204,34 @@ mod tests {
             let ip: IpAddr = text.parse().unwrap();
             assert_eq!(forbidden_reason(ip), None, "{text} should be allowed");
         }
+    }
+
+    #[test]
+    fn urls_are_checked_by_scheme_and_ip_literal_host() {
+        let allow = vec!["127.0.0.1".to_owned()];
+        let check = |allow: &[String], url: &str| check_url(allow, &Url::parse(url).unwrap());
+        for url in [
+            "https://169.254.169.254/latest/meta-data/",
+            "http://[::ffff:10.0.0.1]/",
+            "https://0x0a000001/",
+            "http://[::1]:8080/",
+        ] {
+            let error = check(&allow, url).unwrap_err();
+            assert!(error.0.starts_with("refusing"), "{url}: {error}");
+        }
+        for url in [
+            "file:///etc/passwd",
+            "ftp://example.com/",
+            "data:text/plain,x",
+        ] {
+            let error = check(&allow, url).unwrap_err();
+            assert!(error.0.starts_with("cannot fetch"), "{url}: {error}");
+        }
+        // Allow-listed IP literals pass; host names are left to the resolver.
+        check(&allow, "https://127.0.0.1:8443/").unwrap();
+        check(&[], "https://8.8.8.8/").unwrap();
+        check(&[], "http://localhost/").unwrap();
+        assert!(check(&[], "http://127.0.0.1/").is_err());
     }
 
     #[test]

@@ -1,29 +1,32 @@
-//! `web_fetch`: fetches one web page as text.
+//! `web_fetch`: fetches one web page (http or https) as text.
 //!
 //! Invariant: every hop (the first URL and each redirect target) is vetted before any byte is
-//! sent — http(s) only, its host resolved once and every resolved address checked by
-//! [`guard::forbidden_reason`] unless the host is allow-listed — and the connection goes to the
-//! vetted address itself, so DNS rebinding between check and connect cannot reach a forbidden one.
+//! sent to it — http(s) only; an IP-literal host checked by [`guard::check_url`], a host name
+//! resolved by the client's [`resolve::GuardedResolver`], which hands the connector only addresses
+//! [`guard::forbidden_reason`] accepts — unless the host is allow-listed. The connection goes to
+//! those very addresses, so DNS rebinding between check and connect cannot reach a forbidden one.
+//! Memory is bounded: the body is read up to a limit and the rest is never downloaded.
 
+mod client;
 pub mod guard;
 mod html;
-mod http;
+mod resolve;
 
-use std::net::SocketAddr;
-use std::sync::Arc;
-use std::time::Duration;
+use std::error::Error as _;
+use std::sync::{Arc, OnceLock};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use url::{Host, Position, Url};
+use url::Url;
 use workmate_protocol::ToolSpec;
 
+use self::guard::GuardError;
 use crate::{Tool, ToolContext, ToolError, ToolFuture, ToolMetadata, ToolResult};
 
-const MAX_REDIRECTS: usize = 5;
 const MAX_CHARS_CAP: usize = 200_000;
-const HOP_TIMEOUT: Duration = Duration::from_secs(30);
+/// The most bytes of a body ever kept, whatever `max_chars` asks for.
+const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
 
 /// Arguments of `web_fetch`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -48,6 +51,8 @@ to 5 redirects.";
 #[derive(Clone, Debug, Default)]
 pub struct WebFetch {
     allow_hosts: Arc<[String]>,
+    /// Built on first use (it reads the system's root certificates) and shared by clones.
+    client: Arc<OnceLock<Result<reqwest::Client, String>>>,
 }
 
 impl WebFetch {
@@ -56,7 +61,15 @@ impl WebFetch {
     pub fn new(allow_hosts: Vec<String>) -> Self {
         Self {
             allow_hosts: allow_hosts.into(),
+            client: Arc::default(),
         }
+    }
+
+    fn client(&self) -> Result<&reqwest::Client, ToolError> {
+        self.client
+            .get_or_init(|| client::build(Arc::clone(&self.allow_hosts)))
+            .as_ref()
+            .map_err(|e| ToolError::new(format!("web_fetch is unavailable: {e}")))
     }
 }
 
@@ -86,94 +99,86 @@ impl Tool for WebFetch {
 impl WebFetch {
     async fn fetch(&self, args: WebFetchArgs) -> ToolResult {
         let max_chars = args.max_chars.clamp(1, MAX_CHARS_CAP);
-        let mut url = Url::parse(args.url.trim())
+        // Enough bytes for `max_chars` characters of text after markup is removed.
+        let max_body = max_chars.saturating_mul(8).clamp(64 * 1024, MAX_BODY_BYTES);
+        let url = Url::parse(args.url.trim())
             .map_err(|e| ToolError::new(format!("invalid URL '{}': {e}", args.url)))?;
-        for hop in 0..=MAX_REDIRECTS {
-            let addr = self.vet(&url).await?;
-            if url.scheme() == "https" {
-                return Err(ToolError::new(format!(
-                    "cannot fetch {url}: https fetching is not available in this build"
-                )));
+        // The resolver never sees an IP-literal host, so it is vetted here (redirects: in the
+        // client's policy).
+        guard::check_url(&self.allow_hosts, &url).map_err(|e| ToolError::new(e.0))?;
+        let mut response = self
+            .client()?
+            .get(url.clone())
+            .send()
+            .await
+            .map_err(|e| describe(&url, &e))?;
+        let url = response.url().clone();
+        let status = response.status().as_u16();
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        let mut body = Vec::new();
+        let mut body_truncated = false;
+        while let Some(chunk) = response.chunk().await.map_err(|e| describe(&url, &e))? {
+            let room = max_body - body.len();
+            if chunk.len() > room {
+                body.extend_from_slice(&chunk[..room]);
+                body_truncated = true;
+                break;
             }
-            let host = match url.port() {
-                Some(port) => format!("{}:{port}", url.host_str().unwrap_or_default()),
-                None => url.host_str().unwrap_or_default().to_owned(),
-            };
-            let target = &url[Position::BeforePath..Position::AfterQuery];
-            let target = if target.is_empty() { "/" } else { target };
-            // Enough bytes for `max_chars` characters of text after markup is removed.
-            let max_body = max_chars.saturating_mul(8).max(64 * 1024);
-            let response =
-                tokio::time::timeout(HOP_TIMEOUT, http::get(addr, &host, target, max_body))
-                    .await
-                    .map_err(|_| ToolError::new(format!("fetching {url} timed out")))?
-                    .map_err(|e| ToolError::new(format!("fetching {url} failed: {e}")))?;
-            if matches!(response.status, 301 | 302 | 303 | 307 | 308)
-                && let Some(location) = response.header("location")
-            {
-                if hop == MAX_REDIRECTS {
-                    return Err(ToolError::new(format!(
-                        "too many redirects (more than {MAX_REDIRECTS}); last was to {location}"
-                    )));
-                }
-                url = url.join(location).map_err(|e| {
-                    ToolError::new(format!(
-                        "{url} redirected to an invalid URL '{location}': {e}"
-                    ))
-                })?;
-                continue;
-            }
-            return Ok(render(&url, &response, max_chars));
+            body.extend_from_slice(&chunk);
         }
-        Err(ToolError::new("too many redirects"))
-    }
-
-    /// The address to connect to for `url`, after every check.
-    async fn vet(&self, url: &Url) -> Result<SocketAddr, ToolError> {
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(ToolError::new(format!(
-                "cannot fetch {url}: only http and https URLs can be fetched"
-            )));
-        }
-        let (Some(host), Some(port)) = (url.host(), url.port_or_known_default()) else {
-            return Err(ToolError::new(format!(
-                "cannot fetch {url}: the URL has no host"
-            )));
+        let page = Page {
+            status,
+            content_type,
+            body,
+            body_truncated,
         };
-        let addrs: Vec<SocketAddr> = match host {
-            Host::Ipv4(ip) => vec![SocketAddr::new(ip.into(), port)],
-            Host::Ipv6(ip) => vec![SocketAddr::new(ip.into(), port)],
-            Host::Domain(name) => tokio::net::lookup_host((name, port))
-                .await
-                .map_err(|e| ToolError::new(format!("cannot resolve {name}: {e}")))?
-                .collect(),
-        };
-        let host_text = url.host_str().unwrap_or_default();
-        if !guard::host_allowed(&self.allow_hosts, host_text) {
-            // One forbidden address is enough to refuse: a name that resolves both ways is a
-            // rebinding attempt or a misconfiguration.
-            for addr in &addrs {
-                if let Some(reason) = guard::forbidden_reason(addr.ip()) {
-                    return Err(ToolError::new(format!(
-                        "refusing to fetch {url}: {host_text} is {reason} ({})",
-                        addr.ip()
-                    )));
-                }
-            }
-        }
-        addrs
-            .first()
-            .copied()
-            .ok_or_else(|| ToolError::new(format!("cannot resolve {host_text}: no addresses")))
+        Ok(render(&url, &page, max_chars))
     }
 }
 
-fn render(url: &Url, response: &http::Response, max_chars: usize) -> Value {
-    let content_type = response
-        .header("content-type")
-        .unwrap_or_default()
-        .to_owned();
-    let raw = String::from_utf8_lossy(&response.body);
+/// The tool error for a failed request: the guard's own message when it refused, else the cause.
+fn describe(url: &Url, error: &reqwest::Error) -> ToolError {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = cause {
+        if let Some(guard) = e.downcast_ref::<GuardError>() {
+            return ToolError::new(guard.0.clone());
+        }
+        cause = e.source();
+    }
+    if error.is_timeout() {
+        return ToolError::new(format!("fetching {url} timed out"));
+    }
+    // reqwest's own text names the URL; the useful part is in the causes.
+    let mut message = format!("fetching {url} failed");
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        message.push_str(": ");
+        message.push_str(&e.to_string());
+        cause = e.source();
+    }
+    if error.source().is_none() {
+        message.push_str(&format!(": {error}"));
+    }
+    ToolError::new(message)
+}
+
+/// A response, its body possibly cut at the download limit.
+#[derive(Debug)]
+struct Page {
+    status: u16,
+    content_type: String,
+    body: Vec<u8>,
+    body_truncated: bool,
+}
+
+fn render(url: &Url, page: &Page, max_chars: usize) -> Value {
+    let content_type = page.content_type.as_str();
+    let raw = String::from_utf8_lossy(&page.body);
     let text = if content_type.to_ascii_lowercase().contains("html")
         || (content_type.is_empty() && raw.trim_start().starts_with('<'))
     {
@@ -187,12 +192,12 @@ fn render(url: &Url, response: &http::Response, max_chars: usize) -> Value {
         text.push_str(&format!(
             "\n[… truncated: showing the first {max_chars} of {total} characters]"
         ));
-    } else if response.body_truncated {
+    } else if page.body_truncated {
         text.push_str("\n[… truncated: the page is larger than the download limit]");
     }
     json!({
         "url": url.as_str(),
-        "status": response.status,
+        "status": page.status,
         "content_type": content_type,
         "text": text,
     })

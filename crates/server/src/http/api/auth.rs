@@ -6,22 +6,24 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::sync::Arc;
 
 use axum::extract::{Request, State};
 use axum::http::header;
 use axum::middleware::Next;
 use axum::response::Response;
 use secrecy::{ExposeSecret, SecretString};
-use workmate_protocol::{Actor, TenantId};
+use workmate_protocol::{Actor, TenantId, UserId};
 
-use crate::http::ApiError;
+use crate::http::{ApiError, AppState};
 
 /// The file a generated admin token is kept in, inside the data directory.
 pub const TOKEN_FILE: &str = "admin_token";
 
 /// The tenant the admin token acts in.
 pub const DEFAULT_TENANT: &str = "default";
+
+/// The user the admin token acts as.
+pub const ADMIN_USER: &str = "admin";
 
 /// The caller of an authenticated request.
 #[derive(Clone, Debug)]
@@ -46,7 +48,7 @@ impl Auth {
             token,
             principal: Principal {
                 tenant: TenantId::from(DEFAULT_TENANT),
-                actor: Actor::named("admin", "Admin"),
+                actor: Actor::named(ADMIN_USER, "Admin"),
             },
         }
     }
@@ -58,9 +60,13 @@ impl Auth {
     }
 }
 
+/// The header a trusted surface (a chat adapter holding the admin token) names the person it acts
+/// for with; that person must be a user of the tenant.
+pub const ACTING_USER_HEADER: &str = "x-workmate-acting-user";
+
 /// Rejects requests without the token; passes the caller on as a request extension.
 pub(crate) async fn require_token(
-    State(auth): State<Arc<Auth>>,
+    State(state): State<AppState>,
     mut request: Request,
     next: Next,
 ) -> Result<Response, ApiError> {
@@ -71,10 +77,26 @@ pub(crate) async fn require_token(
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::trim)
         .unwrap_or_default();
-    let principal = auth
+    let mut principal = state
+        .auth
         .check(presented)
         .cloned()
         .ok_or(ApiError::Unauthorized)?;
+    if let Some(acting) = request.headers().get(ACTING_USER_HEADER) {
+        let user = acting
+            .to_str()
+            .map_err(|_| ApiError::BadRequest(format!("{ACTING_USER_HEADER} must be text")))?
+            .trim()
+            .to_owned();
+        let known = state
+            .store
+            .tenants()
+            .get_user(&principal.tenant, &UserId::from(user.as_str()))
+            .await?;
+        let known = known
+            .ok_or_else(|| ApiError::Forbidden(format!("{user} is not a user of this tenant")))?;
+        principal.actor = Actor::named(known.id, known.display_name);
+    }
     request.extensions_mut().insert(principal);
     Ok(next.run(request).await)
 }

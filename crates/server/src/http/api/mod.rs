@@ -9,8 +9,6 @@ mod events;
 mod inbox;
 mod sessions;
 
-use std::sync::Arc;
-
 use axum::Router;
 use axum::middleware;
 use axum::routing::{get, post};
@@ -19,7 +17,7 @@ use super::AppState;
 pub use auth::{Auth, Principal};
 
 /// The authenticated API routes.
-pub(crate) fn routes(auth: Arc<Auth>) -> Router<AppState> {
+pub(crate) fn routes(state: AppState) -> Router<AppState> {
     Router::new()
         .route("/v1/sessions", post(sessions::create))
         .route("/v1/sessions/{id}/commands", post(sessions::command))
@@ -27,5 +25,5 @@ pub(crate) fn routes(auth: Arc<Auth>) -> Router<AppState> {
         .route("/v1/sessions/{id}/events", get(events::stream))
         .route("/v1/inbox", get(inbox::list))
         .route("/v1/inbox/{item_id}/resolve", post(inbox::resolve))
-        .route_layer(middleware::from_fn_with_state(auth, auth::require_token))
+        .route_layer(middleware::from_fn_with_state(state, auth::require_token))
 }

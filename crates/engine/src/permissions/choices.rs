@@ -1,0 +1,31 @@
+//! Which answers an approval prompt offers (spec §2.5): only those that would mean something.
+
+use workmate_protocol::ApprovalChoice;
+
+use super::RiskClass;
+
+/// The choices for a prompt about a call of class `risk`.
+pub(crate) fn offered(
+    risk: RiskClass,
+    connector: bool,
+    command: Option<&str>,
+    readonly_ok: bool,
+    automation_target: bool,
+) -> Vec<ApprovalChoice> {
+    let mut choices = vec![ApprovalChoice::Once];
+    // A connector tool ignores session-wide allowances, so offering one would be a lie.
+    if !connector {
+        choices.push(ApprovalChoice::AlwaysTool);
+    }
+    if risk == RiskClass::Exec && command.is_some_and(|c| !c.is_empty()) {
+        choices.push(ApprovalChoice::AlwaysCommand);
+    }
+    if readonly_ok {
+        choices.push(ApprovalChoice::ReadonlySession);
+    }
+    if automation_target && risk == RiskClass::External {
+        choices.push(ApprovalChoice::AlwaysTask);
+    }
+    choices.push(ApprovalChoice::Deny);
+    choices
+}
