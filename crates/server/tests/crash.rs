@@ -9,14 +9,21 @@ use serde_json::{Value, json};
 
 use crate::support::{Server, http_request};
 
-const TOKEN: &str = "crash-test-token-0123456789";
+pub(crate) const TOKEN: &str = "crash-test-token-0123456789";
 
 /// A scripted model that runs `sh count.sh <seconds>` once, then answers.
-fn prepare(dir: &Path, seconds: u32) -> Vec<(String, String)> {
-    let script = json!({"conversations": [{"when": "*", "turns": [
-        {"text": "Counting.", "tool_calls": [{"name": "run_shell", "arguments": {"command": format!("sh count.sh {seconds}")}}]},
-        {"text": "done"}
-    ]}]});
+pub(crate) fn prepare(dir: &Path, seconds: u32) -> Vec<(String, String)> {
+    prepare_rounds(dir, seconds, 1)
+}
+
+/// Like [`prepare`], for `rounds` user messages that each count once.
+pub(crate) fn prepare_rounds(dir: &Path, seconds: u32, rounds: usize) -> Vec<(String, String)> {
+    let round = [
+        json!({"text": "Counting.", "tool_calls": [{"name": "run_shell", "arguments": {"command": format!("sh count.sh {seconds}")}}]}),
+        json!({"text": "done"}),
+    ];
+    let turns: Vec<Value> = (0..rounds).flat_map(|_| round.clone()).collect();
+    let script = json!({"conversations": [{"when": "*", "turns": turns}]});
     let path = dir.join("script.json");
     std::fs::write(&path, script.to_string()).unwrap();
     vec![
@@ -32,19 +39,19 @@ fn prepare(dir: &Path, seconds: u32) -> Vec<(String, String)> {
     ]
 }
 
-fn start(dir: &Path, env: &[(String, String)]) -> Server {
+pub(crate) fn start(dir: &Path, env: &[(String, String)]) -> Server {
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     Server::start_with(dir, &[], &env)
 }
 
-fn call(server: &Server, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+pub(crate) fn call(server: &Server, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
     let body = body.map(|b| b.to_string());
     let (status, text) =
         http_request(server.addr, method, path, Some(TOKEN), body.as_deref()).unwrap();
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }
 
-fn eventually<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+pub(crate) fn eventually<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         if let Some(found) = probe() {
@@ -56,7 +63,7 @@ fn eventually<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
 }
 
 /// Creates a session whose workspace holds `count.sh`, and asks it to count.
-fn start_counting(server: &Server, dir: &Path) -> (String, PathBuf) {
+pub(crate) fn start_counting(server: &Server, dir: &Path) -> (String, PathBuf) {
     let (status, created) = call(server, "POST", "/v1/sessions", None);
     assert_eq!(status, 201, "{created}");
     let session = created["session_id"].as_str().unwrap().to_owned();
@@ -78,14 +85,14 @@ fn start_counting(server: &Server, dir: &Path) -> (String, PathBuf) {
     (session, workspace.join("count.txt"))
 }
 
-fn pending(server: &Server) -> Vec<Value> {
+pub(crate) fn pending(server: &Server) -> Vec<Value> {
     call(server, "GET", "/v1/inbox?state=pending", None).1["items"]
         .as_array()
         .cloned()
         .unwrap_or_default()
 }
 
-fn approve(server: &Server, item: &str) {
+pub(crate) fn approve(server: &Server, item: &str) {
     let body = json!({"resolution": {"type": "approval", "choice": "once"}});
     let (status, answer) = call(
         server,
@@ -96,14 +103,14 @@ fn approve(server: &Server, item: &str) {
     assert_eq!(status, 200, "{answer}");
 }
 
-fn runs(count_file: &Path) -> usize {
+pub(crate) fn runs(count_file: &Path) -> usize {
     std::fs::read_to_string(count_file)
         .map(|t| t.lines().count())
         .unwrap_or(0)
 }
 
 /// Waits for the final answer; returns the history.
-fn finished_history(server: &Server, session: &str) -> Vec<Value> {
+pub(crate) fn finished_history(server: &Server, session: &str) -> Vec<Value> {
     eventually("the final answer", || {
         let (_, body) = call(
             server,
@@ -118,7 +125,7 @@ fn finished_history(server: &Server, session: &str) -> Vec<Value> {
 }
 
 /// Every tool call in the history has exactly one tool message.
-fn assert_answered_once(history: &[Value]) {
+pub(crate) fn assert_answered_once(history: &[Value]) {
     for message in history.iter().filter(|m| m["role"] == "assistant") {
         for call in message["tool_calls"].as_array().into_iter().flatten() {
             let answers = history

@@ -30,6 +30,11 @@ pub(crate) const TOKEN: &str = "test-admin-token-0123456789";
 
 /// An app on a temporary SQLite store whose sessions run the demo script.
 pub(crate) async fn app() -> App {
+    app_with_script(DEMO_SCRIPT).await
+}
+
+/// An app whose sessions run `script`.
+pub(crate) async fn app_with_script(script: &str) -> App {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}/test.db", dir.path().display());
     let store = Store::connect(&url, ConnectOptions::default())
@@ -44,7 +49,7 @@ pub(crate) async fn app() -> App {
     let mut providers = ProviderRouter::new("scripted");
     providers.register(
         "scripted",
-        Arc::new(ScriptedProvider::from_json(DEMO_SCRIPT).unwrap()),
+        Arc::new(ScriptedProvider::from_json(script).unwrap()),
     );
     let config = EngineConfig {
         data_dir: dir.path().to_owned(),

@@ -1,0 +1,238 @@
+//! Who may answer a prompt, through the HTTP resolve endpoint; and session grants surviving a
+//! restart of the real `workmate serve`.
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use tower::ServiceExt;
+use workmate_protocol::TenantId;
+use workmate_store::{NewUser, Role};
+
+use crate::crash;
+use crate::router::{App, TOKEN, app_with_script};
+
+const SHELL_SCRIPT: &str = r#"{"conversations": [{"when": "*", "turns": [
+    {"tool_calls": [{"name": "run_shell", "arguments": {"command": "echo hi"}}]}, {"text": "done"}]}]}"#;
+
+async fn as_user(
+    app: &App,
+    user: &str,
+    method: &str,
+    path: &str,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
+    let request = Request::builder()
+        .method(method)
+        .uri(path)
+        .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+        .header("x-workmate-acting-user", user)
+        .body(body.map_or_else(Body::empty, |b| Body::from(b.to_string())))
+        .unwrap();
+    let response = app.router.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+async fn people() -> App {
+    let app = app_with_script(SHELL_SCRIPT).await;
+    let tenant = TenantId::from("default");
+    for (id, role) in [
+        ("alice", Role::Member),
+        ("bob", Role::Approver),
+        ("carol", Role::Admin),
+        ("eve", Role::Member),
+        ("admin", Role::Admin),
+    ] {
+        let user = NewUser {
+            id: id.into(),
+            display_name: id.into(),
+            email: None,
+            role,
+            sso_subject: None,
+        };
+        app.store
+            .tenants()
+            .upsert_user(&tenant, &user)
+            .await
+            .unwrap();
+    }
+    app
+}
+
+/// Alice asks for a shell command; returns the parked item's id.
+async fn alice_asks(app: &App) -> String {
+    let (_, created) = as_user(app, "alice", "POST", "/v1/sessions", None).await;
+    let session = created["session_id"].as_str().unwrap().to_owned();
+    let message = json!({"type": "user_message", "text": "say hi"});
+    as_user(
+        app,
+        "alice",
+        "POST",
+        &format!("/v1/sessions/{session}/commands"),
+        Some(message),
+    )
+    .await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (_, listed) = as_user(
+            app,
+            "alice",
+            "GET",
+            &format!("/v1/inbox?state=pending&session={session}"),
+            None,
+        )
+        .await;
+        if let Some(item) = listed["items"].as_array().and_then(|items| items.first()) {
+            assert_eq!(item["requested_by"], "alice");
+            return item["id"].as_str().unwrap().to_owned();
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no prompt parked");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn answer(app: &App, user: &str, item: &str) -> (StatusCode, Value) {
+    let body = json!({"resolution": {"type": "approval", "choice": "once"}});
+    as_user(
+        app,
+        user,
+        "POST",
+        &format!("/v1/inbox/{item}/resolve"),
+        Some(body),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn the_owner_approvers_and_admins_may_answer_and_strangers_may_not() {
+    let app = people().await;
+    for (user, allowed) in [
+        ("eve", false),
+        ("alice", true),
+        ("bob", true),
+        ("carol", true),
+    ] {
+        let item = alice_asks(&app).await;
+        let (status, body) = answer(&app, user, &item).await;
+        if allowed {
+            assert_eq!(status, StatusCode::OK, "{user}: {body}");
+            assert_eq!(body["item"]["resolved_by"], user);
+            assert_eq!(body["item"]["resolved_via"], "http");
+        } else {
+            assert_eq!(status, StatusCode::FORBIDDEN, "{user}: {body}");
+            assert!(
+                body["error"]
+                    .as_str()
+                    .unwrap()
+                    .contains("only the session's owner"),
+                "{body}"
+            );
+            let (_, listed) = as_user(&app, "alice", "GET", "/v1/inbox?state=pending", None).await;
+            assert!(
+                listed["items"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|i| i["id"] == item.as_str()),
+                "still pending"
+            );
+        }
+    }
+    let (status, _) = as_user(&app, "mallory", "GET", "/v1/inbox", None).await;
+    assert_eq!(
+        status,
+        StatusCode::FORBIDDEN,
+        "an unknown acting user is refused"
+    );
+}
+
+#[tokio::test]
+async fn separation_of_duties_refuses_self_approval_over_http() {
+    let app = people().await;
+    let tenant = TenantId::from("default");
+    app.store
+        .tenants()
+        .set_settings(&tenant, &json!({"separation_of_duties": true}))
+        .await
+        .unwrap();
+    let item = alice_asks(&app).await;
+    let (status, body) = answer(&app, "alice", &item).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("separation of duties"),
+        "{body}"
+    );
+    let audit = app.store.audit().recent(&tenant, 50).await.unwrap();
+    assert!(
+        audit
+            .iter()
+            .any(|r| r.stage == "approval_refused" && r.actor.as_deref() == Some("alice")),
+        "refusals are audited"
+    );
+    let (status, body) = answer(&app, "bob", &item).await;
+    assert_eq!(status, StatusCode::OK, "another approver may: {body}");
+}
+
+#[test]
+fn a_session_grant_survives_a_restart_of_workmate_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = crash::prepare_rounds(dir.path(), 0, 2);
+    let server = crash::start(dir.path(), &env);
+    let (session, count_file) = crash::start_counting(&server, dir.path());
+    let item = crash::eventually("the approval", || crash::pending(&server).first().cloned());
+    let always = json!({"resolution": {"type": "approval", "choice": "always_command"}});
+    let (status, body) = crash::call(
+        &server,
+        "POST",
+        &format!("/v1/inbox/{}/resolve", item["id"].as_str().unwrap()),
+        Some(always),
+    );
+    assert_eq!(status, 200, "{body}");
+    crash::finished_history(&server, &session);
+    assert_eq!(server.terminate(Duration::from_secs(5)).code(), Some(0));
+
+    let server = crash::start(dir.path(), &env);
+    let message = json!({"type": "user_message", "text": "count again"});
+    let (status, _) = crash::call(
+        &server,
+        "POST",
+        &format!("/v1/sessions/{session}/commands"),
+        Some(message),
+    );
+    assert_eq!(status, 202);
+    crash::eventually("the second run", || {
+        (crash::runs(&count_file) == 2).then_some(())
+    });
+    let history = crash::eventually("the second answer", || {
+        let (_, body) = crash::call(
+            &server,
+            "GET",
+            &format!("/v1/sessions/{session}/messages"),
+            None,
+        );
+        let messages = body["messages"].as_array()?.clone();
+        (messages.len() >= 8 && messages.last()?["content"] == "done").then_some(messages)
+    });
+    crash::assert_answered_once(&history);
+    let (_, all) = crash::call(
+        &server,
+        "GET",
+        &format!("/v1/inbox?session={session}"),
+        None,
+    );
+    assert_eq!(
+        all["items"].as_array().unwrap().len(),
+        1,
+        "the granted command ran without a second prompt"
+    );
+}
