@@ -236,3 +236,59 @@ fn a_session_grant_survives_a_restart_of_workmate_serve() {
         "the granted command ran without a second prompt"
     );
 }
+
+#[tokio::test]
+async fn only_the_owner_or_an_admin_marks_a_session_unattended() {
+    let app = people().await;
+    let (_, created) = as_user(&app, "alice", "POST", "/v1/sessions", None).await;
+    let path = format!("/v1/sessions/{}", created["session_id"].as_str().unwrap());
+    let (status, _) = as_user(
+        &app,
+        "eve",
+        "PATCH",
+        &path,
+        Some(json!({"unattended": true})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, body) = as_user(
+        &app,
+        "alice",
+        "PATCH",
+        &path,
+        Some(json!({"unattended": true})),
+    )
+    .await;
+    assert_eq!(
+        (status, body["unattended"].as_bool()),
+        (StatusCode::OK, Some(true))
+    );
+    let message = json!({"type": "user_message", "text": "say hi"});
+    as_user(
+        &app,
+        "alice",
+        "POST",
+        &format!("{path}/commands"),
+        Some(message),
+    )
+    .await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (_, listed) = as_user(
+            &app,
+            "alice",
+            "GET",
+            "/v1/inbox?state=pending&visibility=inbox",
+            None,
+        )
+        .await;
+        if !listed["items"].as_array().unwrap().is_empty() {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "an unattended session parks in the cross-session inbox"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

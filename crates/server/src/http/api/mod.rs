@@ -11,7 +11,7 @@ mod sessions;
 
 use axum::Router;
 use axum::middleware;
-use axum::routing::{get, post};
+use axum::routing::{get, patch, post};
 
 use super::AppState;
 pub use auth::{Auth, Principal};
@@ -20,6 +20,7 @@ pub use auth::{Auth, Principal};
 pub(crate) fn routes(state: AppState) -> Router<AppState> {
     Router::new()
         .route("/v1/sessions", post(sessions::create))
+        .route("/v1/sessions/{id}", patch(sessions::update))
         .route("/v1/sessions/{id}/commands", post(sessions::command))
         .route("/v1/sessions/{id}/messages", get(sessions::messages))
         .route("/v1/sessions/{id}/events", get(events::stream))

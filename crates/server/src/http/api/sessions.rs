@@ -148,6 +148,52 @@ fn parse_command(value: Value) -> Result<Command, ApiError> {
         .map_err(|e| ApiError::BadRequest(format!("invalid {kind} command: {e}")))
 }
 
+/// `PATCH /v1/sessions/{id}` body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct UpdateBody {
+    unattended: bool,
+}
+
+/// `PATCH /v1/sessions/{id}` `{"unattended": true}`: its owner (or an admin) marks a session
+/// unattended, so its prompts go to the cross-session inbox instead of inline. This changes where
+/// people are asked, never what is allowed.
+pub(crate) async fn update(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let body: UpdateBody = serde_json::from_slice(&body).map_err(|e| {
+        ApiError::BadRequest(format!("invalid body: {e}; e.g. {{\"unattended\": true}}"))
+    })?;
+    let session = SessionId::from(id);
+    let store = state.hub.store();
+    let record = store
+        .sessions()
+        .get(&caller.tenant, &session)
+        .await?
+        .ok_or_else(|| ApiError::Missing(format!("session {session} not found")))?;
+    let admin = store
+        .tenants()
+        .get_user(&caller.tenant, &caller.actor.user_id)
+        .await?
+        .is_some_and(|u| u.role == workmate_store::Role::Admin);
+    if record.owner != caller.actor.user_id && !admin {
+        return Err(ApiError::Forbidden(format!(
+            "only the session's owner ({}) or an admin can change it",
+            record.owner
+        )));
+    }
+    store
+        .sessions()
+        .set_unattended(&caller.tenant, &session, body.unattended)
+        .await?;
+    Ok(Json(
+        json!({ "session_id": session, "unattended": body.unattended }),
+    ))
+}
+
 /// `GET /v1/sessions/{id}/messages`: the whole history, display-only notices included.
 pub(crate) async fn messages(
     State(state): State<AppState>,
