@@ -63,6 +63,12 @@ fn names_missing_model(model: &str, text: &str) -> bool {
     text.contains(&format!("model: {bare}")) || text.contains(&format!("model: {model}"))
 }
 
+/// Whether an error text says the account is out of quota or credit.
+pub fn is_quota(text: &str) -> bool {
+    let text = text.to_lowercase();
+    QUOTA_MARKERS.iter().any(|m| text.contains(m))
+}
+
 /// Whether an error text says the prompt did not fit the model's context window.
 pub fn is_context_overflow(text: &str) -> bool {
     let text = text.to_lowercase();

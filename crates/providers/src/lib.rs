@@ -5,17 +5,24 @@
 //! ([`ModelStream`]); the engine races every read against the turn's interrupt, and a provider whose
 //! consumer went away stops at its next send.
 
+pub mod anthropic;
+pub mod capabilities;
 mod errors;
+pub mod gemini;
+mod http;
 mod model;
+pub mod openai;
 mod router;
 mod scripted;
+mod settings;
 mod stream;
 
-pub use errors::{friendly_error, is_context_overflow};
+pub use errors::{friendly_error, is_context_overflow, is_quota};
 pub use model::{
     AssistantTurn, Capabilities, FinishReason, ModelProvider, ModelRequest, ProviderError,
     ProviderErrorKind, StreamEvent,
 };
 pub use router::ProviderRouter;
 pub use scripted::{ScriptError, ScriptedProvider};
+pub use settings::{ProviderKind, ProviderSettings};
 pub use stream::{ModelStream, StreamSender};

@@ -4,3 +4,6 @@
 
 mod scripted;
 mod support;
+mod anthropic;
+mod gemini;
+mod openai;

@@ -136,7 +136,7 @@ async fn list_files_caps_large_folders() {
 }
 
 #[tokio::test]
-async fn grep_finds_literal_text_and_skips_noise() {
+async fn grep_finds_fixed_strings_and_skips_noise() {
     let world = World::new().await;
     world.write("src/main.rs", "fn main() {\n    let x = a.b(c);\n}\n");
     world.write("src/lib.rs", "// a.b(c) here too\n");
@@ -149,7 +149,7 @@ async fn grep_finds_literal_text_and_skips_noise() {
     std::fs::write(world.outside.join("o.rs"), "a.b(c)\n").unwrap();
 
     let out = world
-        .call("grep", json!({"pattern": "a.b(c)"}))
+        .call("grep", json!({"pattern": "a.b(c)", "fixed_strings": true}))
         .await
         .unwrap();
     assert_eq!(
@@ -163,12 +163,18 @@ async fn grep_finds_literal_text_and_skips_noise() {
     assert_eq!(out["truncated"], false);
 
     let rs = world
-        .call("grep", json!({"pattern": "a.b(c)", "glob": "*.rs"}))
+        .call(
+            "grep",
+            json!({"pattern": "a.b(c)", "fixed_strings": true, "glob": "*.rs"}),
+        )
         .await
         .unwrap();
     assert_eq!(rs["count"], 2);
     let one = world
-        .call("grep", json!({"pattern": "a.b(c)", "max_results": 1}))
+        .call(
+            "grep",
+            json!({"pattern": "a.b(c)", "fixed_strings": true, "max_results": 1}),
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -180,13 +186,143 @@ async fn grep_finds_literal_text_and_skips_noise() {
         .await
         .unwrap();
     assert_eq!(file["matches"], json!(["src/main.rs:1: fn main() {"]));
-    let none = world.call("grep", json!({"pattern": "A.B"})).await.unwrap();
+    let none = world
+        .call("grep", json!({"pattern": "A.B", "fixed_strings": true}))
+        .await
+        .unwrap();
     assert_eq!(none["note"], "no matches");
 
     err(world.call("grep", json!({"pattern": ""})).await);
     err(world
         .call("grep", json!({"pattern": "x", "path": "../outside"}))
         .await);
+}
+
+#[tokio::test]
+async fn grep_matches_regular_expressions() {
+    let world = World::new().await;
+    world.write(
+        "src/lib.rs",
+        "pub fn parse(input: &str) {}\nfn helper() {}\nlet fn_ptr = f;\nconst N: u32 = 42;\n",
+    );
+    world.write("notes.txt", "TODO: fix\ntodo later\nToDo maybe\nnothing\n");
+
+    let fns = world
+        .call("grep", json!({"pattern": r"fn \w+\(", "glob": "*.rs"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        fns["matches"],
+        json!([
+            "src/lib.rs:1: pub fn parse(input: &str) {}",
+            "src/lib.rs:2: fn helper() {}"
+        ])
+    );
+    let digits = world
+        .call("grep", json!({"pattern": r"=\s*\d+;$"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        digits["matches"],
+        json!(["src/lib.rs:4: const N: u32 = 42;"])
+    );
+
+    let exact = world
+        .call("grep", json!({"pattern": "^todo", "path": "notes.txt"}))
+        .await
+        .unwrap();
+    assert_eq!(exact["matches"], json!(["notes.txt:2: todo later"]));
+    let any_case = world
+        .call("grep", json!({"pattern": "(?i)^todo", "path": "notes.txt"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        any_case["matches"],
+        json!([
+            "notes.txt:1: TODO: fix",
+            "notes.txt:2: todo later",
+            "notes.txt:3: ToDo maybe"
+        ])
+    );
+}
+
+#[tokio::test]
+async fn grep_fixed_strings_takes_special_characters_literally() {
+    let world = World::new().await;
+    world.write(
+        "a.txt",
+        "call(x)\ncallx\nprice: $5.00 [net]\nprice: $5000 net\n",
+    );
+
+    let call = world
+        .call("grep", json!({"pattern": "call(x)", "fixed_strings": true}))
+        .await
+        .unwrap();
+    assert_eq!(call["matches"], json!(["a.txt:1: call(x)"]));
+    // The same pattern as a regular expression is a group, so it matches the other line.
+    let group = world
+        .call("grep", json!({"pattern": "call(x)"}))
+        .await
+        .unwrap();
+    assert_eq!(group["matches"], json!(["a.txt:2: callx"]));
+    let price = world
+        .call(
+            "grep",
+            json!({"pattern": "$5.00 [net]", "fixed_strings": true}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(price["matches"], json!(["a.txt:3: price: $5.00 [net]"]));
+    // Without fixed_strings, `(` alone is an invalid pattern; literally it is fine.
+    let paren = world
+        .call("grep", json!({"pattern": "(", "fixed_strings": true}))
+        .await
+        .unwrap();
+    assert_eq!(paren["count"], 1);
+}
+
+#[tokio::test]
+async fn grep_refuses_bad_and_oversized_patterns() {
+    let world = World::new().await;
+    world.write("a.txt", "a(\n");
+
+    let message = err(world.call("grep", json!({"pattern": "a("})).await);
+    assert!(
+        message.starts_with("invalid regular expression `a(`: "),
+        "{message}"
+    );
+    assert!(message.contains("unclosed group"), "{message}");
+    assert!(message.contains("with a backslash"), "{message}");
+    assert!(message.contains("fixed_strings"), "{message}");
+    assert!(!message.contains('\n'), "{message}");
+    let message = err(world.call("grep", json!({"pattern": r"(\w+)\1"})).await);
+    assert!(
+        message.contains("backreferences are not supported"),
+        "{message}"
+    );
+
+    // A short pattern whose compiled program would be huge is refused, not built.
+    let message = err(world
+        .call("grep", json!({"pattern": r"\w{1000}{1000}"}))
+        .await);
+    assert!(message.contains("compiles to more than"), "{message}");
+
+    let long = "a".repeat(1001);
+    for fixed_strings in [false, true] {
+        let message = err(world
+            .call(
+                "grep",
+                json!({"pattern": long, "fixed_strings": fixed_strings}),
+            )
+            .await);
+        assert!(message.contains("1001 characters"), "{message}");
+        assert!(message.contains("limit is 1000"), "{message}");
+    }
+    let at_limit = world
+        .call("grep", json!({"pattern": "a".repeat(1000)}))
+        .await
+        .unwrap();
+    assert_eq!(at_limit["note"], "no matches");
 }
 
 #[tokio::test]

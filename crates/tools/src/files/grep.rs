@@ -1,11 +1,16 @@
-//! `grep`: a literal substring search through text files inside the session's roots.
+//! `grep`: a line-by-line regular-expression (or literal) search through text files inside the
+//! session's roots.
 //!
 //! Invariant: the walk never follows a symbolic link (to a file or a folder), so it cannot read
 //! outside the roots or loop; version-control and dependency folders are skipped, binary and huge
-//! files are skipped, and results stop at `max_results` with the cut stated.
+//! files are skipped, and results stop at `max_results` with the cut stated. Patterns go through
+//! the `regex` crate, whose matching is linear in the input (no backtracking blow-up), and both
+//! the pattern length and the compiled size are capped, so a model-written pattern cannot stall
+//! the search or exhaust memory.
 
 use std::path::{Path, PathBuf};
 
+use regex::{Regex, RegexBuilder};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -20,14 +25,21 @@ use crate::{Root, ToolContext, ToolError, ToolMetadata, ToolResult};
 const MAX_RESULTS_CAP: usize = 1000;
 const MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 const MAX_TEXT_CHARS: usize = 300;
+const MAX_PATTERN_CHARS: usize = 1000;
+/// Caps on the compiled program and the lazy DFA cache, far above what a sane search needs.
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
 const SKIP_DIRS: &[&str] = &[".git", ".hg", ".svn", "node_modules", "target"];
 
 /// Arguments of `grep`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct GrepArgs {
-    /// The literal text to look for (case-sensitive; not a regular expression).
+    /// The regular expression to look for (Rust `regex` syntax, case-sensitive unless it starts
+    /// with `(?i)`), matched against each line; with `fixed_strings`, literal text.
     pattern: String,
+    /// Treat `pattern` as literal text rather than a regular expression.
+    #[serde(default)]
+    fixed_strings: bool,
     /// The folder or file to search (default: the primary folder).
     #[serde(default = "dot")]
     path: String,
@@ -47,12 +59,15 @@ fn hundred() -> usize {
     100
 }
 
-const DESCRIPTION: &str = "Search files for a literal string (case-sensitive, not a regular \
-expression). Searches recursively, skipping .git, node_modules and target folders, binary files \
-and symbolic links. Each result is `path:line: text`.";
+const DESCRIPTION: &str = "Search files line by line for a regular expression (Rust regex \
+syntax: `\\d`, `\\w`, `[a-z]+`, `foo|bar`, `^`/`$`; no look-around or backreferences). \
+Case-sensitive; start the pattern with `(?i)` to ignore case. Escape special characters such as \
+`( [ . * + ? { |` with a backslash, or set fixed_strings to true to search for literal text. \
+Searches recursively, skipping .git, node_modules and target folders, binary files and symbolic \
+links. Each result is `path:line: text`.";
 
 simple_tool!(
-    /// `grep(pattern, path=".", glob?, max_results=100)`.
+    /// `grep(pattern, fixed_strings=false, path=".", glob?, max_results=100)`.
     Grep,
     "grep",
     GrepArgs,
@@ -62,12 +77,10 @@ simple_tool!(
 );
 
 async fn run(ctx: &ToolContext, args: GrepArgs) -> ToolResult {
-    if args.pattern.is_empty() {
-        return Err(ToolError::new("pattern must not be empty"));
-    }
+    let matcher = Matcher::new(&args.pattern, args.fixed_strings)?;
     let start = roots::resolve(&ctx.roots, &args.path, Access::Read)?;
     let search = Search {
-        needle: args.pattern.clone(),
+        matcher,
         glob: args.glob.as_deref().map(Glob::new),
         max: args.max_results.clamp(1, MAX_RESULTS_CAP),
         cancel: ctx.cancel.clone(),
@@ -95,9 +108,69 @@ async fn run(ctx: &ToolContext, args: GrepArgs) -> ToolResult {
     Ok(result)
 }
 
+/// What a line must contain to match.
+#[derive(Debug)]
+enum Matcher {
+    Literal(String),
+    Regex(Regex),
+}
+
+impl Matcher {
+    fn new(pattern: &str, fixed_strings: bool) -> Result<Self, ToolError> {
+        if pattern.is_empty() {
+            return Err(ToolError::new("pattern must not be empty"));
+        }
+        let chars = pattern.chars().count();
+        if chars > MAX_PATTERN_CHARS {
+            return Err(ToolError::new(format!(
+                "pattern is {chars} characters long; the limit is {MAX_PATTERN_CHARS}"
+            )));
+        }
+        if fixed_strings {
+            return Ok(Self::Literal(pattern.to_owned()));
+        }
+        RegexBuilder::new(pattern)
+            .size_limit(REGEX_SIZE_LIMIT)
+            .dfa_size_limit(REGEX_SIZE_LIMIT)
+            .build()
+            .map(Self::Regex)
+            .map_err(|e| invalid_pattern(pattern, &e))
+    }
+
+    fn is_match(&self, line: &str) -> bool {
+        match self {
+            Self::Literal(needle) => line.contains(needle.as_str()),
+            Self::Regex(regex) => regex.is_match(line),
+        }
+    }
+}
+
+/// A one-line account of why `pattern` was refused, with the way out.
+fn invalid_pattern(pattern: &str, error: &regex::Error) -> ToolError {
+    let problem = match error {
+        // The syntax message draws a caret diagram under the pattern; its last line names the
+        // problem ("error: unclosed group"), which is what the model needs.
+        regex::Error::Syntax(text) => text
+            .lines()
+            .rev()
+            .find_map(|line| line.trim().strip_prefix("error: "))
+            .unwrap_or(text)
+            .to_owned(),
+        regex::Error::CompiledTooBig(limit) => format!(
+            "it compiles to more than {limit} bytes; use smaller repetition counts or fewer \
+             alternatives"
+        ),
+        other => other.to_string(),
+    };
+    ToolError::new(format!(
+        "invalid regular expression `{pattern}`: {problem} — escape special characters such as \
+         ( [ . * with a backslash for a literal match, or set fixed_strings to true"
+    ))
+}
+
 #[derive(Debug)]
 struct Search {
-    needle: String,
+    matcher: Matcher,
     glob: Option<Glob>,
     max: usize,
     cancel: CancellationToken,
@@ -166,7 +239,7 @@ impl Search {
         let text = String::from_utf8_lossy(&bytes);
         let shown = roots::display(&self.roots, path);
         for (index, line) in text.lines().enumerate() {
-            if !line.contains(&self.needle) {
+            if !self.matcher.is_match(line) {
                 continue;
             }
             if self.matches.len() >= self.max {
