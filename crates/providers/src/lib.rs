@@ -9,6 +9,7 @@ pub mod anthropic;
 pub mod capabilities;
 mod errors;
 pub mod gemini;
+#[allow(dead_code, reason = "the native clients that use it are being added")]
 mod http;
 mod model;
 pub mod openai;
