@@ -375,3 +375,82 @@ fn engine_settings_are_checked() {
     );
     assert!(defaults.server.admin_token.is_none() && defaults.providers.scripted_script.is_none());
 }
+
+#[test]
+fn gateway_providers_are_configured_per_name() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("workmate.toml"),
+        "[providers.gateway]\nkind = \"openai\"\nbase_url = \"https://llm.internal/v1\"\napi_key_env = \"GATEWAY_KEY\"\ntimeout_ms = 30000\n\
+         [providers.gateway.headers]\nx-cost-center = \"ops\"\n\
+         [providers.claude]\nkind = \"anthropic\"\nbase_url = \"https://llm.internal/anthropic\"\napi_key = \"sk-secret-value\"\n",
+    )
+    .unwrap();
+    let config = load(
+        dir.path(),
+        &[("GATEWAY_KEY", "k-from-env")],
+        Overrides::default(),
+    )
+    .unwrap();
+    let names: Vec<&str> = config
+        .providers
+        .gateways
+        .iter()
+        .map(|g| g.name.as_str())
+        .collect();
+    assert_eq!(names, vec!["claude", "gateway"]);
+    let gateway = &config.providers.gateways[1];
+    assert_eq!(
+        gateway.headers,
+        vec![("x-cost-center".to_owned(), "ops".to_owned())]
+    );
+    assert_eq!(gateway.timeout, Duration::from_millis(30_000));
+    assert!(gateway.api_key.is_some());
+    let shown = config.to_redacted_toml();
+    assert!(
+        !shown.contains("sk-secret-value") && !shown.contains("k-from-env"),
+        "{shown}"
+    );
+    assert!(shown.contains("[providers.gateway.headers]"), "{shown}");
+
+    let bad = |toml: &str, env: &[(&str, &str)]| {
+        std::fs::write(dir.path().join("workmate.toml"), toml).unwrap();
+        load(dir.path(), env, Overrides::default())
+            .unwrap_err()
+            .to_string()
+    };
+    let err = bad(
+        "[providers.x]\nkind = \"mistral\"\nbase_url = \"https://a\"\n",
+        &[],
+    );
+    assert!(
+        err.contains("[providers.x]") && err.contains("not one of openai"),
+        "{err}"
+    );
+    let err = bad(
+        "[providers.x]\nkind = \"openai\"\nbase_url = \"llm.internal\"\n",
+        &[],
+    );
+    assert!(err.contains("base_url"), "{err}");
+    let err = bad(
+        "[providers.x]\nkind = \"openai\"\nbase_url = \"https://a\"\napi_key = \"k\"\napi_key_env = \"K\"\n",
+        &[],
+    );
+    assert!(err.contains("not both"), "{err}");
+    let err = bad(
+        "[providers.x]\nkind = \"openai\"\nbase_url = \"https://a\"\napi_key_env = \"MISSING_KEY\"\n",
+        &[],
+    );
+    assert!(
+        err.contains("MISSING_KEY") && err.contains("not set"),
+        "{err}"
+    );
+    let err = bad(
+        "[providers.x]\nkind = \"openai\"\nbase_url = \"https://a\"\nmodel = \"gpt\"\n",
+        &[],
+    );
+    assert!(
+        err.contains("unknown key") && err.contains("model"),
+        "{err}"
+    );
+}

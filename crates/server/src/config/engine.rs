@@ -2,12 +2,10 @@
 //!
 //! Invariant: like every other key, these are checked once here and then only read.
 
-use std::path::PathBuf;
-
 use secrecy::SecretString;
 
 use super::ConfigError;
-use super::validate::{RawEngine, RawProviders};
+use super::validate::RawEngine;
 
 /// The model calls a turn may make by default.
 pub(crate) const DEFAULT_MAX_ITERATIONS: i64 = 150;
@@ -22,14 +20,6 @@ pub struct EngineSettings {
     pub max_iterations: u32,
     /// `default_model`: the `provider:model` of new sessions (default `scripted:demo`).
     pub default_model: String,
-}
-
-/// `[providers.*]`.
-#[derive(Clone, Debug, Default)]
-#[non_exhaustive]
-pub struct ProvidersConfig {
-    /// `[providers.scripted] script`: the script file of the scripted provider.
-    pub scripted_script: Option<PathBuf>,
 }
 
 type Invalid<'a> = &'a dyn Fn(&'static str, &'static str, String) -> ConfigError;
@@ -64,35 +54,6 @@ pub(crate) fn validate_engine(
         max_iterations,
         default_model,
     })
-}
-
-pub(crate) fn validate_providers(
-    raw: &RawProviders,
-    invalid: Invalid<'_>,
-) -> Result<ProvidersConfig, ConfigError> {
-    let script = raw.scripted.as_ref().and_then(|s| s.script.clone());
-    let scripted_script = match script {
-        Some(path) if path.trim().is_empty() => {
-            return Err(invalid(
-                "providers.scripted",
-                "script",
-                "the script path is empty".into(),
-            ));
-        }
-        Some(path) => {
-            let path = PathBuf::from(path);
-            if !path.is_file() {
-                return Err(invalid(
-                    "providers.scripted",
-                    "script",
-                    format!("{} is not a readable file", path.display()),
-                ));
-            }
-            Some(path)
-        }
-        None => None,
-    };
-    Ok(ProvidersConfig { scripted_script })
 }
 
 pub(crate) fn validate_admin_token(

@@ -104,6 +104,16 @@ pub enum ConfigError {
         /// How to set it.
         how: String,
     },
+    /// A `[providers.NAME]` section cannot be used.
+    #[error("invalid [providers.{name}] (from {origin}): {problem}")]
+    Provider {
+        /// The provider's name.
+        name: String,
+        /// Where the offending value came from.
+        origin: Source,
+        /// What is wrong, and what would be accepted.
+        problem: String,
+    },
     /// The merged layers do not fit the configuration structs: the key list and the structs
     /// disagree, which is a bug in workmate rather than in the configuration.
     #[error("configuration does not fit the schema ({message}); please report this as a bug")]

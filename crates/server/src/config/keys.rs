@@ -101,9 +101,46 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
         kind: Kind::Str,
         flag: None,
     },
+    // `[providers.NAME]`: `*` stands for any provider name (and, in `headers`, any header).
     Key {
-        section: "providers.scripted",
+        section: "providers.*",
+        key: "kind",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "providers.*",
+        key: "base_url",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "providers.*",
+        key: "api_key",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "providers.*",
+        key: "api_key_env",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "providers.*",
+        key: "timeout_ms",
+        kind: Kind::Int,
+        flag: None,
+    },
+    Key {
+        section: "providers.*",
         key: "script",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "providers.*.headers",
+        key: "*",
         kind: Kind::Str,
         flag: None,
     },
@@ -125,7 +162,25 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
 pub(crate) fn find(section: &str, key: &str) -> Option<&'static Key> {
     KNOWN_KEYS
         .iter()
-        .find(|k| k.section == section && k.key == key)
+        .find(|k| section_matches(k.section, section) && (k.key == "*" || k.key == key))
+}
+
+/// Whether `section` fits a declared section, where a `*` segment is one name made of lowercase
+/// letters, digits, `-` and `_`.
+fn section_matches(declared: &str, section: &str) -> bool {
+    let (declared, actual): (Vec<&str>, Vec<&str>) =
+        (declared.split('.').collect(), section.split('.').collect());
+    declared.len() == actual.len()
+        && declared.iter().zip(&actual).all(|(d, a)| {
+            if *d == "*" {
+                !a.is_empty()
+                    && a.chars().all(|c| {
+                        c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_'
+                    })
+            } else {
+                d == a
+            }
+        })
 }
 
 /// How to set a known key, or an empty string for an unknown one.
@@ -144,7 +199,7 @@ pub(crate) fn sections() -> Vec<&'static str> {
 pub(crate) fn keys_of(section: &str) -> Vec<&'static str> {
     KNOWN_KEYS
         .iter()
-        .filter(|k| k.section == section)
+        .filter(|k| section_matches(k.section, section))
         .map(|k| k.key)
         .collect()
 }

@@ -14,6 +14,7 @@ mod engine;
 mod error;
 mod keys;
 mod layers;
+mod providers;
 mod render;
 mod secret;
 mod validate;
@@ -23,9 +24,10 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use engine::{EngineSettings, ProvidersConfig};
+pub use engine::EngineSettings;
 pub use error::ConfigError;
 pub use keys::Source;
+pub use providers::{GatewayProvider, ProvidersConfig};
 pub use secret::DatabaseUrl;
 
 /// The name of the configuration file looked for in the working directory.
@@ -146,7 +148,10 @@ impl Config {
         };
         let env_layer = layers::env_entries(sources.env.iter().cloned())?;
         let flag_layer = layers::flag_entries(&sources.flags);
-        validate::validate(layers::merge([file_layer, env_layer, flag_layer]))
+        validate::validate(
+            layers::merge([file_layer, env_layer, flag_layer]),
+            &sources.env,
+        )
     }
 
     /// Where the value of `[section] key` came from.

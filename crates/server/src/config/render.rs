@@ -4,9 +4,7 @@
 //! documented order) that reproduces the configuration, except that a database password is `***`.
 
 use super::Config;
-use super::validate::{
-    RawConfig, RawDatabase, RawEngine, RawLog, RawProviders, RawScripted, RawServer,
-};
+use super::validate::{RawConfig, RawDatabase, RawEngine, RawLog, RawProvider, RawServer};
 
 pub(crate) fn redacted_toml(config: &Config) -> String {
     let raw = RawConfig {
@@ -22,15 +20,7 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
             max_iterations: Some(i64::from(config.engine.max_iterations)),
             default_model: Some(config.engine.default_model.clone()),
         },
-        providers: RawProviders {
-            scripted: config
-                .providers
-                .scripted_script
-                .as_ref()
-                .map(|path| RawScripted {
-                    script: Some(path.display().to_string()),
-                }),
-        },
+        providers: providers(config),
         database: RawDatabase {
             url: Some(config.database.url.redacted()),
             max_connections: Some(i64::from(config.database.max_connections)),
@@ -43,4 +33,33 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
     // Serializing plain strings and integers into TOML cannot fail; an empty document would be
     // the visible symptom if it ever did.
     toml::to_string(&raw).unwrap_or_default()
+}
+
+/// `[providers.*]` as configured, keys redacted.
+fn providers(config: &Config) -> std::collections::BTreeMap<String, RawProvider> {
+    let mut out = std::collections::BTreeMap::new();
+    if let Some(path) = &config.providers.scripted_script {
+        let scripted = RawProvider {
+            script: Some(path.display().to_string()),
+            ..RawProvider::default()
+        };
+        out.insert("scripted".to_owned(), scripted);
+    }
+    for gateway in &config.providers.gateways {
+        let kind = match gateway.kind {
+            workmate_providers::ProviderKind::Openai => "openai",
+            workmate_providers::ProviderKind::Anthropic => "anthropic",
+            workmate_providers::ProviderKind::Gemini => "gemini",
+        };
+        let provider = RawProvider {
+            kind: Some(kind.to_owned()),
+            base_url: Some(gateway.base_url.clone()),
+            api_key: gateway.api_key.as_ref().map(|_| "***".to_owned()),
+            timeout_ms: Some(i64::try_from(gateway.timeout.as_millis()).unwrap_or(i64::MAX)),
+            headers: gateway.headers.iter().cloned().collect(),
+            ..RawProvider::default()
+        };
+        out.insert(gateway.name.clone(), provider);
+    }
+    out
 }

@@ -4,6 +4,7 @@
 //! the database URL has a usable shape, the log filter compiles, numbers are in range), and every
 //! rejection names the key, where its value came from and how to set it.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -36,7 +37,7 @@ pub(crate) struct RawConfig {
     #[serde(default)]
     pub(crate) engine: RawEngine,
     #[serde(default)]
-    pub(crate) providers: RawProviders,
+    pub(crate) providers: BTreeMap<String, RawProvider>,
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]
@@ -46,17 +47,24 @@ pub(crate) struct RawEngine {
     pub(crate) default_model: Option<String>,
 }
 
+/// `[providers.NAME]`.
 #[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct RawProviders {
+pub(crate) struct RawProvider {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) scripted: Option<RawScripted>,
-}
-
-#[derive(Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawScripted {
+    pub(crate) kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) base_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) api_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) api_key_env: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) timeout_ms: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) script: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) headers: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]
@@ -84,7 +92,7 @@ pub(crate) struct RawLog {
 }
 
 /// Checks the merged layers and builds the configuration.
-pub(crate) fn validate(merged: Merged) -> Result<Config, ConfigError> {
+pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Config, ConfigError> {
     let invalid =
         |section: &'static str, key: &'static str, problem: String| ConfigError::Invalid {
             section,
@@ -191,7 +199,9 @@ pub(crate) fn validate(merged: Merged) -> Result<Config, ConfigError> {
     })?;
 
     let engine = super::engine::validate_engine(&raw.engine, &invalid)?;
-    let providers = super::engine::validate_providers(&raw.providers, &invalid)?;
+    let providers = super::providers::validate_providers(&raw.providers, env, |name, key| {
+        merged.origin(&format!("providers.{name}"), key)
+    })?;
     let admin_token = super::engine::validate_admin_token(raw.server.admin_token, &invalid)?;
 
     Ok(Config {
@@ -241,11 +251,19 @@ mod tests {
                 max_iterations: Some(0),
                 default_model: Some(String::new()),
             },
-            providers: RawProviders {
-                scripted: Some(RawScripted {
+            // `*` is the section pattern of every provider name (and header name).
+            providers: BTreeMap::from([(
+                "*".to_owned(),
+                RawProvider {
+                    kind: Some(String::new()),
+                    base_url: Some(String::new()),
+                    api_key: Some(String::new()),
+                    api_key_env: Some(String::new()),
+                    timeout_ms: Some(0),
                     script: Some(String::new()),
-                }),
-            },
+                    headers: BTreeMap::from([("*".to_owned(), String::new())]),
+                },
+            )]),
             database: RawDatabase {
                 url: Some(String::new()),
                 max_connections: Some(0),
