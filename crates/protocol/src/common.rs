@@ -158,7 +158,8 @@ impl ApprovalChoice {
 pub struct TokenUsage {
     /// The routed model id that answered, e.g. `"openai:gpt-5-mini"`.
     pub model: String,
-    /// Prompt tokens, including cached ones.
+    /// Prompt tokens not served from or written to the cache (the full prompt is
+    /// `input + cache_read + cache_write`).
     pub input: u64,
     /// Completion tokens, including reasoning.
     pub output: u64,

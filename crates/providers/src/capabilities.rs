@@ -9,15 +9,27 @@ use crate::{Capabilities, ProviderKind};
 pub fn guess(kind: ProviderKind, model: &str) -> Capabilities {
     let name = model.to_ascii_lowercase();
     let name = name.rsplit('/').next().unwrap_or(&name);
-    let rich = |context_window| Capabilities { tools: true, vision: true, pdf: true, context_window };
+    let rich = |context_window| Capabilities {
+        tools: true,
+        vision: true,
+        pdf: true,
+        context_window,
+    };
     match kind {
         ProviderKind::Anthropic => rich(200_000),
         ProviderKind::Gemini => rich(1_000_000),
         ProviderKind::Openai if name.starts_with("claude") => rich(200_000),
         ProviderKind::Openai if name.starts_with("gemini") => rich(1_000_000),
-        ProviderKind::Openai if name.starts_with("gpt-5") || name.starts_with("gpt-4") => rich(128_000),
+        ProviderKind::Openai if name.starts_with("gpt-5") || name.starts_with("gpt-4") => {
+            rich(128_000)
+        }
         ProviderKind::Openai if ["o1", "o3", "o4"].iter().any(|p| name.starts_with(p)) => {
-            Capabilities { tools: true, vision: false, pdf: false, context_window: 128_000 }
+            Capabilities {
+                tools: true,
+                vision: false,
+                pdf: false,
+                context_window: 128_000,
+            }
         }
         ProviderKind::Openai => Capabilities::default(),
     }
@@ -33,6 +45,9 @@ mod tests {
         assert!(unknown.tools && !unknown.vision && !unknown.pdf);
         assert!(guess(ProviderKind::Openai, "gpt-5.6-sol").vision);
         assert!(guess(ProviderKind::Anthropic, "claude-opus-4-8").pdf);
-        assert!(guess(ProviderKind::Openai, "vendor/claude-sonnet").vision, "gateway paths are ignored");
+        assert!(
+            guess(ProviderKind::Openai, "vendor/claude-sonnet").vision,
+            "gateway paths are ignored"
+        );
     }
 }

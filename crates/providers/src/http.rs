@@ -20,7 +20,12 @@ pub(crate) fn client(settings: &ProviderSettings) -> Result<reqwest::Client, Pro
     let tls = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .and_then(|b| Ok(b.with_platform_verifier()?.with_no_client_auth()))
-        .map_err(|e| ProviderError::new(ProviderErrorKind::Other, format!("cannot configure TLS: {e}")))?;
+        .map_err(|e| {
+            ProviderError::new(
+                ProviderErrorKind::Other,
+                format!("cannot configure TLS: {e}"),
+            )
+        })?;
     let mut headers = reqwest::header::HeaderMap::new();
     for (raw_name, raw_value) in &settings.headers {
         let name = reqwest::header::HeaderName::from_bytes(raw_name.as_bytes());
@@ -32,7 +37,10 @@ pub(crate) fn client(settings: &ProviderSettings) -> Result<reqwest::Client, Pro
             _ => {
                 return Err(ProviderError::new(
                     ProviderErrorKind::Other,
-                    format!("provider {}: header {raw_name:?} is not a valid HTTP header", settings.name),
+                    format!(
+                        "provider {}: header {raw_name:?} is not a valid HTTP header",
+                        settings.name
+                    ),
                 ));
             }
         }
@@ -44,7 +52,12 @@ pub(crate) fn client(settings: &ProviderSettings) -> Result<reqwest::Client, Pro
         .user_agent(concat!("workmate/", env!("CARGO_PKG_VERSION")))
         .default_headers(headers)
         .build()
-        .map_err(|e| ProviderError::new(ProviderErrorKind::Other, format!("cannot build the HTTP client: {e}")))
+        .map_err(|e| {
+            ProviderError::new(
+                ProviderErrorKind::Other,
+                format!("cannot build the HTTP client: {e}"),
+            )
+        })
 }
 
 /// The error a non-success response stands for.
@@ -78,22 +91,28 @@ pub(crate) fn error_from_status(model: &str, status: u16, body: &str) -> Provide
         500..=599 => ProviderErrorKind::Unavailable,
         _ => ProviderErrorKind::Other,
     };
-    let kind = if friendly.is_some() && kind != ProviderErrorKind::Access && crate::errors::is_quota(body) {
-        ProviderErrorKind::Quota
-    } else {
-        kind
-    };
+    let kind =
+        if friendly.is_some() && kind != ProviderErrorKind::Access && crate::errors::is_quota(body)
+        {
+            ProviderErrorKind::Quota
+        } else {
+            kind
+        };
     ProviderError::new(kind, friendly.unwrap_or(raw))
 }
 
 /// A transport failure (no response): connection refused, timeout, TLS, a broken stream.
 pub(crate) fn transport_error(model: &str, error: &reqwest::Error) -> ProviderError {
-    let kind = if error.is_timeout() || error.is_connect() || error.is_request() || error.is_body() {
+    let kind = if error.is_timeout() || error.is_connect() || error.is_request() || error.is_body()
+    {
         ProviderErrorKind::Unavailable
     } else {
         ProviderErrorKind::Other
     };
-    ProviderError::new(kind, format!("{model}: cannot reach the model gateway: {error}"))
+    ProviderError::new(
+        kind,
+        format!("{model}: cannot reach the model gateway: {error}"),
+    )
 }
 
 /// One Server-Sent Event.
@@ -124,7 +143,10 @@ impl SseDecoder {
             let line = line.trim_end_matches(['\n', '\r']);
             if line.is_empty() {
                 if !self.data.is_empty() || !self.event.is_empty() {
-                    events.push(SseEvent { event: std::mem::take(&mut self.event), data: self.data.join("\n") });
+                    events.push(SseEvent {
+                        event: std::mem::take(&mut self.event),
+                        data: self.data.join("\n"),
+                    });
                     self.data.clear();
                 }
                 continue;
@@ -149,7 +171,10 @@ impl SseDecoder {
         rest.push(b'\n');
         let mut events = self.push(&rest);
         if !self.data.is_empty() {
-            events.push(SseEvent { event: std::mem::take(&mut self.event), data: self.data.join("\n") });
+            events.push(SseEvent {
+                event: std::mem::take(&mut self.event),
+                data: self.data.join("\n"),
+            });
             self.data.clear();
         }
         events.pop()
@@ -163,15 +188,25 @@ mod tests {
     #[test]
     fn events_split_across_chunks_are_reassembled() {
         let mut decoder = SseDecoder::default();
-        let text = b"event: message_start\ndata: {\"a\":\r\ndata: 1}\n\n: keep-alive\n\ndata: [DONE]\n\n";
+        let text =
+            b"event: message_start\ndata: {\"a\":\r\ndata: 1}\n\n: keep-alive\n\ndata: [DONE]\n\n";
         let mut events = Vec::new();
         for chunk in text.chunks(3) {
             events.extend(decoder.push(chunk));
         }
-        assert_eq!(events, vec![
-            SseEvent { event: "message_start".into(), data: "{\"a\":\n1}".into() },
-            SseEvent { event: String::new(), data: "[DONE]".into() },
-        ]);
+        assert_eq!(
+            events,
+            vec![
+                SseEvent {
+                    event: "message_start".into(),
+                    data: "{\"a\":\n1}".into()
+                },
+                SseEvent {
+                    event: String::new(),
+                    data: "[DONE]".into()
+                },
+            ]
+        );
         let mut unterminated = SseDecoder::default();
         assert!(unterminated.push(b"data: tail").is_empty());
         assert_eq!(unterminated.finish().map(|e| e.data), Some("tail".into()));
@@ -179,10 +214,25 @@ mod tests {
 
     #[test]
     fn statuses_become_kinds() {
-        assert_eq!(error_from_status("m", 429, "slow down").kind, ProviderErrorKind::RateLimited);
-        assert_eq!(error_from_status("m", 503, "overloaded").kind, ProviderErrorKind::Unavailable);
-        assert_eq!(error_from_status("m", 401, "bad key").kind, ProviderErrorKind::Access);
-        assert_eq!(error_from_status("m", 400, "maximum context length is 8192 tokens").kind, ProviderErrorKind::ContextOverflow);
-        assert_eq!(error_from_status("m", 429, "You exceeded your current quota").kind, ProviderErrorKind::Quota);
+        assert_eq!(
+            error_from_status("m", 429, "slow down").kind,
+            ProviderErrorKind::RateLimited
+        );
+        assert_eq!(
+            error_from_status("m", 503, "overloaded").kind,
+            ProviderErrorKind::Unavailable
+        );
+        assert_eq!(
+            error_from_status("m", 401, "bad key").kind,
+            ProviderErrorKind::Access
+        );
+        assert_eq!(
+            error_from_status("m", 400, "maximum context length is 8192 tokens").kind,
+            ProviderErrorKind::ContextOverflow
+        );
+        assert_eq!(
+            error_from_status("m", 429, "You exceeded your current quota").kind,
+            ProviderErrorKind::Quota
+        );
     }
 }

@@ -7,9 +7,9 @@
 
 pub mod anthropic;
 pub mod capabilities;
+mod connect;
 mod errors;
 pub mod gemini;
-#[allow(dead_code, reason = "the native clients that use it are being added")]
 mod http;
 mod model;
 pub mod openai;
@@ -18,11 +18,15 @@ mod scripted;
 mod settings;
 mod stream;
 
+pub use anthropic::AnthropicProvider;
+pub use connect::connect;
 pub use errors::{friendly_error, is_context_overflow, is_quota};
+pub use gemini::GeminiProvider;
 pub use model::{
     AssistantTurn, Capabilities, FinishReason, ModelProvider, ModelRequest, ProviderError,
     ProviderErrorKind, StreamEvent,
 };
+pub use openai::OpenAiProvider;
 pub use router::ProviderRouter;
 pub use scripted::{ScriptError, ScriptedProvider};
 pub use settings::{ProviderKind, ProviderSettings};

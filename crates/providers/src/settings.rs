@@ -51,6 +51,10 @@ impl ProviderSettings {
 
     /// `base_url` joined with `path`, with exactly one slash between them.
     pub fn url(&self, path: &str) -> String {
-        format!("{}/{}", self.base_url.trim_end_matches('/'), path.trim_start_matches('/'))
+        format!(
+            "{}/{}",
+            self.base_url.trim_end_matches('/'),
+            path.trim_start_matches('/')
+        )
     }
 }

@@ -2,8 +2,8 @@
 //! trait, as the engine drives it.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod scripted;
-mod support;
 mod anthropic;
 mod gemini;
 mod openai;
+mod scripted;
+mod support;

@@ -33,9 +33,22 @@ pub enum Command {
     Migrate,
     /// Print the resolved configuration as TOML, passwords redacted.
     Config,
+    /// List the configured model providers and models; `models check` calls each once.
+    Models {
+        /// What to do with them.
+        #[command(subcommand)]
+        action: Option<ModelsCommand>,
+    },
     /// Inspect the permission policy.
     #[command(subcommand)]
     Policy(PolicyCommand),
+}
+
+/// `workmate models …`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Subcommand)]
+pub enum ModelsCommand {
+    /// Call every listed model once and report what works (exit code 1 if any fails).
+    Check,
 }
 
 /// `workmate policy …`.

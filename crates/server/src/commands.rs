@@ -5,11 +5,11 @@
 
 use std::path::PathBuf;
 
-use crate::cli::{Cli, Command, PolicyCommand};
+use crate::cli::{Cli, Command, ModelsCommand, PolicyCommand};
 use crate::config::Config;
 use crate::engine::Script;
 use crate::error::StartupError;
-use crate::{data_dir, database, explain, serve, telemetry};
+use crate::{data_dir, database, explain, models, serve, telemetry};
 
 /// Runs the command line's subcommand. `working_dir` is where `workmate.toml` is looked for and
 /// `env` the process environment. Returns the text to print on stdout, if any.
@@ -28,6 +28,9 @@ pub fn run(
     if cli.command == Command::Config {
         return Ok(Some(config.to_redacted_toml()));
     }
+    if cli.command == (Command::Models { action: None }) {
+        return Ok(Some(models::list(&config)));
+    }
     telemetry::init(&config.log)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -41,8 +44,18 @@ pub fn run(
             .block_on(Box::pin(serve::serve(&config, Script::Demo)))
             .map(|()| None),
         Command::Migrate => runtime.block_on(migrate(&config)).map(Some),
+        Command::Models {
+            action: Some(ModelsCommand::Check),
+        } => {
+            let (report, all_ok) = runtime.block_on(models::check(&config));
+            if all_ok {
+                Ok(Some(report))
+            } else {
+                Err(StartupError::ModelsFailed(report))
+            }
+        }
         // Answered above, before any runtime starts.
-        Command::Config | Command::Policy(_) => Ok(None),
+        Command::Config | Command::Policy(_) | Command::Models { action: None } => Ok(None),
     }
 }
 

@@ -31,7 +31,20 @@ pub enum Script {
 
 /// The model providers, checked before anything is created.
 pub fn providers(config: &Config, script: Script) -> Result<ProviderRouter, StartupError> {
-    let mut providers = ProviderRouter::new("scripted");
+    // Model ids without a known provider prefix go to the first OpenAI-compatible gateway (the
+    // usual shape of a company gateway), else to the scripted model.
+    let default = config
+        .providers
+        .gateways
+        .iter()
+        .find(|g| g.kind == workmate_providers::ProviderKind::Openai)
+        .map_or("scripted", |g| g.name.as_str());
+    let mut providers = ProviderRouter::new(default);
+    for gateway in &config.providers.gateways {
+        let client = workmate_providers::connect(crate::models::settings(gateway))
+            .map_err(|e| StartupError::Usage(format!("[providers.{}]: {e}", gateway.name)))?;
+        providers.register(gateway.name.clone(), client);
+    }
     let scripted = match (script, &config.providers.scripted_script) {
         (Script::Demo, _) => Some(ScriptedProvider::from_json(DEMO_SCRIPT)),
         (Script::Configured, Some(path)) => Some(ScriptedProvider::from_file(path)),

@@ -61,6 +61,9 @@ pub enum StartupError {
     /// The command line's values cannot be used; the text says which and why.
     #[error("{0}")]
     Usage(String),
+    /// `workmate models check` found models that do not answer; the report lists them.
+    #[error("some models did not answer:\n{0}")]
+    ModelsFailed(String),
     /// The scripted provider's script cannot be used.
     #[error(
         "{0}; fix the file or set [providers.scripted] script / WORKMATE__PROVIDERS__SCRIPTED__SCRIPT"
@@ -97,6 +100,7 @@ impl StartupError {
             Self::Database { .. }
             | Self::Migrate { .. }
             | Self::Token(_)
+            | Self::ModelsFailed(_)
             | Self::Resume(_)
             | Self::Telemetry(_)
             | Self::Runtime(_)

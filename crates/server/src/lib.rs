@@ -13,6 +13,7 @@ pub mod error;
 pub mod explain;
 pub mod http;
 pub mod metrics;
+pub mod models;
 pub mod serve;
 pub mod shutdown;
 pub mod telemetry;

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
+use workmate_server::StartupError;
 use workmate_server::cli::Cli;
 
 fn main() -> ExitCode {
@@ -28,6 +29,15 @@ fn main() -> ExitCode {
             } else {
                 ExitCode::FAILURE
             }
+        }
+        Err(StartupError::ModelsFailed(report)) => {
+            // The report is the answer: every model's outcome, on stdout like a success's.
+            let _ = std::io::stdout().lock().write_all(report.as_bytes());
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "error: some models did not answer"
+            );
+            ExitCode::FAILURE
         }
         Err(error) => {
             // The one line a user sees; logs (if any) went to stderr before it.

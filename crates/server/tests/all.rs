@@ -8,5 +8,6 @@ mod cli;
 mod config;
 mod crash;
 mod explain;
+mod gateways;
 mod router;
 mod support;

@@ -13,6 +13,8 @@ pub(crate) enum Kind {
     Str,
     /// A non-negative integer.
     Int,
+    /// A list of strings (in the environment: comma-separated).
+    StrList,
 }
 
 impl Kind {
@@ -20,6 +22,7 @@ impl Kind {
         match self {
             Self::Str => "a string",
             Self::Int => "an integer",
+            Self::StrList => "a list of strings",
         }
     }
 }
@@ -130,6 +133,12 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
         section: "providers.*",
         key: "timeout_ms",
         kind: Kind::Int,
+        flag: None,
+    },
+    Key {
+        section: "providers.*",
+        key: "models",
+        kind: Kind::StrList,
         flag: None,
     },
     Key {

@@ -150,6 +150,13 @@ pub(crate) fn env_entries(
                 Ok(n) => Value::Integer(n),
                 Err(_) => Value::String(raw),
             },
+            Some(Kind::StrList) => Value::Array(
+                raw.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(|s| Value::String(s.to_owned()))
+                    .collect(),
+            ),
             _ => Value::String(raw),
         };
         entries.push(checked(section, key, value, origin)?);
@@ -220,6 +227,9 @@ fn checked(
     let fits = match known.kind {
         Kind::Str => value.is_str(),
         Kind::Int => value.is_integer(),
+        Kind::StrList => value
+            .as_array()
+            .is_some_and(|items| items.iter().all(Value::is_str)),
     };
     if !fits {
         return Err(ConfigError::WrongType {

@@ -33,6 +33,8 @@ pub struct GatewayProvider {
     pub headers: Vec<(String, String)>,
     /// `timeout_ms`: the longest one call may take.
     pub timeout: Duration,
+    /// `models`: the models offered through it (bare ids), for `workmate models`.
+    pub models: Vec<String>,
 }
 
 /// `[providers.*]`.
@@ -145,6 +147,7 @@ pub(crate) fn validate_providers(
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
             timeout: Duration::from_millis(timeout),
+            models: provider.models.clone().unwrap_or_default(),
         });
     }
     Ok(config)

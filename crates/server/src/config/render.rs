@@ -57,6 +57,7 @@ fn providers(config: &Config) -> std::collections::BTreeMap<String, RawProvider>
             api_key: gateway.api_key.as_ref().map(|_| "***".to_owned()),
             timeout_ms: Some(i64::try_from(gateway.timeout.as_millis()).unwrap_or(i64::MAX)),
             headers: gateway.headers.iter().cloned().collect(),
+            models: (!gateway.models.is_empty()).then(|| gateway.models.clone()),
             ..RawProvider::default()
         };
         out.insert(gateway.name.clone(), provider);

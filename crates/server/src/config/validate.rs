@@ -62,6 +62,8 @@ pub(crate) struct RawProvider {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) timeout_ms: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) models: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) script: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) headers: BTreeMap<String, String>,
@@ -260,6 +262,7 @@ mod tests {
                     api_key: Some(String::new()),
                     api_key_env: Some(String::new()),
                     timeout_ms: Some(0),
+                    models: Some(vec![String::new()]),
                     script: Some(String::new()),
                     headers: BTreeMap::from([("*".to_owned(), String::new())]),
                 },
