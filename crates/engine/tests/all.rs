@@ -11,6 +11,7 @@
 mod support;
 
 mod approvals;
+mod gateway;
 mod interrupts;
 mod permissions;
 mod redteam;

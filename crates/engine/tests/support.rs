@@ -14,11 +14,35 @@ use workmate_protocol::{
 use workmate_providers::{
     Capabilities, ModelProvider, ModelRequest, ModelStream, ProviderRouter, ScriptedProvider,
 };
-use workmate_store::{ConnectOptions, NewSession, NewUser, Role, SessionKey, Store, SystemClock};
+use workmate_store::{Clock, ConnectOptions, NewSession, NewUser, Role, SessionKey, Store};
 use workmate_tools::{Tool, ToolContext, ToolError, ToolFuture, ToolMetadata, ToolRegistry};
 
 /// How long any single wait in a test may take before it fails.
 pub const PATIENCE: Duration = Duration::from_secs(20);
+
+/// The clock of every test store and hub: the real time plus whatever tests added. Shared by the
+/// whole test binary, so a test that moves it must only compare days it moved to itself.
+pub static CLOCK: std::sync::LazyLock<Arc<ShiftedClock>> =
+    std::sync::LazyLock::new(|| Arc::new(ShiftedClock::default()));
+
+/// Real time shifted by an offset tests can grow.
+#[derive(Debug, Default)]
+pub struct ShiftedClock {
+    offset_ms: std::sync::atomic::AtomicI64,
+}
+
+impl ShiftedClock {
+    /// Moves every later reading forward.
+    pub fn advance(&self, ms: i64) {
+        self.offset_ms.fetch_add(ms, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ShiftedClock {
+    fn now_ms(&self) -> i64 {
+        workmate_store::SystemClock.now_ms() + self.offset_ms.load(Ordering::SeqCst)
+    }
+}
 
 /// Observes how a test tool was run.
 #[derive(Debug, Default)]
@@ -109,6 +133,26 @@ impl ModelProvider for Recording {
     }
 }
 
+/// A model gateway that is down: every call fails at once as overloaded (HTTP 503).
+#[derive(Debug, Default)]
+pub struct Down {
+    pub calls: AtomicUsize,
+}
+
+impl ModelProvider for Down {
+    fn capabilities(&self, _model: &str) -> Capabilities {
+        Capabilities::default()
+    }
+
+    fn stream(&self, _request: ModelRequest) -> ModelStream {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        ModelStream::failed(workmate_providers::ProviderError::new(
+            workmate_providers::ProviderErrorKind::Unavailable,
+            "down:x: HTTP 503: upstream overloaded",
+        ))
+    }
+}
+
 /// A hub, its store, and one session.
 pub struct Harness {
     pub hub: SessionHub,
@@ -120,6 +164,7 @@ pub struct Harness {
     pub dir: std::path::PathBuf,
     pub events: broadcast::Receiver<Arc<Event>>,
     pub model: Arc<Recording>,
+    pub down: Arc<Down>,
     keep: bool,
 }
 
@@ -148,7 +193,10 @@ impl Harness {
         std::fs::create_dir_all(&dir).unwrap();
         let store = Store::connect(
             &format!("sqlite://{}", dir.join("engine.db").display()),
-            ConnectOptions::default(),
+            ConnectOptions {
+                clock: CLOCK.clone(),
+                ..ConnectOptions::default()
+            },
         )
         .await
         .unwrap();
@@ -166,7 +214,10 @@ impl Harness {
     ) -> Self {
         let store = Store::connect(
             &format!("sqlite://{}", dir.join("engine.db").display()),
-            ConnectOptions::default(),
+            ConnectOptions {
+                clock: CLOCK.clone(),
+                ..ConnectOptions::default()
+            },
         )
         .await
         .unwrap();
@@ -198,6 +249,8 @@ impl Harness {
             requests: Default::default(),
         });
         providers.register("scripted", Arc::clone(&model) as Arc<dyn ModelProvider>);
+        let down = Arc::new(Down::default());
+        providers.register("down", Arc::clone(&down) as Arc<dyn ModelProvider>);
         let reads = Arc::new(Probe::default());
         let writes = Arc::new(Probe::default());
         let mut tools = ToolRegistry::new();
@@ -224,7 +277,7 @@ impl Harness {
             tools,
             permissions: PermissionConfig::default(),
             config,
-            clock: Arc::new(SystemClock),
+            clock: CLOCK.clone(),
         });
         let tenant = TenantId::from("t_test");
         store.tenants().ensure(&tenant, "Test").await.unwrap();
@@ -267,6 +320,7 @@ impl Harness {
             dir,
             events,
             model,
+            down,
             keep: false,
         }
     }

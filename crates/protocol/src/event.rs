@@ -88,6 +88,7 @@ impl EventKind {
         "inbox_item_parked",
         "inbox_item_resolved",
         "model_switched",
+        "model_fallback",
         "mode_changed",
         "session_created",
     ];
@@ -115,6 +116,7 @@ impl EventKind {
             Self::InboxItemParked { .. } => "inbox_item_parked",
             Self::InboxItemResolved { .. } => "inbox_item_resolved",
             Self::ModelSwitched { .. } => "model_switched",
+            Self::ModelFallback { .. } => "model_fallback",
             Self::ModeChanged { .. } => "mode_changed",
             Self::SessionCreated { .. } => "session_created",
         }

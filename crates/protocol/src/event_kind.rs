@@ -228,6 +228,17 @@ pub enum EventKind {
         /// The notice shown to the user.
         text: String,
     },
+    /// This answer comes from another model than the session's: the session's model (or the
+    /// previous fallback) was overloaded or failing, so the tenant's fallback list was followed.
+    /// The session's model itself is unchanged.
+    ModelFallback {
+        /// The model that failed (`provider:model`).
+        from: String,
+        /// The model answering instead.
+        to: String,
+        /// Why the first one was left, e.g. "HTTP 503: overloaded".
+        reason: String,
+    },
     /// The session's permission mode changed.
     ModeChanged {
         /// The previous mode.

@@ -186,6 +186,11 @@ pub(crate) fn event(name: &str) -> Option<Event> {
             to: "anthropic:claude-sonnet-4-5".into(),
             text: "Switched to anthropic:claude-sonnet-4-5".into(),
         }),
+        "model_fallback" => envelope(12, true, EventKind::ModelFallback {
+            from: "openai:gpt-5-mini".into(),
+            to: "anthropic:claude-sonnet-4-5".into(),
+            reason: "openai:gpt-5-mini: HTTP 503: upstream overloaded".into(),
+        }),
         "mode_changed" => envelope(29, false, EventKind::ModeChanged {
             from: PermissionMode::Interactive,
             to: PermissionMode::Plan,

@@ -292,3 +292,61 @@ async fn only_the_owner_or_an_admin_marks_a_session_unattended() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+#[tokio::test]
+async fn usage_is_for_admins_and_groups_by_user_or_model() {
+    let app = people().await;
+    let tenant = TenantId::from("default");
+    let record = |user: &str, model: &str, input| workmate_store::NewUsage {
+        session_id: workmate_protocol::SessionId::new(),
+        user_id: Some(user.into()),
+        model: model.into(),
+        input,
+        output: 1,
+        cache_read: 0,
+        cache_write: 0,
+    };
+    for usage in [
+        record("alice", "oa:gpt", 10),
+        record("alice", "an:claude", 5),
+        record("bob", "oa:gpt", 7),
+    ] {
+        app.store.usage().record(&tenant, &usage).await.unwrap();
+    }
+    let (status, _) = as_user(&app, "alice", "GET", "/v1/usage", None).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "members do not see usage");
+    let (status, body) = as_user(&app, "carol", "GET", "/v1/usage?group_by=user", None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let by_user: Vec<(String, u64)> = body["totals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["key"].as_str().unwrap().to_owned(),
+                t["input"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        by_user,
+        vec![("alice".to_owned(), 15), ("bob".to_owned(), 7)]
+    );
+    let (_, body) = as_user(
+        &app,
+        "carol",
+        "GET",
+        "/v1/usage?group_by=model&from=2020-01-01",
+        None,
+    )
+    .await;
+    let models: Vec<&str> = body["totals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(models, vec!["an:claude", "oa:gpt"]);
+    let (status, _) = as_user(&app, "carol", "GET", "/v1/usage?from=tomorrow", None).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+}

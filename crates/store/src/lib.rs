@@ -36,6 +36,7 @@ pub use repo::messages::MessageRepo;
 pub use repo::sessions::{NewSession, SessionKey, SessionRecord, SessionRepo};
 pub use repo::tenants::{NewUser, Role, Tenant, TenantRepo, User};
 pub use repo::tool_calls::{ToolCallRecord, ToolCallRepo, ToolCallState};
+pub use repo::usage::{NewUsage, UsageGroup, UsageRepo, UsageTotal, utc_day};
 
 use std::sync::Arc;
 
@@ -124,6 +125,11 @@ impl Store {
     /// Platform event ids already seen.
     pub fn dedupe(&self) -> DedupeRepo<'_> {
         DedupeRepo::new(self)
+    }
+
+    /// Token usage per model call.
+    pub fn usage(&self) -> UsageRepo<'_> {
+        UsageRepo::new(self)
     }
 
     pub(crate) fn clock_ms(&self) -> i64 {

@@ -37,6 +37,13 @@ const MIGRATIONS: &[Migration] = &[
         mysql: include_str!("../../../migrations/mysql/0002_session_grants.sql"),
         postgres: include_str!("../../../migrations/postgres/0002_session_grants.sql"),
     },
+    Migration {
+        version: 3,
+        name: "0003_usage",
+        sqlite: include_str!("../../../migrations/sqlite/0003_usage.sql"),
+        mysql: include_str!("../../../migrations/mysql/0003_usage.sql"),
+        postgres: include_str!("../../../migrations/postgres/0003_usage.sql"),
+    },
 ];
 
 /// What a migration run did.

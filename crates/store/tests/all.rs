@@ -17,3 +17,4 @@ mod isolation;
 mod ledger;
 mod migrations;
 mod records;
+mod usage;

@@ -10,6 +10,7 @@ mod approval;
 mod authorize;
 mod execute;
 mod explore;
+mod gateway;
 mod interactive;
 mod outcome;
 mod preview;
@@ -70,6 +71,10 @@ pub(crate) struct Turn {
     /// Standing rules that allowed calls of this turn, by call, for `tool_finished`.
     pub(crate) standing_rules_used:
         std::collections::HashMap<workmate_protocol::ToolCallId, String>,
+    /// The tenant's gateway policy (fallbacks, retries, budgets).
+    pub(crate) gateway: gateway::GatewayPolicy,
+    /// The model answering the current call (the session's, or a fallback).
+    pub(crate) answering_model: String,
     /// Whether this turn is an exploration inside another turn (no questions, no nesting).
     pub(crate) is_child: bool,
     iterations: u32,
@@ -97,6 +102,8 @@ impl Turn {
             requester,
             permissions: crate::permissions::PermissionEngine::default(),
             standing_rules_used: std::collections::HashMap::new(),
+            gateway: gateway::GatewayPolicy::default(),
+            answering_model: String::new(),
             is_child: false,
             iterations: 0,
             truncated: false,
@@ -107,6 +114,7 @@ impl Turn {
     /// Runs the turn to its terminal event.
     pub(crate) async fn run(mut self, start: TurnStart) -> Result<()> {
         self.permissions = self.tenant_permissions().await?;
+        self.gateway = self.load_gateway_policy().await?;
         match start {
             TurnStart::Message {
                 author,

@@ -18,6 +18,13 @@ pub(crate) struct Partial {
     reasoning: String,
 }
 
+impl Partial {
+    /// Whether nothing streamed yet (a retry or fallback would not repeat anything).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.text.is_empty() && self.reasoning.is_empty()
+    }
+}
+
 /// How a model call ended.
 #[derive(Debug)]
 pub(crate) enum Streamed {
@@ -32,10 +39,10 @@ pub(crate) enum Streamed {
 }
 
 impl Turn {
-    /// Calls the session's model on the current history.
-    pub(crate) async fn stream_model(&mut self) -> Result<Streamed> {
+    /// Calls `model_id` once on the current history.
+    pub(crate) async fn stream_once(&mut self, model_id: &str) -> Result<Streamed> {
         let mut partial = Partial::default();
-        let (provider, model) = match self.deps.providers.resolve(&self.session.model) {
+        let (provider, model) = match self.deps.providers.resolve(model_id) {
             Ok(found) => found,
             Err(error) => return Ok(Streamed::Failed { error, partial }),
         };
@@ -118,7 +125,7 @@ impl Turn {
                 .await?;
         }
         let usage = reply.usage.map(|mut usage| {
-            usage.model.clone_from(&self.session.model);
+            usage.model.clone_from(&self.answering_model);
             usage
         });
         let message = Message::Assistant {
@@ -133,9 +140,25 @@ impl Turn {
             text: (!reply.text.is_empty()).then_some(reply.text),
             tool_calls: calls.iter().map(|c| c.name.clone()).collect(),
             reasoning: reply.reasoning,
-            usage,
+            usage: usage.clone(),
         };
         self.append_with(message, announced).await?;
+        if let Some(usage) = usage {
+            let record = workmate_store::NewUsage {
+                session_id: self.emit.session.clone(),
+                user_id: Some(self.requester.clone()),
+                model: usage.model,
+                input: usage.input,
+                output: usage.output,
+                cache_read: usage.cache_read,
+                cache_write: usage.cache_write,
+            };
+            self.deps
+                .store
+                .usage()
+                .record(&self.emit.tenant, &record)
+                .await?;
+        }
         Ok(calls)
     }
 }

@@ -14,3 +14,4 @@ pub(crate) mod messages;
 pub(crate) mod sessions;
 pub(crate) mod tenants;
 pub(crate) mod tool_calls;
+pub(crate) mod usage;

@@ -8,6 +8,7 @@ mod dto;
 mod events;
 mod inbox;
 mod sessions;
+mod usage;
 
 use axum::Router;
 use axum::middleware;
@@ -26,5 +27,6 @@ pub(crate) fn routes(state: AppState) -> Router<AppState> {
         .route("/v1/sessions/{id}/events", get(events::stream))
         .route("/v1/inbox", get(inbox::list))
         .route("/v1/inbox/{item_id}/resolve", post(inbox::resolve))
+        .route("/v1/usage", get(usage::usage))
         .route_layer(middleware::from_fn_with_state(state, auth::require_token))
 }
