@@ -21,4 +21,6 @@ pub(crate) struct Deps {
     pub(crate) config: EngineConfig,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) waiters: InboxWaiters,
+    /// Model calls per tenant per minute.
+    pub(crate) rate: Arc<crate::rate::RateLimiter>,
 }

@@ -12,6 +12,7 @@ mod history;
 mod hub;
 mod inbox_wait;
 pub mod permissions;
+mod rate;
 mod runtime;
 mod turn;
 

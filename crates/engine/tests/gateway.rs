@@ -154,3 +154,78 @@ async fn usage_is_recorded_and_a_spent_budget_stops_new_turns_until_the_next_day
         "a new day, a new budget"
     );
 }
+
+#[tokio::test]
+async fn a_sensitive_tenant_only_ever_reaches_its_private_model() {
+    let mut h = Harness::new(&script(json!([{"text": "private answer"}]))).await;
+    let settings = json!({"gateway": {"sensitive": true, "private_model": "scripted:private", "fallback": ["down:x"]}});
+    h.store
+        .tenants()
+        .set_settings(&h.tenant, &settings)
+        .await
+        .unwrap();
+    h.say("confidential question").await;
+    let events = h.turn_events().await;
+    assert!(matches!(
+        events.last().unwrap().kind,
+        EventKind::TurnEnd { .. }
+    ));
+    assert_eq!(h.model.requests().last().unwrap().model, "private");
+
+    h.store
+        .tenants()
+        .set_settings(&h.tenant, &json!({"gateway": {"sensitive": true}}))
+        .await
+        .unwrap();
+    h.say("again").await;
+    let events = h.turn_events().await;
+    let EventKind::Error { error, .. } = &events.last().unwrap().kind else {
+        panic!("refused")
+    };
+    assert!(error.contains("private_model"), "{error}");
+}
+
+#[tokio::test]
+async fn a_persona_route_picks_the_model() {
+    let mut h = Harness::new(&script(json!([{"text": "routed"}]))).await;
+    let settings =
+        json!({"gateway": {"routes": [{"persona": "cowork", "model": "scripted:small"}]}});
+    h.store
+        .tenants()
+        .set_settings(&h.tenant, &settings)
+        .await
+        .unwrap();
+    h.say("hi").await;
+    h.turn_events().await;
+    assert_eq!(h.model.requests().last().unwrap().model, "small");
+}
+
+#[tokio::test]
+async fn over_the_request_rate_a_call_waits_and_a_stop_ends_the_wait() {
+    let mut h = Harness::new(&script(json!([
+        {"tool_calls": [{"name": "probe_read", "arguments": {}}]},
+        {"text": "never reached"}
+    ])))
+    .await;
+    h.store
+        .tenants()
+        .set_settings(&h.tenant, &json!({"gateway": {"requests_per_minute": 1}}))
+        .await
+        .unwrap();
+    h.say("go").await;
+    h.events_until(|e| matches!(e.kind, EventKind::IterationEnd { .. }))
+        .await;
+    // The second model call of the turn waits for the minute to pass.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert_eq!(h.model.requests().len(), 1, "the second call is held back");
+    h.command(Command::Interrupt {
+        actor: Actor::new("u_alice"),
+    })
+    .await
+    .unwrap();
+    let events = h.turn_events().await;
+    assert!(matches!(
+        events.last().unwrap().kind,
+        EventKind::Interrupted { .. }
+    ));
+}

@@ -75,6 +75,7 @@ impl SessionHub {
             config: parts.config,
             clock: parts.clock,
             waiters: InboxWaiters::default(),
+            rate: Arc::default(),
         };
         Self {
             inner: Arc::new(Inner {

@@ -135,6 +135,7 @@ impl Turn {
             },
             clock: Arc::clone(&parent.clock),
             waiters: InboxWaiters::default(),
+            rate: Arc::clone(&parent.rate),
         })
     }
 }

@@ -29,6 +29,48 @@ pub(crate) struct GatewayPolicy {
     pub(crate) daily_tokens: Option<u64>,
     /// Tokens one person may use per UTC day.
     pub(crate) daily_tokens_per_user: Option<u64>,
+    /// Model calls the whole tenant may start per minute; a call over the limit waits.
+    pub(crate) requests_per_minute: Option<u32>,
+    /// The tenant's data may only go to its private model: every call uses `private_model`.
+    pub(crate) sensitive: bool,
+    /// The model of a sensitive tenant.
+    pub(crate) private_model: Option<String>,
+    /// Per-persona routes: sessions of a persona use its model instead of their own.
+    pub(crate) routes: Vec<Route>,
+}
+
+/// Sends a persona's sessions to a model.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Route {
+    /// The persona.
+    pub(crate) persona: String,
+    /// The `provider:model` its sessions use.
+    pub(crate) model: String,
+}
+
+impl GatewayPolicy {
+    /// The model a session's calls go to: a sensitive tenant's private model, else its persona's
+    /// route, else the session's own model.
+    pub(crate) fn route(
+        &self,
+        persona: &str,
+        session_model: &str,
+    ) -> Result<String, ProviderError> {
+        if self.sensitive {
+            return self.private_model.clone().ok_or_else(|| {
+                ProviderError::new(
+                    ProviderErrorKind::Access,
+                    "this workspace is marked sensitive but has no private model; an admin must set gateway.private_model",
+                )
+            });
+        }
+        Ok(self
+            .routes
+            .iter()
+            .find(|r| r.persona == persona)
+            .map_or_else(|| session_model.to_owned(), |r| r.model.clone()))
+    }
 }
 
 /// First retry wait; each further one doubles, up to [`MAX_BACKOFF`].
@@ -58,16 +100,36 @@ impl Turn {
                 partial: Partial::default(),
             });
         }
-        let mut candidates = vec![self.session.model.clone()];
-        for model in &self.gateway.fallback {
-            if !candidates.contains(model) {
-                candidates.push(model.clone());
+        let first = match self
+            .gateway
+            .route(&self.session.persona, &self.session.model)
+        {
+            Ok(model) => model,
+            Err(error) => {
+                return Ok(Streamed::Failed {
+                    error,
+                    partial: Partial::default(),
+                });
+            }
+        };
+        let mut candidates = vec![first];
+        // A sensitive tenant's data never leaves for a fallback.
+        if !self.gateway.sensitive {
+            for model in &self.gateway.fallback {
+                if !candidates.contains(model) {
+                    candidates.push(model.clone());
+                }
             }
         }
         let retries = self.gateway.retries.unwrap_or(2);
         let mut last = None;
         for (index, model) in candidates.iter().enumerate() {
             for attempt in 0..=retries {
+                if !self.wait_for_rate_limit().await {
+                    return Ok(Streamed::Interrupted {
+                        partial: Partial::default(),
+                    });
+                }
                 self.answering_model.clone_from(model);
                 match self.stream_once(model).await? {
                     Streamed::Failed { error, partial }
@@ -136,6 +198,27 @@ impl Turn {
             }
         }
         Ok(None)
+    }
+}
+
+impl Turn {
+    /// Waits until the tenant may start another model call; `false` if the turn was stopped
+    /// while waiting.
+    async fn wait_for_rate_limit(&self) -> bool {
+        let Some(limit) = self.gateway.requests_per_minute else {
+            return true;
+        };
+        loop {
+            let now = self.deps.clock.now_ms();
+            let wait = self.deps.rate.try_start(&self.emit.tenant, limit, now);
+            let Some(wait) = wait else {
+                return true;
+            };
+            tokio::select! {
+                () = self.cancel.cancelled() => return false,
+                () = tokio::time::sleep(wait) => {}
+            }
+        }
     }
 }
 
