@@ -9,5 +9,6 @@ mod config;
 mod crash;
 mod explain;
 mod gateways;
+mod models;
 mod router;
 mod support;
