@@ -29,5 +29,5 @@ pub use model::{
 pub use openai::OpenAiProvider;
 pub use router::ProviderRouter;
 pub use scripted::{ScriptError, ScriptedProvider};
-pub use settings::{ProviderKind, ProviderSettings};
+pub use settings::{CapabilityOverrides, ProviderKind, ProviderSettings};
 pub use stream::{ModelStream, StreamSender};

@@ -33,6 +33,37 @@ pub struct ProviderSettings {
     pub connect_timeout: Duration,
     /// The longest a whole call may take, streaming included.
     pub request_timeout: Duration,
+    /// What operators declared about this provider's models, over the built-in guesses.
+    pub capabilities: CapabilityOverrides,
+}
+
+/// An operator's additions to the capability matrix for one provider.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CapabilityOverrides {
+    /// Models (bare ids) that read images.
+    pub vision_models: Vec<String>,
+    /// Models (bare ids) that read PDF documents.
+    pub pdf_models: Vec<String>,
+    /// The context window of every model of the provider, in tokens.
+    pub context_window: Option<u32>,
+}
+
+impl CapabilityOverrides {
+    /// Whether nothing was declared.
+    pub fn is_empty(&self) -> bool {
+        self == &Self::default()
+    }
+
+    /// `guessed` with the declarations for `model` applied.
+    pub fn apply(&self, model: &str, guessed: crate::Capabilities) -> crate::Capabilities {
+        let mut caps = guessed;
+        caps.vision |= self.vision_models.iter().any(|m| m == model);
+        caps.pdf |= self.pdf_models.iter().any(|m| m == model);
+        if let Some(window) = self.context_window {
+            caps.context_window = window;
+        }
+        caps
+    }
 }
 
 impl ProviderSettings {
@@ -46,6 +77,7 @@ impl ProviderSettings {
             headers: Vec::new(),
             connect_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(600),
+            capabilities: CapabilityOverrides::default(),
         }
     }
 

@@ -41,7 +41,9 @@ pub fn list(config: &Config) -> String {
             );
         }
         for model in &gateway.models {
-            let caps = capabilities::guess(gateway.kind, model);
+            let caps = gateway
+                .capabilities
+                .apply(model, capabilities::guess(gateway.kind, model));
             let flags = [
                 ("tools", caps.tools),
                 ("vision", caps.vision),
@@ -115,6 +117,7 @@ pub fn settings(gateway: &GatewayProvider) -> ProviderSettings {
     settings.api_key.clone_from(&gateway.api_key);
     settings.headers.clone_from(&gateway.headers);
     settings.request_timeout = gateway.timeout;
+    settings.capabilities.clone_from(&gateway.capabilities);
     settings
 }
 

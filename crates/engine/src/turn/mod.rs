@@ -40,6 +40,26 @@ pub(crate) fn engine_tool_metadata(tool: &str) -> Option<workmate_tools::ToolMet
 /// The reason given for calls answered because the user stopped the turn.
 pub(crate) const INTERRUPTED_BY_USER: &str = "interrupted by user";
 
+/// A message a chat user can act on, for the errors that have one (spec §6.6); `None` when the
+/// provider's own text is the best there is.
+fn friendly_error(model: &str, error: &workmate_providers::ProviderError) -> Option<String> {
+    use workmate_providers::ProviderErrorKind as Kind;
+    if let Some(text) = workmate_providers::friendly_error(model, &error.message) {
+        return Some(text);
+    }
+    match error.kind {
+        Kind::ContextOverflow => Some(format!(
+            "This conversation no longer fits in what {model} can read at once. Start a new thread, \
+             or switch this one to a model with a larger context window."
+        )),
+        Kind::RateLimited | Kind::Unavailable => Some(format!(
+            "{model} is overloaded or unavailable right now. Try again in a minute, or switch this \
+             thread to another model."
+        )),
+        _ => None,
+    }
+}
+
 /// Why a turn runs.
 #[derive(Debug)]
 pub(crate) enum TurnStart {
@@ -253,7 +273,12 @@ impl Turn {
 
     /// Ends the turn with `error`.
     async fn failed(&mut self, error: &workmate_providers::ProviderError) -> Result<()> {
-        let friendly = workmate_providers::friendly_error(&self.session.model, &error.message);
+        let model = if self.answering_model.is_empty() {
+            &self.session.model
+        } else {
+            &self.answering_model
+        };
+        let friendly = friendly_error(model, error);
         let text = friendly.clone().unwrap_or_else(|| error.message.clone());
         let notice = Message::Notice {
             kind: NoticeKind::Error,

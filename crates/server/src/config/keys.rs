@@ -143,6 +143,24 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
     },
     Key {
         section: "providers.*",
+        key: "vision_models",
+        kind: Kind::StrList,
+        flag: None,
+    },
+    Key {
+        section: "providers.*",
+        key: "pdf_models",
+        kind: Kind::StrList,
+        flag: None,
+    },
+    Key {
+        section: "providers.*",
+        key: "context_window",
+        kind: Kind::Int,
+        flag: None,
+    },
+    Key {
+        section: "providers.*",
         key: "script",
         kind: Kind::Str,
         flag: None,

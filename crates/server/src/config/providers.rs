@@ -35,6 +35,8 @@ pub struct GatewayProvider {
     pub timeout: Duration,
     /// `models`: the models offered through it (bare ids), for `workmate models`.
     pub models: Vec<String>,
+    /// `vision_models`, `pdf_models`, `context_window`: additions to the capability matrix.
+    pub capabilities: workmate_providers::CapabilityOverrides,
 }
 
 /// `[providers.*]`.
@@ -148,6 +150,24 @@ pub(crate) fn validate_providers(
                 .collect(),
             timeout: Duration::from_millis(timeout),
             models: provider.models.clone().unwrap_or_default(),
+            capabilities: workmate_providers::CapabilityOverrides {
+                vision_models: provider.vision_models.clone().unwrap_or_default(),
+                pdf_models: provider.pdf_models.clone().unwrap_or_default(),
+                context_window: match provider.context_window {
+                    None => None,
+                    Some(window) => Some(
+                        u32::try_from(window)
+                            .ok()
+                            .filter(|w| *w >= 1_000)
+                            .ok_or_else(|| {
+                                fail(
+                                    "context_window",
+                                    format!("{window} is not a token count of at least 1000"),
+                                )
+                            })?,
+                    ),
+                },
+            },
         });
     }
     Ok(config)

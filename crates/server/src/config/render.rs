@@ -58,6 +58,11 @@ fn providers(config: &Config) -> std::collections::BTreeMap<String, RawProvider>
             timeout_ms: Some(i64::try_from(gateway.timeout.as_millis()).unwrap_or(i64::MAX)),
             headers: gateway.headers.iter().cloned().collect(),
             models: (!gateway.models.is_empty()).then(|| gateway.models.clone()),
+            vision_models: (!gateway.capabilities.vision_models.is_empty())
+                .then(|| gateway.capabilities.vision_models.clone()),
+            pdf_models: (!gateway.capabilities.pdf_models.is_empty())
+                .then(|| gateway.capabilities.pdf_models.clone()),
+            context_window: gateway.capabilities.context_window.map(i64::from),
             ..RawProvider::default()
         };
         out.insert(gateway.name.clone(), provider);

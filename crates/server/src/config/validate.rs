@@ -64,6 +64,12 @@ pub(crate) struct RawProvider {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) models: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) vision_models: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) pdf_models: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) context_window: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) script: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) headers: BTreeMap<String, String>,
@@ -263,6 +269,9 @@ mod tests {
                     api_key_env: Some(String::new()),
                     timeout_ms: Some(0),
                     models: Some(vec![String::new()]),
+                    vision_models: Some(vec![String::new()]),
+                    pdf_models: Some(vec![String::new()]),
+                    context_window: Some(0),
                     script: Some(String::new()),
                     headers: BTreeMap::from([("*".to_owned(), String::new())]),
                 },
