@@ -52,6 +52,12 @@ fn friendly_error(model: &str, error: &workmate_providers::ProviderError) -> Opt
             "This conversation no longer fits in what {model} can read at once. Start a new thread, \
              or switch this one to a model with a larger context window."
         )),
+        // A 401 from the gateway: the key is missing or wrong (other access errors keep their text,
+        // which names what is wrong, e.g. an unconfigured provider).
+        Kind::Access if error.message.contains("HTTP 401") => Some(format!(
+            "The model gateway did not accept workmate's key for {model}: it is missing or wrong. \
+             An admin needs to set api_key or api_key_env for this provider."
+        )),
         Kind::RateLimited | Kind::Unavailable => Some(format!(
             "{model} is overloaded or unavailable right now. Try again in a minute, or switch this \
              thread to another model."
