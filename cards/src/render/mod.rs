@@ -1,0 +1,204 @@
+//! Rendering the view into cards of the IR.
+//!
+//! Invariants: rendering is a pure function of one card of the view; a pending prompt shows
+//! exactly the buttons it offers, a resolved one shows no buttons but who decided and how. Long
+//! text is kept whole: platform limits are the adapters' job.
+
+mod approval;
+
+pub use approval::approval_card;
+
+use workmate_protocol::{Resolution, ToolStatus};
+
+use crate::fold::display_name;
+use crate::ir::{Block, Button, ButtonAction, ButtonStyle, Card, Inline, RichText};
+use crate::markdown::markdown_to_blocks;
+use crate::text::{one_line, truncate};
+use crate::view::{PromptState, QuestionCard, Step, TurnCard, TurnStatus};
+
+/// The longest failure detail shown on a step line, in characters.
+const DETAIL_CHARS: usize = 120;
+
+/// A turn's live card: the status line, the steps, the answer and context notes.
+pub fn turn_card(turn: &TurnCard) -> Card {
+    let mut blocks = vec![Block::Context(status_line(turn))];
+    if !turn.steps.is_empty() {
+        blocks.push(Block::List {
+            ordered: false,
+            items: turn.steps.iter().map(step_line).collect(),
+        });
+    }
+    blocks.extend(markdown_to_blocks(&turn.answer));
+    blocks.extend(
+        turn.notes
+            .iter()
+            .map(|note| Block::Context(vec![Inline::Text(note.clone())])),
+    );
+    Card { blocks }
+}
+
+/// A parked question: the question, one button per option, and how to answer in free text.
+pub fn question_card(card: &QuestionCard) -> Card {
+    let mut blocks = Vec::new();
+    if !card.header.is_empty() {
+        blocks.push(Block::Context(vec![Inline::Text(card.header.clone())]));
+    }
+    let grouped = card.questions.len() > 1;
+    if grouped {
+        for q in &card.questions {
+            blocks.push(Block::Text(RichText(vec![Inline::Bold(
+                q.question.clone(),
+            )])));
+            push_options(&mut blocks, &q.options);
+        }
+    } else {
+        blocks.push(Block::Text(RichText(vec![Inline::Bold(
+            card.question.clone(),
+        )])));
+        push_options(&mut blocks, &card.options);
+    }
+    match &card.state {
+        PromptState::Pending => {
+            // A grouped form needs one answer per question, which one click cannot give.
+            let buttons: Vec<Button> = if grouped {
+                Vec::new()
+            } else {
+                card.options
+                    .iter()
+                    .map(|option| Button {
+                        label: option.label.clone(),
+                        action: ButtonAction::Resolve {
+                            item_id: card.item_id.clone(),
+                            resolution: Resolution::Answer {
+                                text: option.label.clone(),
+                            },
+                        },
+                        style: if option.recommended {
+                            ButtonStyle::Primary
+                        } else {
+                            ButtonStyle::Default
+                        },
+                    })
+                    .collect()
+            };
+            let hint = if buttons.is_empty() {
+                "Reply in the thread to answer."
+            } else if card.multi {
+                "To choose several, reply in the thread."
+            } else if card.allow_text {
+                "Or reply in the thread to answer."
+            } else {
+                ""
+            };
+            if !buttons.is_empty() {
+                blocks.push(Block::Actions(buttons));
+            }
+            if !hint.is_empty() {
+                blocks.push(Block::Context(vec![Inline::Text(hint.to_owned())]));
+            }
+        }
+        PromptState::Resolved { by, resolution, .. } => {
+            let line = match resolution {
+                Resolution::Answer { text } => {
+                    format!("💬 Answered by {}: {text}", display_name(by))
+                }
+                other => resolved_line(other, display_name(by)),
+            };
+            blocks.push(Block::Context(vec![Inline::Text(line)]));
+        }
+    }
+    Card { blocks }
+}
+
+/// A session notice (model switched, mode changed) as a card of its own.
+pub fn notice_card(text: &str) -> Card {
+    Card {
+        blocks: vec![Block::Context(vec![Inline::Text(text.to_owned())])],
+    }
+}
+
+fn status_line(turn: &TurnCard) -> Vec<Inline> {
+    let text = |t: &str| vec![Inline::Text(t.to_owned())];
+    match &turn.status {
+        TurnStatus::Thinking if turn.reasoning_hint => text("💭 Reasoning…"),
+        TurnStatus::Thinking => text("🤔 Thinking…"),
+        TurnStatus::RunningTool(name) => vec![
+            Inline::Text("⚙️ Running ".into()),
+            Inline::Code(name.clone()),
+            Inline::Text("…".into()),
+        ],
+        TurnStatus::WaitingForApproval => text("⏸️ Waiting for approval"),
+        TurnStatus::WaitingForAnswer => text("❓ Waiting for an answer"),
+        TurnStatus::Done => text("✅ Done"),
+        TurnStatus::Stopped => text("⏹️ Stopped"),
+        TurnStatus::Failed(error) => text(&format!("❌ Failed: {error}")),
+        TurnStatus::MaxIterations => text("⚠️ Stopped at the step limit"),
+    }
+}
+
+fn step_line(step: &Step) -> RichText {
+    let mark = match &step.outcome {
+        Some(outcome) => match outcome.status {
+            ToolStatus::Ok => "✓",
+            ToolStatus::Denied => "⛔",
+            ToolStatus::Interrupted => "⏹",
+            _ => "✗",
+        },
+        None if step.started => "⏳",
+        // Proposed, not started: waiting for authorization (a rule or a person).
+        None => "⏸",
+    };
+    let mut line = vec![
+        Inline::Text(format!("{mark} ")),
+        Inline::Code(step.name.clone()),
+    ];
+    if !step.summary.is_empty() {
+        line.push(Inline::Text(format!(" {}", step.summary)));
+    }
+    if let Some(outcome) = &step.outcome
+        && outcome.status != ToolStatus::Ok
+        && !outcome.detail.is_empty()
+    {
+        let detail = truncate(&one_line(&outcome.detail), DETAIL_CHARS);
+        line.push(Inline::Italic(format!(" — {detail}")));
+    }
+    RichText(line)
+}
+
+fn push_options(blocks: &mut Vec<Block>, options: &[workmate_protocol::QuestionOption]) {
+    let described = options
+        .iter()
+        .any(|o| o.description.is_some() || o.preview.is_some() || o.recommended);
+    if !described {
+        return;
+    }
+    let items = options
+        .iter()
+        .map(|o| {
+            let mut line = vec![Inline::Bold(o.label.clone())];
+            if o.recommended {
+                line.push(Inline::Text(" (recommended)".into()));
+            }
+            if let Some(description) = &o.description {
+                line.push(Inline::Text(format!(" — {description}")));
+            }
+            if let Some(preview) = &o.preview {
+                line.push(Inline::Text(" ".into()));
+                line.push(Inline::Code(one_line(preview)));
+            }
+            RichText(line)
+        })
+        .collect();
+    blocks.push(Block::List {
+        ordered: false,
+        items,
+    });
+}
+
+/// The line that replaces a resolved prompt's buttons, for resolutions other than answers.
+fn resolved_line(resolution: &Resolution, name: &str) -> String {
+    match resolution {
+        Resolution::Dismissed { reason } => format!("Dismissed: {reason}"),
+        _ => format!("Resolved by {name}"),
+    }
+}

@@ -1,0 +1,496 @@
+//! Every card state of a recorded session, snapshotted as IR JSON, with the behaviour each state
+//! must show asserted beside the snapshot.
+
+use insta::assert_snapshot;
+use serde_json::json;
+use workmate_cards::{
+    Block, ButtonAction, ButtonStyle, Card, Inline, PromptState, SessionView, TurnStatus,
+    approval_card, question_card, turn_card,
+};
+use workmate_protocol::{
+    ApprovalChoice, EventKind, InboxItemKind, QuestionOption, Resolution, ToolStatus, TurnEndStatus,
+};
+
+use crate::support::{Story, alice, bob, item, json as to_json, turn};
+
+const ANSWER: &str = "## Failed deploys\n\nTwo deploys **failed** since yesterday:\n\n\
+1. `api` #4812 timed out\n2. `web` #977 failed *lint*\n   - see [the run](https://ci.example.com/runs/977)\n\n\
+| Service | Run | Cause |\n|---|---|---|\n| api | 4812 | timeout |\n| web | 977 | lint |\n\n\
+```sh\ngh run rerun 4812\n```\n\n> Both are on `main`.\n\n---\n\nI posted the summary to ~~#deploys~~ #ops.";
+
+fn buttons(card: &Card) -> Vec<(String, ButtonStyle)> {
+    card.blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Actions(buttons) => Some(buttons),
+            _ => None,
+        })
+        .flatten()
+        .map(|b| (b.label.clone(), b.style))
+        .collect()
+}
+
+fn context_lines(card: &Card) -> Vec<String> {
+    card.blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Context(inlines) => Some(inlines.iter().map(Inline::text).collect()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn status(view: &SessionView, id: &str) -> TurnStatus {
+    view.turn(&turn(id)).unwrap().status.clone()
+}
+
+/// The story of the contract docs: Alice asks, the agent wants a shell command, Bob approves it,
+/// the command runs, and the answer streams in as markdown.
+#[test]
+fn a_tool_turn_with_an_approval_goes_through_every_state() {
+    let mut s = Story::new();
+    s.start_turn("tn_1", "Which deploys failed since yesterday?");
+    let view = s.view();
+    assert_eq!(status(&view, "tn_1"), TurnStatus::Thinking);
+    assert_snapshot!("turn_thinking", to_json(&turn_card(&view.turns()[0])));
+
+    s.reasoning("The CI CLI can list failed runs");
+    s.delta("Let me check ");
+    s.delta("the CI runs.");
+    let view = s.view();
+    let card = view.turn(&turn("tn_1")).unwrap();
+    assert!(card.reasoning_hint);
+    assert_eq!(card.answer, "Let me check the CI runs.");
+    assert_snapshot!("turn_reasoning_streaming", to_json(&turn_card(card)));
+
+    s.message(Some("Let me check the CI runs."), &["run_shell"]);
+    let command = json!({
+        "command": "gh run list --status failure --created '>=2026-01-04' --limit 20",
+        "description": "List the failed CI runs since yesterday"
+    });
+    s.propose("call_1", "run_shell", command.clone());
+    s.ask_permission(
+        "call_1",
+        "ib_1",
+        "run_shell",
+        command,
+        &[
+            ApprovalChoice::Once,
+            ApprovalChoice::AlwaysCommand,
+            ApprovalChoice::ReadonlySession,
+            ApprovalChoice::Deny,
+        ],
+    );
+    let view = s.view();
+    assert_eq!(status(&view, "tn_1"), TurnStatus::WaitingForApproval);
+    assert_snapshot!(
+        "turn_waiting_for_approval",
+        to_json(&turn_card(&view.turns()[0]))
+    );
+    let approval = view.approval(&item("ib_1")).unwrap();
+    assert_eq!(
+        approval.requested_by,
+        Some(alice()),
+        "the asker is named from the turn"
+    );
+    let pending = approval_card(approval);
+    assert_eq!(
+        buttons(&pending),
+        [
+            ("Approve once".to_owned(), ButtonStyle::Primary),
+            ("Always allow this command".to_owned(), ButtonStyle::Default),
+            ("Allow read-only commands".to_owned(), ButtonStyle::Default),
+            ("Deny".to_owned(), ButtonStyle::Danger),
+        ]
+    );
+    assert!(pending.blocks.contains(&Block::Code {
+        language: Some("sh".into()),
+        text: "gh run list --status failure --created '>=2026-01-04' --limit 20".into(),
+    }));
+    assert_snapshot!("approval_run_shell_pending", to_json(&pending));
+
+    s.resolve(
+        "call_1",
+        "ib_1",
+        InboxItemKind::Approval,
+        Resolution::Approval {
+            choice: ApprovalChoice::Once,
+        },
+        bob(),
+    );
+    let view = s.view();
+    assert_eq!(status(&view, "tn_1"), TurnStatus::Thinking);
+    let approved = approval_card(view.approval(&item("ib_1")).unwrap());
+    assert!(buttons(&approved).is_empty(), "no buttons after resolution");
+    assert!(context_lines(&approved).contains(&"✅ Approved by Bob Li · once".to_owned()));
+    assert_snapshot!("approval_run_shell_approved", to_json(&approved));
+
+    s.run("call_1", "run_shell");
+    let view = s.view();
+    assert_eq!(
+        status(&view, "tn_1"),
+        TurnStatus::RunningTool("run_shell".into())
+    );
+    assert_snapshot!("turn_running_tool", to_json(&turn_card(&view.turns()[0])));
+
+    s.finish(
+        "call_1",
+        "run_shell",
+        ToolStatus::Ok,
+        Some("X  api deploy #4812  deploy  main\\nX  web deploy #977  deploy  main"),
+        None,
+    );
+    s.state(EventKind::IterationEnd { iteration: 1 });
+    s.state(EventKind::ModelFallback {
+        from: "openai:gpt-5-mini".into(),
+        to: "anthropic:claude-sonnet-4-5".into(),
+        reason: "HTTP 503: upstream overloaded".into(),
+    });
+    s.delta("## Failed deploys\n\nTwo");
+    let view = s.view();
+    assert_eq!(
+        view.turn(&turn("tn_1")).unwrap().answer,
+        "## Failed deploys\n\nTwo",
+        "a new round-trip's text replaces the previous one"
+    );
+    s.message(Some(ANSWER), &[]);
+    s.end(TurnEndStatus::Completed);
+    let view = s.view();
+    let done = turn_card(&view.turns()[0]);
+    assert_eq!(status(&view, "tn_1"), TurnStatus::Done);
+    assert!(done.blocks.iter().any(|b| matches!(b, Block::Table { .. })));
+    assert!(done.blocks.contains(&Block::Heading {
+        text: "Failed deploys".into()
+    }));
+    assert_snapshot!("turn_done_markdown", to_json(&done));
+}
+
+#[test]
+fn a_denied_write_then_a_failed_turn() {
+    let mut s = Story::new();
+    s.start_turn("tn_1", "Write the release notes");
+    let args = json!({
+        "path": "docs/RELEASE.md",
+        "content": (1..=25).map(|i| format!("- change {i}")).collect::<Vec<_>>().join("\n"),
+    });
+    s.propose("call_w", "write_file", args.clone());
+    s.ask_permission(
+        "call_w",
+        "ib_w",
+        "write_file",
+        args,
+        &[
+            ApprovalChoice::Once,
+            ApprovalChoice::AlwaysTool,
+            ApprovalChoice::Deny,
+        ],
+    );
+    let pending = approval_card(s.view().approval(&item("ib_w")).unwrap());
+    let code = pending
+        .blocks
+        .iter()
+        .find_map(|b| match b {
+            Block::Code { language, text } => Some((language.clone(), text.clone())),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(code.0.as_deref(), Some("md"));
+    assert_eq!(
+        code.1.lines().count(),
+        20,
+        "the first 20 lines of the content"
+    );
+    assert!(context_lines(&pending).contains(&"… 5 more lines not shown".to_owned()));
+    assert_snapshot!("approval_write_file_pending", to_json(&pending));
+
+    s.resolve(
+        "call_w",
+        "ib_w",
+        InboxItemKind::Approval,
+        Resolution::Approval {
+            choice: ApprovalChoice::Deny,
+        },
+        bob(),
+    );
+    s.finish(
+        "call_w",
+        "write_file",
+        ToolStatus::Denied,
+        None,
+        Some("denied by Bob Li"),
+    );
+    let view = s.view();
+    let denied = approval_card(view.approval(&item("ib_w")).unwrap());
+    assert!(buttons(&denied).is_empty());
+    assert!(context_lines(&denied).contains(&"❌ Denied by Bob Li".to_owned()));
+    assert_snapshot!("approval_write_file_denied", to_json(&denied));
+    assert_eq!(status(&view, "tn_1"), TurnStatus::Thinking);
+
+    s.state(EventKind::Error {
+        error: "The model gateway is rate-limiting this workspace; try again in a minute.".into(),
+        error_type: "rate_limited".into(),
+        raw: None,
+    });
+    let view = s.view();
+    assert_eq!(
+        status(&view, "tn_1"),
+        TurnStatus::Failed(
+            "The model gateway is rate-limiting this workspace; try again in a minute.".into()
+        )
+    );
+    assert_snapshot!("turn_failed", to_json(&turn_card(&view.turns()[0])));
+}
+
+#[test]
+fn an_edit_waits_then_the_turn_is_stopped() {
+    let mut s = Story::new();
+    s.start_turn("tn_1", "Raise the deploy timeout");
+    let args = json!({
+        "path": "deploy/api.yaml",
+        "old": "timeout: 10m\nretries: 1",
+        "new": "timeout: 20m\nretries: 2",
+        "count": 1
+    });
+    s.propose("call_r", "replace_in_file", args.clone());
+    s.ask_permission(
+        "call_r",
+        "ib_r",
+        "replace_in_file",
+        args,
+        &[ApprovalChoice::Once, ApprovalChoice::Deny],
+    );
+    let view = s.view();
+    let pending = approval_card(view.approval(&item("ib_r")).unwrap());
+    assert!(pending.blocks.contains(&Block::Code {
+        language: Some("diff".into()),
+        text: "-timeout: 10m\n-retries: 1\n+timeout: 20m\n+retries: 2".into(),
+    }));
+    assert_snapshot!("approval_replace_in_file_pending", to_json(&pending));
+
+    s.state(EventKind::Interrupted {
+        iterations: 1,
+        by: Some(alice()),
+    });
+    s.resolve(
+        "call_r",
+        "ib_r",
+        InboxItemKind::Approval,
+        Resolution::Dismissed {
+            reason: "the turn was stopped".into(),
+        },
+        alice(),
+    );
+    s.finish(
+        "call_r",
+        "replace_in_file",
+        ToolStatus::Interrupted,
+        None,
+        Some("the turn was stopped"),
+    );
+    let view = s.view();
+    assert_eq!(
+        status(&view, "tn_1"),
+        TurnStatus::Stopped,
+        "a stopped turn stays stopped"
+    );
+    let dismissed = approval_card(view.approval(&item("ib_r")).unwrap());
+    assert!(context_lines(&dismissed).contains(&"Dismissed: the turn was stopped".to_owned()));
+    assert!(buttons(&dismissed).is_empty());
+    assert_snapshot!("turn_stopped", to_json(&turn_card(&view.turns()[0])));
+}
+
+#[test]
+fn patches_and_unknown_tools_show_their_arguments() {
+    let mut s = Story::new();
+    s.start_turn("tn_1", "Fix the lint error");
+    let patch = format!(
+        "*** Begin Patch\n*** Update File: web/src/nav.ts\n@@ export function nav\n{}*** End Patch",
+        (1..=45)
+            .map(|i| format!("-old {i}\n+new {i}\n"))
+            .collect::<String>()
+    );
+    let args = json!({ "patch": patch });
+    s.propose("call_p", "apply_patch", args.clone());
+    s.ask_permission(
+        "call_p",
+        "ib_p",
+        "apply_patch",
+        args,
+        &[ApprovalChoice::Once, ApprovalChoice::Deny],
+    );
+    let long = "x".repeat(2_500);
+    let args = json!({ "channel": "#ops", "text": long });
+    s.propose("call_j", "post_message", args.clone());
+    s.ask_permission(
+        "call_j",
+        "ib_j",
+        "post_message",
+        args,
+        &[
+            ApprovalChoice::Once,
+            ApprovalChoice::AlwaysTask,
+            ApprovalChoice::Deny,
+        ],
+    );
+    let view = s.view();
+    let patch_card = approval_card(view.approval(&item("ib_p")).unwrap());
+    assert!(context_lines(&patch_card).contains(&"… 54 more lines not shown".to_owned()));
+    assert_snapshot!("approval_apply_patch_pending", to_json(&patch_card));
+    let json_card = approval_card(view.approval(&item("ib_j")).unwrap());
+    let code = json_card
+        .blocks
+        .iter()
+        .find_map(|b| match b {
+            Block::Code { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(code.chars().count(), 2_000);
+    assert!(
+        context_lines(&json_card)
+            .iter()
+            .any(|l| l.starts_with("Arguments cut at 2,000"))
+    );
+    assert!(buttons(&json_card).contains(&(
+        "Always for this automation".to_owned(),
+        ButtonStyle::Default
+    )));
+    assert_snapshot!("approval_json_pending", to_json(&json_card));
+    // Two prompts of one turn: answering one leaves it waiting for the other.
+    s.resolve(
+        "call_p",
+        "ib_p",
+        InboxItemKind::Approval,
+        Resolution::Approval {
+            choice: ApprovalChoice::Once,
+        },
+        bob(),
+    );
+    assert_eq!(status(&s.view(), "tn_1"), TurnStatus::WaitingForApproval);
+}
+
+#[test]
+fn a_turn_at_the_iteration_cap() {
+    let mut s = Story::new();
+    s.start_turn("tn_1", "Keep going");
+    s.propose("call_1", "read_file", json!({"path": "a.txt"}));
+    s.run("call_1", "read_file");
+    s.finish(
+        "call_1",
+        "read_file",
+        ToolStatus::Error,
+        None,
+        Some("'a.txt' does not exist"),
+    );
+    s.end(TurnEndStatus::MaxIterationsExceeded);
+    let view = s.view();
+    assert_eq!(status(&view, "tn_1"), TurnStatus::MaxIterations);
+    assert_snapshot!("turn_max_iterations", to_json(&turn_card(&view.turns()[0])));
+}
+
+#[test]
+fn questions_offer_their_options_and_show_the_answer() {
+    let mut s = Story::new();
+    s.start_turn("tn_1", "Post a summary");
+    s.propose(
+        "call_q",
+        "ask_user",
+        json!({"question": "Where should the summary go?"}),
+    );
+    s.state(EventKind::QuestionRequested {
+        tool_call_id: "call_q".into(),
+        question: "Where should the summary go?".into(),
+        options: vec![
+            QuestionOption {
+                label: "#ops".into(),
+                description: Some("The channel you named".into()),
+                recommended: true,
+                preview: None,
+            },
+            QuestionOption {
+                label: "#deploys".into(),
+                description: None,
+                recommended: false,
+                preview: None,
+            },
+        ],
+        allow_text: true,
+        multi: false,
+        header: "Channel".into(),
+        questions: Vec::new(),
+    });
+    s.park("call_q", "ib_q", InboxItemKind::Question, "ask_user");
+    let view = s.view();
+    assert_eq!(status(&view, "tn_1"), TurnStatus::WaitingForAnswer);
+    let pending = question_card(view.question(&item("ib_q")).unwrap());
+    assert_eq!(
+        buttons(&pending),
+        [
+            ("#ops".to_owned(), ButtonStyle::Primary),
+            ("#deploys".to_owned(), ButtonStyle::Default)
+        ]
+    );
+    let Some(Block::Actions(row)) = pending
+        .blocks
+        .iter()
+        .find(|b| matches!(b, Block::Actions(_)))
+    else {
+        panic!("no buttons");
+    };
+    assert_eq!(
+        row[1].action,
+        ButtonAction::Resolve {
+            item_id: item("ib_q"),
+            resolution: Resolution::Answer {
+                text: "#deploys".into()
+            }
+        }
+    );
+    assert!(context_lines(&pending).contains(&"Or reply in the thread to answer.".to_owned()));
+    assert_snapshot!("question_pending", to_json(&pending));
+
+    s.resolve(
+        "call_q",
+        "ib_q",
+        InboxItemKind::Question,
+        Resolution::Answer {
+            text: "#ops".into(),
+        },
+        alice(),
+    );
+    let view = s.view();
+    assert_eq!(status(&view, "tn_1"), TurnStatus::Thinking);
+    let card = view.question(&item("ib_q")).unwrap();
+    assert!(matches!(card.state, PromptState::Resolved { .. }));
+    let answered = question_card(card);
+    assert!(buttons(&answered).is_empty());
+    assert!(context_lines(&answered).contains(&"💬 Answered by Alice Chen: #ops".to_owned()));
+    assert_snapshot!("question_answered", to_json(&answered));
+}
+
+#[test]
+fn button_actions_round_trip_through_a_button_value() {
+    let action = ButtonAction::Resolve {
+        item_id: item("ib_1"),
+        resolution: Resolution::Approval {
+            choice: ApprovalChoice::AlwaysCommand,
+        },
+    };
+    let value = serde_json::to_string(&action).unwrap();
+    assert_eq!(
+        value,
+        r#"{"type":"resolve","item_id":"ib_1","resolution":{"type":"approval","choice":"always_command"}}"#
+    );
+    assert_eq!(
+        serde_json::from_str::<ButtonAction>(&value).unwrap(),
+        action
+    );
+    let card = Card {
+        blocks: vec![Block::Text(workmate_cards::RichText(vec![Inline::Link {
+            text: "run".into(),
+            url: "https://ci.example.com".into(),
+        }]))],
+    };
+    let back: Card = serde_json::from_str(&to_json(&card)).unwrap();
+    assert_eq!(back, card);
+}
