@@ -1,11 +1,14 @@
 //! Slack adapter: everything that knows Slack's wire format.
 //!
 //! Invariant: no inbound byte reaches the engine unless [`verify_request`] accepted it first, and
-//! every decoder here works on those same raw bytes. So far this crate holds the pure pieces
-//! (signing and decoding); the HTTP routes and the outbound client build on them.
+//! every decoder here works on those same raw bytes. Outbound, [`blocks`] turns a card into
+//! Block Kit within Slack's limits and [`web`] posts and updates it; the HTTP routes build on
+//! these pieces.
 
+pub mod blocks;
 pub mod inbound;
 pub mod verify;
+pub mod web;
 
 pub use inbound::{
     Action, BlockActions, Container, DecodeError, Event, EventCallback, EventEnvelope, Interaction,
@@ -13,6 +16,7 @@ pub use inbound::{
     SlashCommand, TextObject, decode_event_envelope, decode_interaction, decode_slash_command,
 };
 pub use verify::{MAX_CLOCK_SKEW_SECS, VerifyError, sign, verify_request};
+pub use web::{AuthInfo, PostedMessage, RetryPolicy, SlackWeb, WebError};
 
 /// Every way this crate can fail.
 #[derive(Debug, thiserror::Error)]
@@ -24,6 +28,9 @@ pub enum Error {
     /// The request is signed but its body is not what Slack sends.
     #[error(transparent)]
     Decode(#[from] DecodeError),
+    /// A Web API call failed.
+    #[error(transparent)]
+    Web(#[from] WebError),
 }
 
 /// Crate-wide result.

@@ -1,0 +1,81 @@
+//! The contract a chat platform implements.
+//!
+//! An adapter is a mapper: card IR in, platform JSON out, and the two HTTP calls that put a card
+//! in a chat and change it in place. Pacing, retries, dedupe and persistence are not its business;
+//! the toolkit does them the same way for every platform.
+
+use std::fmt::Debug;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use serde_json::Value;
+use workmate_cards::Card;
+
+/// A boxed, sendable future: the trait stays object-safe without the async-trait crate.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Where a new card goes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ChatTarget {
+    /// The platform's chat (Slack channel, Feishu chat, WeCom chat, DingTalk conversation).
+    pub chat_id: String,
+    /// The thread to reply in (Slack `thread_ts`, Feishu root message), if any.
+    pub thread_id: Option<String>,
+}
+
+/// A card that was posted: what an update needs to find it again.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PostedCard {
+    /// The chat it is in.
+    pub chat_id: String,
+    /// The platform's id of the message (Slack `ts`, Feishu `message_id`, DingTalk `outTrackId`).
+    pub message_id: String,
+}
+
+/// How a platform call failed; the variant decides whether and when it is retried.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AdapterError {
+    /// HTTP 429 or a platform's rate-limit code: retry no sooner than `retry_after`.
+    #[error("rate limited; retry after {retry_after:?}")]
+    RateLimited {
+        /// The platform's `Retry-After` (or its documented wait when it sends none).
+        retry_after: Duration,
+    },
+    /// A 5xx, a timeout or a connection failure: retry with backoff.
+    #[error("transient failure: {0}")]
+    Transient(String),
+    /// The platform refused the request (bad payload, missing scope, message gone): retrying the
+    /// same request cannot succeed.
+    #[error("rejected: {0}")]
+    Rejected(String),
+}
+
+/// One chat platform, as the shared plumbing sees it.
+pub trait ChatAdapter: Send + Sync + Debug {
+    /// The platform's name, as stored with dedupe rows and card messages (`"slack"`, …).
+    fn platform(&self) -> &'static str;
+
+    /// The platform's card JSON for `card`, within the platform's size limits.
+    fn render(&self, card: &Card) -> Value;
+
+    /// Posts a new card message.
+    fn post<'a>(
+        &'a self,
+        target: &'a ChatTarget,
+        rendered: &'a Value,
+    ) -> BoxFuture<'a, Result<PostedCard, AdapterError>>;
+
+    /// Replaces a posted card's content. `version` grows strictly with every call for one card,
+    /// across processes (Feishu rejects a sequence that is not larger than the last).
+    fn update<'a>(
+        &'a self,
+        posted: &'a PostedCard,
+        rendered: &'a Value,
+        version: i64,
+    ) -> BoxFuture<'a, Result<(), AdapterError>>;
+
+    /// The least time between two updates of one message the platform tolerates.
+    fn min_update_interval(&self) -> Duration;
+}

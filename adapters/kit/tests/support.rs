@@ -1,0 +1,235 @@
+//! A fake platform that records every call, and a migrated SQLite store on a hand-moved clock.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::time::Instant;
+use workmate_adapter::{
+    AdapterError, BoxFuture, CardId, ChatAdapter, ChatTarget, PostedCard, RetryPolicy,
+};
+use workmate_cards::{Block, Card};
+use workmate_store::{Clock, ConnectOptions, Store};
+
+/// One call the fake platform received.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Call {
+    Post {
+        at: Duration,
+        chat_id: String,
+        state: Value,
+        ok: bool,
+    },
+    Update {
+        at: Duration,
+        message_id: String,
+        state: Value,
+        version: i64,
+        ok: bool,
+    },
+}
+
+impl Call {
+    pub(crate) fn at(&self) -> Duration {
+        match self {
+            Call::Post { at, .. } | Call::Update { at, .. } => *at,
+        }
+    }
+    pub(crate) fn state(&self) -> i64 {
+        match self {
+            Call::Post { state, .. } | Call::Update { state, .. } => state.as_i64().unwrap(),
+        }
+    }
+    pub(crate) fn ok(&self) -> bool {
+        match self {
+            Call::Post { ok, .. } | Call::Update { ok, .. } => *ok,
+        }
+    }
+}
+
+/// A platform whose card is a number; failures are scripted per call.
+#[derive(Debug)]
+pub(crate) struct FakePlatform {
+    epoch: Instant,
+    interval: Duration,
+    latency: Duration,
+    calls: Mutex<Vec<Call>>,
+    failures: Mutex<VecDeque<Option<AdapterError>>>,
+    ids: AtomicU64,
+}
+
+impl FakePlatform {
+    pub(crate) fn new(interval: Duration) -> Arc<Self> {
+        Self::with_latency(interval, Duration::ZERO)
+    }
+
+    pub(crate) fn with_latency(interval: Duration, latency: Duration) -> Arc<Self> {
+        Arc::new(Self {
+            epoch: Instant::now(),
+            interval,
+            latency,
+            calls: Mutex::new(Vec::new()),
+            failures: Mutex::new(VecDeque::new()),
+            ids: AtomicU64::new(1),
+        })
+    }
+
+    /// The next calls' outcomes, in order: `None` succeeds, `Some(e)` fails with `e`.
+    pub(crate) fn script(&self, outcomes: impl IntoIterator<Item = Option<AdapterError>>) {
+        self.failures.lock().unwrap().extend(outcomes);
+    }
+
+    pub(crate) fn calls(&self) -> Vec<Call> {
+        self.calls.lock().unwrap().clone()
+    }
+
+    async fn call(&self, record: impl FnOnce(Duration, bool) -> Call) -> Result<(), AdapterError> {
+        let at = self.epoch.elapsed();
+        if !self.latency.is_zero() {
+            tokio::time::sleep(self.latency).await;
+        }
+        let outcome = self.failures.lock().unwrap().pop_front().flatten();
+        self.calls
+            .lock()
+            .unwrap()
+            .push(record(at, outcome.is_none()));
+        outcome.map_or(Ok(()), Err)
+    }
+}
+
+impl ChatAdapter for FakePlatform {
+    fn platform(&self) -> &'static str {
+        "fake"
+    }
+
+    fn render(&self, card: &Card) -> Value {
+        match card.blocks.first() {
+            Some(Block::Heading { text }) => json!(text.parse::<i64>().unwrap()),
+            _ => Value::Null,
+        }
+    }
+
+    fn post<'a>(
+        &'a self,
+        target: &'a ChatTarget,
+        rendered: &'a Value,
+    ) -> BoxFuture<'a, Result<PostedCard, AdapterError>> {
+        Box::pin(async move {
+            self.call(|at, ok| Call::Post {
+                at,
+                chat_id: target.chat_id.clone(),
+                state: rendered.clone(),
+                ok,
+            })
+            .await?;
+            Ok(PostedCard {
+                chat_id: target.chat_id.clone(),
+                message_id: format!("m{}", self.ids.fetch_add(1, Ordering::SeqCst)),
+            })
+        })
+    }
+
+    fn update<'a>(
+        &'a self,
+        posted: &'a PostedCard,
+        rendered: &'a Value,
+        version: i64,
+    ) -> BoxFuture<'a, Result<(), AdapterError>> {
+        Box::pin(self.call(move |at, ok| Call::Update {
+            at,
+            message_id: posted.message_id.clone(),
+            state: rendered.clone(),
+            version,
+            ok,
+        }))
+    }
+
+    fn min_update_interval(&self) -> Duration {
+        self.interval
+    }
+}
+
+/// Card state `n`.
+pub(crate) fn state(n: i64) -> Card {
+    Card {
+        blocks: vec![Block::Heading {
+            text: n.to_string(),
+        }],
+    }
+}
+
+pub(crate) fn card(key: &str) -> CardId {
+    CardId {
+        tenant: "acme".into(),
+        session: "s1".into(),
+        card_key: key.to_owned(),
+    }
+}
+
+pub(crate) fn target() -> ChatTarget {
+    ChatTarget {
+        chat_id: "C1".to_owned(),
+        thread_id: Some("1700000000.000100".to_owned()),
+    }
+}
+
+/// Deterministic backoff: 500 ms doubling, no jitter.
+pub(crate) fn policy() -> RetryPolicy {
+    RetryPolicy {
+        jitter: false,
+        ..RetryPolicy::default()
+    }
+}
+
+/// A clock the test moves by hand.
+#[derive(Debug)]
+pub(crate) struct ManualClock(AtomicI64);
+
+impl ManualClock {
+    pub(crate) fn advance(&self, by: Duration) {
+        self.0
+            .fetch_add(i64::try_from(by.as_millis()).unwrap(), Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> i64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// A migrated SQLite store in a fresh temporary folder; the folder is removed on drop.
+pub(crate) struct TempStore {
+    pub(crate) store: Store,
+    pub(crate) clock: Arc<ManualClock>,
+    dir: std::path::PathBuf,
+}
+
+impl TempStore {
+    pub(crate) async fn new() -> Self {
+        static N: AtomicU64 = AtomicU64::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "workmate-adapter-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let clock = Arc::new(ManualClock(AtomicI64::new(1_780_000_000_000)));
+        let options = ConnectOptions {
+            clock: clock.clone(),
+            ..ConnectOptions::default()
+        };
+        let url = format!("sqlite://{}", dir.join("test.db").display());
+        let store = Store::connect(&url, options).await.unwrap();
+        store.migrate().await.unwrap();
+        Self { store, clock, dir }
+    }
+}
+
+impl Drop for TempStore {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

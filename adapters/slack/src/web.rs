@@ -1,0 +1,329 @@
+//! A small client for the Slack Web API methods the adapter needs.
+//!
+//! Invariants: every call is a JSON `POST {api_base}/{method}` with the bot token as a bearer
+//! header; the token is a [`SecretString`] that is exposed only to build that (sensitive) header
+//! and never reaches a log or an error. A reply is a success only when it is HTTP 2xx *and* its
+//! body says `"ok": true`; Slack's `{"ok": false, "error": …}` becomes [`WebError::Api`]. HTTP
+//! 429 waits for `Retry-After` (capped) and 5xx backs off, each a bounded number of times; other
+//! statuses and transport errors are not retried, since a lost response to `chat.postMessage`
+//! may mean the message was posted and a retry would post it twice.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue, RETRY_AFTER};
+use rustls_platform_verifier::BuilderVerifierExt;
+use secrecy::{ExposeSecret, SecretString};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+/// What a Web API call can fail with.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WebError {
+    /// The client could not be set up (TLS, a malformed base URL or token).
+    #[error("cannot set up the Slack client: {0}")]
+    Config(String),
+    /// Slack answered `{"ok": false, "error": …}`.
+    #[error("Slack {method} failed: {error}")]
+    Api {
+        /// The Web API method.
+        method: &'static str,
+        /// Slack's error code (`channel_not_found`, `invalid_blocks`, `not_authed`, …).
+        error: String,
+    },
+    /// An HTTP status other than success (after the retries, for 429 and 5xx).
+    #[error("Slack {method} answered HTTP {status}")]
+    Http {
+        /// The Web API method.
+        method: &'static str,
+        /// The status code.
+        status: u16,
+    },
+    /// No response: connection, TLS or timeout.
+    #[error("cannot reach Slack for {method}: {source}")]
+    Transport {
+        /// The Web API method.
+        method: &'static str,
+        /// reqwest's description (it names the URL, never the headers).
+        #[source]
+        source: reqwest::Error,
+    },
+    /// A 2xx reply whose body is not the JSON this method returns.
+    #[error("Slack {method} returned an unexpected body: {source}")]
+    Decode {
+        /// The Web API method.
+        method: &'static str,
+        /// serde_json's description.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+/// Crate-wide result for Web API calls.
+pub type Result<T, E = WebError> = std::result::Result<T, E>;
+
+/// How a call retries. [`Default`] is what Slack's docs and SDKs suggest; tests shorten it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// How many times a 429 is retried.
+    pub rate_limit_retries: u32,
+    /// The longest wait for one 429, whatever `Retry-After` says.
+    pub max_retry_after: Duration,
+    /// The wait when a 429 has no readable `Retry-After`.
+    pub default_retry_after: Duration,
+    /// The waits before each retry of a 5xx; its length is the number of retries.
+    pub server_error_backoff: Vec<Duration>,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            rate_limit_retries: 3,
+            max_retry_after: Duration::from_secs(30),
+            default_retry_after: Duration::from_secs(1),
+            server_error_backoff: vec![
+                Duration::from_millis(500),
+                Duration::from_secs(1),
+                Duration::from_secs(2),
+            ],
+        }
+    }
+}
+
+/// A message that Slack accepted: its id is `(channel, ts)`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[non_exhaustive]
+pub struct PostedMessage {
+    /// The conversation id (`C…`, `D…`, `G…`).
+    pub channel: String,
+    /// The message timestamp, Slack's message id within the channel.
+    pub ts: String,
+}
+
+/// Who the bot token belongs to (`auth.test`).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[non_exhaustive]
+pub struct AuthInfo {
+    /// The workspace.
+    pub team_id: String,
+    /// The bot's user id (`U…`): mentions of it address the bot.
+    pub user_id: String,
+    /// The bot id (`B…`): events carrying it are the bot's own messages. Absent for user tokens.
+    #[serde(default)]
+    pub bot_id: Option<String>,
+}
+
+/// A Slack Web API client for one bot token.
+#[derive(Clone, Debug)]
+pub struct SlackWeb {
+    http: reqwest::Client,
+    api_base: String,
+    token: SecretString,
+    retry: RetryPolicy,
+}
+
+impl SlackWeb {
+    /// A client for `api_base` (`https://slack.com/api` in production, a fake server in tests).
+    pub fn new(api_base: &str, bot_token: SecretString) -> Result<Self> {
+        let api_base = api_base.trim_end_matches('/').to_owned();
+        reqwest::Url::parse(&api_base)
+            .map_err(|e| WebError::Config(format!("api_base {api_base:?} is not a URL: {e}")))?;
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .and_then(|b| Ok(b.with_platform_verifier()?.with_no_client_auth()))
+            .map_err(|e| WebError::Config(format!("cannot configure TLS: {e}")))?;
+        let http = reqwest::Client::builder()
+            .tls_backend_preconfigured(tls)
+            .connect_timeout(Duration::from_secs(10))
+            .timeout(Duration::from_secs(30))
+            .user_agent(concat!("workmate/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| WebError::Config(format!("cannot build the HTTP client: {e}")))?;
+        Ok(Self {
+            http,
+            api_base,
+            token: bot_token,
+            retry: RetryPolicy::default(),
+        })
+    }
+
+    /// The same client with another retry policy.
+    #[must_use]
+    pub fn with_retry_policy(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// `chat.postMessage`: a new message, in a thread when `thread_ts` is given.
+    pub async fn post_message(
+        &self,
+        channel: &str,
+        thread_ts: Option<&str>,
+        blocks: &Value,
+        text: &str,
+    ) -> Result<PostedMessage> {
+        let mut body = json!({ "channel": channel, "text": text, "blocks": blocks });
+        if let (Some(thread_ts), Some(object)) = (thread_ts, body.as_object_mut()) {
+            object.insert("thread_ts".into(), thread_ts.into());
+        }
+        self.call("chat.postMessage", &body).await
+    }
+
+    /// `chat.update`: replaces the text and blocks of the message `(channel, ts)`.
+    pub async fn update_message(
+        &self,
+        channel: &str,
+        ts: &str,
+        blocks: &Value,
+        text: &str,
+    ) -> Result<PostedMessage> {
+        let body = json!({ "channel": channel, "ts": ts, "text": text, "blocks": blocks });
+        self.call("chat.update", &body).await
+    }
+
+    /// `chat.postEphemeral`: a message only `user` sees, in `channel`.
+    pub async fn post_ephemeral(&self, channel: &str, user: &str, text: &str) -> Result<()> {
+        let body = json!({ "channel": channel, "user": user, "text": text });
+        self.call::<Value>("chat.postEphemeral", &body)
+            .await
+            .map(drop)
+    }
+
+    /// `auth.test`: who the token belongs to.
+    pub async fn auth_test(&self) -> Result<AuthInfo> {
+        self.call("auth.test", &json!({})).await
+    }
+
+    /// One Web API call, retried on 429 and 5xx as the policy says.
+    async fn call<T: DeserializeOwned>(&self, method: &'static str, body: &Value) -> Result<T> {
+        let url = format!("{}/{method}", self.api_base);
+        let body =
+            serde_json::to_vec(body).map_err(|source| WebError::Decode { method, source })?;
+        let mut auth = HeaderValue::from_str(&format!("Bearer {}", self.token.expose_secret()))
+            .map_err(|_| WebError::Config("the bot token is not a valid header value".into()))?;
+        auth.set_sensitive(true);
+        let mut rate_limited = 0;
+        let mut server_errors = 0;
+        loop {
+            let response = self
+                .http
+                .post(&url)
+                .header(AUTHORIZATION, auth.clone())
+                .header(CONTENT_TYPE, "application/json; charset=utf-8")
+                .body(body.clone())
+                .send()
+                .await
+                .map_err(|source| WebError::Transport { method, source })?;
+            let status = response.status();
+            if status.is_success() {
+                let bytes = response
+                    .bytes()
+                    .await
+                    .map_err(|source| WebError::Transport { method, source })?;
+                return decode(method, &bytes);
+            }
+            let wait = if status.as_u16() == 429 && rate_limited < self.retry.rate_limit_retries {
+                rate_limited += 1;
+                let wait = retry_after(response.headers().get(RETRY_AFTER))
+                    .unwrap_or(self.retry.default_retry_after)
+                    .min(self.retry.max_retry_after);
+                Some(wait)
+            } else if status.is_server_error() {
+                let wait = self.retry.server_error_backoff.get(server_errors).copied();
+                server_errors += 1;
+                wait
+            } else {
+                None
+            };
+            let Some(wait) = wait else {
+                tracing::warn!(method, status = status.as_u16(), "Slack call failed.");
+                return Err(WebError::Http {
+                    method,
+                    status: status.as_u16(),
+                });
+            };
+            tracing::info!(
+                method,
+                status = status.as_u16(),
+                wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                "Slack call will be retried."
+            );
+            tokio::time::sleep(wait).await;
+        }
+    }
+}
+
+/// A 2xx body: `ok: true` and the method's fields, or `ok: false` and an error code.
+fn decode<T: DeserializeOwned>(method: &'static str, bytes: &[u8]) -> Result<T> {
+    let value: Value =
+        serde_json::from_slice(bytes).map_err(|source| WebError::Decode { method, source })?;
+    if value.get("ok").and_then(Value::as_bool) != Some(true) {
+        let error = value
+            .get("error")
+            .and_then(Value::as_str)
+            .unwrap_or("unknown_error")
+            .to_owned();
+        tracing::warn!(method, error = %error, "Slack call rejected.");
+        return Err(WebError::Api { method, error });
+    }
+    if let Some(warning) = value.get("warning").and_then(Value::as_str) {
+        tracing::debug!(method, warning, "Slack call succeeded with a warning.");
+    }
+    T::deserialize(value).map_err(|source| WebError::Decode { method, source })
+}
+
+/// `Retry-After` in whole seconds (the only form Slack sends).
+fn retry_after(header: Option<&HeaderValue>) -> Option<Duration> {
+    let secs = header?.to_str().ok()?.trim().parse::<u64>().ok()?;
+    Some(Duration::from_secs(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ok_false_is_an_api_error_and_ok_true_decodes() {
+        let err = decode::<Value>(
+            "chat.update",
+            br#"{"ok":false,"error":"message_not_found"}"#,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&err, WebError::Api { method: "chat.update", error } if error == "message_not_found")
+        );
+        let posted: PostedMessage = decode(
+            "chat.postMessage",
+            br#"{"ok":true,"channel":"C1","ts":"1.2"}"#,
+        )
+        .unwrap();
+        assert_eq!(posted.ts, "1.2");
+        assert!(matches!(
+            decode::<PostedMessage>("chat.postMessage", br#"{"ok":true}"#),
+            Err(WebError::Decode { .. })
+        ));
+        assert_eq!(
+            retry_after(Some(&HeaderValue::from_static(" 7 "))),
+            Some(Duration::from_secs(7))
+        );
+        assert_eq!(retry_after(Some(&HeaderValue::from_static("soon"))), None);
+    }
+
+    #[test]
+    fn debug_never_shows_the_token() {
+        let web = SlackWeb::new(
+            "https://slack.com/api/",
+            SecretString::from("xoxb-secret-1"),
+        )
+        .unwrap();
+        assert!(!format!("{web:?}").contains("xoxb-secret-1"));
+        assert_eq!(web.api_base, "https://slack.com/api");
+        assert!(matches!(
+            SlackWeb::new("not a url", SecretString::from("x")),
+            Err(WebError::Config(_))
+        ));
+    }
+}

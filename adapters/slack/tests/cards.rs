@@ -1,0 +1,380 @@
+//! Every card state of the recorded sessions of workmate-cards' tests, as the Slack message that
+//! carries it (`text` and `blocks`), snapshotted, with what each state must show asserted.
+
+use insta::assert_snapshot;
+use serde_json::{Value, json};
+use workmate_cards::{ButtonAction, Card, approval_card, question_card, turn_card};
+use workmate_protocol::{
+    ApprovalChoice, EventKind, InboxItemKind, QuestionOption, Resolution, ToolStatus, TurnEndStatus,
+};
+use workmate_slack::blocks::{decode_button_value, fallback_text, render};
+
+use crate::limits::assert_within_limits;
+use crate::story::{Story, alice, bob, item};
+
+const ANSWER: &str = "## Failed deploys\n\nTwo deploys **failed** since yesterday:\n\n\
+1. `api` #4812 timed out\n2. `web` #977 failed *lint*\n   - see [the run](https://ci.example.com/runs/977)\n\n\
+| Service | Run | Cause |\n|---|---|---|\n| api | 4812 | timeout |\n| web | 977 | lint |\n\n\
+```sh\ngh run rerun 4812\n```\n\n> Both are on `main`.\n\n---\n\nI posted the summary to ~~#deploys~~ #ops.";
+
+/// The message body for a card, checked against Slack's limits.
+fn message(card: &Card) -> Value {
+    let blocks = render(card);
+    assert_within_limits(&blocks);
+    json!({ "text": fallback_text(card), "blocks": blocks })
+}
+
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap()
+}
+
+fn types(message: &Value) -> Vec<&str> {
+    message["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["type"].as_str().unwrap())
+        .collect()
+}
+
+/// Every mrkdwn and plain text of the message, one per block, joined.
+fn all_text(message: &Value) -> String {
+    let mut out = Vec::new();
+    for block in message["blocks"].as_array().unwrap() {
+        for text in [&block["text"]["text"], &block["elements"][0]["text"]] {
+            if let Some(t) = text.as_str() {
+                out.push(t.to_owned());
+            }
+        }
+    }
+    out.join("\n")
+}
+
+/// `(label, action_id, style, action)` of every button.
+fn buttons(message: &Value) -> Vec<(String, String, Option<String>, ButtonAction)> {
+    message["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "actions")
+        .flat_map(|b| b["elements"].as_array().unwrap().clone())
+        .map(|e| {
+            (
+                e["text"]["text"].as_str().unwrap().to_owned(),
+                e["action_id"].as_str().unwrap().to_owned(),
+                e["style"].as_str().map(str::to_owned),
+                decode_button_value(e["value"].as_str().unwrap()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn approval(id: &str, choice: ApprovalChoice) -> ButtonAction {
+    ButtonAction::Resolve {
+        item_id: item(id),
+        resolution: Resolution::Approval { choice },
+    }
+}
+
+#[test]
+fn a_tool_turn_with_an_approval() {
+    let mut s = Story::new();
+    s.start_turn("tn_1", "Which deploys failed since yesterday?");
+    let thinking = message(&turn_card(&s.view().turns()[0]));
+    assert_eq!(types(&thinking), ["context"]);
+    assert_eq!(thinking["text"], "🤔 Thinking…");
+    assert_snapshot!("turn_thinking", pretty(&thinking));
+
+    s.reasoning("The CI CLI can list failed runs");
+    s.delta("Let me check ");
+    s.delta("the CI runs.");
+    let streaming = message(&turn_card(&s.view().turns()[0]));
+    assert_eq!(types(&streaming), ["context", "section"]);
+    assert_snapshot!("turn_reasoning_streaming", pretty(&streaming));
+    s.message(Some("Let me check the CI runs."), &["run_shell"]);
+    let command = json!({
+        "command": "gh run list --status failure --created '>=2026-01-04' --limit 20",
+        "description": "List the failed CI runs since yesterday"
+    });
+    s.propose("call_1", "run_shell", command.clone());
+    s.ask_permission(
+        "call_1",
+        "ib_1",
+        "run_shell",
+        command,
+        &[
+            ApprovalChoice::Once,
+            ApprovalChoice::AlwaysCommand,
+            ApprovalChoice::ReadonlySession,
+            ApprovalChoice::Deny,
+        ],
+    );
+    let view = s.view();
+    let waiting = message(&turn_card(&view.turns()[0]));
+    assert!(all_text(&waiting).contains("⏸️ Waiting for approval"));
+    assert_snapshot!("turn_waiting_for_approval", pretty(&waiting));
+
+    let pending = message(&approval_card(view.approval(&item("ib_1")).unwrap()));
+    let some = |s: &str| Some(s.to_owned());
+    assert_eq!(
+        buttons(&pending),
+        [
+            (
+                "Approve once".into(),
+                "wm:0".into(),
+                some("primary"),
+                approval("ib_1", ApprovalChoice::Once)
+            ),
+            (
+                "Always allow this command".into(),
+                "wm:1".into(),
+                None,
+                approval("ib_1", ApprovalChoice::AlwaysCommand)
+            ),
+            (
+                "Allow read-only commands".into(),
+                "wm:2".into(),
+                None,
+                approval("ib_1", ApprovalChoice::ReadonlySession)
+            ),
+            (
+                "Deny".into(),
+                "wm:3".into(),
+                some("danger"),
+                approval("ib_1", ApprovalChoice::Deny)
+            ),
+        ]
+    );
+    assert!(
+        all_text(&pending).contains(
+            "```\ngh run list --status failure --created '&gt;=2026-01-04' --limit 20\n```"
+        )
+    );
+    assert_snapshot!("approval_run_shell_pending", pretty(&pending));
+
+    s.resolve(
+        "call_1",
+        "ib_1",
+        InboxItemKind::Approval,
+        Resolution::Approval {
+            choice: ApprovalChoice::Once,
+        },
+        bob(),
+    );
+    let approved = message(&approval_card(s.view().approval(&item("ib_1")).unwrap()));
+    assert!(buttons(&approved).is_empty(), "no buttons after resolution");
+    assert!(all_text(&approved).contains("✅ Approved by Bob Li · once"));
+    assert_snapshot!("approval_run_shell_approved", pretty(&approved));
+
+    s.run("call_1", "run_shell");
+    let running = message(&turn_card(&s.view().turns()[0]));
+    assert!(all_text(&running).contains("⚙️ Running `run_shell`…"));
+    assert_snapshot!("turn_running_tool", pretty(&running));
+
+    s.finish(
+        "call_1",
+        "run_shell",
+        ToolStatus::Ok,
+        Some("X  api deploy #4812  deploy  main\\nX  web deploy #977  deploy  main"),
+        None,
+    );
+    s.state(EventKind::IterationEnd { iteration: 1 });
+    s.state(EventKind::ModelFallback {
+        from: "openai:gpt-5-mini".into(),
+        to: "anthropic:claude-sonnet-4-5".into(),
+        reason: "HTTP 503: upstream overloaded".into(),
+    });
+    s.delta("## Failed deploys\n\nTwo");
+    s.message(Some(ANSWER), &[]);
+    s.end(TurnEndStatus::Completed);
+    let done = message(&turn_card(&s.view().turns()[0]));
+    let text = all_text(&done);
+    assert_eq!(done["blocks"][2]["type"], "header");
+    assert_eq!(done["blocks"][2]["text"]["text"], "Failed deploys");
+    for expected in [
+        "Two deploys *failed* since yesterday:",
+        "1. `api` #4812 timed out\n2. `web` #977 failed _lint_\n   • see <https://ci.example.com/runs/977|the run>",
+        "```\nService | Run  | Cause\n--------+------+--------\napi     | 4812 | timeout\nweb     | 977  | lint\n```",
+        "```\ngh run rerun 4812\n```",
+        "> Both are on `main`.",
+        "I posted the summary to ~#deploys~ #ops.",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in\n{text}");
+    }
+    assert!(types(&done).contains(&"divider"));
+    assert_snapshot!("turn_done_markdown", pretty(&done));
+}
+
+#[test]
+fn a_denied_write_then_a_failed_turn() {
+    let mut s = Story::new();
+    s.start_turn("tn_1", "Write the release notes");
+    let args = json!({
+        "path": "docs/RELEASE.md",
+        "content": (1..=25).map(|i| format!("- change {i}")).collect::<Vec<_>>().join("\n"),
+    });
+    s.propose("call_w", "write_file", args.clone());
+    s.ask_permission(
+        "call_w",
+        "ib_w",
+        "write_file",
+        args,
+        &[
+            ApprovalChoice::Once,
+            ApprovalChoice::AlwaysTool,
+            ApprovalChoice::Deny,
+        ],
+    );
+    let pending = message(&approval_card(s.view().approval(&item("ib_w")).unwrap()));
+    assert_eq!(buttons(&pending).len(), 3);
+    assert!(all_text(&pending).contains("… 5 more lines not shown"));
+    assert_snapshot!("approval_write_file_pending", pretty(&pending));
+
+    s.resolve(
+        "call_w",
+        "ib_w",
+        InboxItemKind::Approval,
+        Resolution::Approval {
+            choice: ApprovalChoice::Deny,
+        },
+        bob(),
+    );
+    s.finish(
+        "call_w",
+        "write_file",
+        ToolStatus::Denied,
+        None,
+        Some("denied by Bob Li"),
+    );
+    let denied = message(&approval_card(s.view().approval(&item("ib_w")).unwrap()));
+    assert!(buttons(&denied).is_empty());
+    assert!(all_text(&denied).contains("❌ Denied by Bob Li"));
+    assert_snapshot!("approval_write_file_denied", pretty(&denied));
+
+    s.state(EventKind::Error {
+        error: "The model gateway is rate-limiting this workspace; try again in a minute.".into(),
+        error_type: "rate_limited".into(),
+        raw: None,
+    });
+    let failed = message(&turn_card(&s.view().turns()[0]));
+    assert!(all_text(&failed).starts_with("❌ Failed: The model gateway"));
+    assert!(all_text(&failed).contains("⛔ `write_file`"));
+    assert_snapshot!("turn_failed", pretty(&failed));
+}
+
+#[test]
+fn an_edit_waits_then_the_turn_is_stopped() {
+    let mut s = Story::new();
+    s.start_turn("tn_1", "Raise the deploy timeout");
+    let args = json!({
+        "path": "deploy/api.yaml",
+        "old": "timeout: 10m\nretries: 1",
+        "new": "timeout: 20m\nretries: 2",
+        "count": 1
+    });
+    s.propose("call_r", "replace_in_file", args.clone());
+    s.ask_permission(
+        "call_r",
+        "ib_r",
+        "replace_in_file",
+        args,
+        &[ApprovalChoice::Once, ApprovalChoice::Deny],
+    );
+    let pending = message(&approval_card(s.view().approval(&item("ib_r")).unwrap()));
+    assert!(
+        all_text(&pending)
+            .contains("```\n-timeout: 10m\n-retries: 1\n+timeout: 20m\n+retries: 2\n```")
+    );
+    assert_snapshot!("approval_replace_in_file_pending", pretty(&pending));
+
+    s.state(EventKind::Interrupted {
+        iterations: 1,
+        by: Some(alice()),
+    });
+    s.resolve(
+        "call_r",
+        "ib_r",
+        InboxItemKind::Approval,
+        Resolution::Dismissed {
+            reason: "the turn was stopped".into(),
+        },
+        alice(),
+    );
+    s.finish(
+        "call_r",
+        "replace_in_file",
+        ToolStatus::Interrupted,
+        None,
+        Some("the turn was stopped"),
+    );
+    let stopped = message(&turn_card(&s.view().turns()[0]));
+    assert!(all_text(&stopped).starts_with("⏹️ Stopped"));
+    assert_snapshot!("turn_stopped", pretty(&stopped));
+}
+
+#[test]
+fn a_question_offers_its_options_and_shows_the_answer() {
+    let mut s = Story::new();
+    s.start_turn("tn_1", "Post a summary");
+    s.propose(
+        "call_q",
+        "ask_user",
+        json!({"question": "Where should the summary go?"}),
+    );
+    s.state(EventKind::QuestionRequested {
+        tool_call_id: "call_q".into(),
+        question: "Where should the summary go?".into(),
+        options: vec![
+            QuestionOption {
+                label: "#ops".into(),
+                description: Some("The channel you named".into()),
+                recommended: true,
+                preview: None,
+            },
+            QuestionOption {
+                label: "#deploys".into(),
+                description: None,
+                recommended: false,
+                preview: None,
+            },
+        ],
+        allow_text: true,
+        multi: false,
+        header: "Channel".into(),
+        questions: Vec::new(),
+    });
+    s.park("call_q", "ib_q", InboxItemKind::Question, "ask_user");
+    let pending = message(&question_card(s.view().question(&item("ib_q")).unwrap()));
+    let answer = |text: &str| ButtonAction::Resolve {
+        item_id: item("ib_q"),
+        resolution: Resolution::Answer { text: text.into() },
+    };
+    assert_eq!(
+        buttons(&pending),
+        [
+            (
+                "#ops".into(),
+                "wm:0".into(),
+                Some("primary".into()),
+                answer("#ops")
+            ),
+            ("#deploys".into(), "wm:1".into(), None, answer("#deploys")),
+        ]
+    );
+    assert!(all_text(&pending).contains("Or reply in the thread to answer."));
+    assert_snapshot!("question_pending", pretty(&pending));
+
+    s.resolve(
+        "call_q",
+        "ib_q",
+        InboxItemKind::Question,
+        Resolution::Answer {
+            text: "#ops".into(),
+        },
+        alice(),
+    );
+    let answered = message(&question_card(s.view().question(&item("ib_q")).unwrap()));
+    assert!(buttons(&answered).is_empty());
+    assert!(all_text(&answered).contains("💬 Answered by Alice Chen: #ops"));
+    assert_snapshot!("question_answered", pretty(&answered));
+}
