@@ -14,6 +14,7 @@ pub mod explain;
 pub mod http;
 pub mod metrics;
 pub mod models;
+pub mod platforms;
 pub mod serve;
 pub mod shutdown;
 pub mod telemetry;

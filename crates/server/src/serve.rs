@@ -24,6 +24,7 @@ use crate::error::StartupError;
 use crate::http::api::{Auth, auth};
 use crate::http::{AppState, router};
 use crate::metrics::Metrics;
+use crate::platforms::slack::SlackSurface;
 use crate::{data_dir, database, shutdown};
 
 /// Runs the server until SIGTERM or Ctrl-C.
@@ -77,11 +78,19 @@ async fn open_and_run(
                 "Resumed sessions with unanswered tool calls."
             );
         }
+        let slack = match &config.platforms.slack {
+            Some(slack) => Some(
+                SlackSurface::new(slack, hub.clone())
+                    .map_err(|e| StartupError::Usage(format!("[platforms.slack]: {e}")))?,
+            ),
+            None => None,
+        };
         let state = AppState {
             store: store.clone(),
             metrics: Arc::new(Metrics::new()),
             hub: hub.clone(),
             auth: Arc::new(admin),
+            slack: slack.clone(),
             shutdown: token.clone(),
         };
         let served = if token.is_cancelled() {
@@ -89,6 +98,10 @@ async fn open_and_run(
         } else {
             run(listener, state, config.server.shutdown_grace).await
         };
+        // Accepted Slack jobs still submit to the hub, so they end before it does.
+        if let Some(slack) = &slack {
+            slack.shutdown(config.server.shutdown_grace).await;
+        }
         hub.shutdown().await;
         served
     }

@@ -11,4 +11,5 @@ mod explain;
 mod gateways;
 mod models;
 mod router;
+mod slack;
 mod support;

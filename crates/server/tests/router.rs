@@ -68,6 +68,7 @@ pub(crate) async fn app_with_script(script: &str) -> App {
         metrics: Arc::new(Metrics::new()),
         hub,
         auth: Arc::new(Auth::admin(TOKEN.to_owned().into())),
+        slack: None,
         shutdown: tokio_util::sync::CancellationToken::new(),
     };
     App {

@@ -171,6 +171,31 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
         kind: Kind::Str,
         flag: None,
     },
+    // `[platforms.slack]`: the Slack app (HTTP mode).
+    Key {
+        section: "platforms.slack",
+        key: "signing_secret",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "platforms.slack",
+        key: "bot_token",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "platforms.slack",
+        key: "api_base",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "platforms.slack",
+        key: "mode",
+        kind: Kind::Str,
+        flag: None,
+    },
     Key {
         section: "log",
         key: "format",

@@ -14,6 +14,7 @@ mod engine;
 mod error;
 mod keys;
 mod layers;
+mod platforms;
 mod providers;
 mod render;
 mod secret;
@@ -27,6 +28,7 @@ use std::time::Duration;
 pub use engine::EngineSettings;
 pub use error::ConfigError;
 pub use keys::Source;
+pub use platforms::{PlatformsConfig, SlackConfig, SlackMode};
 pub use providers::{GatewayProvider, ProvidersConfig};
 pub use secret::DatabaseUrl;
 
@@ -47,6 +49,8 @@ pub struct Config {
     pub engine: EngineSettings,
     /// `[providers.*]`.
     pub providers: ProvidersConfig,
+    /// `[platforms.*]`: the chat platforms workmate answers on.
+    pub platforms: PlatformsConfig,
     origins: BTreeMap<(String, String), Source>,
 }
 

@@ -4,7 +4,9 @@
 //! documented order) that reproduces the configuration, except that a database password is `***`.
 
 use super::Config;
-use super::validate::{RawConfig, RawDatabase, RawEngine, RawLog, RawProvider, RawServer};
+use super::validate::{
+    RawConfig, RawDatabase, RawEngine, RawLog, RawPlatforms, RawProvider, RawServer, RawSlack,
+};
 
 pub(crate) fn redacted_toml(config: &Config) -> String {
     let raw = RawConfig {
@@ -21,6 +23,14 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
             default_model: Some(config.engine.default_model.clone()),
         },
         providers: providers(config),
+        platforms: RawPlatforms {
+            slack: config.platforms.slack.as_ref().map(|slack| RawSlack {
+                signing_secret: Some("***".to_owned()),
+                bot_token: Some("***".to_owned()),
+                api_base: Some(slack.api_base.clone()),
+                mode: Some(slack.mode.as_str().to_owned()),
+            }),
+        },
         database: RawDatabase {
             url: Some(config.database.url.redacted()),
             max_connections: Some(i64::from(config.database.max_connections)),

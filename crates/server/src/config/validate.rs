@@ -38,6 +38,30 @@ pub(crate) struct RawConfig {
     pub(crate) engine: RawEngine,
     #[serde(default)]
     pub(crate) providers: BTreeMap<String, RawProvider>,
+    #[serde(default)]
+    pub(crate) platforms: RawPlatforms,
+}
+
+/// `[platforms.*]`.
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawPlatforms {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) slack: Option<RawSlack>,
+}
+
+/// `[platforms.slack]`.
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawSlack {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) signing_secret: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) bot_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) api_base: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) mode: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]
@@ -211,6 +235,7 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
         merged.origin(&format!("providers.{name}"), key)
     })?;
     let admin_token = super::engine::validate_admin_token(raw.server.admin_token, &invalid)?;
+    let platforms = super::platforms::validate_platforms(&raw.platforms, &invalid)?;
 
     Ok(Config {
         server: ServerConfig {
@@ -221,6 +246,7 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
         },
         engine,
         providers,
+        platforms,
         database: DatabaseConfig {
             url: DatabaseUrl::new(url),
             max_connections,
@@ -276,6 +302,14 @@ mod tests {
                     headers: BTreeMap::from([("*".to_owned(), String::new())]),
                 },
             )]),
+            platforms: RawPlatforms {
+                slack: Some(RawSlack {
+                    signing_secret: Some(String::new()),
+                    bot_token: Some(String::new()),
+                    api_base: Some(String::new()),
+                    mode: Some(String::new()),
+                }),
+            },
             database: RawDatabase {
                 url: Some(String::new()),
                 max_connections: Some(0),

@@ -39,6 +39,9 @@ pub enum ApiError {
     /// The request carries no valid bearer token.
     #[error("missing or invalid bearer token; send `Authorization: Bearer <admin token>`")]
     Unauthorized,
+    /// A platform webhook whose signature does not verify; the message says why.
+    #[error("request signature rejected: {0}")]
+    BadSignature(String),
     /// The caller may not do this; the message says why.
     #[error("{0}")]
     Forbidden(String),
@@ -95,7 +98,7 @@ impl ApiError {
             Self::NotFound { .. } => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::NotReady { .. } => StatusCode::SERVICE_UNAVAILABLE,
-            Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::Unauthorized | Self::BadSignature(_) => StatusCode::UNAUTHORIZED,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::Missing(_) => StatusCode::NOT_FOUND,

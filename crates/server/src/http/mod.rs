@@ -14,7 +14,7 @@ use axum::Router;
 use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::{self, Next};
 use axum::response::Response;
-use axum::routing::get;
+use axum::routing::{get, post};
 use tokio_util::sync::CancellationToken;
 use workmate_engine::SessionHub;
 use workmate_store::Store;
@@ -34,6 +34,8 @@ pub struct AppState {
     pub hub: SessionHub,
     /// Who may call the API.
     pub auth: Arc<api::Auth>,
+    /// The Slack surface, when `[platforms.slack]` is configured.
+    pub slack: Option<Arc<crate::platforms::slack::SlackSurface>>,
     /// Cancelled when the server stops: ends long-lived responses such as event streams.
     pub shutdown: CancellationToken,
 }
@@ -47,6 +49,14 @@ pub fn router(state: AppState) -> Router {
         .route("/readyz", get(handlers::readyz))
         .route("/metrics", get(handlers::metrics))
         .route("/v1/contract", get(handlers::contract))
+        .route(
+            "/v1/platforms/slack/events",
+            post(crate::platforms::slack::events),
+        )
+        .route(
+            "/v1/platforms/slack/interactions",
+            post(crate::platforms::slack::interactions),
+        )
         .fallback(handlers::not_found)
         .method_not_allowed_fallback(handlers::method_not_allowed)
         .with_state(state)

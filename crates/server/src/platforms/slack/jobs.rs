@@ -1,0 +1,231 @@
+//! The work behind an acknowledged Slack request: identities, sessions, commands, resolutions.
+//!
+//! Invariant: a job runs after Slack was answered, so it reports failures in the log (and, for a
+//! refused click, to the clicker), never to Slack's request.
+
+use std::sync::Arc;
+
+use tracing::{debug, info, warn};
+use workmate_adapter::{ChatTarget, Job, SLACK, dedupe_ttl, first_delivery};
+use workmate_cards::ButtonAction;
+use workmate_protocol::{Actor, Command, Surface, TenantId, UserId};
+use workmate_slack::{BlockActions, MessageEvent, blocks::decode_button_value};
+use workmate_store::{NewSession, NewUser, ResolveOutcome, Role, SessionKey};
+
+use super::{SlackError, SlackSurface};
+
+/// The tenant of a Slack workspace.
+pub fn tenant_of(team: &str) -> TenantId {
+    TenantId::from(format!("slack-{team}"))
+}
+
+/// The text without the leading mention of the bot (of anyone, if the bot's id is unknown).
+fn strip_mention(text: &str, bot_user: Option<&str>) -> String {
+    let trimmed = text.trim_start();
+    if let Some(rest) = trimmed.strip_prefix("<@")
+        && let Some((id, after)) = rest.split_once('>')
+        && bot_user.is_none_or(|bot| id.split('|').next() == Some(bot))
+    {
+        return after.trim().to_owned();
+    }
+    trimmed.trim_end().to_owned()
+}
+
+impl SlackSurface {
+    pub(super) fn message_job(
+        self: Arc<Self>,
+        team: String,
+        event_id: String,
+        message: MessageEvent,
+    ) -> Job {
+        Box::pin(async move {
+            if let Err(e) = self.on_message(&team, &event_id, &message).await {
+                warn!(team = %team, event_id = %event_id, error = %e, "Cannot handle a Slack message.");
+            }
+        })
+    }
+
+    pub(super) fn click_job(self: Arc<Self>, actions: BlockActions) -> Job {
+        Box::pin(async move {
+            if let Err(e) = self.on_click(&actions).await {
+                warn!(user = %actions.user.id, error = %e, "Cannot handle a Slack click.");
+            }
+        })
+    }
+
+    async fn ensure_tenant(&self, team: &str) -> Result<TenantId, SlackError> {
+        let tenant = tenant_of(team);
+        self.hub
+            .store()
+            .tenants()
+            .ensure(&tenant, &format!("Slack {team}"))
+            .await?;
+        Ok(tenant)
+    }
+
+    /// The tenant user of a Slack user: bound before, or `slack-<user>` (a new member).
+    async fn user(
+        &self,
+        tenant: &TenantId,
+        slack_user: &str,
+        name: Option<&str>,
+    ) -> Result<UserId, SlackError> {
+        let tenants = self.hub.store().tenants();
+        if let Some(user) = tenants
+            .user_for_platform_identity(tenant, SLACK, slack_user)
+            .await?
+        {
+            return Ok(user);
+        }
+        let id = UserId::from(format!("slack-{slack_user}"));
+        if tenants.get_user(tenant, &id).await?.is_none() {
+            let new = NewUser {
+                id: id.clone(),
+                display_name: name.unwrap_or(slack_user).to_owned(),
+                email: None,
+                role: Role::Member,
+                sso_subject: None,
+            };
+            tenants.upsert_user(tenant, &new).await?;
+        }
+        Ok(tenants
+            .bind_platform_identity(tenant, SLACK, slack_user, &id)
+            .await?)
+    }
+
+    async fn on_message(
+        &self,
+        team: &str,
+        event_id: &str,
+        message: &MessageEvent,
+    ) -> Result<(), SlackError> {
+        let (Some(slack_user), Some(channel)) = (&message.user, &message.channel) else {
+            return Ok(());
+        };
+        let tenant = self.ensure_tenant(team).await?;
+        let store = self.hub.store();
+        if !first_delivery(store, &tenant, SLACK, event_id, dedupe_ttl(SLACK))
+            .await
+            .map_err(|e| match e {
+                workmate_adapter::Error::Store(e) => SlackError::Store(e),
+                other => SlackError::Engine(workmate_engine::Error::Rejected(other.to_string())),
+            })?
+        {
+            debug!(event_id, "Slack event already seen; ignored.");
+            return Ok(());
+        }
+        let bot = self.bot().await;
+        if let Some(bot) = bot
+            && (Some(slack_user) == Some(&bot.user_id)
+                || bot
+                    .bot_id
+                    .as_deref()
+                    .is_some_and(|b| message.is_from_bot_id(b)))
+        {
+            return Ok(());
+        }
+        let text = strip_mention(&message.text, bot.map(|b| b.user_id.as_str()));
+        if text.is_empty() {
+            return Ok(());
+        }
+        let owner = self.user(&tenant, slack_user, None).await?;
+        let thread = message.thread_root_ts().to_owned();
+        let new = NewSession {
+            key: SessionKey {
+                surface: Surface::Slack,
+                chat_id: channel.clone(),
+                thread_id: thread.clone(),
+            },
+            owner: owner.clone(),
+            title: None,
+            persona: "cowork".into(),
+            model: self.hub.config().default_model.clone(),
+            mode: Default::default(),
+            unattended: false,
+        };
+        let session = self.hub.create_session(&tenant, &new).await?;
+        let target = ChatTarget {
+            chat_id: channel.clone(),
+            thread_id: Some(thread),
+        };
+        self.pumps.ensure(&tenant, &session.id, target).await?;
+        let command = Command::UserMessage {
+            author: Actor::new(owner),
+            text,
+            attachments: Vec::new(),
+        };
+        match self.hub.submit(&tenant, &session.id, command).await {
+            Ok(_) => Ok(()),
+            Err(workmate_engine::Error::Busy(_)) => {
+                info!(tenant = %tenant, session = %session.id, "Session busy; Slack message dropped.");
+                Ok(())
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    async fn on_click(&self, actions: &BlockActions) -> Result<(), SlackError> {
+        let Some(team) = actions.team_id() else {
+            return Ok(());
+        };
+        let tenant = self.ensure_tenant(team).await?;
+        let clicker = &actions.user;
+        let name = clicker.name.as_deref().or(clicker.username.as_deref());
+        let user = self.user(&tenant, &clicker.id, name).await?;
+        let mut actor = Actor::new(user);
+        actor.name = name.map(str::to_owned);
+        for action in &actions.actions {
+            let Some(value) = &action.value else { continue };
+            let Ok(ButtonAction::Resolve {
+                item_id,
+                resolution,
+            }) = decode_button_value(value)
+            else {
+                warn!(action_id = %action.action_id, "A Slack button value that is not ours; ignored.");
+                continue;
+            };
+            // The item's cards must be live to show the answer.
+            let store = self.hub.store();
+            if let Some(item) = store.inbox().get(&tenant, &item_id).await?
+                && let Some(session) = store.sessions().get(&tenant, &item.session_id).await?
+            {
+                let target = ChatTarget {
+                    chat_id: session.key.chat_id.clone(),
+                    thread_id: Some(session.key.thread_id.clone()).filter(|t| !t.is_empty()),
+                };
+                self.pumps.ensure(&tenant, &session.id, target).await?;
+            }
+            let refusal = match self
+                .hub
+                .resolve(&tenant, &item_id, &resolution, &actor, Surface::Slack)
+                .await
+            {
+                Ok(ResolveOutcome::Resolved(_)) => None,
+                Ok(ResolveOutcome::AlreadyResolved(_)) => {
+                    Some("This was already answered.".to_owned())
+                }
+                Ok(_) => Some("This request no longer exists.".to_owned()),
+                Err(workmate_engine::Error::Forbidden(why)) => Some(why),
+                Err(e) => return Err(e.into()),
+            };
+            if let (Some(why), Some(channel)) = (refusal, actions.channel_id()) {
+                self.web.post_ephemeral(channel, &clicker.id, &why).await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::strip_mention;
+
+    #[test]
+    fn the_leading_bot_mention_is_removed() {
+        assert_eq!(strip_mention("<@UBOT> say hi", Some("UBOT")), "say hi");
+        assert_eq!(strip_mention("  <@UBOT|wm>  hi ", Some("UBOT")), "hi");
+        assert_eq!(strip_mention("<@UX> hi", None), "hi");
+        assert_eq!(strip_mention("<@UOTHER> hi", Some("UBOT")), "<@UOTHER> hi");
+        assert_eq!(strip_mention("hi <@UBOT>", Some("UBOT")), "hi <@UBOT>");
+    }
+}

@@ -1,0 +1,125 @@
+//! Slack in HTTP mode: the Events API and interactivity routes, wired to the hub.
+//!
+//! Invariants: nothing reaches the engine unless its signature verified; the handler only
+//! verifies, decodes and queues, so Slack gets its answer at once whatever the engine does; an
+//! event id is processed once however often Slack delivers it; a workspace (team id) is tenant
+//! `slack-<team>`, a Slack user is tenant user `slack-<user>`, and a thread is a session owned by
+//! whoever started it.
+
+mod adapter;
+mod jobs;
+mod pump;
+mod routes;
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use secrecy::{ExposeSecret, SecretString};
+use workmate_adapter::{CardStore, Coalescer, RetryPolicy, WorkQueue};
+use workmate_engine::SessionHub;
+use workmate_slack::{AuthInfo, SlackWeb, verify_request};
+
+use crate::config::SlackConfig;
+
+pub use jobs::tenant_of;
+pub(crate) use routes::{events, interactions};
+
+/// Jobs run at once; more wait in the queue.
+const WORKERS: usize = 16;
+/// Jobs that may wait before Slack is told to come back later (503).
+const QUEUE: usize = 1024;
+/// A card pump without events for this long stops; the next message or click restarts it.
+const PUMP_IDLE: Duration = Duration::from_secs(300);
+
+/// What a Slack job can fail with (logged; Slack was already answered).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SlackError {
+    #[error(transparent)]
+    Store(#[from] workmate_store::Error),
+    #[error(transparent)]
+    Engine(#[from] workmate_engine::Error),
+    #[error(transparent)]
+    Web(#[from] workmate_slack::WebError),
+}
+
+/// The Slack surface: verification, the work queue, the card pipeline.
+#[derive(Debug)]
+pub struct SlackSurface {
+    signing_secret: SecretString,
+    web: SlackWeb,
+    hub: SessionHub,
+    coalescer: Arc<Coalescer>,
+    queue: WorkQueue,
+    pumps: Arc<pump::Pumps>,
+    bot: tokio::sync::OnceCell<Option<AuthInfo>>,
+}
+
+impl SlackSurface {
+    /// Sets Slack up over `hub`. Must be called inside a tokio runtime (it starts the queue).
+    pub fn new(config: &SlackConfig, hub: SessionHub) -> Result<Arc<Self>, workmate_slack::Error> {
+        let web = SlackWeb::new(&config.api_base, config.bot_token.clone())?;
+        let store: Arc<dyn CardStore> = Arc::new(hub.store().clone());
+        let coalescer = Arc::new(Coalescer::new(
+            Arc::new(adapter::SlackAdapter::new(web.clone())),
+            store,
+            RetryPolicy::default(),
+        ));
+        let pumps = Arc::new(pump::Pumps::new(
+            hub.clone(),
+            Arc::clone(&coalescer),
+            PUMP_IDLE,
+        ));
+        Ok(Arc::new(Self {
+            signing_secret: config.signing_secret.clone(),
+            web,
+            hub,
+            coalescer,
+            queue: WorkQueue::new(WORKERS, QUEUE),
+            pumps,
+            bot: tokio::sync::OnceCell::new(),
+        }))
+    }
+
+    /// How many sessions have a live card pump.
+    pub fn active_pumps(&self) -> usize {
+        self.pumps.active()
+    }
+
+    /// Runs the accepted jobs, stops the pumps, and sends pending card updates for at most
+    /// `grace`.
+    pub async fn shutdown(&self, grace: Duration) {
+        self.queue.shutdown().await;
+        self.pumps.shutdown().await;
+        self.coalescer.shutdown(grace).await;
+    }
+
+    /// Checks Slack's signature over the raw body, against the system clock.
+    fn verify(&self, timestamp: &str, signature: &str, body: &[u8]) -> Result<(), String> {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+            .unwrap_or(0);
+        verify_request(
+            self.signing_secret.expose_secret().as_bytes(),
+            timestamp,
+            signature,
+            body,
+            now,
+        )
+        .map_err(|e| e.to_string())
+    }
+
+    /// The bot's own identity (`auth.test`), asked once; `None` if Slack would not say.
+    async fn bot(&self) -> Option<&AuthInfo> {
+        self.bot
+            .get_or_init(|| async {
+                self.web
+                    .auth_test()
+                    .await
+                    .inspect_err(|e| tracing::warn!(error = %e, "Slack auth.test failed."))
+                    .ok()
+            })
+            .await
+            .as_ref()
+    }
+}

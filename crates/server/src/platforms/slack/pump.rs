@@ -1,0 +1,208 @@
+//! Card pumps: one task per live session that turns the hub's events into card updates.
+//!
+//! Invariants: at most one pump runs per session; a pump is subscribed before the command that
+//! starts it is submitted (so it misses no event), and it first folds the session's stored events
+//! so a pump restarted by a late click still knows the cards it updates. A pump ends after
+//! [`Pumps::idle`] without events unless it was asked for again in that time (checked under the
+//! map's lock, which [`Pumps::ensure`] also takes), and every pump is joined on shutdown.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use tokio::sync::broadcast::{self, error::RecvError};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tracing::{debug, warn};
+use workmate_adapter::{CardId, ChatTarget, Coalescer};
+use workmate_cards::{CardRef, SessionView, approval_card, question_card, turn_card};
+use workmate_engine::SessionHub;
+use workmate_protocol::{Event, SessionId, TenantId};
+
+/// Events read from the store per page when a pump catches up.
+const PAGE: u32 = 500;
+
+type Key = (TenantId, SessionId);
+
+/// The running pumps of one platform.
+#[derive(Debug)]
+pub(crate) struct Pumps {
+    hub: SessionHub,
+    coalescer: Arc<Coalescer>,
+    idle: Duration,
+    running: Mutex<HashMap<Key, u64>>,
+    tracker: TaskTracker,
+    stop: CancellationToken,
+}
+
+impl Pumps {
+    pub(crate) fn new(hub: SessionHub, coalescer: Arc<Coalescer>, idle: Duration) -> Self {
+        Self {
+            hub,
+            coalescer,
+            idle,
+            running: Mutex::default(),
+            tracker: TaskTracker::new(),
+            stop: CancellationToken::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<Key, u64>> {
+        self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// How many pumps run.
+    pub(crate) fn active(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Makes sure a pump runs for the session, posting its cards to `target`. When this returns,
+    /// every event the session emits from now on reaches a pump.
+    pub(crate) async fn ensure(
+        self: &Arc<Self>,
+        tenant: &TenantId,
+        session: &SessionId,
+        target: ChatTarget,
+    ) -> Result<(), super::SlackError> {
+        let key = (tenant.clone(), session.clone());
+        if self.touch(&key) {
+            return Ok(());
+        }
+        if self.stop.is_cancelled() {
+            return Err(workmate_engine::Error::ShuttingDown.into());
+        }
+        let rx = self.hub.subscribe(tenant, session).await?;
+        let mut view = SessionView::new();
+        for event in self.stored_after(tenant, session, 0).await? {
+            view.apply(&event);
+        }
+        {
+            let mut running = self.lock();
+            if let Some(touched) = running.get_mut(&key) {
+                // Another caller started one meanwhile.
+                *touched += 1;
+                return Ok(());
+            }
+            running.insert(key.clone(), 0);
+        }
+        debug!(tenant = %tenant, session = %session, "Card pump started.");
+        let pump = Arc::clone(self);
+        self.tracker
+            .spawn(async move { pump.run(key, target, view, rx).await });
+        Ok(())
+    }
+
+    /// Marks a running pump as wanted; false when none runs.
+    fn touch(&self, key: &Key) -> bool {
+        match self.lock().get_mut(key) {
+            Some(touched) => {
+                *touched += 1;
+                true
+            }
+            None => false,
+        }
+    }
+
+    async fn stored_after(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+        mut after: u64,
+    ) -> Result<Vec<Event>, super::SlackError> {
+        let mut out = Vec::new();
+        loop {
+            let page = self
+                .hub
+                .store()
+                .events()
+                .list_after(tenant, session, after, PAGE)
+                .await?;
+            let full = page.len() >= PAGE as usize;
+            if let Some(last) = page.last() {
+                after = last.seq;
+            }
+            out.extend(page);
+            if !full {
+                return Ok(out);
+            }
+        }
+    }
+
+    async fn run(
+        self: Arc<Self>,
+        key: Key,
+        target: ChatTarget,
+        mut view: SessionView,
+        mut rx: broadcast::Receiver<Arc<Event>>,
+    ) {
+        let (tenant, session) = &key;
+        let mut seen = 0;
+        loop {
+            let received = tokio::select! {
+                () = self.stop.cancelled() => break,
+                received = tokio::time::timeout(self.idle, rx.recv()) => received,
+            };
+            match received {
+                Ok(Ok(event)) => self.show(&mut view, &event, &key, &target),
+                Ok(Err(RecvError::Lagged(missed))) => {
+                    warn!(tenant = %tenant, session = %session, missed, "Card pump lagged; catching up from the store.");
+                    match self.stored_after(tenant, session, view.last_seq()).await {
+                        Ok(events) => {
+                            for event in events {
+                                self.show(&mut view, &event, &key, &target);
+                            }
+                        }
+                        Err(e) => warn!(error = %e, "Cannot read the session's events."),
+                    }
+                }
+                Ok(Err(RecvError::Closed)) => break,
+                Err(_idle) => {
+                    let mut running = self.lock();
+                    match running.get(&key) {
+                        Some(touched) if *touched != seen => seen = *touched,
+                        _ => {
+                            running.remove(&key);
+                            debug!(tenant = %tenant, session = %session, "Card pump idle; stopped.");
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+        self.lock().remove(&key);
+    }
+
+    /// Folds one event and hands every card it changed to the coalescer.
+    fn show(&self, view: &mut SessionView, event: &Event, key: &Key, target: &ChatTarget) {
+        for changed in view.apply(event) {
+            let rendered = match &changed {
+                CardRef::Turn(id) => view.turn(id).map(|t| (format!("turn:{id}"), turn_card(t))),
+                CardRef::Approval(item) => view
+                    .approval(item)
+                    .map(|a| (format!("approval:{item}"), approval_card(a))),
+                CardRef::Question(item) => view
+                    .question(item)
+                    .map(|q| (format!("question:{item}"), question_card(q))),
+                _ => None,
+            };
+            let Some((card_key, card)) = rendered else {
+                continue;
+            };
+            let id = CardId {
+                tenant: key.0.clone(),
+                session: key.1.clone(),
+                card_key,
+            };
+            if let Err(e) = self.coalescer.submit(id, target.clone(), card) {
+                warn!(error = %e, "Cannot queue a card update.");
+            }
+        }
+    }
+
+    /// Stops every pump and waits for them to end.
+    pub(crate) async fn shutdown(&self) {
+        self.stop.cancel();
+        self.tracker.close();
+        self.tracker.wait().await;
+    }
+}
