@@ -11,11 +11,13 @@
 //!   platform's pace, never an older state after a newer one, and records message ids and update
 //!   versions so any replica can update the card after a restart.
 //! - [`RetryPolicy`]: backoff on 429/5xx that honours `Retry-After`.
+//! - [`parse_command`]: the `/workmate …` text commands, the same on every platform.
 
 mod ack;
 mod adapter;
 mod card_store;
 mod coalesce;
+mod commands;
 mod dedupe;
 mod error;
 mod retry;
@@ -24,6 +26,7 @@ pub use ack::{Job, QueueFull, WorkQueue};
 pub use adapter::{AdapterError, BoxFuture, ChatAdapter, ChatTarget, PostedCard};
 pub use card_store::{CardId, CardStore, MemoryCardStore, StoredCard};
 pub use coalesce::Coalescer;
+pub use commands::{ChatCommand, CommandError, USAGE, parse_command};
 pub use dedupe::{
     DINGTALK, DINGTALK_DEDUPE_TTL, FALLBACK_DEDUPE_TTL, FEISHU, FEISHU_DEDUPE_TTL, SLACK,
     SLACK_DEDUPE_TTL, WECOM, WECOM_DEDUPE_TTL, dedupe_ttl, first_delivery,

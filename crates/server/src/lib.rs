@@ -15,6 +15,7 @@ pub mod http;
 pub mod metrics;
 pub mod models;
 pub mod platforms;
+mod sandbox;
 pub mod serve;
 pub mod shutdown;
 pub mod telemetry;

@@ -25,6 +25,7 @@ use crate::http::api::{Auth, auth};
 use crate::http::{AppState, router};
 use crate::metrics::Metrics;
 use crate::platforms::slack::SlackSurface;
+use crate::sandbox::DemoSandbox;
 use crate::{data_dir, database, shutdown};
 
 /// Runs the server until SIGTERM or Ctrl-C.
@@ -78,7 +79,15 @@ async fn open_and_run(
                 "Resumed sessions with unanswered tool calls."
             );
         }
-        let slack = match &config.platforms.slack {
+        // `workmate demo` talks to its own Slack stand-in, whatever is configured.
+        let sandbox = match script {
+            Script::Demo => Some(DemoSandbox::new(
+                listener.local_addr().map_err(StartupError::Serve)?,
+            )?),
+            Script::Configured => None,
+        };
+        let slack_config = sandbox.as_ref().map(|s| &s.slack);
+        let slack = match slack_config.or(config.platforms.slack.as_ref()) {
             Some(slack) => Some(
                 SlackSurface::new(slack, hub.clone())
                     .map_err(|e| StartupError::Usage(format!("[platforms.slack]: {e}")))?,
@@ -96,7 +105,11 @@ async fn open_and_run(
         let served = if token.is_cancelled() {
             Ok(())
         } else {
-            run(listener, state, config.server.shutdown_grace).await
+            let extra = sandbox.map(|sandbox| {
+                sandbox.show_banner();
+                sandbox.router
+            });
+            run_with(listener, state, extra, config.server.shutdown_grace).await
         };
         // Accepted Slack jobs still submit to the hub, so they end before it does.
         if let Some(slack) = &slack {
@@ -161,9 +174,22 @@ pub async fn run(
     state: AppState,
     grace: Duration,
 ) -> Result<(), StartupError> {
+    run_with(listener, state, None, grace).await
+}
+
+/// [`run`] with `extra` routes (the demo's sandbox) beside the application's.
+async fn run_with(
+    listener: TcpListener,
+    state: AppState,
+    extra: Option<axum::Router>,
+    grace: Duration,
+) -> Result<(), StartupError> {
     let address = listener.local_addr().map_err(StartupError::Serve)?;
     let shutdown = state.shutdown.clone();
-    let app = router(state);
+    let app = match extra {
+        Some(extra) => router(state).merge(extra),
+        None => router(state),
+    };
     let server = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown.clone().cancelled_owned())
         .into_future();

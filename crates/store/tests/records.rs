@@ -19,6 +19,9 @@ backend_matrix! {
         let stored = tenants.upsert_user(&tenant, &alice).await.unwrap();
         assert_eq!(stored.role, Role::Approver);
         assert_eq!(stored.email.as_deref(), Some("alice@example.com"));
+        let approvers = tenants.users_with_role(&tenant, Role::Approver).await.unwrap();
+        assert_eq!(approvers.iter().map(|u| u.id.as_str()).collect::<Vec<_>>(), ["u_alice"]);
+        assert!(tenants.users_with_role(&tenant, Role::Admin).await.unwrap().is_empty());
 
         let bound = tenants.bind_platform_identity(&tenant, "slack", "U012AB", &alice.id).await.unwrap();
         assert_eq!(bound, alice.id);

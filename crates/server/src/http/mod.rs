@@ -57,6 +57,10 @@ pub fn router(state: AppState) -> Router {
             "/v1/platforms/slack/interactions",
             post(crate::platforms::slack::interactions),
         )
+        .route(
+            "/v1/platforms/slack/commands",
+            post(crate::platforms::slack::slash_commands),
+        )
         .fallback(handlers::not_found)
         .method_not_allowed_fallback(handlers::method_not_allowed)
         .with_state(state)

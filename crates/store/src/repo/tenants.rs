@@ -178,6 +178,19 @@ impl<'s> TenantRepo<'s> {
         row.map(|r| user_from_row(&r)).transpose()
     }
 
+    /// The tenant's users holding `role`, by id.
+    pub async fn users_with_role(&self, tenant: &TenantId, role: Role) -> Result<Vec<User>> {
+        let rows = self
+            .store
+            .dialect
+            .query("SELECT tenant_id, user_id, display_name, email, user_role, sso_subject, created_at_ms FROM users WHERE tenant_id = ? AND user_role = ? ORDER BY user_id")
+            .bind(tenant.as_str().to_owned())
+            .bind(to_word(&role)?)
+            .fetch_all(&self.store.pool)
+            .await?;
+        rows.iter().map(user_from_row).collect()
+    }
+
     /// Binds a platform account (a Slack user id, a Feishu open_id, …) to a tenant user.
     /// Binding an account that is already bound keeps the first binding; returns the bound user.
     pub async fn bind_platform_identity(

@@ -53,7 +53,7 @@ impl SlackSurface {
         })
     }
 
-    async fn ensure_tenant(&self, team: &str) -> Result<TenantId, SlackError> {
+    pub(super) async fn ensure_tenant(&self, team: &str) -> Result<TenantId, SlackError> {
         let tenant = tenant_of(team);
         self.hub
             .store()
@@ -64,7 +64,7 @@ impl SlackSurface {
     }
 
     /// The tenant user of a Slack user: bound before, or `slack-<user>` (a new member).
-    async fn user(
+    pub(super) async fn user(
         &self,
         tenant: &TenantId,
         slack_user: &str,

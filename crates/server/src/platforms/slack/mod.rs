@@ -1,4 +1,4 @@
-//! Slack in HTTP mode: the Events API and interactivity routes, wired to the hub.
+//! Slack in HTTP mode: the Events API, interactivity and slash-command routes, wired to the hub.
 //!
 //! Invariants: nothing reaches the engine unless its signature verified; the handler only
 //! verifies, decodes and queues, so Slack gets its answer at once whatever the engine does; an
@@ -7,6 +7,7 @@
 //! whoever started it.
 
 mod adapter;
+mod commands;
 mod jobs;
 mod pump;
 mod routes;
@@ -21,6 +22,7 @@ use workmate_slack::{AuthInfo, SlackWeb, verify_request};
 
 use crate::config::SlackConfig;
 
+pub(crate) use commands::slash_commands;
 pub use jobs::tenant_of;
 pub(crate) use routes::{events, interactions};
 

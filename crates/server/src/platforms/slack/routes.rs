@@ -19,14 +19,18 @@ use workmate_slack::{
 use super::SlackSurface;
 use crate::http::{ApiError, AppState};
 
-fn configured(state: &AppState) -> Result<Arc<SlackSurface>, ApiError> {
+pub(super) fn configured(state: &AppState) -> Result<Arc<SlackSurface>, ApiError> {
     state
         .slack
         .clone()
         .ok_or_else(|| ApiError::Missing("Slack is not configured".into()))
 }
 
-fn verified(slack: &SlackSurface, headers: &HeaderMap, body: &[u8]) -> Result<(), ApiError> {
+pub(super) fn verified(
+    slack: &SlackSurface,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<(), ApiError> {
     let header = |name: &str| {
         headers
             .get(name)

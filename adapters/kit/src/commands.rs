@@ -1,0 +1,325 @@
+//! The `/workmate …` text commands, parsed the same way on every platform.
+//!
+//! Invariant: [`parse_command`] never panics; whatever it cannot read becomes a
+//! [`CommandError`] whose message ends with the usage line, so the caller can show it as is.
+
+use std::fmt;
+
+use workmate_protocol::PermissionMode;
+use workmate_store::Role;
+
+/// Every command, one per line: what `help` shows and every error ends with.
+pub const USAGE: &str = "usage: /workmate help | whoami | mode [discuss|plan|interactive|auto|custom] \
+| model [provider:model] | stop | inbox | rules | rules revoke <entry> | usage \
+| role grant <user> <member|approver|admin> | role revoke <user> <approver|admin>";
+
+/// A parsed chat command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ChatCommand {
+    /// The command list.
+    Help,
+    /// Who the caller is: user id, role, tenant.
+    Whoami,
+    /// Show (`None`) or change the session's permission mode.
+    Mode(Option<PermissionMode>),
+    /// Show (`None`) or change the session's model (`provider:model`).
+    Model(Option<String>),
+    /// Stop the running turn.
+    Stop,
+    /// The caller's pending inbox items.
+    Inbox,
+    /// The standing rules.
+    Rules,
+    /// Revoke one standing rule.
+    RulesRevoke(String),
+    /// Tokens spent today.
+    Usage,
+    /// Give a user a role.
+    RoleGrant {
+        /// The platform user id (mentions are reduced to their id).
+        user: String,
+        /// The role given.
+        role: Role,
+    },
+    /// Take a role from a user (they become a member).
+    RoleRevoke {
+        /// The platform user id (mentions are reduced to their id).
+        user: String,
+        /// The role taken.
+        role: Role,
+    },
+}
+
+impl ChatCommand {
+    /// A short name for logs and audit records, e.g. `"role_grant"`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Help => "help",
+            Self::Whoami => "whoami",
+            Self::Mode(_) => "mode",
+            Self::Model(_) => "model",
+            Self::Stop => "stop",
+            Self::Inbox => "inbox",
+            Self::Rules => "rules",
+            Self::RulesRevoke(_) => "rules_revoke",
+            Self::Usage => "usage",
+            Self::RoleGrant { .. } => "role_grant",
+            Self::RoleRevoke { .. } => "role_revoke",
+        }
+    }
+}
+
+/// Text that is not a command; the message says why and shows the usage line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandError {
+    reason: String,
+}
+
+impl CommandError {
+    fn new(reason: impl Into<String>) -> Self {
+        Self {
+            reason: reason.into(),
+        }
+    }
+
+    /// Why the text was not understood (without the usage line).
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+}
+
+impl fmt::Display for CommandError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}\n{USAGE}", self.reason)
+    }
+}
+
+impl std::error::Error for CommandError {}
+
+/// Reads the text after the command name (`"role grant <@U1> admin"`). Empty text is `help`.
+pub fn parse_command(text: &str) -> Result<ChatCommand, CommandError> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let Some((&first, rest)) = words.split_first() else {
+        return Ok(ChatCommand::Help);
+    };
+    let verb = first.to_ascii_lowercase();
+    let command = match (verb.as_str(), rest) {
+        ("help", []) => ChatCommand::Help,
+        ("whoami", []) => ChatCommand::Whoami,
+        ("mode", []) => ChatCommand::Mode(None),
+        ("mode", [mode]) => ChatCommand::Mode(Some(mode_of(mode)?)),
+        ("model", []) => ChatCommand::Model(None),
+        ("model", [model]) => ChatCommand::Model(Some(model_of(model)?)),
+        ("stop", []) => ChatCommand::Stop,
+        ("inbox", []) => ChatCommand::Inbox,
+        ("rules", []) => ChatCommand::Rules,
+        ("rules", [sub, entry]) if sub.eq_ignore_ascii_case("revoke") => {
+            ChatCommand::RulesRevoke((*entry).to_owned())
+        }
+        ("usage", []) => ChatCommand::Usage,
+        ("role", [sub, user, role]) if sub.eq_ignore_ascii_case("grant") => {
+            ChatCommand::RoleGrant {
+                user: user_of(user)?,
+                role: role_of(role)?,
+            }
+        }
+        ("role", [sub, user, role]) if sub.eq_ignore_ascii_case("revoke") => {
+            let role = role_of(role)?;
+            if role == Role::Member {
+                return Err(CommandError::new(
+                    "member is everyone's base role; revoke approver or admin",
+                ));
+            }
+            ChatCommand::RoleRevoke {
+                user: user_of(user)?,
+                role,
+            }
+        }
+        (
+            "help" | "whoami" | "mode" | "model" | "stop" | "inbox" | "rules" | "usage" | "role",
+            _,
+        ) => {
+            return Err(CommandError::new(format!("wrong arguments for `{verb}`")));
+        }
+        _ => {
+            return Err(CommandError::new(format!(
+                "unknown command `{}`",
+                shorten(first)
+            )));
+        }
+    };
+    Ok(command)
+}
+
+fn mode_of(word: &str) -> Result<PermissionMode, CommandError> {
+    match word.to_ascii_lowercase().as_str() {
+        "discuss" => Ok(PermissionMode::Discuss),
+        "plan" => Ok(PermissionMode::Plan),
+        "interactive" => Ok(PermissionMode::Interactive),
+        "auto" => Ok(PermissionMode::Auto),
+        "custom" => Ok(PermissionMode::Custom),
+        _ => Err(CommandError::new(format!(
+            "unknown mode `{}`",
+            shorten(word)
+        ))),
+    }
+}
+
+fn model_of(word: &str) -> Result<String, CommandError> {
+    match word.split_once(':') {
+        Some((provider, model)) if !provider.is_empty() && !model.is_empty() => Ok(word.to_owned()),
+        _ => Err(CommandError::new(format!(
+            "a model is `provider:model`, not `{}`",
+            shorten(word)
+        ))),
+    }
+}
+
+fn role_of(word: &str) -> Result<Role, CommandError> {
+    match word.to_ascii_lowercase().as_str() {
+        "member" => Ok(Role::Member),
+        "approver" => Ok(Role::Approver),
+        "admin" => Ok(Role::Admin),
+        _ => Err(CommandError::new(format!(
+            "unknown role `{}`",
+            shorten(word)
+        ))),
+    }
+}
+
+/// A user as `<@U123>`, `<@U123|name>` or `U123`, reduced to the id.
+fn user_of(word: &str) -> Result<String, CommandError> {
+    let id = match word.strip_prefix("<@") {
+        Some(rest) => {
+            let Some(inner) = rest.strip_suffix('>') else {
+                return Err(CommandError::new(format!(
+                    "`{}` is not a user",
+                    shorten(word)
+                )));
+            };
+            inner.split('|').next().unwrap_or_default()
+        }
+        None => word.strip_prefix('@').unwrap_or(word),
+    };
+    let valid = !id.is_empty()
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if valid {
+        Ok(id.to_owned())
+    } else {
+        Err(CommandError::new(format!(
+            "`{}` is not a user",
+            shorten(word)
+        )))
+    }
+}
+
+/// At most 40 characters of untrusted input, cut on a character boundary.
+fn shorten(word: &str) -> String {
+    const MAX: usize = 40;
+    match word.char_indices().nth(MAX) {
+        Some((at, _)) => format!("{}…", &word[..at]),
+        None => word.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[test]
+    fn simple_commands_parse() {
+        assert_eq!(parse_command(""), Ok(ChatCommand::Help));
+        assert_eq!(parse_command("  help "), Ok(ChatCommand::Help));
+        assert_eq!(parse_command("WhoAmI"), Ok(ChatCommand::Whoami));
+        assert_eq!(parse_command("stop"), Ok(ChatCommand::Stop));
+        assert_eq!(parse_command("inbox"), Ok(ChatCommand::Inbox));
+        assert_eq!(parse_command("usage"), Ok(ChatCommand::Usage));
+        assert_eq!(parse_command("rules"), Ok(ChatCommand::Rules));
+        assert_eq!(
+            parse_command("rules revoke r-17"),
+            Ok(ChatCommand::RulesRevoke("r-17".into()))
+        );
+    }
+
+    #[test]
+    fn mode_and_model_take_an_optional_value() {
+        assert_eq!(parse_command("mode"), Ok(ChatCommand::Mode(None)));
+        assert_eq!(
+            parse_command("mode Plan"),
+            Ok(ChatCommand::Mode(Some(PermissionMode::Plan)))
+        );
+        assert_eq!(parse_command("model"), Ok(ChatCommand::Model(None)));
+        assert_eq!(
+            parse_command("model openai:gpt-5"),
+            Ok(ChatCommand::Model(Some("openai:gpt-5".into())))
+        );
+        assert!(parse_command("mode yolo").is_err());
+        assert!(parse_command("model gpt-5").is_err());
+        assert!(parse_command("model :x").is_err());
+    }
+
+    #[test]
+    fn users_are_read_from_mentions_and_ids() {
+        let grant = |text: &str| {
+            parse_command(text).map(|c| match c {
+                ChatCommand::RoleGrant { user, role } => (user, role),
+                other => panic!("not a grant: {other:?}"),
+            })
+        };
+        assert_eq!(
+            grant("role grant <@U123> admin"),
+            Ok(("U123".into(), Role::Admin))
+        );
+        assert_eq!(
+            grant("role grant <@U123|ana> approver"),
+            Ok(("U123".into(), Role::Approver))
+        );
+        assert_eq!(
+            grant("role grant U9 member"),
+            Ok(("U9".into(), Role::Member))
+        );
+        assert!(parse_command("role grant <@U1 admin").is_err());
+        assert!(parse_command("role grant <@> admin").is_err());
+        assert!(parse_command("role grant U1 king").is_err());
+        assert_eq!(
+            parse_command("role revoke <@U2> admin"),
+            Ok(ChatCommand::RoleRevoke {
+                user: "U2".into(),
+                role: Role::Admin
+            })
+        );
+        assert!(parse_command("role revoke U2 member").is_err());
+    }
+
+    #[test]
+    fn errors_name_the_problem_and_show_the_usage() {
+        let error = parse_command("deploy prod").unwrap_err();
+        assert_eq!(error.reason(), "unknown command `deploy`");
+        assert!(error.to_string().ends_with(USAGE));
+        let error = parse_command("whoami now").unwrap_err();
+        assert_eq!(error.reason(), "wrong arguments for `whoami`");
+        assert!(parse_command("role grant").is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn never_panics(text in "\\PC*") {
+            let _ = parse_command(&text);
+        }
+
+        #[test]
+        fn never_panics_on_command_like_text(
+            verb in prop::sample::select(vec!["role", "mode", "model", "rules", "help", "grant"]),
+            rest in "[ <@>|:a-zA-Z0-9\u{e9}\u{1F600}]{0,40}",
+        ) {
+            if let Err(e) = parse_command(&format!("{verb} {rest}")) {
+                prop_assert!(e.to_string().ends_with(USAGE));
+            }
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! The fake Slack Web API: `chat.postMessage`, `chat.update`, `chat.postEphemeral`, `auth.test`.
+//!
+//! Invariant: answers have Slack's shapes, always HTTP 200 with `ok` saying whether the call
+//! worked, and nothing is stored unless the bearer token is the configured bot token.
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::http::header::AUTHORIZATION;
+use serde_json::{Value, json};
+
+use crate::{AppState, BOT_ID, BOT_USER_ID, TEAM_ID};
+
+fn failure(error: &str) -> Json<Value> {
+    Json(json!({ "ok": false, "error": error }))
+}
+
+/// The JSON body of an authorised call, or Slack's error answer.
+fn authorised(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<Value, Json<Value>> {
+    let token = headers
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    match token {
+        None => return Err(failure("not_authed")),
+        Some(token) if token != state.config.bot_token => return Err(failure("invalid_auth")),
+        Some(_) => {}
+    }
+    if body.is_empty() {
+        return Ok(json!({}));
+    }
+    serde_json::from_slice(body).map_err(|_| failure("invalid_json"))
+}
+
+fn text_field<'a>(body: &'a Value, name: &str) -> Option<&'a str> {
+    body.get(name)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+}
+
+pub(crate) async fn post_message(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Json<Value> {
+    let body = match authorised(&state, &headers, &body) {
+        Ok(body) => body,
+        Err(answer) => return answer,
+    };
+    let Some(channel) = text_field(&body, "channel") else {
+        return failure("channel_not_found");
+    };
+    let text = text_field(&body, "text").unwrap_or_default();
+    let blocks = body.get("blocks").cloned().unwrap_or(Value::Null);
+    if text.is_empty() && blocks.as_array().is_none_or(Vec::is_empty) {
+        return failure("no_text");
+    }
+    let thread_ts = text_field(&body, "thread_ts").map(str::to_owned);
+    let ts = state
+        .store
+        .push(channel, thread_ts, BOT_USER_ID, text, blocks, None);
+    Json(json!({ "ok": true, "channel": channel, "ts": ts }))
+}
+
+pub(crate) async fn update(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Json<Value> {
+    let body = match authorised(&state, &headers, &body) {
+        Ok(body) => body,
+        Err(answer) => return answer,
+    };
+    let (Some(channel), Some(ts)) = (text_field(&body, "channel"), text_field(&body, "ts")) else {
+        return failure("message_not_found");
+    };
+    let text = text_field(&body, "text").unwrap_or_default();
+    let blocks = body.get("blocks").cloned().unwrap_or(Value::Null);
+    if !state.store.update(channel, ts, text, blocks) {
+        return failure("message_not_found");
+    }
+    Json(json!({ "ok": true, "channel": channel, "ts": ts, "text": text }))
+}
+
+pub(crate) async fn post_ephemeral(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Json<Value> {
+    let body = match authorised(&state, &headers, &body) {
+        Ok(body) => body,
+        Err(answer) => return answer,
+    };
+    let (Some(channel), Some(user)) = (text_field(&body, "channel"), text_field(&body, "user"))
+    else {
+        return failure("user_not_in_channel");
+    };
+    let text = text_field(&body, "text").unwrap_or_default();
+    let blocks = body.get("blocks").cloned().unwrap_or(Value::Null);
+    let thread_ts = text_field(&body, "thread_ts").map(str::to_owned);
+    let ts = state.store.push(
+        channel,
+        thread_ts,
+        BOT_USER_ID,
+        text,
+        blocks,
+        Some(user.to_owned()),
+    );
+    Json(json!({ "ok": true, "message_ts": ts }))
+}
+
+pub(crate) async fn auth_test(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Json<Value> {
+    if let Err(answer) = authorised(&state, &headers, &body) {
+        return answer;
+    }
+    Json(json!({
+        "ok": true,
+        "url": "http://sandbox.local/",
+        "team": "Sandbox",
+        "user": "workmate",
+        "team_id": TEAM_ID,
+        "user_id": BOT_USER_ID,
+        "bot_id": BOT_ID,
+    }))
+}

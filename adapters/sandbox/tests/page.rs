@@ -1,0 +1,31 @@
+//! The page is served and self-contained.
+
+use axum::http::StatusCode;
+
+use crate::support::{get, sandbox};
+
+#[tokio::test]
+async fn the_page_is_html_without_external_assets() {
+    let app = sandbox("http://127.0.0.1:9");
+    let (status, content_type, html) = get(&app, "/sandbox").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(content_type.starts_with("text/html"), "{content_type}");
+    assert!(html.contains("#general") || html.contains("# general"));
+    assert!(html.contains("/sandbox/state"));
+    assert!(html.contains("/sandbox/say"));
+    assert!(html.contains("/sandbox/click"));
+    let lower = html.to_lowercase();
+    assert!(!lower.contains("http://"), "the page names an http:// URL");
+    assert!(
+        !lower.contains("https://"),
+        "the page names an https:// URL"
+    );
+    assert!(
+        !lower.contains("<link"),
+        "the page links an external stylesheet"
+    );
+    assert!(
+        !lower.contains("<script src"),
+        "the page loads an external script"
+    );
+}

@@ -1,0 +1,59 @@
+//! Building the sandbox and calling it with `oneshot`.
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use serde_json::Value;
+use tower::ServiceExt;
+use workmate_sandbox::{SandboxConfig, router};
+
+pub(crate) const SECRET: &str = "sandbox-test-secret";
+pub(crate) const TOKEN: &str = "xoxb-sandbox-test";
+
+pub(crate) fn sandbox(workmate_base: &str) -> Router {
+    router(SandboxConfig {
+        signing_secret: SECRET.into(),
+        bot_token: TOKEN.into(),
+        workmate_base: workmate_base.into(),
+    })
+    .unwrap()
+}
+
+/// POSTs JSON, with a bearer token when given; returns the status and the body.
+pub(crate) async fn post(
+    app: &Router,
+    path: &str,
+    token: Option<&str>,
+    body: &Value,
+) -> (StatusCode, Value) {
+    let mut request = Request::post(path).header("content-type", "application/json");
+    if let Some(token) = token {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    let request = request.body(Body::from(body.to_string())).unwrap();
+    let response = app.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+pub(crate) async fn get(app: &Router, path: &str) -> (StatusCode, String, String) {
+    let request = Request::get(path).body(Body::empty()).unwrap();
+    let response = app.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_owned())
+        .unwrap_or_default();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (
+        status,
+        content_type,
+        String::from_utf8(bytes.to_vec()).unwrap(),
+    )
+}
