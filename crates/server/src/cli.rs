@@ -42,6 +42,19 @@ pub enum Command {
     /// Inspect the permission policy.
     #[command(subcommand)]
     Policy(PolicyCommand),
+    /// Measure the service under load; prints figures beside their targets.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+    /// The load client `bench` starts in a second process.
+    #[command(hide = true)]
+    BenchClient(crate::bench::ClientArgs),
+}
+
+/// `workmate bench …`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Subcommand)]
+pub enum BenchCommand {
+    /// Post signed Slack events from a second process; compare with an empty axum handler.
+    Webhooks(crate::bench::WebhooksArgs),
 }
 
 /// `workmate models …`.

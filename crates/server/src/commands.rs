@@ -5,11 +5,11 @@
 
 use std::path::PathBuf;
 
-use crate::cli::{Cli, Command, ModelsCommand, PolicyCommand};
+use crate::cli::{BenchCommand, Cli, Command, ModelsCommand, PolicyCommand};
 use crate::config::Config;
 use crate::engine::Script;
 use crate::error::StartupError;
-use crate::{data_dir, database, explain, models, serve, telemetry};
+use crate::{bench, data_dir, database, explain, models, serve, telemetry};
 
 /// Runs the command line's subcommand. `working_dir` is where `workmate.toml` is looked for and
 /// `env` the process environment. Returns the text to print on stdout, if any.
@@ -23,6 +23,12 @@ pub fn run(
         return explain::explain(args)
             .map(Some)
             .map_err(StartupError::Usage);
+    }
+    // Benchmarks build their own service in a temporary directory; no configuration applies.
+    match &cli.command {
+        Command::Bench(BenchCommand::Webhooks(args)) => return bench::webhooks(args).map(Some),
+        Command::BenchClient(args) => return bench::client(args).map(Some),
+        _ => {}
     }
     let config = Config::load(&cli.global.sources(working_dir, env))?;
     if cli.command == Command::Config {
@@ -55,7 +61,11 @@ pub fn run(
             }
         }
         // Answered above, before any runtime starts.
-        Command::Config | Command::Policy(_) | Command::Models { action: None } => Ok(None),
+        Command::Config
+        | Command::Policy(_)
+        | Command::Models { action: None }
+        | Command::Bench(_)
+        | Command::BenchClient(_) => Ok(None),
     }
 }
 

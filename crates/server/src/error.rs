@@ -86,6 +86,9 @@ pub enum StartupError {
     /// The HTTP server failed while running.
     #[error("the HTTP server failed: {0}")]
     Serve(std::io::Error),
+    /// A benchmark could not run to its end.
+    #[error("the benchmark failed: {0}")]
+    Bench(String),
 }
 
 impl StartupError {
@@ -104,7 +107,8 @@ impl StartupError {
             | Self::Resume(_)
             | Self::Telemetry(_)
             | Self::Runtime(_)
-            | Self::Serve(_) => 1,
+            | Self::Serve(_)
+            | Self::Bench(_) => 1,
         }
     }
 

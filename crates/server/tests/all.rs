@@ -11,5 +11,6 @@ mod explain;
 mod gateways;
 mod models;
 mod router;
+mod sandbox_e2e;
 mod slack;
 mod support;

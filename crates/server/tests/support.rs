@@ -87,7 +87,7 @@ pub(crate) fn http_request(
     Ok((status, body))
 }
 
-/// A running `workmate serve`, killed if the test fails before stopping it.
+/// A running `workmate serve` (or `workmate demo`), killed if the test fails before stopping it.
 pub(crate) struct Server {
     child: Option<Child>,
     pub(crate) addr: SocketAddr,
@@ -102,11 +102,20 @@ impl Server {
 
     /// Like [`Server::start`], with extra environment variables.
     pub(crate) fn start_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Self {
+        Self::spawn(dir, "serve", args, env)
+    }
+
+    /// Starts `workmate demo` (the offline script plus the `/sandbox` page) in `dir`.
+    pub(crate) fn start_demo(dir: &Path) -> Self {
+        Self::spawn(dir, "demo", &[], &[])
+    }
+
+    fn spawn(dir: &Path, subcommand: &str, args: &[&str], env: &[(&str, &str)]) -> Self {
         let port = free_port();
         let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
         let log = tempfile::NamedTempFile::new().unwrap();
         let child = workmate(dir)
-            .arg("serve")
+            .arg(subcommand)
             .args(args)
             .env("WORKMATE__SERVER__LISTEN", addr.to_string())
             .envs(env.iter().copied())
@@ -131,10 +140,7 @@ impl Server {
                 return;
             }
             if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {
-                panic!(
-                    "workmate serve exited early with {status}: {}",
-                    self.log_text()
-                );
+                panic!("workmate exited early with {status}: {}", self.log_text());
             }
             assert!(
                 Instant::now() < deadline,

@@ -1,0 +1,100 @@
+//! The sandbox in a real browser: `workmate demo` runs, and `e2e/sandbox.mjs` drives Debian's
+//! headless Chromium through `/sandbox` (send a message, click "Approve once", find the answer,
+//! save a screenshot under `target/e2e/`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::Server;
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// The workspace root (this crate is `crates/server`).
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+fn node_found() -> bool {
+    Command::new("node")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// What is missing to run the browser test, if anything.
+fn missing(repo: &Path) -> Option<&'static str> {
+    if !Path::new(CHROMIUM).exists() {
+        Some(CHROMIUM)
+    } else if !node_found() {
+        Some("node")
+    } else if !repo.join("e2e/node_modules/playwright-core").is_dir() {
+        Some("e2e/node_modules/playwright-core")
+    } else {
+        None
+    }
+}
+
+#[test]
+#[allow(
+    clippy::print_stderr,
+    reason = "a skipped test must say so, and a failing one shows the browser script's output"
+)]
+fn a_browser_sends_a_message_approves_and_finds_the_answer_in_the_sandbox() {
+    let repo = repo_root();
+    if let Some(what) = missing(&repo) {
+        eprintln!("skipped: {what} not installed (bash .ci/run installs it)");
+        return;
+    }
+    let screenshot = repo.join("target/e2e/sandbox.png");
+    let _ = std::fs::remove_file(&screenshot);
+
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_demo(dir.path());
+
+    let out = tempfile::NamedTempFile::new().unwrap();
+    let err = tempfile::NamedTempFile::new().unwrap();
+    let mut browser = Command::new("node")
+        .arg(repo.join("e2e/sandbox.mjs"))
+        .arg(format!("http://{}", server.addr))
+        .current_dir(&repo)
+        .stdin(Stdio::null())
+        .stdout(out.reopen().unwrap())
+        .stderr(err.reopen().unwrap())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let status = loop {
+        if let Some(status) = browser.try_wait().unwrap() {
+            break Some(status);
+        }
+        if Instant::now() >= deadline {
+            let _ = browser.kill();
+            let _ = browser.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let output = format!(
+        "--- e2e/sandbox.mjs stdout ---\n{}\n--- stderr ---\n{}\n--- workmate demo log ---\n{}",
+        std::fs::read_to_string(out.path()).unwrap_or_default(),
+        std::fs::read_to_string(err.path()).unwrap_or_default(),
+        server.log_text()
+    );
+    eprintln!("{output}");
+    let status = status.unwrap_or_else(|| panic!("the browser script ran past 90 s\n{output}"));
+    assert!(status.success(), "the browser script failed: {status}");
+    assert!(
+        screenshot.is_file(),
+        "no screenshot at {}",
+        screenshot.display()
+    );
+
+    let exit = server.terminate(Duration::from_secs(10));
+    assert!(exit.success(), "workmate demo exited with {exit}");
+}

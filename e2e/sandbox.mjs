@@ -1,0 +1,141 @@
+// Drives `workmate demo`'s /sandbox page in Debian's headless Chromium: Alice asks for the weekly
+// report, clicks "Approve once" on the approval card, and the answer must appear in the thread.
+//
+// Usage: node e2e/sandbox.mjs http://127.0.0.1:PORT
+// Exits 0 on success with a screenshot at <repo>/target/e2e/sandbox.png; on any failure prints
+// what the page showed and exits 1. The whole run is bounded by 60 s.
+
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
+const MESSAGE = "write this week's report and save it as a file";
+// The demo script's final answer, "Done: **weekly-report.md** is saved …", as the page renders it.
+const ANSWER = /weekly-report\.md\s+is saved/;
+// The answer's last words: the stream has finished.
+const ANSWER_END = "post a summary to the team thread?";
+// The approval card once resolved: the buttons are replaced for everyone.
+const APPROVED = /Approved by .+ · once/;
+const OVERALL_MS = 60_000;
+
+const repo = join(dirname(fileURLToPath(import.meta.url)), "..");
+const screenshot = join(repo, "target", "e2e", "sandbox.png");
+
+const base = (process.argv[2] || "").replace(/\/+$/, "");
+if (!/^https?:\/\//.test(base)) {
+  console.error("usage: node e2e/sandbox.mjs http://127.0.0.1:PORT");
+  process.exit(2);
+}
+
+const profile = mkdtempSync(join(tmpdir(), "workmate-e2e-chromium-"));
+let browser;
+let page;
+
+async function pageText() {
+  try {
+    return await page.locator("body").innerText({ timeout: 2_000 });
+  } catch (e) {
+    return `(page text unavailable: ${e.message})`;
+  }
+}
+
+async function cleanup() {
+  try {
+    await browser?.close();
+  } catch {
+    // already gone
+  }
+  rmSync(profile, { recursive: true, force: true });
+}
+
+async function fail(reason) {
+  console.error(`FAIL: ${reason}`);
+  if (page) {
+    console.error("--- page text ---");
+    console.error(await pageText());
+    console.error("-----------------");
+    try {
+      mkdirSync(dirname(screenshot), { recursive: true });
+      await page.screenshot({ path: screenshot.replace(/\.png$/, "-failure.png"), fullPage: true, timeout: 5_000 });
+    } catch {
+      // best effort
+    }
+  }
+  await cleanup();
+  process.exit(1);
+}
+
+const overall = setTimeout(() => {
+  fail(`not done within ${OVERALL_MS / 1000} s`);
+}, OVERALL_MS);
+
+async function main() {
+  // A new empty profile every run; playwright passes it to Chromium as --user-data-dir.
+  browser = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+    viewport: { width: 1280, height: 1100 },
+  });
+  page = browser.pages()[0] || (await browser.newPage());
+  page.on("pageerror", (e) => console.error(`page error: ${e.message}`));
+
+  await page.goto(`${base}/sandbox`, { waitUntil: "load", timeout: 15_000 });
+  await page.locator("#composer").waitFor({ timeout: 10_000 });
+
+  // Alice starts a new thread through the composer, as a person would.
+  await page.selectOption("#user", "U1");
+  await page.fill("#text", MESSAGE);
+  await page.click("#composer button[type=submit]");
+  console.log(`sent as Alice: ${MESSAGE}`);
+
+  // The approval card's button; the page re-renders on every state change, so use a locator
+  // (re-resolved on each try) rather than an element handle.
+  const approve = page.locator("#threads button", { hasText: "Approve once" }).first();
+  await approve.waitFor({ state: "visible", timeout: 30_000 });
+  await approve.click({ timeout: 10_000 });
+  console.log('clicked "Approve once"');
+
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const error = (await page.locator("#error").innerText()).trim();
+    if (error) throw new Error(`the page reported: ${error}`);
+    const threads = await page.locator("#threads").innerText();
+    const settled =
+      ANSWER.test(threads) &&
+      threads.includes(ANSWER_END) &&
+      APPROVED.test(threads) &&
+      !threads.includes("Approve once");
+    if (settled) break;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `within 30 s of approving: answer ${ANSWER.test(threads) ? "shown" : "missing"}, ` +
+          `stream ${threads.includes(ANSWER_END) ? "finished" : "unfinished"}, ` +
+          `approval card ${APPROVED.test(threads) ? "resolved" : "unresolved"}`,
+      );
+    }
+    await page.waitForTimeout(250);
+  }
+  console.log("found the answer (weekly-report.md is saved) and the card shows the approval");
+
+  mkdirSync(dirname(screenshot), { recursive: true });
+  await page.screenshot({ path: screenshot, fullPage: true });
+  console.log(`screenshot: ${screenshot}`);
+  clearTimeout(overall);
+  await cleanup();
+  process.exit(0);
+}
+
+main().catch((e) => fail(e && e.stack ? e.stack : String(e)));
