@@ -130,11 +130,7 @@ impl SlackWeb {
         let api_base = api_base.trim_end_matches('/').to_owned();
         reqwest::Url::parse(&api_base)
             .map_err(|e| WebError::Config(format!("api_base {api_base:?} is not a URL: {e}")))?;
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let tls = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .and_then(|b| Ok(b.with_platform_verifier()?.with_no_client_auth()))
-            .map_err(|e| WebError::Config(format!("cannot configure TLS: {e}")))?;
+        let tls = tls_config()?;
         let http = reqwest::Client::builder()
             .tls_backend_preconfigured(tls)
             .connect_timeout(Duration::from_secs(10))
@@ -197,6 +193,17 @@ impl SlackWeb {
         self.call("auth.test", &json!({})).await
     }
 
+    /// `apps.connections.open`: a Socket Mode WebSocket URL (`wss://…`). The client's token must
+    /// be the app-level token (`xapp-…`, scope `connections:write`), not the bot token.
+    pub async fn apps_connections_open(&self) -> Result<String> {
+        #[derive(Deserialize)]
+        struct Opened {
+            url: String,
+        }
+        let opened: Opened = self.call("apps.connections.open", &json!({})).await?;
+        Ok(opened.url)
+    }
+
     /// One Web API call, retried on 429 and 5xx as the policy says.
     async fn call<T: DeserializeOwned>(&self, method: &'static str, body: &Value) -> Result<T> {
         let url = format!("{}/{method}", self.api_base);
@@ -254,6 +261,15 @@ impl SlackWeb {
             tokio::time::sleep(wait).await;
         }
     }
+}
+
+/// The TLS client configuration of every Slack connection: ring, the platform's verifier.
+pub(crate) fn tls_config() -> Result<rustls::ClientConfig> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .and_then(|b| Ok(b.with_platform_verifier()?.with_no_client_auth()))
+        .map_err(|e| WebError::Config(format!("cannot configure TLS: {e}")))
 }
 
 /// A 2xx body: `ok: true` and the method's fields, or `ok: false` and an error code.

@@ -11,5 +11,6 @@ mod interaction;
 mod limits;
 mod props;
 mod signature;
+mod socket;
 mod story;
 mod web;

@@ -454,3 +454,44 @@ fn gateway_providers_are_configured_per_name() {
         "{err}"
     );
 }
+
+#[test]
+fn slack_socket_mode_needs_an_app_token_and_no_signing_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let slack = |extra: &[(&'static str, &'static str)]| {
+        let mut env = vec![("WORKMATE__PLATFORMS__SLACK__BOT_TOKEN", "xoxb-1")];
+        env.extend_from_slice(extra);
+        load(dir.path(), &env, Overrides::default())
+    };
+    let err = slack(&[("WORKMATE__PLATFORMS__SLACK__MODE", "socket")])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("app_token") && err.contains("mode = \"socket\""),
+        "{err}"
+    );
+    let config = slack(&[
+        ("WORKMATE__PLATFORMS__SLACK__MODE", "socket"),
+        ("WORKMATE__PLATFORMS__SLACK__APP_TOKEN", "xapp-1-secret"),
+    ])
+    .unwrap();
+    let slack_config = config.platforms.slack.as_ref().unwrap();
+    assert_eq!(slack_config.mode.as_str(), "socket");
+    assert!(slack_config.signing_secret.is_none() && slack_config.app_token.is_some());
+    let rendered = config.to_redacted_toml();
+    assert!(
+        rendered.contains("app_token = \"***\"") && !rendered.contains("xapp-1-secret"),
+        "{rendered}"
+    );
+    let err = slack(&[("WORKMATE__PLATFORMS__SLACK__MODE", "http")])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("signing_secret is required"), "{err}");
+    let err = slack(&[
+        ("WORKMATE__PLATFORMS__SLACK__MODE", "rtm"),
+        ("WORKMATE__PLATFORMS__SLACK__SIGNING_SECRET", "s"),
+    ])
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("\"socket\""), "{err}");
+}

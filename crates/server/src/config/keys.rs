@@ -171,7 +171,7 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
         kind: Kind::Str,
         flag: None,
     },
-    // `[platforms.slack]`: the Slack app (HTTP mode).
+    // `[platforms.slack]`: the Slack app (HTTP mode or Socket Mode).
     Key {
         section: "platforms.slack",
         key: "signing_secret",
@@ -181,6 +181,12 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
     Key {
         section: "platforms.slack",
         key: "bot_token",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "platforms.slack",
+        key: "app_token",
         kind: Kind::Str,
         flag: None,
     },

@@ -2,7 +2,8 @@
 //!
 //! Invariant: a configured platform has every secret it needs to verify inbound requests and to
 //! call the platform back, kept as [`SecretString`]s; an absent section means the platform's
-//! routes answer 404. Only Slack's HTTP (Events API) mode is accepted for now.
+//! routes answer 404. Slack runs in HTTP mode (signed requests to workmate's routes, which need
+//! `signing_secret`) or in Socket Mode (a WebSocket opened with the app-level `app_token`).
 
 use secrecy::SecretString;
 
@@ -28,13 +29,17 @@ pub struct PlatformsConfig {
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct SlackConfig {
-    /// `signing_secret`: verifies that requests come from Slack.
-    pub signing_secret: SecretString,
+    /// `signing_secret`: verifies that requests come from Slack. Required in HTTP mode; in
+    /// Socket Mode, without it the HTTP routes refuse every request.
+    pub signing_secret: Option<SecretString>,
+    /// `app_token`: the app-level `xapp-…` token that opens Socket Mode connections. Required in
+    /// Socket Mode.
+    pub app_token: Option<SecretString>,
     /// `bot_token`: the `xoxb-…` token of the Web API calls.
     pub bot_token: SecretString,
     /// `api_base`: the Web API's base URL (default `https://slack.com/api`).
     pub api_base: String,
-    /// `mode`: how events arrive (only `http` for now).
+    /// `mode`: how events arrive.
     pub mode: SlackMode,
 }
 
@@ -42,10 +47,22 @@ impl SlackConfig {
     /// A configuration for tests and embedders, in HTTP mode.
     pub fn http(signing_secret: SecretString, bot_token: SecretString, api_base: &str) -> Self {
         Self {
-            signing_secret,
+            signing_secret: Some(signing_secret),
+            app_token: None,
             bot_token,
             api_base: api_base.to_owned(),
             mode: SlackMode::Http,
+        }
+    }
+
+    /// A configuration for tests and embedders, in Socket Mode.
+    pub fn socket(app_token: SecretString, bot_token: SecretString, api_base: &str) -> Self {
+        Self {
+            signing_secret: None,
+            app_token: Some(app_token),
+            bot_token,
+            api_base: api_base.to_owned(),
+            mode: SlackMode::Socket,
         }
     }
 }
@@ -56,6 +73,8 @@ impl SlackConfig {
 pub enum SlackMode {
     /// The Events API and interactivity posted to workmate's HTTP routes.
     Http,
+    /// Socket Mode: a WebSocket workmate opens with the app-level token.
+    Socket,
 }
 
 impl SlackMode {
@@ -63,6 +82,7 @@ impl SlackMode {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Http => "http",
+            Self::Socket => "socket",
         }
     }
 }
@@ -81,16 +101,47 @@ pub(crate) fn validate_platforms(
 }
 
 fn validate_slack(raw: &RawSlack, invalid: Invalid<'_>) -> Result<SlackConfig, ConfigError> {
-    let secret = |key: &'static str, value: &Option<String>| {
+    let optional = |value: &Option<String>| {
         value
             .as_deref()
             .map(str::trim)
             .filter(|v| !v.is_empty())
             .map(|v| SecretString::from(v.to_owned()))
-            .ok_or_else(|| invalid(SLACK, key, format!("{key} is required for Slack")))
     };
-    let signing_secret = secret("signing_secret", &raw.signing_secret)?;
-    let bot_token = secret("bot_token", &raw.bot_token)?;
+    let mode = match raw.mode.as_deref() {
+        None | Some("http") => SlackMode::Http,
+        Some("socket") => SlackMode::Socket,
+        Some(other) => {
+            return Err(invalid(
+                SLACK,
+                "mode",
+                format!("`{other}` is not a Slack mode; use \"http\" or \"socket\""),
+            ));
+        }
+    };
+    let signing_secret = optional(&raw.signing_secret);
+    let app_token = optional(&raw.app_token);
+    let bot_token = optional(&raw.bot_token)
+        .ok_or_else(|| invalid(SLACK, "bot_token", "bot_token is required for Slack".into()))?;
+    match mode {
+        SlackMode::Http if signing_secret.is_none() => {
+            return Err(invalid(
+                SLACK,
+                "signing_secret",
+                "signing_secret is required for Slack in mode = \"http\"".into(),
+            ));
+        }
+        SlackMode::Socket if app_token.is_none() => {
+            return Err(invalid(
+                SLACK,
+                "app_token",
+                "app_token (the app-level xapp-… token with connections:write) is required for \
+                 Slack in mode = \"socket\""
+                    .into(),
+            ));
+        }
+        _ => {}
+    }
     let api_base = raw
         .api_base
         .clone()
@@ -109,25 +160,9 @@ fn validate_slack(raw: &RawSlack, invalid: Invalid<'_>) -> Result<SlackConfig, C
             format!("{api_base:?} must be http:// or https://"),
         ));
     }
-    let mode = match raw.mode.as_deref() {
-        None | Some("http") => SlackMode::Http,
-        Some("socket") => {
-            return Err(invalid(
-                SLACK,
-                "mode",
-                "Socket Mode is not supported yet; use mode = \"http\"".into(),
-            ));
-        }
-        Some(other) => {
-            return Err(invalid(
-                SLACK,
-                "mode",
-                format!("`{other}` is not a Slack mode; use \"http\""),
-            ));
-        }
-    };
     Ok(SlackConfig {
         signing_secret,
+        app_token,
         bot_token,
         api_base,
         mode,

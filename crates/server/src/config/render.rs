@@ -25,8 +25,9 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
         providers: providers(config),
         platforms: RawPlatforms {
             slack: config.platforms.slack.as_ref().map(|slack| RawSlack {
-                signing_secret: Some("***".to_owned()),
+                signing_secret: slack.signing_secret.as_ref().map(|_| "***".to_owned()),
                 bot_token: Some("***".to_owned()),
+                app_token: slack.app_token.as_ref().map(|_| "***".to_owned()),
                 api_base: Some(slack.api_base.clone()),
                 mode: Some(slack.mode.as_str().to_owned()),
             }),

@@ -59,6 +59,8 @@ pub(crate) struct RawSlack {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) bot_token: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) app_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) api_base: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) mode: Option<String>,
@@ -306,6 +308,7 @@ mod tests {
                 slack: Some(RawSlack {
                     signing_secret: Some(String::new()),
                     bot_token: Some(String::new()),
+                    app_token: Some(String::new()),
                     api_base: Some(String::new()),
                     mode: Some(String::new()),
                 }),

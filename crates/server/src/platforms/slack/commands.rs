@@ -99,36 +99,41 @@ pub(crate) async fn slash_commands(
     let slack = configured(&state)?;
     verified(&slack, &headers, &body)?;
     let command = decode_slash_command(&body).map_err(|e| ApiError::BadRequest(e.to_string()))?;
-    let caller = slack.caller(&command).await?;
-    let (name, outcome) = match parse_command(&command.text) {
-        Ok(parsed) => (parsed.name(), slack.run(&caller, parsed).await?),
-        Err(error) => (
-            "invalid",
-            Outcome {
-                status: "invalid",
-                text: error.to_string(),
-                session: None,
-            },
-        ),
-    };
-    let record = NewAuditRecord {
-        session_id: outcome.session.clone(),
-        actor: Some(caller.user.id.as_str().to_owned()),
-        stage: "chat_command".into(),
-        tool: None,
-        status: Some(outcome.status.into()),
-        detail: json!({"command": name, "outcome": outcome.status, "via": "slack"}),
-    };
-    slack
-        .hub
-        .store()
-        .audit()
-        .append(&caller.tenant, &record)
-        .await?;
-    Ok(Json(json!({"response_type": "ephemeral", "text": outcome.text})).into_response())
+    let text = slack.command_reply(&command).await?;
+    Ok(Json(json!({"response_type": "ephemeral", "text": text})).into_response())
 }
 
 impl SlackSurface {
+    /// Runs a slash command (HTTP and Socket Mode alike), audits it, and returns the reply text.
+    pub(super) async fn command_reply(&self, command: &SlashCommand) -> Result<String, ApiError> {
+        let caller = self.caller(command).await?;
+        let (name, outcome) = match parse_command(&command.text) {
+            Ok(parsed) => (parsed.name(), self.run(&caller, parsed).await?),
+            Err(error) => (
+                "invalid",
+                Outcome {
+                    status: "invalid",
+                    text: error.to_string(),
+                    session: None,
+                },
+            ),
+        };
+        let record = NewAuditRecord {
+            session_id: outcome.session.clone(),
+            actor: Some(caller.user.id.as_str().to_owned()),
+            stage: "chat_command".into(),
+            tool: None,
+            status: Some(outcome.status.into()),
+            detail: json!({"command": name, "outcome": outcome.status, "via": "slack"}),
+        };
+        self.hub
+            .store()
+            .audit()
+            .append(&caller.tenant, &record)
+            .await?;
+        Ok(outcome.text)
+    }
+
     async fn caller(&self, command: &SlashCommand) -> Result<Caller, ApiError> {
         let tenant = self.ensure_tenant(&command.team_id).await.map_err(api)?;
         let name = command.user_name.clone();

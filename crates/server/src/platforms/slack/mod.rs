@@ -1,6 +1,8 @@
-//! Slack in HTTP mode: the Events API, interactivity and slash-command routes, wired to the hub.
+//! Slack: the Events API, interactivity and slash-command routes (HTTP mode) or a Socket Mode
+//! client (socket mode), wired to the hub.
 //!
-//! Invariants: nothing reaches the engine unless its signature verified; the handler only
+//! Invariants: nothing reaches the engine unless its signature verified (HTTP) or it came over
+//! the Socket Mode connection opened with the app token; the handler only
 //! verifies, decodes and queues, so Slack gets its answer at once whatever the engine does; an
 //! event id is processed once however often Slack delivers it; a workspace (team id) is tenant
 //! `slack-<team>`, a Slack user is tenant user `slack-<user>`, and a thread is a session owned by
@@ -11,16 +13,19 @@ mod commands;
 mod jobs;
 mod pump;
 mod routes;
+mod socket;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use secrecy::{ExposeSecret, SecretString};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 use workmate_adapter::{CardStore, Coalescer, RetryPolicy, WorkQueue};
 use workmate_engine::SessionHub;
-use workmate_slack::{AuthInfo, SlackWeb, verify_request};
+use workmate_slack::{AuthInfo, SlackWeb, SocketMode, verify_request};
 
-use crate::config::SlackConfig;
+use crate::config::{SlackConfig, SlackMode};
 
 pub(crate) use commands::slash_commands;
 pub use jobs::tenant_of;
@@ -47,18 +52,33 @@ pub(crate) enum SlackError {
 /// The Slack surface: verification, the work queue, the card pipeline.
 #[derive(Debug)]
 pub struct SlackSurface {
-    signing_secret: SecretString,
+    signing_secret: Option<SecretString>,
     web: SlackWeb,
     hub: SessionHub,
     coalescer: Arc<Coalescer>,
     queue: WorkQueue,
     pumps: Arc<pump::Pumps>,
     bot: tokio::sync::OnceCell<Option<AuthInfo>>,
+    /// The Socket Mode client, in socket mode: its stop signal and its task.
+    socket: Mutex<Option<(CancellationToken, JoinHandle<()>)>>,
 }
 
 impl SlackSurface {
-    /// Sets Slack up over `hub`. Must be called inside a tokio runtime (it starts the queue).
+    /// Sets Slack up over `hub`. Must be called inside a tokio runtime (it starts the queue and,
+    /// in socket mode, the Socket Mode client).
     pub fn new(config: &SlackConfig, hub: SessionHub) -> Result<Arc<Self>, workmate_slack::Error> {
+        let client = match (config.mode, &config.app_token) {
+            (SlackMode::Socket, Some(app_token)) => {
+                Some(SocketMode::new(&config.api_base, app_token.clone())?)
+            }
+            (SlackMode::Socket, None) => {
+                return Err(workmate_slack::WebError::Config(
+                    "Socket Mode needs an app_token".into(),
+                )
+                .into());
+            }
+            _ => None,
+        };
         let web = SlackWeb::new(&config.api_base, config.bot_token.clone())?;
         let store: Arc<dyn CardStore> = Arc::new(hub.store().clone());
         let coalescer = Arc::new(Coalescer::new(
@@ -71,7 +91,7 @@ impl SlackSurface {
             Arc::clone(&coalescer),
             PUMP_IDLE,
         ));
-        Ok(Arc::new(Self {
+        let surface = Arc::new(Self {
             signing_secret: config.signing_secret.clone(),
             web,
             hub,
@@ -79,7 +99,18 @@ impl SlackSurface {
             queue: WorkQueue::new(WORKERS, QUEUE),
             pumps,
             bot: tokio::sync::OnceCell::new(),
-        }))
+            socket: Mutex::new(None),
+        });
+        if let Some(client) = client {
+            let cancel = CancellationToken::new();
+            let handler = Arc::new(socket::Inbound(Arc::downgrade(&surface)));
+            let task = tokio::spawn(client.run(handler, cancel.clone()));
+            *surface
+                .socket
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some((cancel, task));
+        }
+        Ok(surface)
     }
 
     /// How many sessions have a live card pump.
@@ -90,6 +121,17 @@ impl SlackSurface {
     /// Runs the accepted jobs, stops the pumps, and sends pending card updates for at most
     /// `grace`.
     pub async fn shutdown(&self, grace: Duration) {
+        let socket = self
+            .socket
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some((cancel, task)) = socket {
+            cancel.cancel();
+            if let Err(e) = task.await {
+                tracing::warn!(error = %e, "The Slack Socket Mode client failed.");
+            }
+        }
         self.queue.shutdown().await;
         self.pumps.shutdown().await;
         self.coalescer.shutdown(grace).await;
@@ -97,12 +139,15 @@ impl SlackSurface {
 
     /// Checks Slack's signature over the raw body, against the system clock.
     fn verify(&self, timestamp: &str, signature: &str, body: &[u8]) -> Result<(), String> {
+        let Some(signing_secret) = &self.signing_secret else {
+            return Err("no signing_secret is configured (Slack runs in Socket Mode)".into());
+        };
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
             .unwrap_or(0);
         verify_request(
-            self.signing_secret.expose_secret().as_bytes(),
+            signing_secret.expose_secret().as_bytes(),
             timestamp,
             signature,
             body,

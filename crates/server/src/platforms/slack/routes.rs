@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 use tracing::debug;
 use workmate_slack::{
-    Event, EventEnvelope, Interaction, decode_event_envelope, decode_interaction,
+    Event, EventCallback, EventEnvelope, Interaction, decode_event_envelope, decode_interaction,
 };
 
 use super::SlackSurface;
@@ -62,28 +62,16 @@ pub(crate) async fn events(
     let slack = configured(&state)?;
     verified(&slack, &headers, &body)?;
     let envelope = decode_event_envelope(&body).map_err(|e| ApiError::BadRequest(e.to_string()))?;
-    let callback = match envelope {
+    match envelope {
         EventEnvelope::UrlVerification { challenge } => {
-            return Ok(Json(json!({ "challenge": challenge })).into_response());
+            Ok(Json(json!({ "challenge": challenge })).into_response())
         }
-        EventEnvelope::EventCallback(callback) => callback,
-        _ => return Ok(StatusCode::OK.into_response()),
-    };
-    let message = match callback.event {
-        Event::AppMention(message) => message,
-        Event::Message(message) if message.is_direct_message() => message,
-        _ => return Ok(StatusCode::OK.into_response()),
-    };
-    let (Some(team), Some(event_id)) = (callback.team_id, callback.event_id) else {
-        debug!("Slack event without team_id or event_id; ignored.");
-        return Ok(StatusCode::OK.into_response());
-    };
-    if !message.is_user_post() || message.channel.is_none() {
-        return Ok(StatusCode::OK.into_response());
+        EventEnvelope::EventCallback(callback) => {
+            slack.accept_event(*callback)?;
+            Ok(StatusCode::OK.into_response())
+        }
+        _ => Ok(StatusCode::OK.into_response()),
     }
-    let job = Arc::clone(&slack).message_job(team, event_id, message);
-    slack.queue.try_submit(job).map_err(|_| queue_full())?;
-    Ok(StatusCode::OK.into_response())
 }
 
 /// Interactivity: button clicks.
@@ -95,10 +83,39 @@ pub(crate) async fn interactions(
     let slack = configured(&state)?;
     verified(&slack, &headers, &body)?;
     let interaction = decode_interaction(&body).map_err(|e| ApiError::BadRequest(e.to_string()))?;
-    let Interaction::BlockActions(actions) = interaction else {
-        return Ok(StatusCode::OK.into_response());
-    };
-    let job = Arc::clone(&slack).click_job(*actions);
-    slack.queue.try_submit(job).map_err(|_| queue_full())?;
+    slack.accept_interaction(interaction)?;
     Ok(StatusCode::OK.into_response())
+}
+
+impl SlackSurface {
+    /// Queues the work an Events API callback asks for (HTTP and Socket Mode alike): messages
+    /// to the bot become turns, everything else is ignored. `Err` when the queue is full.
+    pub(super) fn accept_event(self: &Arc<Self>, callback: EventCallback) -> Result<(), ApiError> {
+        let message = match callback.event {
+            Event::AppMention(message) => message,
+            Event::Message(message) if message.is_direct_message() => message,
+            _ => return Ok(()),
+        };
+        let (Some(team), Some(event_id)) = (callback.team_id, callback.event_id) else {
+            debug!("Slack event without team_id or event_id; ignored.");
+            return Ok(());
+        };
+        if !message.is_user_post() || message.channel.is_none() {
+            return Ok(());
+        }
+        let job = Arc::clone(self).message_job(team, event_id, message);
+        self.queue.try_submit(job).map_err(|_| queue_full())
+    }
+
+    /// Queues the work an interaction asks for: button clicks resolve; the rest is ignored.
+    pub(super) fn accept_interaction(
+        self: &Arc<Self>,
+        interaction: Interaction,
+    ) -> Result<(), ApiError> {
+        let Interaction::BlockActions(actions) = interaction else {
+            return Ok(());
+        };
+        let job = Arc::clone(self).click_job(*actions);
+        self.queue.try_submit(job).map_err(|_| queue_full())
+    }
 }
