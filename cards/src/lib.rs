@@ -24,3 +24,6 @@ pub use view::{
     ApprovalCard, CardRef, PromptState, QuestionCard, SessionView, Step, StepOutcome, TurnCard,
     TurnStatus,
 };
+
+#[cfg(feature = "test-support")]
+pub mod testing;

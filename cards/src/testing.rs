@@ -1,0 +1,230 @@
+//! Test support (feature `test-support`): a builder for a session's event stream, numbered as the
+//! engine numbers it, for the tests of this crate and of the platform adapters that render its
+//! cards.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::missing_panics_doc,
+    clippy::new_without_default,
+    missing_docs
+)]
+
+use crate::{Card, SessionView};
+use serde_json::Value;
+use workmate_protocol::{
+    Actor, ApprovalChoice, Event, EventKind, InboxItemId, InboxItemKind, PermissionMode,
+    Resolution, Surface, ToolCallId, ToolStatus, TurnEndStatus, TurnId, Visibility,
+};
+
+pub fn alice() -> Actor {
+    Actor::named("u_alice", "Alice Chen")
+}
+
+pub fn bob() -> Actor {
+    Actor::named("u_bob", "Bob Li")
+}
+
+/// A session's events: state events get seq 1, 2, 3, …; deltas reuse the latest seq.
+#[derive(Debug)]
+pub struct Story {
+    seq: u64,
+    turn: Option<TurnId>,
+    pub events: Vec<Event>,
+}
+
+impl Story {
+    /// A story that starts with `session_created`.
+    pub fn new() -> Self {
+        let mut story = Self {
+            seq: 0,
+            turn: None,
+            events: Vec::new(),
+        };
+        story.state(EventKind::SessionCreated {
+            owner: "u_alice".into(),
+            surface: Surface::Slack,
+            title: Some("Failed deploys".into()),
+            model: "openai:gpt-5-mini".into(),
+            mode: PermissionMode::Interactive,
+            unattended: false,
+        });
+        story
+    }
+
+    fn push(&mut self, kind: EventKind) -> Event {
+        let event = Event {
+            tenant_id: "t_acme".into(),
+            session_id: "s_1".into(),
+            seq: self.seq,
+            turn_id: self.turn.clone(),
+            at_ms: 1_767_605_400_000 + i64::try_from(self.events.len()).unwrap() * 750,
+            kind,
+        };
+        self.events.push(event.clone());
+        event
+    }
+
+    /// A state event of the current turn (or of the session, between turns).
+    pub fn state(&mut self, kind: EventKind) -> Event {
+        self.seq += 1;
+        self.push(kind)
+    }
+
+    /// A transport event (delta).
+    pub fn delta(&mut self, text: &str) -> Event {
+        self.push(EventKind::AssistantDelta { text: text.into() })
+    }
+
+    pub fn reasoning(&mut self, text: &str) -> Event {
+        self.push(EventKind::ReasoningDelta { text: text.into() })
+    }
+
+    pub fn start_turn(&mut self, id: &str, input: &str) -> Event {
+        self.turn = Some(id.into());
+        self.state(EventKind::TurnStart {
+            input: input.into(),
+            author: Some(alice()),
+            display: None,
+        })
+    }
+
+    /// Leaves the current turn: later events are session-level.
+    pub fn between_turns(&mut self) {
+        self.turn = None;
+    }
+
+    pub fn message(&mut self, text: Option<&str>, tools: &[&str]) -> Event {
+        self.state(EventKind::AssistantMessage {
+            text: text.map(Into::into),
+            tool_calls: tools.iter().map(|t| (*t).to_owned()).collect(),
+            reasoning: None,
+            usage: None,
+        })
+    }
+
+    pub fn propose(&mut self, call: &str, name: &str, arguments: Value) -> Event {
+        self.state(EventKind::ToolProposed {
+            tool_call_id: call.into(),
+            name: name.into(),
+            arguments,
+        })
+    }
+
+    /// `permission_required` followed by `inbox_item_parked` for the same call.
+    pub fn ask_permission(
+        &mut self,
+        call: &str,
+        item: &str,
+        name: &str,
+        arguments: Value,
+        choices: &[ApprovalChoice],
+    ) -> Event {
+        self.state(EventKind::PermissionRequired {
+            tool_call_id: call.into(),
+            name: name.into(),
+            arguments,
+            reason: format!("{name} changes things; interactive mode asks first"),
+            category: match name {
+                "run_shell" => "shell",
+                "write_file" | "replace_in_file" | "apply_patch" => "files",
+                _ => "",
+            }
+            .into(),
+            standing_target: None,
+            readonly_ok: name == "run_shell",
+            choices: choices.to_vec(),
+        });
+        self.park(call, item, InboxItemKind::Approval, name)
+    }
+
+    pub fn park(&mut self, call: &str, item: &str, kind: InboxItemKind, name: &str) -> Event {
+        self.state(EventKind::InboxItemParked {
+            item_id: item.into(),
+            item_kind: kind,
+            tool_call_id: Some(call.into()),
+            title: format!("Run `{name}`?"),
+            visibility: Visibility::Inline,
+            requested_by: Some("u_alice".into()),
+        })
+    }
+
+    pub fn resolve(
+        &mut self,
+        call: &str,
+        item: &str,
+        kind: InboxItemKind,
+        resolution: Resolution,
+        by: Actor,
+    ) -> Event {
+        self.state(EventKind::InboxItemResolved {
+            item_id: item.into(),
+            item_kind: kind,
+            tool_call_id: Some(call.into()),
+            resolution,
+            resolved_by: by,
+            via: Surface::Slack,
+        })
+    }
+
+    pub fn run(&mut self, call: &str, name: &str) -> Event {
+        self.state(EventKind::ToolStarted {
+            tool_call_id: call.into(),
+            name: name.into(),
+        })
+    }
+
+    pub fn finish(
+        &mut self,
+        call: &str,
+        name: &str,
+        status: ToolStatus,
+        preview: Option<&str>,
+        reason: Option<&str>,
+    ) -> Event {
+        self.state(EventKind::ToolFinished {
+            tool_call_id: call.into(),
+            name: name.into(),
+            status,
+            result_preview: preview.map(Into::into),
+            reason: reason.map(Into::into),
+            display: None,
+            standing_rule: None,
+        })
+    }
+
+    pub fn end(&mut self, status: TurnEndStatus) -> Event {
+        self.state(EventKind::TurnEnd {
+            status,
+            iterations: 2,
+        })
+    }
+
+    /// Every event folded into a new view.
+    pub fn view(&self) -> SessionView {
+        fold(&self.events)
+    }
+}
+
+pub fn fold(events: &[Event]) -> SessionView {
+    let mut view = SessionView::new();
+    for event in events {
+        view.apply(event);
+    }
+    view
+}
+
+pub fn json(card: &Card) -> String {
+    serde_json::to_string_pretty(card).unwrap()
+}
+
+pub fn turn(id: &str) -> TurnId {
+    id.into()
+}
+
+pub fn item(id: &str) -> InboxItemId {
+    id.into()
+}
+
+pub fn call(id: &str) -> ToolCallId {
+    id.into()
+}
