@@ -1,0 +1,268 @@
+//! `/workmate` slash commands over the signed commands route.
+
+use super::*;
+
+fn slash_body(user: &str, text: &str) -> String {
+    url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("token", "t")
+        .append_pair("team_id", "T1")
+        .append_pair("team_domain", "acme")
+        .append_pair("channel_id", "C1")
+        .append_pair("channel_name", "general")
+        .append_pair("user_id", user)
+        .append_pair("user_name", user)
+        .append_pair("command", "/workmate")
+        .append_pair("text", text)
+        .append_pair("api_app_id", "A1")
+        .append_pair("response_url", "https://hooks.slack.invalid/commands/1")
+        .append_pair("trigger_id", "1.2.3")
+        .finish()
+}
+
+/// Sends a signed `/workmate <text>` from `user`; expects an ephemeral answer and returns its text.
+async fn slash(app: &SlackApp, user: &str, text: &str) -> String {
+    let (status, body) = signed(app, "commands", &slash_body(user, text), SECRET).await;
+    assert_eq!(status, StatusCode::OK, "{body:#}");
+    assert_eq!(body["response_type"], "ephemeral", "{body:#}");
+    body["text"].as_str().unwrap().to_owned()
+}
+
+async fn set_role(store: &Store, user: &str, role: workmate_store::Role) {
+    let tenant = tenant_of("T1");
+    let id = workmate_protocol::UserId::from(format!("slack-{user}"));
+    let mut current = store
+        .tenants()
+        .get_user(&tenant, &id)
+        .await
+        .unwrap()
+        .unwrap();
+    current.role = role;
+    let new = workmate_store::NewUser {
+        id: current.id,
+        display_name: current.display_name,
+        email: current.email,
+        role,
+        sso_subject: current.sso_subject,
+    };
+    store.tenants().upsert_user(&tenant, &new).await.unwrap();
+}
+
+async fn role_of(store: &Store, user: &str) -> workmate_store::Role {
+    let id = workmate_protocol::UserId::from(format!("slack-{user}"));
+    store
+        .tenants()
+        .get_user(&tenant_of("T1"), &id)
+        .await
+        .unwrap()
+        .unwrap()
+        .role
+}
+
+/// The channel-level session of C1, owned by `slack-<owner>`.
+async fn channel_session(store: &Store, owner: &str) -> workmate_store::SessionRecord {
+    let new = workmate_store::NewSession {
+        key: SessionKey {
+            surface: Surface::Slack,
+            chat_id: "C1".into(),
+            thread_id: String::new(),
+        },
+        owner: format!("slack-{owner}").into(),
+        title: None,
+        persona: "cowork".into(),
+        model: "scripted:test".into(),
+        mode: Default::default(),
+        unattended: false,
+    };
+    store
+        .sessions()
+        .get_or_create(&tenant_of("T1"), &new)
+        .await
+        .unwrap()
+        .0
+}
+
+async fn chat_command_audits(store: &Store) -> Vec<workmate_store::AuditRecord> {
+    store
+        .audit()
+        .recent(&tenant_of("T1"), 100)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.stage == "chat_command")
+        .collect()
+}
+
+#[tokio::test]
+async fn whoami_and_help_answer_privately() {
+    let app = slack_app().await;
+    let text = slash(&app, "U1", "whoami").await;
+    assert!(text.contains("slack-U1"), "{text}");
+    assert!(text.contains("member"), "{text}");
+    assert!(text.contains(tenant_of("T1").as_str()), "{text}");
+    let text = slash(&app, "U1", "help").await;
+    for command in [
+        "whoami",
+        "mode",
+        "model",
+        "stop",
+        "inbox",
+        "rules",
+        "usage",
+        "role grant",
+    ] {
+        assert!(text.contains(command), "{command} missing from {text}");
+    }
+    let text = slash(&app, "U1", "launch rockets").await;
+    assert!(text.contains("unknown command `launch`"), "{text}");
+    assert!(text.contains(workmate_adapter::USAGE), "{text}");
+
+    let audits = chat_command_audits(&app.store).await;
+    assert_eq!(audits.len(), 3, "one audit record per command: {audits:#?}");
+    let mut commands: Vec<&str> = audits
+        .iter()
+        .map(|a| a.detail["command"].as_str().unwrap())
+        .collect();
+    commands.sort_unstable();
+    assert_eq!(commands, ["help", "invalid", "whoami"]);
+    assert!(
+        audits
+            .iter()
+            .all(|a| a.actor.as_deref() == Some("slack-U1"))
+    );
+}
+
+#[tokio::test]
+async fn only_admins_change_roles_and_the_last_admin_stays() {
+    use workmate_store::Role;
+    let app = slack_app().await;
+    let text = slash(&app, "U1", "role grant <@U2|bob> approver").await;
+    assert!(text.contains("Only admins"), "{text}");
+    assert_eq!(role_of(&app.store, "U1").await, Role::Member);
+
+    set_role(&app.store, "U1", Role::Admin).await;
+    let text = slash(&app, "U1", "role grant <@U2|bob> approver").await;
+    assert!(text.contains("slack-U2 is now approver"), "{text}");
+    assert_eq!(role_of(&app.store, "U2").await, Role::Approver);
+
+    let text = slash(&app, "U1", "role revoke <@U1> admin").await;
+    assert!(text.contains("last admin"), "{text}");
+    assert_eq!(role_of(&app.store, "U1").await, Role::Admin);
+
+    let audits = chat_command_audits(&app.store).await;
+    let outcomes: Vec<(&str, &str)> = audits
+        .iter()
+        .map(|a| {
+            (
+                a.detail["command"].as_str().unwrap(),
+                a.detail["outcome"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(outcomes.len(), 3, "{outcomes:?}");
+    assert_eq!(
+        outcomes
+            .iter()
+            .filter(|o| **o == ("role_grant", "refused"))
+            .count(),
+        1
+    );
+    assert_eq!(
+        outcomes
+            .iter()
+            .filter(|o| **o == ("role_grant", "ok"))
+            .count(),
+        1
+    );
+    assert_eq!(
+        outcomes
+            .iter()
+            .filter(|o| **o == ("role_revoke", "refused"))
+            .count(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn the_owner_sets_the_channel_sessions_mode() {
+    let app = slack_app().await;
+    let text = slash(&app, "U1", "mode plan").await;
+    assert!(text.contains("No session in this channel yet"), "{text}");
+
+    let session = channel_session(&app.store, "U1").await;
+    let text = slash(&app, "U2", "mode auto").await;
+    assert!(text.contains("Only the session's owner"), "{text}");
+    let text = slash(&app, "U1", "mode plan").await;
+    assert!(text.contains("mode set to plan"), "{text}");
+    assert!(text.contains("channel-level session"), "{text}");
+    let stored = app
+        .store
+        .sessions()
+        .get(&tenant_of("T1"), &session.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.mode, workmate_protocol::PermissionMode::Plan);
+    let text = slash(&app, "U2", "mode").await;
+    assert!(text.contains("mode is plan"), "{text}");
+
+    let audits = chat_command_audits(&app.store).await;
+    assert_eq!(audits.len(), 4, "{audits:#?}");
+    assert!(
+        audits
+            .iter()
+            .filter(|a| a.detail["outcome"] == "ok")
+            .all(|a| a.session_id.as_ref() == Some(&session.id))
+    );
+}
+
+#[tokio::test]
+async fn inbox_lists_pending_items_with_their_tokens() {
+    let app = slack_app().await;
+    let text = slash(&app, "U1", "inbox").await;
+    assert!(text.contains("Nothing is waiting"), "{text}");
+
+    let session = channel_session(&app.store, "U1").await;
+    let new = workmate_store::NewInboxItem {
+        session_id: session.id.clone(),
+        tool_call_id: None,
+        kind: workmate_protocol::InboxItemKind::Approval,
+        title: "Run `rm -rf build`".into(),
+        body: String::new(),
+        inbox: "default".into(),
+        visibility: workmate_protocol::Visibility::Inline,
+        requested_by: Some(session.owner.clone()),
+        data: json!({}),
+    };
+    let (item, _) = app
+        .store
+        .inbox()
+        .park(&tenant_of("T1"), &new)
+        .await
+        .unwrap();
+    let token = workmate_engine::reply_token(&item.id);
+
+    let text = slash(&app, "U1", "inbox").await;
+    assert!(text.contains(&token), "{text}");
+    assert!(text.contains("Run `rm -rf build`"), "{text}");
+    // Not U2's session, and U2 is a member: nothing for them.
+    let text = slash(&app, "U2", "inbox").await;
+    assert!(!text.contains(&token), "{text}");
+    set_role(&app.store, "U2", workmate_store::Role::Approver).await;
+    let text = slash(&app, "U2", "inbox").await;
+    assert!(text.contains(&token), "{text}");
+    assert_eq!(chat_command_audits(&app.store).await.len(), 4);
+}
+
+#[tokio::test]
+async fn a_badly_signed_command_is_rejected() {
+    let app = slack_app().await;
+    let (status, _) = signed(
+        &app,
+        "commands",
+        &slash_body("U1", "whoami"),
+        "wrong-secret",
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(chat_command_audits(&app.store).await.is_empty());
+}

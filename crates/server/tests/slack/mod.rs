@@ -1,0 +1,337 @@
+//! The Slack surface end to end, in process: signed Events API and block_actions requests in, Web
+//! API calls out to a wiremock fake of Slack.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use tower::ServiceExt;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+use workmate_cards::ButtonAction;
+use workmate_protocol::Surface;
+use workmate_server::config::SlackConfig;
+use workmate_server::http::{AppState, router};
+use workmate_server::platforms::slack::{SlackSurface, tenant_of};
+use workmate_store::{InboxItemState, SessionKey, Store};
+
+use crate::router::app_with_script;
+
+const SECRET: &str = "test-signing-secret";
+const SCRIPT: &str = r#"{"conversations": [{"when": "*", "turns": [
+    {"tool_calls": [{"name": "run_shell", "arguments": {"command": "echo hi"}}]}, {"text": "Done."}]}]}"#;
+const THREAD: &str = "1700000000.0000";
+
+struct SlackApp {
+    router: Router,
+    store: Store,
+    slack: Arc<SlackSurface>,
+    fake: MockServer,
+    _dir: tempfile::TempDir,
+}
+
+async fn slack_app() -> SlackApp {
+    slack_app_with(SCRIPT).await
+}
+
+async fn slack_app_with(script: &str) -> SlackApp {
+    let fake = MockServer::start().await;
+    let ok = |extra: Value| {
+        let mut body = json!({"ok": true});
+        body.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        ResponseTemplate::new(200).set_body_json(body)
+    };
+    Mock::given(method("POST"))
+        .and(path("/chat.postMessage"))
+        .respond_with(ok(json!({"channel": "C1", "ts": "1700000000.0001"})))
+        .mount(&fake)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/chat.update"))
+        .respond_with(ok(json!({"channel": "C1", "ts": "1700000000.0001"})))
+        .mount(&fake)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/chat.postEphemeral"))
+        .respond_with(ok(json!({"message_ts": "1700000000.0009"})))
+        .mount(&fake)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/auth.test"))
+        .respond_with(ok(
+            json!({"team_id": "T1", "user_id": "UBOT", "bot_id": "BBOT"}),
+        ))
+        .mount(&fake)
+        .await;
+    let app = app_with_script(script).await;
+    let config = SlackConfig::http(SECRET.into(), "xoxb-test".into(), &fake.uri());
+    let slack = SlackSurface::new(&config, app.state.hub.clone()).unwrap();
+    let state = AppState {
+        slack: Some(Arc::clone(&slack)),
+        ..app.state.clone()
+    };
+    SlackApp {
+        router: router(state),
+        store: app.store.clone(),
+        slack,
+        fake,
+        _dir: app.dir,
+    }
+}
+
+fn now() -> String {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        .to_string()
+}
+
+async fn signed(app: &SlackApp, route: &str, body: &str, secret: &str) -> (StatusCode, Value) {
+    let timestamp = now();
+    let signature = workmate_slack::sign(secret.as_bytes(), &timestamp, body.as_bytes());
+    let request = Request::builder()
+        .method("POST")
+        .uri(format!("/v1/platforms/slack/{route}"))
+        .header("x-slack-request-timestamp", timestamp)
+        .header("x-slack-signature", signature)
+        .body(Body::from(body.to_owned()))
+        .unwrap();
+    let response = app.router.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+fn mention(event_id: &str) -> String {
+    json!({
+        "type": "event_callback", "team_id": "T1", "api_app_id": "A1",
+        "event_id": event_id, "event_time": 1_700_000_000,
+        "event": {"type": "app_mention", "user": "U1", "text": "<@UBOT> say hi",
+                  "ts": THREAD, "channel": "C1", "event_ts": THREAD}
+    })
+    .to_string()
+}
+
+fn click(user: &str, value: &str) -> String {
+    let payload = json!({
+        "type": "block_actions",
+        "user": {"id": user, "username": user, "name": user, "team_id": "T1"},
+        "team": {"id": "T1", "domain": "acme"},
+        "container": {"type": "message", "message_ts": "1700000000.0001", "channel_id": "C1",
+                      "is_ephemeral": false},
+        "channel": {"id": "C1", "name": "general"},
+        "actions": [{"action_id": "wm:0", "block_id": "b", "type": "button", "value": value,
+                     "action_ts": "1700000001.0"}]
+    });
+    let encoded: String =
+        url::form_urlencoded::byte_serialize(payload.to_string().as_bytes()).collect();
+    format!("payload={encoded}")
+}
+
+/// The fake's received calls of one method, as JSON bodies.
+async fn calls(fake: &MockServer, api: &str) -> Vec<Value> {
+    fake.received_requests()
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|r| r.url.path() == format!("/{api}"))
+        .map(|r| serde_json::from_slice(&r.body).unwrap())
+        .collect()
+}
+
+/// Polls until `check` holds on the calls of `api`, for at most 10 s.
+async fn wait_for(
+    fake: &MockServer,
+    api: &str,
+    what: &str,
+    check: impl Fn(&[Value]) -> bool,
+) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let seen = calls(fake, api).await;
+        if check(&seen) {
+            return seen;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what}: {api} calls were {seen:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Every button value in a message body.
+fn button_values(body: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for block in body["blocks"].as_array().into_iter().flatten() {
+        for element in block["elements"].as_array().into_iter().flatten() {
+            if let Some(value) = element["value"].as_str() {
+                out.push(value.to_owned());
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_mention_runs_a_turn_with_an_approval_in_the_thread() {
+    let app = slack_app().await;
+    let (status, _) = signed(&app, "events", &mention("Ev1"), SECRET).await;
+    assert_eq!(status, StatusCode::OK);
+
+    let posts = wait_for(
+        &app.fake,
+        "chat.postMessage",
+        "turn and approval cards",
+        |p| p.len() >= 2 && p.iter().any(|b| !button_values(b).is_empty()),
+    )
+    .await;
+    assert!(
+        posts
+            .iter()
+            .all(|p| p["channel"] == "C1" && p["thread_ts"] == THREAD)
+    );
+    let approval = posts.iter().find(|p| !button_values(p).is_empty()).unwrap();
+    assert!(approval.to_string().contains("echo hi"), "{approval:#}");
+    let once = button_values(approval)
+        .into_iter()
+        .find(|v| v.contains("once"))
+        .expect("a once button");
+    let ButtonAction::Resolve { item_id, .. } =
+        workmate_slack::blocks::decode_button_value(&once).unwrap();
+    let tenant = tenant_of("T1");
+
+    // A stranger's click is refused, privately, and changes nothing.
+    let (status, _) = signed(&app, "interactions", &click("U2", &once), SECRET).await;
+    assert_eq!(status, StatusCode::OK);
+    let ephemeral = wait_for(&app.fake, "chat.postEphemeral", "refusal", |e| {
+        !e.is_empty()
+    })
+    .await;
+    assert_eq!(ephemeral[0]["user"], "U2");
+    assert_eq!(ephemeral[0]["channel"], "C1");
+    let item = app
+        .store
+        .inbox()
+        .get(&tenant, &item_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(item.state, InboxItemState::Pending);
+
+    // The owner approves once: the approval card says who, the turn card gets the answer.
+    let (status, _) = signed(&app, "interactions", &click("U1", &once), SECRET).await;
+    assert_eq!(status, StatusCode::OK);
+    wait_for(
+        &app.fake,
+        "chat.update",
+        "approved card and answer",
+        |updates| {
+            let text: Vec<String> = updates.iter().map(Value::to_string).collect();
+            text.iter()
+                .any(|t| t.contains("Approved by") && t.contains("U1"))
+                && text.iter().any(|t| t.contains("Done."))
+        },
+    )
+    .await;
+    let item = app
+        .store
+        .inbox()
+        .get(&tenant, &item_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(item.resolved_by.unwrap().as_str(), "slack-U1");
+    assert_eq!(
+        calls(&app.fake, "chat.postEphemeral").await.len(),
+        1,
+        "the owner is not refused"
+    );
+    app.slack.shutdown(Duration::from_secs(2)).await;
+}
+
+#[tokio::test]
+async fn a_redelivered_event_runs_one_turn() {
+    let app = slack_app().await;
+    let body = mention("EvSame");
+    for _ in 0..4 {
+        let (status, _) = signed(&app, "events", &body, SECRET).await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    wait_for(&app.fake, "chat.postMessage", "cards", |p| p.len() >= 2).await;
+    // Every accepted job has run once the queue is shut down.
+    app.slack.shutdown(Duration::from_secs(2)).await;
+    let tenant = tenant_of("T1");
+    let key = SessionKey {
+        surface: Surface::Slack,
+        chat_id: "C1".into(),
+        thread_id: THREAD.into(),
+    };
+    let session = app
+        .store
+        .sessions()
+        .find_by_key(&tenant, &key)
+        .await
+        .unwrap()
+        .unwrap();
+    let messages = app
+        .store
+        .messages()
+        .list(&tenant, &session.id)
+        .await
+        .unwrap();
+    let messages = serde_json::to_value(&messages).unwrap();
+    let users = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .count();
+    assert_eq!(users, 1, "{messages:#}");
+    assert_eq!(calls(&app.fake, "chat.postMessage").await.len(), 2);
+}
+
+#[tokio::test]
+async fn bad_signatures_and_handshakes() {
+    let app = slack_app().await;
+    let (status, _) = signed(&app, "events", &mention("Ev2"), "wrong-secret").await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let (status, _) = signed(&app, "interactions", &click("U1", "{}"), "wrong-secret").await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let challenge = json!({"type": "url_verification", "token": "t", "challenge": "abc123"});
+    let (status, body) = signed(&app, "events", &challenge.to_string(), SECRET).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body, json!({"challenge": "abc123"}));
+    app.slack.shutdown(Duration::from_secs(1)).await;
+    assert!(calls(&app.fake, "chat.postMessage").await.is_empty());
+}
+
+#[tokio::test]
+async fn slack_routes_answer_404_when_not_configured() {
+    let app = app_with_script(SCRIPT).await;
+    let request = Request::builder()
+        .method("POST")
+        .uri("/v1/platforms/slack/events")
+        .body(Body::from("{}"))
+        .unwrap();
+    let response = app.router.clone().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    assert!(String::from_utf8_lossy(&bytes).contains("Slack is not configured"));
+}
+
+// ---- /workmate slash commands ----
+
+mod commands;
+mod latency;
+mod socket;
