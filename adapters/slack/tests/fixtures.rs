@@ -4,10 +4,14 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-/// `/work/shared/fixtures/platform-vectors`, found from the crate: three levels up is the
-/// directory that holds both the workspace (`main/`) and `shared/`.
+/// The vector directory: `WORKMATE_FIXTURES_DIR` when set, otherwise
+/// `shared/fixtures/platform-vectors` beside the workspace root (three levels up from this crate).
 pub(crate) fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/platform-vectors")
+    match std::env::var_os("WORKMATE_FIXTURES_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/fixtures/platform-vectors"),
+    }
 }
 
 /// The cases of one vector file; fails loudly when the fixtures are not where expected, so a
@@ -17,7 +21,8 @@ pub(crate) fn cases(file: &str) -> Vec<Value> {
     assert!(
         dir.is_dir(),
         "Slack test vectors not found: expected the directory {} (the shared fixtures, \
-         `shared/fixtures/platform-vectors/` next to the workspace root)",
+         `shared/fixtures/platform-vectors/` next to the workspace root; set \
+         WORKMATE_FIXTURES_DIR to point elsewhere)",
         dir.display()
     );
     let path = dir.join(file);
