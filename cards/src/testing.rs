@@ -10,10 +10,10 @@
 )]
 
 use crate::{Card, SessionView};
-use serde_json::Value;
+use serde_json::{Value, json};
 use workmate_protocol::{
     Actor, ApprovalChoice, Event, EventKind, InboxItemId, InboxItemKind, PermissionMode,
-    Resolution, Surface, ToolCallId, ToolStatus, TurnEndStatus, TurnId, Visibility,
+    QuestionOption, Resolution, Surface, ToolCallId, ToolStatus, TurnEndStatus, TurnId, Visibility,
 };
 
 pub fn alice() -> Actor {
@@ -135,6 +135,42 @@ impl Story {
             choices: choices.to_vec(),
         });
         self.park(call, item, InboxItemKind::Approval, name)
+    }
+
+    /// `ask_user` asking where a summary should go (`#ops` recommended, `#deploys`, or free
+    /// text), from proposal through `question_requested` to the parked inbox item.
+    pub fn ask_where_to_post(&mut self, call: &str, item: &str) -> Event {
+        let question = "Where should the summary go?";
+        self.propose(call, "ask_user", json!({ "question": question }));
+        self.state(EventKind::QuestionRequested {
+            tool_call_id: call.into(),
+            question: question.into(),
+            options: vec![
+                QuestionOption {
+                    label: "#ops".into(),
+                    description: Some("The channel you named".into()),
+                    recommended: true,
+                    preview: None,
+                },
+                QuestionOption {
+                    label: "#deploys".into(),
+                    description: None,
+                    recommended: false,
+                    preview: None,
+                },
+            ],
+            allow_text: true,
+            multi: false,
+            header: "Channel".into(),
+            questions: Vec::new(),
+        });
+        self.park(call, item, InboxItemKind::Question, "ask_user")
+    }
+
+    /// Alice answers the question parked as `item` with `text`.
+    pub fn answer(&mut self, call: &str, item: &str, text: &str) -> Event {
+        let resolution = Resolution::Answer { text: text.into() };
+        self.resolve(call, item, InboxItemKind::Question, resolution, alice())
     }
 
     pub fn park(&mut self, call: &str, item: &str, kind: InboxItemKind, name: &str) -> Event {

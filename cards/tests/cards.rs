@@ -8,7 +8,7 @@ use workmate_cards::{
     approval_card, question_card, turn_card,
 };
 use workmate_protocol::{
-    ApprovalChoice, EventKind, InboxItemKind, QuestionOption, Resolution, ToolStatus, TurnEndStatus,
+    ApprovalChoice, EventKind, InboxItemKind, Resolution, ToolStatus, TurnEndStatus,
 };
 
 use crate::support::{Story, alice, bob, item, json as to_json, turn};
@@ -392,34 +392,7 @@ fn a_turn_at_the_iteration_cap() {
 fn questions_offer_their_options_and_show_the_answer() {
     let mut s = Story::new();
     s.start_turn("tn_1", "Post a summary");
-    s.propose(
-        "call_q",
-        "ask_user",
-        json!({"question": "Where should the summary go?"}),
-    );
-    s.state(EventKind::QuestionRequested {
-        tool_call_id: "call_q".into(),
-        question: "Where should the summary go?".into(),
-        options: vec![
-            QuestionOption {
-                label: "#ops".into(),
-                description: Some("The channel you named".into()),
-                recommended: true,
-                preview: None,
-            },
-            QuestionOption {
-                label: "#deploys".into(),
-                description: None,
-                recommended: false,
-                preview: None,
-            },
-        ],
-        allow_text: true,
-        multi: false,
-        header: "Channel".into(),
-        questions: Vec::new(),
-    });
-    s.park("call_q", "ib_q", InboxItemKind::Question, "ask_user");
+    s.ask_where_to_post("call_q", "ib_q");
     let view = s.view();
     assert_eq!(status(&view, "tn_1"), TurnStatus::WaitingForAnswer);
     let pending = question_card(view.question(&item("ib_q")).unwrap());
@@ -449,15 +422,7 @@ fn questions_offer_their_options_and_show_the_answer() {
     assert!(context_lines(&pending).contains(&"Or reply in the thread to answer.".to_owned()));
     assert_snapshot!("question_pending", to_json(&pending));
 
-    s.resolve(
-        "call_q",
-        "ib_q",
-        InboxItemKind::Question,
-        Resolution::Answer {
-            text: "#ops".into(),
-        },
-        alice(),
-    );
+    s.answer("call_q", "ib_q", "#ops");
     let view = s.view();
     assert_eq!(status(&view, "tn_1"), TurnStatus::Thinking);
     let card = view.question(&item("ib_q")).unwrap();

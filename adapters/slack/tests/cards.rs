@@ -5,7 +5,7 @@ use insta::assert_snapshot;
 use serde_json::{Value, json};
 use workmate_cards::{ButtonAction, Card, approval_card, question_card, turn_card};
 use workmate_protocol::{
-    ApprovalChoice, EventKind, InboxItemKind, QuestionOption, Resolution, ToolStatus, TurnEndStatus,
+    ApprovalChoice, EventKind, InboxItemKind, Resolution, ToolStatus, TurnEndStatus,
 };
 use workmate_slack::blocks::{decode_button_value, fallback_text, render};
 
@@ -316,34 +316,7 @@ fn an_edit_waits_then_the_turn_is_stopped() {
 fn a_question_offers_its_options_and_shows_the_answer() {
     let mut s = Story::new();
     s.start_turn("tn_1", "Post a summary");
-    s.propose(
-        "call_q",
-        "ask_user",
-        json!({"question": "Where should the summary go?"}),
-    );
-    s.state(EventKind::QuestionRequested {
-        tool_call_id: "call_q".into(),
-        question: "Where should the summary go?".into(),
-        options: vec![
-            QuestionOption {
-                label: "#ops".into(),
-                description: Some("The channel you named".into()),
-                recommended: true,
-                preview: None,
-            },
-            QuestionOption {
-                label: "#deploys".into(),
-                description: None,
-                recommended: false,
-                preview: None,
-            },
-        ],
-        allow_text: true,
-        multi: false,
-        header: "Channel".into(),
-        questions: Vec::new(),
-    });
-    s.park("call_q", "ib_q", InboxItemKind::Question, "ask_user");
+    s.ask_where_to_post("call_q", "ib_q");
     let pending = message(&question_card(s.view().question(&item("ib_q")).unwrap()));
     let answer = |text: &str| ButtonAction::Resolve {
         item_id: item("ib_q"),
@@ -364,15 +337,7 @@ fn a_question_offers_its_options_and_shows_the_answer() {
     assert!(all_text(&pending).contains("Or reply in the thread to answer."));
     assert_snapshot!("question_pending", pretty(&pending));
 
-    s.resolve(
-        "call_q",
-        "ib_q",
-        InboxItemKind::Question,
-        Resolution::Answer {
-            text: "#ops".into(),
-        },
-        alice(),
-    );
+    s.answer("call_q", "ib_q", "#ops");
     let answered = message(&question_card(s.view().question(&item("ib_q")).unwrap()));
     assert!(buttons(&answered).is_empty());
     assert!(all_text(&answered).contains("💬 Answered by Alice Chen: #ops"));
