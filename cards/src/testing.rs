@@ -16,6 +16,10 @@ use workmate_protocol::{
     QuestionOption, Resolution, Surface, ToolCallId, ToolStatus, TurnEndStatus, TurnId, Visibility,
 };
 
+/// What [`Story::fail_rate_limited`] says failed.
+pub const RATE_LIMITED: &str =
+    "The model gateway is rate-limiting this workspace; try again in a minute.";
+
 pub fn alice() -> Actor {
     Actor::named("u_alice", "Alice Chen")
 }
@@ -135,6 +139,73 @@ impl Story {
             choices: choices.to_vec(),
         });
         self.park(call, item, InboxItemKind::Approval, name)
+    }
+
+    /// `write_file` of 25-line release notes, waiting for approval (once, always, deny).
+    pub fn ask_to_write_release_notes(&mut self, call: &str, item: &str) -> Event {
+        let args = json!({
+            "path": "docs/RELEASE.md",
+            "content": (1..=25).map(|i| format!("- change {i}")).collect::<Vec<_>>().join("\n"),
+        });
+        self.propose(call, "write_file", args.clone());
+        let choices = [
+            ApprovalChoice::Once,
+            ApprovalChoice::AlwaysTool,
+            ApprovalChoice::Deny,
+        ];
+        self.ask_permission(call, item, "write_file", args, &choices)
+    }
+
+    /// `replace_in_file` raising the api deploy timeout, waiting for approval (once, deny).
+    pub fn ask_to_raise_the_timeout(&mut self, call: &str, item: &str) -> Event {
+        let args = json!({
+            "path": "deploy/api.yaml",
+            "old": "timeout: 10m\nretries: 1",
+            "new": "timeout: 20m\nretries: 2",
+            "count": 1
+        });
+        self.propose(call, "replace_in_file", args.clone());
+        let choices = [ApprovalChoice::Once, ApprovalChoice::Deny];
+        self.ask_permission(call, item, "replace_in_file", args, &choices)
+    }
+
+    /// Bob denies the approval `item`, and the call ends denied.
+    pub fn deny_as_bob(&mut self, call: &str, item: &str, name: &str) -> Event {
+        let deny = Resolution::Approval {
+            choice: ApprovalChoice::Deny,
+        };
+        self.resolve(call, item, InboxItemKind::Approval, deny, bob());
+        self.finish(
+            call,
+            name,
+            ToolStatus::Denied,
+            None,
+            Some("denied by Bob Li"),
+        )
+    }
+
+    /// Alice stops the turn while the approval `item` waits: the item is dismissed and the
+    /// call ends interrupted.
+    pub fn stop_while_waiting(&mut self, call: &str, item: &str, name: &str) -> Event {
+        self.state(EventKind::Interrupted {
+            iterations: 1,
+            by: Some(alice()),
+        });
+        let dismissed = Resolution::Dismissed {
+            reason: "the turn was stopped".into(),
+        };
+        self.resolve(call, item, InboxItemKind::Approval, dismissed, alice());
+        let stopped = Some("the turn was stopped");
+        self.finish(call, name, ToolStatus::Interrupted, None, stopped)
+    }
+
+    /// The turn fails on the gateway's rate limit, with [`RATE_LIMITED`] as its message.
+    pub fn fail_rate_limited(&mut self) -> Event {
+        self.state(EventKind::Error {
+            error: RATE_LIMITED.into(),
+            error_type: "rate_limited".into(),
+            raw: None,
+        })
     }
 
     /// `ask_user` asking where a summary should go (`#ops` recommended, `#deploys`, or free

@@ -11,7 +11,7 @@ use workmate_protocol::{
     ApprovalChoice, EventKind, InboxItemKind, Resolution, ToolStatus, TurnEndStatus,
 };
 
-use crate::support::{Story, alice, bob, item, json as to_json, turn};
+use crate::support::{RATE_LIMITED, Story, alice, bob, item, json as to_json, turn};
 
 const ANSWER: &str = "## Failed deploys\n\nTwo deploys **failed** since yesterday:\n\n\
 1. `api` #4812 timed out\n2. `web` #977 failed *lint*\n   - see [the run](https://ci.example.com/runs/977)\n\n\
@@ -169,22 +169,7 @@ fn a_tool_turn_with_an_approval_goes_through_every_state() {
 fn a_denied_write_then_a_failed_turn() {
     let mut s = Story::new();
     s.start_turn("tn_1", "Write the release notes");
-    let args = json!({
-        "path": "docs/RELEASE.md",
-        "content": (1..=25).map(|i| format!("- change {i}")).collect::<Vec<_>>().join("\n"),
-    });
-    s.propose("call_w", "write_file", args.clone());
-    s.ask_permission(
-        "call_w",
-        "ib_w",
-        "write_file",
-        args,
-        &[
-            ApprovalChoice::Once,
-            ApprovalChoice::AlwaysTool,
-            ApprovalChoice::Deny,
-        ],
-    );
+    s.ask_to_write_release_notes("call_w", "ib_w");
     let pending = approval_card(s.view().approval(&item("ib_w")).unwrap());
     let code = pending
         .blocks
@@ -203,22 +188,7 @@ fn a_denied_write_then_a_failed_turn() {
     assert!(context_lines(&pending).contains(&"… 5 more lines not shown".to_owned()));
     assert_snapshot!("approval_write_file_pending", to_json(&pending));
 
-    s.resolve(
-        "call_w",
-        "ib_w",
-        InboxItemKind::Approval,
-        Resolution::Approval {
-            choice: ApprovalChoice::Deny,
-        },
-        bob(),
-    );
-    s.finish(
-        "call_w",
-        "write_file",
-        ToolStatus::Denied,
-        None,
-        Some("denied by Bob Li"),
-    );
+    s.deny_as_bob("call_w", "ib_w", "write_file");
     let view = s.view();
     let denied = approval_card(view.approval(&item("ib_w")).unwrap());
     assert!(buttons(&denied).is_empty());
@@ -226,17 +196,11 @@ fn a_denied_write_then_a_failed_turn() {
     assert_snapshot!("approval_write_file_denied", to_json(&denied));
     assert_eq!(status(&view, "tn_1"), TurnStatus::Thinking);
 
-    s.state(EventKind::Error {
-        error: "The model gateway is rate-limiting this workspace; try again in a minute.".into(),
-        error_type: "rate_limited".into(),
-        raw: None,
-    });
+    s.fail_rate_limited();
     let view = s.view();
     assert_eq!(
         status(&view, "tn_1"),
-        TurnStatus::Failed(
-            "The model gateway is rate-limiting this workspace; try again in a minute.".into()
-        )
+        TurnStatus::Failed(RATE_LIMITED.into())
     );
     assert_snapshot!("turn_failed", to_json(&turn_card(&view.turns()[0])));
 }
@@ -245,20 +209,7 @@ fn a_denied_write_then_a_failed_turn() {
 fn an_edit_waits_then_the_turn_is_stopped() {
     let mut s = Story::new();
     s.start_turn("tn_1", "Raise the deploy timeout");
-    let args = json!({
-        "path": "deploy/api.yaml",
-        "old": "timeout: 10m\nretries: 1",
-        "new": "timeout: 20m\nretries: 2",
-        "count": 1
-    });
-    s.propose("call_r", "replace_in_file", args.clone());
-    s.ask_permission(
-        "call_r",
-        "ib_r",
-        "replace_in_file",
-        args,
-        &[ApprovalChoice::Once, ApprovalChoice::Deny],
-    );
+    s.ask_to_raise_the_timeout("call_r", "ib_r");
     let view = s.view();
     let pending = approval_card(view.approval(&item("ib_r")).unwrap());
     assert!(pending.blocks.contains(&Block::Code {
@@ -267,26 +218,7 @@ fn an_edit_waits_then_the_turn_is_stopped() {
     }));
     assert_snapshot!("approval_replace_in_file_pending", to_json(&pending));
 
-    s.state(EventKind::Interrupted {
-        iterations: 1,
-        by: Some(alice()),
-    });
-    s.resolve(
-        "call_r",
-        "ib_r",
-        InboxItemKind::Approval,
-        Resolution::Dismissed {
-            reason: "the turn was stopped".into(),
-        },
-        alice(),
-    );
-    s.finish(
-        "call_r",
-        "replace_in_file",
-        ToolStatus::Interrupted,
-        None,
-        Some("the turn was stopped"),
-    );
+    s.stop_while_waiting("call_r", "ib_r", "replace_in_file");
     let view = s.view();
     assert_eq!(
         status(&view, "tn_1"),

@@ -10,7 +10,7 @@ use workmate_protocol::{
 use workmate_slack::blocks::{decode_button_value, fallback_text, render};
 
 use crate::limits::assert_within_limits;
-use crate::story::{Story, alice, bob, item};
+use crate::story::{Story, bob, item};
 
 const ANSWER: &str = "## Failed deploys\n\nTwo deploys **failed** since yesterday:\n\n\
 1. `api` #4812 timed out\n2. `web` #977 failed *lint*\n   - see [the run](https://ci.example.com/runs/977)\n\n\
@@ -209,53 +209,19 @@ fn a_tool_turn_with_an_approval() {
 fn a_denied_write_then_a_failed_turn() {
     let mut s = Story::new();
     s.start_turn("tn_1", "Write the release notes");
-    let args = json!({
-        "path": "docs/RELEASE.md",
-        "content": (1..=25).map(|i| format!("- change {i}")).collect::<Vec<_>>().join("\n"),
-    });
-    s.propose("call_w", "write_file", args.clone());
-    s.ask_permission(
-        "call_w",
-        "ib_w",
-        "write_file",
-        args,
-        &[
-            ApprovalChoice::Once,
-            ApprovalChoice::AlwaysTool,
-            ApprovalChoice::Deny,
-        ],
-    );
+    s.ask_to_write_release_notes("call_w", "ib_w");
     let pending = message(&approval_card(s.view().approval(&item("ib_w")).unwrap()));
     assert_eq!(buttons(&pending).len(), 3);
     assert!(all_text(&pending).contains("… 5 more lines not shown"));
     assert_snapshot!("approval_write_file_pending", pretty(&pending));
 
-    s.resolve(
-        "call_w",
-        "ib_w",
-        InboxItemKind::Approval,
-        Resolution::Approval {
-            choice: ApprovalChoice::Deny,
-        },
-        bob(),
-    );
-    s.finish(
-        "call_w",
-        "write_file",
-        ToolStatus::Denied,
-        None,
-        Some("denied by Bob Li"),
-    );
+    s.deny_as_bob("call_w", "ib_w", "write_file");
     let denied = message(&approval_card(s.view().approval(&item("ib_w")).unwrap()));
     assert!(buttons(&denied).is_empty());
     assert!(all_text(&denied).contains("❌ Denied by Bob Li"));
     assert_snapshot!("approval_write_file_denied", pretty(&denied));
 
-    s.state(EventKind::Error {
-        error: "The model gateway is rate-limiting this workspace; try again in a minute.".into(),
-        error_type: "rate_limited".into(),
-        raw: None,
-    });
+    s.fail_rate_limited();
     let failed = message(&turn_card(&s.view().turns()[0]));
     assert!(all_text(&failed).starts_with("❌ Failed: The model gateway"));
     assert!(all_text(&failed).contains("⛔ `write_file`"));
@@ -266,20 +232,7 @@ fn a_denied_write_then_a_failed_turn() {
 fn an_edit_waits_then_the_turn_is_stopped() {
     let mut s = Story::new();
     s.start_turn("tn_1", "Raise the deploy timeout");
-    let args = json!({
-        "path": "deploy/api.yaml",
-        "old": "timeout: 10m\nretries: 1",
-        "new": "timeout: 20m\nretries: 2",
-        "count": 1
-    });
-    s.propose("call_r", "replace_in_file", args.clone());
-    s.ask_permission(
-        "call_r",
-        "ib_r",
-        "replace_in_file",
-        args,
-        &[ApprovalChoice::Once, ApprovalChoice::Deny],
-    );
+    s.ask_to_raise_the_timeout("call_r", "ib_r");
     let pending = message(&approval_card(s.view().approval(&item("ib_r")).unwrap()));
     assert!(
         all_text(&pending)
@@ -287,26 +240,7 @@ fn an_edit_waits_then_the_turn_is_stopped() {
     );
     assert_snapshot!("approval_replace_in_file_pending", pretty(&pending));
 
-    s.state(EventKind::Interrupted {
-        iterations: 1,
-        by: Some(alice()),
-    });
-    s.resolve(
-        "call_r",
-        "ib_r",
-        InboxItemKind::Approval,
-        Resolution::Dismissed {
-            reason: "the turn was stopped".into(),
-        },
-        alice(),
-    );
-    s.finish(
-        "call_r",
-        "replace_in_file",
-        ToolStatus::Interrupted,
-        None,
-        Some("the turn was stopped"),
-    );
+    s.stop_while_waiting("call_r", "ib_r", "replace_in_file");
     let stopped = message(&turn_card(&s.view().turns()[0]));
     assert!(all_text(&stopped).starts_with("⏹️ Stopped"));
     assert_snapshot!("turn_stopped", pretty(&stopped));
