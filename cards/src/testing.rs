@@ -141,6 +141,44 @@ impl Story {
         self.park(call, item, InboxItemKind::Approval, name)
     }
 
+    /// `run_shell` listing yesterday's failed CI runs, waiting for approval with every choice a
+    /// command offers.
+    pub fn ask_to_list_failed_runs(&mut self, call: &str, item: &str) -> Event {
+        let command = json!({
+            "command": "gh run list --status failure --created '>=2026-01-04' --limit 20",
+            "description": "List the failed CI runs since yesterday"
+        });
+        self.propose(call, "run_shell", command.clone());
+        let choices = [
+            ApprovalChoice::Once,
+            ApprovalChoice::AlwaysCommand,
+            ApprovalChoice::ReadonlySession,
+            ApprovalChoice::Deny,
+        ];
+        self.ask_permission(call, item, "run_shell", command, &choices)
+    }
+
+    /// Bob approves `item` once.
+    pub fn approve_once_as_bob(&mut self, call: &str, item: &str) -> Event {
+        let once = Resolution::Approval {
+            choice: ApprovalChoice::Once,
+        };
+        self.resolve(call, item, InboxItemKind::Approval, once, bob())
+    }
+
+    /// The running listing finds two failed deploys; the round trip ends and the gateway falls
+    /// back to another model for the next one.
+    pub fn find_two_failed_runs_then_fall_back(&mut self, call: &str) -> Event {
+        let output = "X  api deploy #4812  deploy  main\\nX  web deploy #977  deploy  main";
+        self.finish(call, "run_shell", ToolStatus::Ok, Some(output), None);
+        self.state(EventKind::IterationEnd { iteration: 1 });
+        self.state(EventKind::ModelFallback {
+            from: "openai:gpt-5-mini".into(),
+            to: "anthropic:claude-sonnet-4-5".into(),
+            reason: "HTTP 503: upstream overloaded".into(),
+        })
+    }
+
     /// `write_file` of 25-line release notes, waiting for approval (once, always, deny).
     pub fn ask_to_write_release_notes(&mut self, call: &str, item: &str) -> Event {
         let args = json!({

@@ -7,9 +7,7 @@ use workmate_cards::{
     Block, ButtonAction, ButtonStyle, Card, Inline, PromptState, SessionView, TurnStatus,
     approval_card, question_card, turn_card,
 };
-use workmate_protocol::{
-    ApprovalChoice, EventKind, InboxItemKind, Resolution, ToolStatus, TurnEndStatus,
-};
+use workmate_protocol::{ApprovalChoice, InboxItemKind, Resolution, ToolStatus, TurnEndStatus};
 
 use crate::support::{RATE_LIMITED, Story, alice, bob, item, json as to_json, turn};
 
@@ -64,23 +62,7 @@ fn a_tool_turn_with_an_approval_goes_through_every_state() {
     assert_snapshot!("turn_reasoning_streaming", to_json(&turn_card(card)));
 
     s.message(Some("Let me check the CI runs."), &["run_shell"]);
-    let command = json!({
-        "command": "gh run list --status failure --created '>=2026-01-04' --limit 20",
-        "description": "List the failed CI runs since yesterday"
-    });
-    s.propose("call_1", "run_shell", command.clone());
-    s.ask_permission(
-        "call_1",
-        "ib_1",
-        "run_shell",
-        command,
-        &[
-            ApprovalChoice::Once,
-            ApprovalChoice::AlwaysCommand,
-            ApprovalChoice::ReadonlySession,
-            ApprovalChoice::Deny,
-        ],
-    );
+    s.ask_to_list_failed_runs("call_1", "ib_1");
     let view = s.view();
     assert_eq!(status(&view, "tn_1"), TurnStatus::WaitingForApproval);
     assert_snapshot!(
@@ -109,15 +91,7 @@ fn a_tool_turn_with_an_approval_goes_through_every_state() {
     }));
     assert_snapshot!("approval_run_shell_pending", to_json(&pending));
 
-    s.resolve(
-        "call_1",
-        "ib_1",
-        InboxItemKind::Approval,
-        Resolution::Approval {
-            choice: ApprovalChoice::Once,
-        },
-        bob(),
-    );
+    s.approve_once_as_bob("call_1", "ib_1");
     let view = s.view();
     assert_eq!(status(&view, "tn_1"), TurnStatus::Thinking);
     let approved = approval_card(view.approval(&item("ib_1")).unwrap());
@@ -133,19 +107,7 @@ fn a_tool_turn_with_an_approval_goes_through_every_state() {
     );
     assert_snapshot!("turn_running_tool", to_json(&turn_card(&view.turns()[0])));
 
-    s.finish(
-        "call_1",
-        "run_shell",
-        ToolStatus::Ok,
-        Some("X  api deploy #4812  deploy  main\\nX  web deploy #977  deploy  main"),
-        None,
-    );
-    s.state(EventKind::IterationEnd { iteration: 1 });
-    s.state(EventKind::ModelFallback {
-        from: "openai:gpt-5-mini".into(),
-        to: "anthropic:claude-sonnet-4-5".into(),
-        reason: "HTTP 503: upstream overloaded".into(),
-    });
+    s.find_two_failed_runs_then_fall_back("call_1");
     s.delta("## Failed deploys\n\nTwo");
     let view = s.view();
     assert_eq!(

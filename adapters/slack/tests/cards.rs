@@ -4,13 +4,11 @@
 use insta::assert_snapshot;
 use serde_json::{Value, json};
 use workmate_cards::{ButtonAction, Card, approval_card, question_card, turn_card};
-use workmate_protocol::{
-    ApprovalChoice, EventKind, InboxItemKind, Resolution, ToolStatus, TurnEndStatus,
-};
+use workmate_protocol::{ApprovalChoice, Resolution, TurnEndStatus};
 use workmate_slack::blocks::{decode_button_value, fallback_text, render};
 
 use crate::limits::assert_within_limits;
-use crate::story::{Story, bob, item};
+use crate::story::{Story, item};
 
 const ANSWER: &str = "## Failed deploys\n\nTwo deploys **failed** since yesterday:\n\n\
 1. `api` #4812 timed out\n2. `web` #977 failed *lint*\n   - see [the run](https://ci.example.com/runs/977)\n\n\
@@ -92,23 +90,7 @@ fn a_tool_turn_with_an_approval() {
     assert_eq!(types(&streaming), ["context", "section"]);
     assert_snapshot!("turn_reasoning_streaming", pretty(&streaming));
     s.message(Some("Let me check the CI runs."), &["run_shell"]);
-    let command = json!({
-        "command": "gh run list --status failure --created '>=2026-01-04' --limit 20",
-        "description": "List the failed CI runs since yesterday"
-    });
-    s.propose("call_1", "run_shell", command.clone());
-    s.ask_permission(
-        "call_1",
-        "ib_1",
-        "run_shell",
-        command,
-        &[
-            ApprovalChoice::Once,
-            ApprovalChoice::AlwaysCommand,
-            ApprovalChoice::ReadonlySession,
-            ApprovalChoice::Deny,
-        ],
-    );
+    s.ask_to_list_failed_runs("call_1", "ib_1");
     let view = s.view();
     let waiting = message(&turn_card(&view.turns()[0]));
     assert!(all_text(&waiting).contains("⏸️ Waiting for approval"));
@@ -152,15 +134,7 @@ fn a_tool_turn_with_an_approval() {
     );
     assert_snapshot!("approval_run_shell_pending", pretty(&pending));
 
-    s.resolve(
-        "call_1",
-        "ib_1",
-        InboxItemKind::Approval,
-        Resolution::Approval {
-            choice: ApprovalChoice::Once,
-        },
-        bob(),
-    );
+    s.approve_once_as_bob("call_1", "ib_1");
     let approved = message(&approval_card(s.view().approval(&item("ib_1")).unwrap()));
     assert!(buttons(&approved).is_empty(), "no buttons after resolution");
     assert!(all_text(&approved).contains("✅ Approved by Bob Li · once"));
@@ -171,19 +145,7 @@ fn a_tool_turn_with_an_approval() {
     assert!(all_text(&running).contains("⚙️ Running `run_shell`…"));
     assert_snapshot!("turn_running_tool", pretty(&running));
 
-    s.finish(
-        "call_1",
-        "run_shell",
-        ToolStatus::Ok,
-        Some("X  api deploy #4812  deploy  main\\nX  web deploy #977  deploy  main"),
-        None,
-    );
-    s.state(EventKind::IterationEnd { iteration: 1 });
-    s.state(EventKind::ModelFallback {
-        from: "openai:gpt-5-mini".into(),
-        to: "anthropic:claude-sonnet-4-5".into(),
-        reason: "HTTP 503: upstream overloaded".into(),
-    });
+    s.find_two_failed_runs_then_fall_back("call_1");
     s.delta("## Failed deploys\n\nTwo");
     s.message(Some(ANSWER), &[]);
     s.end(TurnEndStatus::Completed);
