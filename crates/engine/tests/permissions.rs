@@ -4,8 +4,7 @@
 use serde_json::json;
 use workmate_engine::{Error, reply_token};
 use workmate_protocol::{
-    Actor, ApprovalChoice, Command, EventKind, InboxItemId, PermissionMode, Resolution, Surface,
-    ToolStatus,
+    Actor, ApprovalChoice, Command, EventKind, PermissionMode, Resolution, Surface, ToolStatus,
 };
 use workmate_store::{InboxItemState, NewUser, Role};
 
@@ -21,16 +20,6 @@ fn writes(n: usize) -> String {
         })
         .collect();
     script(json!(turns))
-}
-
-async fn parked(h: &mut Harness) -> InboxItemId {
-    let events = h
-        .events_until(|e| matches!(e.kind, EventKind::InboxItemParked { .. }))
-        .await;
-    let EventKind::InboxItemParked { item_id, .. } = &events.last().unwrap().kind else {
-        unreachable!()
-    };
-    item_id.clone()
 }
 
 fn approve(choice: ApprovalChoice) -> Resolution {
@@ -55,17 +44,8 @@ async fn always_this_tool_is_kept_for_the_session_and_survives_a_restart() {
             ApprovalChoice::Deny
         ]
     );
-    let item = parked(&mut h).await;
-    h.hub
-        .resolve(
-            &h.tenant,
-            &item,
-            &approve(ApprovalChoice::AlwaysTool),
-            &Harness::alice(),
-            Surface::Http,
-        )
-        .await
-        .unwrap();
+    let item = h.parked().await;
+    h.decide(&item, ApprovalChoice::AlwaysTool).await;
     h.turn_events().await;
     h.idle().await;
 
@@ -136,7 +116,7 @@ async fn only_the_owner_approvers_and_admins_may_answer() {
         .await
         .unwrap();
     h.say("write").await;
-    let item = parked(&mut h).await;
+    let item = h.parked().await;
     let once = approve(ApprovalChoice::Once);
     let refused = h
         .hub
@@ -207,16 +187,9 @@ async fn separation_of_duties_forbids_approving_your_own_external_call() {
         .await
         .unwrap();
     h.say("write").await;
-    let item = parked(&mut h).await;
+    let item = h.parked().await;
     let refused = h
-        .hub
-        .resolve(
-            &h.tenant,
-            &item,
-            &approve(ApprovalChoice::Once),
-            &Harness::alice(),
-            Surface::Http,
-        )
+        .decide_as(&item, ApprovalChoice::Once, &Harness::alice())
         .await
         .unwrap_err();
     assert!(
@@ -225,26 +198,12 @@ async fn separation_of_duties_forbids_approving_your_own_external_call() {
     );
     // A choice that was not offered is refused too.
     let refused = h
-        .hub
-        .resolve(
-            &h.tenant,
-            &item,
-            &approve(ApprovalChoice::AlwaysCommand),
-            &Actor::new("u_bob"),
-            Surface::Http,
-        )
+        .decide_as(&item, ApprovalChoice::AlwaysCommand, &Actor::new("u_bob"))
         .await
         .unwrap_err();
     assert!(refused.to_string().contains("was not offered"), "{refused}");
     // Another approver may approve; the requester could still have denied.
-    h.hub
-        .resolve(
-            &h.tenant,
-            &item,
-            &approve(ApprovalChoice::Once),
-            &Actor::new("u_bob"),
-            Surface::Http,
-        )
+    h.decide_as(&item, ApprovalChoice::Once, &Actor::new("u_bob"))
         .await
         .unwrap();
     h.turn_events().await;
@@ -260,17 +219,8 @@ async fn the_requester_may_still_deny_under_separation_of_duties() {
         .await
         .unwrap();
     h.say("write").await;
-    let item = parked(&mut h).await;
-    h.hub
-        .resolve(
-            &h.tenant,
-            &item,
-            &approve(ApprovalChoice::Deny),
-            &Harness::alice(),
-            Surface::Http,
-        )
-        .await
-        .unwrap();
+    let item = h.parked().await;
+    h.decide(&item, ApprovalChoice::Deny).await;
     let events = h.turn_events().await;
     assert!(events.iter().any(|e| matches!(
         e.kind,
@@ -285,7 +235,7 @@ async fn the_requester_may_still_deny_under_separation_of_duties() {
 async fn a_chat_reply_with_the_token_answers_the_prompt() {
     let mut h = Harness::new(&writes(1)).await;
     h.say("write").await;
-    let item = parked(&mut h).await;
+    let item = h.parked().await;
     let none = h
         .hub
         .resolve_reply(

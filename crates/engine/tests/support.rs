@@ -9,7 +9,8 @@ use tokio::sync::broadcast;
 use workmate_engine::permissions::PermissionConfig;
 use workmate_engine::{EngineConfig, EngineParts, SessionHub};
 use workmate_protocol::{
-    Actor, Command, Event, EventKind, PermissionMode, SessionId, Surface, TenantId, ToolSpec,
+    Actor, ApprovalChoice, Command, Event, EventKind, InboxItemId, PermissionMode, Resolution,
+    SessionId, Surface, TenantId, ToolSpec,
 };
 use workmate_providers::{
     Capabilities, ModelProvider, ModelRequest, ModelStream, ProviderRouter, ScriptedProvider,
@@ -375,6 +376,35 @@ impl Harness {
             )
         })
         .await
+    }
+
+    /// Waits for the next parked inbox item and returns its id.
+    pub async fn parked(&mut self) -> InboxItemId {
+        let events = self
+            .events_until(|e| matches!(e.kind, EventKind::InboxItemParked { .. }))
+            .await;
+        let EventKind::InboxItemParked { item_id, .. } = &events.last().unwrap().kind else {
+            unreachable!("events_until stops at the parked item")
+        };
+        item_id.clone()
+    }
+
+    /// Alice answers the approval `item` with `choice` over HTTP; the answer must be taken.
+    pub async fn decide(&self, item: &InboxItemId, choice: ApprovalChoice) {
+        self.decide_as(item, choice, &Self::alice()).await.unwrap();
+    }
+
+    /// `by` answers the approval `item` with `choice` over HTTP.
+    pub async fn decide_as(
+        &self,
+        item: &InboxItemId,
+        choice: ApprovalChoice,
+        by: &Actor,
+    ) -> workmate_engine::Result<workmate_store::ResolveOutcome> {
+        let resolution = Resolution::Approval { choice };
+        self.hub
+            .resolve(&self.tenant, item, &resolution, by, Surface::Http)
+            .await
     }
 
     pub async fn idle(&self) {
