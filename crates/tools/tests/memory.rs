@@ -2,9 +2,16 @@
 
 use serde_json::json;
 use workmate_protocol::{TenantId, UserId};
-use workmate_store::MemoryScope;
+use workmate_store::{Memory, MemoryScope};
 
 use crate::support::{World, err};
+
+/// The memory `id` as the store holds it.
+async fn stored_memory(world: &World, id: &str) -> Memory {
+    let memories = world.ctx.store.memories();
+    let found = memories.get(&world.ctx.tenant_id, id).await.unwrap();
+    found.unwrap_or_else(|| panic!("memory {id} is not stored"))
+}
 
 #[tokio::test]
 async fn remember_read_update_forget() {
@@ -22,14 +29,7 @@ async fn remember_read_update_forget() {
         json!({"id": id, "scope": "workspace", "saved": true})
     );
 
-    let stored = world
-        .ctx
-        .store
-        .memories()
-        .get(&world.ctx.tenant_id, &id)
-        .await
-        .unwrap()
-        .unwrap();
+    let stored = stored_memory(&world, &id).await;
     assert_eq!(stored.scope, MemoryScope::Workspace);
     assert_eq!(
         stored.workspace.as_deref(),
@@ -57,14 +57,7 @@ async fn remember_read_update_forget() {
         .await
         .unwrap();
     assert_eq!(updated, json!({"updated": true, "id": id}));
-    let stored = world
-        .ctx
-        .store
-        .memories()
-        .get(&world.ctx.tenant_id, &id)
-        .await
-        .unwrap()
-        .unwrap();
+    let stored = stored_memory(&world, &id).await;
     assert_eq!(stored.content, "The build uses make.");
     assert_eq!(
         stored.summary.as_deref(),
@@ -108,14 +101,7 @@ async fn scopes_global_and_fallbacks() {
         .await
         .unwrap();
     assert_eq!(global["scope"], "global");
-    let stored = world
-        .ctx
-        .store
-        .memories()
-        .get(&world.ctx.tenant_id, global["id"].as_str().unwrap())
-        .await
-        .unwrap()
-        .unwrap();
+    let stored = stored_memory(&world, global["id"].as_str().unwrap()).await;
     assert_eq!(
         (stored.owner, stored.workspace),
         (Some(UserId::from("ada")), None)
