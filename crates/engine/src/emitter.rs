@@ -50,6 +50,31 @@ impl Emitter {
         Ok(event)
     }
 
+    /// Moves a tool call through the ledger and stores its answer with `kind`, in one
+    /// transaction; returns whether the ledger moved.
+    pub(crate) async fn state_closing_call(
+        &self,
+        step: &workmate_store::Transition<'_>,
+        message: &Message,
+        kind: EventKind,
+    ) -> Result<bool> {
+        let (moved, mut events) = self
+            .store
+            .events()
+            .append_call_answer(
+                (&self.tenant, &self.session),
+                self.turn.as_ref(),
+                step,
+                std::slice::from_ref(message),
+                vec![kind],
+            )
+            .await?;
+        if let Some(event) = events.pop() {
+            self.runtime.publish(event);
+        }
+        Ok(moved)
+    }
+
     /// Publishes a transport event (a delta).
     pub(crate) fn transport(&self, kind: EventKind) {
         self.runtime.publish(Event {

@@ -19,6 +19,10 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 /// Runs `until` in a first process, then kills it; returns where it left its files.
+///
+/// The first process runs on one thread: once `until` returns, none of its tasks is polled
+/// again, as after a SIGKILL. (A runtime with worker threads would keep polling while it shuts
+/// down, and a turn could write what a killed process never would.)
 fn crash_after<F>(
     script: &str,
     options: Options,
@@ -27,7 +31,10 @@ fn crash_after<F>(
 where
     F: AsyncFnOnce(&mut Harness) -> Option<InboxItemId>,
 {
-    let first = runtime();
+    let first = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let left = first.block_on(async {
         let mut h = Harness::with(script, options).await;
         h.say("write this week's report").await;

@@ -29,13 +29,13 @@ pub use repo::cards::{CardMessage, CardRepo};
 pub use repo::dedupe::DedupeRepo;
 pub use repo::events::EventRepo;
 pub use repo::inbox::{
-    InboxFilter, InboxItem, InboxItemState, InboxRepo, NewInboxItem, ResolveOutcome,
+    Answer, InboxFilter, InboxItem, InboxItemState, InboxRepo, NewInboxItem, ResolveOutcome,
 };
 pub use repo::memories::{Memory, MemoryRepo, MemoryScope, NewMemory};
 pub use repo::messages::MessageRepo;
 pub use repo::sessions::{NewSession, SessionKey, SessionRecord, SessionRepo};
 pub use repo::tenants::{NewUser, Role, Tenant, TenantRepo, User};
-pub use repo::tool_calls::{ToolCallRecord, ToolCallRepo, ToolCallState};
+pub use repo::tool_calls::{ToolCallRecord, ToolCallRepo, ToolCallState, Transition};
 pub use repo::usage::{NewUsage, UsageGroup, UsageRepo, UsageTotal, utc_day};
 
 use std::sync::Arc;

@@ -1,7 +1,9 @@
 //! Parking is idempotent per tool call; answers are final; filters combine.
 
-use workmate_protocol::{ApprovalChoice, InboxItemKind, Resolution, Surface, UserId, Visibility};
-use workmate_store::{InboxFilter, InboxItemState, NewInboxItem, ResolveOutcome};
+use workmate_protocol::{
+    ApprovalChoice, EventKind, InboxItemKind, Resolution, Surface, UserId, Visibility,
+};
+use workmate_store::{Answer, InboxFilter, InboxItemState, NewInboxItem, ResolveOutcome};
 
 use crate::support::tenant_with_session;
 
@@ -69,6 +71,26 @@ backend_matrix! {
         assert_eq!(seen.resolved_by, Some(UserId::from("u_bob")));
         let unknown = workmate_protocol::InboxItemId::new();
         assert_eq!(inbox.resolve(&tenant, &unknown, &allow, &UserId::from("u_bob"), Surface::Http).await.unwrap(), ResolveOutcome::NotFound);
+    }
+
+    async fn the_winning_answer_and_its_event_commit_together(ctx: Ctx) {
+        let (tenant, session) = tenant_with_session(&ctx.store, "inbox").await;
+        let inbox = ctx.store.inbox();
+        let (item, _) = inbox.park(&tenant, &prompt(&session.id, Some("call_7"), Visibility::Inline)).await.unwrap();
+        let once = Resolution::Approval { choice: ApprovalChoice::Once };
+        let bob = UserId::from("u_bob");
+        let answer = Answer { resolution: &once, by: &bob, via: Surface::Slack };
+        let event = |_: &workmate_store::InboxItem| Some(EventKind::Compacting);
+        let (outcome, recorded) = inbox.resolve_and_record(&tenant, &item.id, &answer, event).await.unwrap();
+        assert!(matches!(outcome, ResolveOutcome::Resolved(_)));
+        let recorded = recorded.expect("the winner's event is stored");
+        let stored = ctx.store.events().list_after(&tenant, &session.id, 0, 10).await.unwrap();
+        assert_eq!(stored.last().map(|e| e.seq), Some(recorded.seq));
+
+        let (outcome, recorded) = inbox.resolve_and_record(&tenant, &item.id, &answer, event).await.unwrap();
+        assert!(matches!(outcome, ResolveOutcome::AlreadyResolved(_)));
+        assert!(recorded.is_none(), "a losing answer records nothing");
+        assert_eq!(ctx.store.events().list_after(&tenant, &session.id, 0, 10).await.unwrap().len(), stored.len());
     }
 
     async fn inbox_filters_combine(ctx: Ctx) {

@@ -154,24 +154,33 @@ impl SessionHub {
         };
         self.check_resolver(tenant, &found, resolution, actor, via)
             .await?;
-        let outcome = self
-            .store()
-            .inbox()
-            .resolve(tenant, item, resolution, &actor.user_id, via)
-            .await?;
-        if let ResolveOutcome::Resolved(item) = &outcome {
-            let emit = self.emitter(tenant, &item.session_id).await?;
-            emit.state(EventKind::InboxItemResolved {
-                item_id: item.id.clone(),
-                item_kind: item.kind,
-                tool_call_id: item.tool_call_id.clone(),
+        let answer = workmate_store::Answer {
+            resolution,
+            by: &actor.user_id,
+            via,
+        };
+        let resolved = |found: &workmate_store::InboxItem| {
+            Some(EventKind::InboxItemResolved {
+                item_id: found.id.clone(),
+                item_kind: found.kind,
+                tool_call_id: found.tool_call_id.clone(),
                 resolution: resolution.clone(),
                 resolved_by: actor.clone(),
                 via,
             })
+        };
+        let (outcome, event) = self
+            .store()
+            .inbox()
+            .resolve_and_record(tenant, item, &answer, resolved)
             .await?;
+        if let ResolveOutcome::Resolved(item) = &outcome {
+            let runtime = self.runtime(tenant, &item.session_id).await?;
+            if let Some(event) = event {
+                runtime.publish(event);
+            }
             self.inner.deps.waiters.wake_all();
-            if !emit.runtime.is_running() {
+            if !runtime.is_running() {
                 self.resume_session(tenant, &item.session_id).await?;
             }
         }

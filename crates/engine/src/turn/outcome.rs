@@ -109,19 +109,37 @@ impl Turn {
     pub(crate) async fn answer(&mut self, call: &ToolCall, outcome: Outcome) -> Result<()> {
         let stored = serde_json::to_value(&outcome)
             .map_err(|e| crate::Error::Rejected(format!("cannot encode a tool outcome: {e}")))?;
-        if !self
-            .ledger_move(&call.id, outcome.ledger_state(), Some(&stored))
-            .await?
-        {
+        let step = workmate_store::Transition {
+            call: &call.id,
+            to: outcome.ledger_state(),
+            result: Some(&stored),
+        };
+        let (message, finished) = self.tool_answer(call, outcome).await?;
+        let moved = self
+            .emit
+            .state_closing_call(&step, &message, finished)
+            .await?;
+        if !moved {
             // Racing transitions are impossible under the one-turn-per-session rule; if the row
             // already has an outcome, the history still needs its tool message.
             tracing::warn!(tool_call = %call.id, "Tool call was already closed in the ledger.");
         }
-        self.record(call, outcome).await
+        self.history.push(message);
+        Ok(())
     }
 
     /// Writes an outcome that the ledger already holds (a replay after a restart).
     pub(crate) async fn record(&mut self, call: &ToolCall, outcome: Outcome) -> Result<()> {
+        let (message, finished) = self.tool_answer(call, outcome).await?;
+        self.append_with(message, finished).await
+    }
+
+    /// The tool message and `tool_finished` event that answer `call`.
+    async fn tool_answer(
+        &mut self,
+        call: &ToolCall,
+        outcome: Outcome,
+    ) -> Result<(Message, EventKind)> {
         self.audit_hidden_counts(call, outcome.display.as_ref())
             .await?;
         let message = Message::Tool {
@@ -143,7 +161,7 @@ impl Turn {
             display: outcome.display,
             standing_rule: self.standing_rules_used.remove(&call.id),
         };
-        self.append_with(message, finished).await
+        Ok((message, finished))
     }
 
     /// Audits how many items a privacy filter hid: counts only, never content.

@@ -26,6 +26,21 @@ pub(crate) async fn append(
     messages: &[Message],
     kinds: Vec<EventKind>,
 ) -> Result<Appended> {
+    let mut tx = store.begin_write().await?;
+    let appended = append_in(&mut tx, store, (tenant, session), turn, messages, kinds).await?;
+    tx.commit().await?;
+    Ok(appended)
+}
+
+/// [`append`] inside the caller's transaction, so other writes can commit with it.
+pub(crate) async fn append_in(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    store: &Store,
+    (tenant, session): (&TenantId, &SessionId),
+    turn: Option<&TurnId>,
+    messages: &[Message],
+    kinds: Vec<EventKind>,
+) -> Result<Appended> {
     if let Some(transport) = kinds.iter().find(|k| !k.is_state()) {
         return Err(Error::Invalid(format!(
             "{} is a transport event: it is streamed, never stored",
@@ -35,8 +50,7 @@ pub(crate) async fn append(
     let d = store.dialect;
     let now = store.clock_ms();
     let counts = (to_i64(kinds.len() as u64), to_i64(messages.len() as u64));
-    let mut tx = store.begin_write().await?;
-    let reserved = reserve(&mut tx, d, (tenant, session), counts, now).await?;
+    let reserved = reserve(tx, d, (tenant, session), counts, now).await?;
     for (index, message) in (reserved.first_index..).zip(messages) {
         let body = serde_json::to_value(message)
             .map_err(|e| Error::Invalid(format!("cannot encode message: {e}")))?;
@@ -52,7 +66,7 @@ pub(crate) async fn append(
             .bind(role)
             .bind(body.to_string())
             .bind(now)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
     }
     let mut events = Vec::with_capacity(kinds.len());
@@ -65,7 +79,7 @@ pub(crate) async fn append(
             .bind(kind.name())
             .bind(now)
             .bind(to_json(&kind)?)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
         events.push(Event {
             tenant_id: tenant.clone(),
@@ -76,7 +90,6 @@ pub(crate) async fn append(
             kind,
         });
     }
-    tx.commit().await?;
     Ok(Appended {
         first_index: u64::try_from(reserved.first_index).unwrap_or_default(),
         events,

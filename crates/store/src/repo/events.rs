@@ -9,6 +9,7 @@ use sqlx::any::AnyRow;
 use workmate_protocol::{Event, EventKind, Message, SessionId, TenantId, TurnId};
 
 use crate::repo::appends;
+use crate::repo::tool_calls::{Transition, transition_on};
 use crate::row::{col, json_col, to_i64};
 use crate::{Error, Result, Store};
 
@@ -58,6 +59,26 @@ impl<'s> EventRepo<'s> {
                 .await?
                 .events,
         )
+    }
+
+    /// Moves a tool call through the ledger and appends its answer (the tool message and its
+    /// event) in one transaction, so a restart never finds a call closed in the ledger but
+    /// unanswered in the history, or the reverse. The answer is appended even when the ledger
+    /// had already moved (the returned flag is then `false`): the history still needs it.
+    pub async fn append_call_answer(
+        &self,
+        (tenant, session): (&TenantId, &SessionId),
+        turn: Option<&TurnId>,
+        step: &Transition<'_>,
+        messages: &[Message],
+        kinds: Vec<EventKind>,
+    ) -> Result<(bool, Vec<Event>)> {
+        let key = (tenant, session);
+        let mut tx = self.store.begin_write().await?;
+        let moved = transition_on(&mut *tx, self.store, key, step).await?;
+        let appended = appends::append_in(&mut tx, self.store, key, turn, messages, kinds).await?;
+        tx.commit().await?;
+        Ok((moved, appended.events))
     }
 
     /// A session's state events with `seq > after`, oldest first, at most `limit` of them.

@@ -8,10 +8,11 @@
 use serde::{Deserialize, Serialize};
 use sqlx::any::AnyRow;
 use workmate_protocol::{
-    InboxItemId, InboxItemKind, Resolution, SessionId, Surface, TenantId, ToolCallId, UserId,
-    Visibility,
+    Event, EventKind, InboxItemId, InboxItemKind, Resolution, SessionId, Surface, TenantId,
+    ToolCallId, UserId, Visibility,
 };
 
+use crate::repo::appends;
 use crate::row::{col, enum_col, json_col, opt_enum_col, opt_json_col, to_json, to_word};
 use crate::{Error, Result, Store};
 
@@ -276,25 +277,77 @@ impl<'s> InboxRepo<'s> {
         by: &UserId,
         via: Surface,
     ) -> Result<ResolveOutcome> {
+        let answer = Answer {
+            resolution,
+            by,
+            via,
+        };
+        Ok(self
+            .resolve_and_record(tenant, item, &answer, |_| None)
+            .await?
+            .0)
+    }
+
+    /// [`InboxRepo::resolve`], and when this answer wins, the state event `event` builds from the
+    /// resolved item is appended to the item's session in the same transaction: no reader can
+    /// see the item answered before the session's stream says so, and a crash loses neither.
+    pub async fn resolve_and_record(
+        &self,
+        tenant: &TenantId,
+        item: &InboxItemId,
+        answer: &Answer<'_>,
+        event: impl FnOnce(&InboxItem) -> Option<EventKind>,
+    ) -> Result<(ResolveOutcome, Option<Event>)> {
+        let mut tx = self.store.begin_write().await?;
         let done = self
             .store
             .dialect
             .query("UPDATE inbox_items SET state = 'resolved', resolution_json = ?, resolved_by = ?, resolved_via = ?, resolved_at_ms = ? WHERE tenant_id = ? AND item_id = ? AND state = 'pending'")
-            .bind(to_json(resolution)?)
-            .bind(by.as_str().to_owned())
-            .bind(to_word(&via)?)
+            .bind(to_json(answer.resolution)?)
+            .bind(answer.by.as_str().to_owned())
+            .bind(to_word(&answer.via)?)
             .bind(self.store.clock_ms())
             .bind(tenant.as_str().to_owned())
             .bind(item.as_str().to_owned())
-            .execute(&self.store.pool)
+            .execute(&mut *tx)
             .await?;
         let won = done.rows_affected() == 1;
-        Ok(match (self.get(tenant, item).await?, won) {
-            (None, _) => ResolveOutcome::NotFound,
-            (Some(item), true) => ResolveOutcome::Resolved(item),
-            (Some(item), false) => ResolveOutcome::AlreadyResolved(item),
-        })
+        let row = self
+            .store
+            .dialect
+            .query(select!("tenant_id = ? AND item_id = ?"))
+            .bind(tenant.as_str().to_owned())
+            .bind(item.as_str().to_owned())
+            .fetch_optional(&mut *tx)
+            .await?;
+        let Some(found) = row.map(|r| from_row(&r)).transpose()? else {
+            return Ok((ResolveOutcome::NotFound, None));
+        };
+        if !won {
+            return Ok((ResolveOutcome::AlreadyResolved(found), None));
+        }
+        let recorded = match event(&found) {
+            Some(kind) => {
+                let key = (tenant, &found.session_id);
+                let appended = appends::append_in(&mut tx, self.store, key, None, &[], vec![kind]);
+                appended.await?.events.pop()
+            }
+            None => None,
+        };
+        tx.commit().await?;
+        Ok((ResolveOutcome::Resolved(found), recorded))
     }
+}
+
+/// Who answers a parked prompt, how, and through which surface.
+#[derive(Clone, Copy, Debug)]
+pub struct Answer<'a> {
+    /// The answer.
+    pub resolution: &'a Resolution,
+    /// Who gave it.
+    pub by: &'a UserId,
+    /// Where it was given.
+    pub via: Surface,
 }
 
 fn from_row(row: &AnyRow) -> Result<InboxItem> {

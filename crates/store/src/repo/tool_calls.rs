@@ -136,25 +136,8 @@ impl<'s> ToolCallRepo<'s> {
         to: ToolCallState,
         result: Option<&serde_json::Value>,
     ) -> Result<bool> {
-        let from = to.predecessors();
-        let Some(first) = from.first() else {
-            return Err(Error::Invalid(format!("no call can move back to {to:?}")));
-        };
-        let mut query = self
-            .store
-            .dialect
-            .query("UPDATE tool_calls SET state = ?, result_json = COALESCE(?, result_json), updated_at_ms = ? WHERE tenant_id = ? AND session_id = ? AND tool_call_id = ? AND state IN (?, ?, ?, ?)")
-            .bind(to_word(&to)?)
-            .bind(result.map(to_json).transpose()?)
-            .bind(self.store.clock_ms())
-            .bind(tenant.as_str().to_owned())
-            .bind(session.as_str().to_owned())
-            .bind(call.as_str().to_owned());
-        // Pad the fixed four-slot IN list by repeating the first allowed state.
-        for state in (0..4).map(|i| from.get(i).unwrap_or(first)) {
-            query = query.bind(to_word(state)?);
-        }
-        Ok(query.execute(&self.store.pool).await?.rows_affected() == 1)
+        let step = Transition { call, to, result };
+        transition_on(&self.store.pool, self.store, (tenant, session), &step).await
     }
 
     /// One call, if the session has it.
@@ -216,6 +199,50 @@ impl ToolCallRepo<'_> {
             })
             .collect()
     }
+}
+
+/// One move of a call through the ledger, with the outcome it records (if any).
+#[derive(Clone, Copy, Debug)]
+pub struct Transition<'a> {
+    /// The call.
+    pub call: &'a ToolCallId,
+    /// Where it moves.
+    pub to: ToolCallState,
+    /// The outcome to keep with it.
+    pub result: Option<&'a serde_json::Value>,
+}
+
+/// Applies `step` through `executor` (the pool, or a transaction other writes share).
+pub(crate) async fn transition_on<'c, E>(
+    executor: E,
+    store: &Store,
+    (tenant, session): (&TenantId, &SessionId),
+    step: &Transition<'_>,
+) -> Result<bool>
+where
+    E: sqlx::Executor<'c, Database = sqlx::Any>,
+{
+    let from = step.to.predecessors();
+    let Some(first) = from.first() else {
+        return Err(Error::Invalid(format!(
+            "no call can move back to {:?}",
+            step.to
+        )));
+    };
+    let mut query = store
+        .dialect
+        .query("UPDATE tool_calls SET state = ?, result_json = COALESCE(?, result_json), updated_at_ms = ? WHERE tenant_id = ? AND session_id = ? AND tool_call_id = ? AND state IN (?, ?, ?, ?)")
+        .bind(to_word(&step.to)?)
+        .bind(step.result.map(to_json).transpose()?)
+        .bind(store.clock_ms())
+        .bind(tenant.as_str().to_owned())
+        .bind(session.as_str().to_owned())
+        .bind(step.call.as_str().to_owned());
+    // Pad the fixed four-slot IN list by repeating the first allowed state.
+    for state in (0..4).map(|i| from.get(i).unwrap_or(first)) {
+        query = query.bind(to_word(state)?);
+    }
+    Ok(query.execute(executor).await?.rows_affected() == 1)
 }
 
 fn from_row(row: &AnyRow) -> Result<ToolCallRecord> {
