@@ -100,6 +100,10 @@ text_id!(
     /// One run of an automation.
     RunId
 );
+text_id!(
+    /// One self-wake: a session's request to be resumed later.
+    WakeId
+);
 
 #[cfg(test)]
 mod tests {

@@ -20,7 +20,9 @@ pub use command::{Attachment, AttachmentKind, Command};
 pub use common::{Actor, ApprovalChoice, PermissionMode, Surface, TokenUsage, ToolCall, ToolSpec};
 pub use event::{Event, ToolStatus, TurnEndStatus};
 pub use event_kind::EventKind;
-pub use ids::{AutomationId, InboxItemId, RunId, SessionId, TenantId, ToolCallId, TurnId, UserId};
+pub use ids::{
+    AutomationId, InboxItemId, RunId, SessionId, TenantId, ToolCallId, TurnId, UserId, WakeId,
+};
 pub use inbox::{InboxItemKind, Question, QuestionOption, Resolution, Visibility};
 pub use message::{
     ContentPart, FileData, ImageUrl, Message, NoticeKind, ProviderState, UserContent,

@@ -23,7 +23,7 @@ pub use error::{Error, Result};
 pub use migrate::MigrationReport;
 pub use repo::audit::{AuditRecord, AuditRepo, NewAuditRecord};
 pub use repo::automations::{
-    Automation, AutomationRepo, AutomationRun, NewAutomation, RunStatus, RunTrigger,
+    Automation, AutomationRepo, AutomationRun, Claim, NewAutomation, RunEnd, RunStatus, RunTrigger,
 };
 pub use repo::cards::{CardMessage, CardRepo};
 pub use repo::dedupe::DedupeRepo;
@@ -37,6 +37,7 @@ pub use repo::sessions::{NewSession, SessionKey, SessionRecord, SessionRepo};
 pub use repo::tenants::{NewUser, Role, Tenant, TenantRepo, User};
 pub use repo::tool_calls::{ToolCallRecord, ToolCallRepo, ToolCallState, Transition};
 pub use repo::usage::{NewUsage, UsageGroup, UsageRepo, UsageTotal, utc_day};
+pub use repo::wakes::{NewWake, Wake, WakeKind, WakeRepo, WakeState};
 
 use std::sync::Arc;
 
@@ -105,6 +106,11 @@ impl Store {
     /// Scheduled automations and their runs.
     pub fn automations(&self) -> AutomationRepo<'_> {
         AutomationRepo::new(self)
+    }
+
+    /// Self-wakes.
+    pub fn wakes(&self) -> WakeRepo<'_> {
+        WakeRepo::new(self)
     }
 
     /// Explicit memories.

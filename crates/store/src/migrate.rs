@@ -44,6 +44,13 @@ const MIGRATIONS: &[Migration] = &[
         mysql: include_str!("../../../migrations/mysql/0003_usage.sql"),
         postgres: include_str!("../../../migrations/postgres/0003_usage.sql"),
     },
+    Migration {
+        version: 4,
+        name: "0004_scheduler",
+        sqlite: include_str!("../../../migrations/sqlite/0004_scheduler.sql"),
+        mysql: include_str!("../../../migrations/mysql/0004_scheduler.sql"),
+        postgres: include_str!("../../../migrations/postgres/0004_scheduler.sql"),
+    },
 ];
 
 /// What a migration run did.

@@ -11,6 +11,7 @@
 #[macro_use]
 mod support;
 
+mod automations;
 mod concurrency;
 mod inbox;
 mod isolation;

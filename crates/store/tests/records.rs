@@ -1,10 +1,7 @@
-//! Tenants and people, memories, audit, automations and card ids.
+//! Tenants and people, memories, audit and card ids.
 
-use workmate_protocol::{SessionId, UserId};
-use workmate_store::{
-    CardMessage, MemoryScope, NewAuditRecord, NewAutomation, NewMemory, NewUser, Role, RunStatus,
-    RunTrigger,
-};
+use workmate_protocol::UserId;
+use workmate_store::{CardMessage, MemoryScope, NewAuditRecord, NewMemory, NewUser, Role};
 
 use crate::support::tenant_with_session;
 
@@ -57,19 +54,6 @@ backend_matrix! {
         let recent = ctx.store.audit().recent(&tenant, 2).await.unwrap();
         assert_eq!(recent.iter().map(|r| r.stage.as_str()).collect::<Vec<_>>(), vec!["approval_resolved", "approval_requested"]);
         assert_eq!(recent[0].detail["command"], "ls");
-    }
-
-    async fn automation_runs_are_recorded(ctx: Ctx) {
-        let (tenant, _) = tenant_with_session(&ctx.store, "auto").await;
-        let automations = ctx.store.automations();
-        let created = automations.create(&tenant, &NewAutomation { title: "Sales digest".into(), instructions: "Post the sales digest".into(), schedule: serde_json::json!({"kind": "cron", "cron": "0 9 * * 1-5", "timezone": "Asia/Shanghai"}), owner: UserId::from("u_alice"), origin_session_id: None, enabled: true, next_run_ms: Some(1_780_000_060_000), settings: serde_json::json!({}) }).await.unwrap();
-        assert_eq!(automations.get(&tenant, &created.id).await.unwrap().as_ref(), Some(&created));
-        let run = automations.start_run(&tenant, &created.id, &SessionId::new(), RunTrigger::Schedule).await.unwrap();
-        assert!(automations.finish_run(&tenant, &run.id, RunStatus::Ok, Some("posted"), None).await.unwrap());
-        assert!(!automations.finish_run(&tenant, &run.id, RunStatus::Error, None, Some("late")).await.unwrap(), "a finished run stays finished");
-        let runs = automations.runs(&tenant, &created.id, 10).await.unwrap();
-        assert_eq!(runs.len(), 1);
-        assert_eq!((runs[0].status, runs[0].result_text.as_deref()), (RunStatus::Ok, Some("posted")));
     }
 
     async fn card_versions_only_grow(ctx: Ctx) {

@@ -1,13 +1,17 @@
 //! Automations (scheduled tasks) and their runs.
 //!
-//! The scheduler's claim-and-fire logic arrives with the automations work; this repository
-//! stores what it needs: the task, its next due time, and one row per run.
+//! Invariants: an automation is fired by whoever claims it, and a claim is one conditional update
+//! `WHERE running_run_id IS NULL AND next_run_ms <= now`, so on any number of processes exactly
+//! one fires each due slot; the claim and the run's row are written in one transaction. A claim
+//! holds a lease the firing process renews; a lapsed lease (the process died) lets another
+//! process adopt the run, never start a second one. Finishing a run writes its outcome, clears
+//! the claim and sets the next due time in one transaction.
 
 use serde::{Deserialize, Serialize};
 use sqlx::any::AnyRow;
 use workmate_protocol::{AutomationId, RunId, SessionId, TenantId, UserId};
 
-use crate::row::{col, enum_col, json_col, opt_enum_col, to_json, to_word};
+use crate::row::{col, enum_col, json_col, opt_enum_col, opt_json_col, to_json, to_word};
 use crate::{Error, Result, Store};
 
 /// An automation to create.
@@ -34,6 +38,8 @@ pub struct NewAutomation {
 /// A stored automation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Automation {
+    /// Its tenant.
+    pub tenant_id: TenantId,
     /// Its id.
     pub id: AutomationId,
     /// Short title.
@@ -60,6 +66,10 @@ pub struct Automation {
     pub settings: serde_json::Value,
     /// When it was created.
     pub created_at_ms: i64,
+    /// The run going now, if any.
+    pub running_run_id: Option<RunId>,
+    /// Until when the process driving that run holds it.
+    pub lease_until_ms: Option<i64>,
 }
 
 /// Why a run started.
@@ -109,6 +119,36 @@ pub struct AutomationRun {
     pub result_text: Option<String>,
     /// Its error.
     pub error: Option<String>,
+    /// Files the run produced or changed.
+    pub artifacts: Vec<String>,
+}
+
+/// How a run ended.
+#[derive(Clone, Debug)]
+pub struct RunEnd {
+    /// `ok` or `error`.
+    pub status: RunStatus,
+    /// Its final answer.
+    pub result_text: Option<String>,
+    /// Its error.
+    pub error: Option<String>,
+    /// Files it produced or changed.
+    pub artifacts: Vec<String>,
+    /// When the automation is next due (`None`: never again).
+    pub next_run_ms: Option<i64>,
+}
+
+/// A claim on an automation: the run it starts and how long the claim holds.
+#[derive(Clone, Copy, Debug)]
+pub struct Claim<'a> {
+    /// The run to start.
+    pub run: &'a RunId,
+    /// Why.
+    pub trigger: RunTrigger,
+    /// Now, as the claimer sees it.
+    pub now_ms: i64,
+    /// When the claim lapses unless renewed.
+    pub lease_until_ms: i64,
 }
 
 /// Automations and runs.
@@ -153,7 +193,7 @@ impl<'s> AutomationRepo<'s> {
         let row = self
             .store
             .dialect
-            .query("SELECT automation_id, title, instructions, schedule_json, owner_user_id, origin_session_id, enabled, next_run_ms, last_run_ms, last_status, run_count, settings_json, created_at_ms FROM automations WHERE tenant_id = ? AND automation_id = ?")
+            .query("SELECT tenant_id, automation_id, title, instructions, schedule_json, owner_user_id, origin_session_id, enabled, next_run_ms, last_run_ms, last_status, run_count, settings_json, created_at_ms, running_run_id, lease_until_ms FROM automations WHERE tenant_id = ? AND automation_id = ?")
             .bind(tenant.as_str().to_owned())
             .bind(id.as_str().to_owned())
             .fetch_optional(&self.store.pool)
@@ -161,61 +201,270 @@ impl<'s> AutomationRepo<'s> {
         row.map(|r| automation_from_row(&r)).transpose()
     }
 
-    /// Records the start of a run.
-    pub async fn start_run(
+    /// Claims the automation for a new run and records the run, in one transaction. A scheduled
+    /// or catch-up claim needs the automation enabled and due; a manual one only that no run is
+    /// going. Returns the run, or `None` when someone else holds the automation (or it is not due).
+    pub async fn claim(
         &self,
         tenant: &TenantId,
         automation: &AutomationId,
-        session: &SessionId,
-        trigger: RunTrigger,
-    ) -> Result<AutomationRun> {
+        claim: &Claim<'_>,
+    ) -> Result<Option<AutomationRun>> {
+        let scheduled = i64::from(claim.trigger != RunTrigger::Manual);
+        let mut tx = self.store.begin_write().await?;
+        let claimed = self
+            .store
+            .dialect
+            .query("UPDATE automations SET running_run_id = ?, lease_until_ms = ? WHERE tenant_id = ? AND automation_id = ? AND running_run_id IS NULL AND (? = 0 OR (enabled = 1 AND next_run_ms <= ?))")
+            .bind(claim.run.as_str().to_owned())
+            .bind(claim.lease_until_ms)
+            .bind(tenant.as_str().to_owned())
+            .bind(automation.as_str().to_owned())
+            .bind(scheduled)
+            .bind(claim.now_ms)
+            .execute(&mut *tx)
+            .await?;
+        if claimed.rows_affected() != 1 {
+            return Ok(None);
+        }
         let run = AutomationRun {
-            id: RunId::new(),
+            id: claim.run.clone(),
             automation_id: automation.clone(),
-            session_id: session.clone(),
-            trigger,
+            session_id: SessionId::from(String::new()),
+            trigger: claim.trigger,
             status: RunStatus::Running,
-            started_at_ms: self.store.clock_ms(),
+            started_at_ms: claim.now_ms,
             finished_at_ms: None,
             result_text: None,
             error: None,
+            artifacts: Vec::new(),
         };
         self.store
             .dialect
-            .query("INSERT INTO automation_runs (tenant_id, run_id, automation_id, session_id, run_trigger, status, started_at_ms) VALUES (?, ?, ?, ?, ?, 'running', ?)")
+            .query("INSERT INTO automation_runs (tenant_id, run_id, automation_id, session_id, run_trigger, status, started_at_ms) VALUES (?, ?, ?, '', ?, 'running', ?)")
             .bind(tenant.as_str().to_owned())
             .bind(run.id.as_str().to_owned())
             .bind(automation.as_str().to_owned())
-            .bind(session.as_str().to_owned())
-            .bind(to_word(&trigger)?)
+            .bind(to_word(&run.trigger)?)
             .bind(run.started_at_ms)
-            .execute(&self.store.pool)
+            .execute(&mut *tx)
             .await?;
-        Ok(run)
+        tx.commit().await?;
+        Ok(Some(run))
     }
 
-    /// Records how a running run ended; `false` if it was not running.
-    pub async fn finish_run(
+    /// Records the session a claimed run talks in.
+    pub async fn set_run_session(
         &self,
         tenant: &TenantId,
         run: &RunId,
-        status: RunStatus,
-        result_text: Option<&str>,
-        error: Option<&str>,
-    ) -> Result<bool> {
-        let done = self
-            .store
+        session: &SessionId,
+    ) -> Result<()> {
+        self.store
             .dialect
-            .query("UPDATE automation_runs SET status = ?, finished_at_ms = ?, result_text = ?, error_text = ? WHERE tenant_id = ? AND run_id = ? AND status = 'running'")
-            .bind(to_word(&status)?)
-            .bind(self.store.clock_ms())
-            .bind(result_text.map(str::to_owned))
-            .bind(error.map(str::to_owned))
+            .query("UPDATE automation_runs SET session_id = ? WHERE tenant_id = ? AND run_id = ?")
+            .bind(session.as_str().to_owned())
             .bind(tenant.as_str().to_owned())
             .bind(run.as_str().to_owned())
             .execute(&self.store.pool)
             .await?;
+        Ok(())
+    }
+
+    /// Extends the lease on a run this process drives; `false` if the run no longer holds the
+    /// automation (it finished, or another process adopted it after the lease lapsed).
+    pub async fn renew(
+        &self,
+        tenant: &TenantId,
+        automation: &AutomationId,
+        run: &RunId,
+        lease_until_ms: i64,
+    ) -> Result<bool> {
+        let done = self
+            .store
+            .dialect
+            .query("UPDATE automations SET lease_until_ms = ? WHERE tenant_id = ? AND automation_id = ? AND running_run_id = ?")
+            .bind(lease_until_ms)
+            .bind(tenant.as_str().to_owned())
+            .bind(automation.as_str().to_owned())
+            .bind(run.as_str().to_owned())
+            .execute(&self.store.pool)
+            .await?;
         Ok(done.rows_affected() == 1)
+    }
+
+    /// Takes over a run whose lease lapsed (its process died); `false` if another process was
+    /// first or the lease was renewed meanwhile.
+    pub async fn adopt(
+        &self,
+        tenant: &TenantId,
+        automation: &AutomationId,
+        run: &RunId,
+        now_ms: i64,
+        lease_until_ms: i64,
+    ) -> Result<bool> {
+        let done = self
+            .store
+            .dialect
+            .query("UPDATE automations SET lease_until_ms = ? WHERE tenant_id = ? AND automation_id = ? AND running_run_id = ? AND lease_until_ms < ?")
+            .bind(lease_until_ms)
+            .bind(tenant.as_str().to_owned())
+            .bind(automation.as_str().to_owned())
+            .bind(run.as_str().to_owned())
+            .bind(now_ms)
+            .execute(&self.store.pool)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Records how a run ended, releases the automation and sets when it is next due, in one
+    /// transaction. `false` (and nothing written) if the run no longer holds the automation.
+    pub async fn finish(
+        &self,
+        tenant: &TenantId,
+        automation: &AutomationId,
+        run: &AutomationRun,
+        end: &RunEnd,
+    ) -> Result<bool> {
+        let now = self.store.clock_ms();
+        let mut tx = self.store.begin_write().await?;
+        let released = self
+            .store
+            .dialect
+            .query("UPDATE automations SET running_run_id = NULL, lease_until_ms = NULL, next_run_ms = ?, run_count = run_count + 1, last_run_ms = ?, last_status = ?, updated_at_ms = ? WHERE tenant_id = ? AND automation_id = ? AND running_run_id = ?")
+            .bind(end.next_run_ms)
+            .bind(run.started_at_ms)
+            .bind(to_word(&end.status)?)
+            .bind(now)
+            .bind(tenant.as_str().to_owned())
+            .bind(automation.as_str().to_owned())
+            .bind(run.id.as_str().to_owned())
+            .execute(&mut *tx)
+            .await?;
+        if released.rows_affected() != 1 {
+            return Ok(false);
+        }
+        self.store
+            .dialect
+            .query("UPDATE automation_runs SET status = ?, finished_at_ms = ?, result_text = ?, error_text = ?, artifacts_json = ? WHERE tenant_id = ? AND run_id = ? AND status = 'running'")
+            .bind(to_word(&end.status)?)
+            .bind(now)
+            .bind(end.result_text.clone())
+            .bind(end.error.clone())
+            .bind(to_json(&end.artifacts)?)
+            .bind(tenant.as_str().to_owned())
+            .bind(run.id.as_str().to_owned())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Automations due at `now` that no run holds, across tenants, soonest first.
+    pub async fn due(&self, now_ms: i64, limit: u32) -> Result<Vec<Automation>> {
+        let rows = self
+            .store
+            .dialect
+            .query(concat!(
+                "SELECT tenant_id, automation_id, title, instructions, schedule_json, owner_user_id, origin_session_id, enabled, next_run_ms, last_run_ms, last_status, run_count, settings_json, created_at_ms, running_run_id, lease_until_ms ",
+                "FROM automations WHERE enabled = 1 AND next_run_ms <= ? AND running_run_id IS NULL ORDER BY next_run_ms LIMIT ?"
+            ))
+            .bind(now_ms)
+            .bind(i64::from(limit))
+            .fetch_all(&self.store.pool)
+            .await?;
+        rows.iter().map(automation_from_row).collect()
+    }
+
+    /// Automations held by a run whose lease lapsed before `now`, across tenants.
+    pub async fn orphaned(&self, now_ms: i64, limit: u32) -> Result<Vec<Automation>> {
+        let rows = self
+            .store
+            .dialect
+            .query(concat!(
+                "SELECT tenant_id, automation_id, title, instructions, schedule_json, owner_user_id, origin_session_id, enabled, next_run_ms, last_run_ms, last_status, run_count, settings_json, created_at_ms, running_run_id, lease_until_ms ",
+                "FROM automations WHERE lease_until_ms < ? AND running_run_id IS NOT NULL ORDER BY lease_until_ms LIMIT ?"
+            ))
+            .bind(now_ms)
+            .bind(i64::from(limit))
+            .fetch_all(&self.store.pool)
+            .await?;
+        rows.iter().map(automation_from_row).collect()
+    }
+
+    /// A tenant's automations, soonest due first (those never due again last).
+    pub async fn list(&self, tenant: &TenantId, limit: u32) -> Result<Vec<Automation>> {
+        let rows = self
+            .store
+            .dialect
+            .query(concat!(
+                "SELECT tenant_id, automation_id, title, instructions, schedule_json, owner_user_id, origin_session_id, enabled, next_run_ms, last_run_ms, last_status, run_count, settings_json, created_at_ms, running_run_id, lease_until_ms ",
+                "FROM automations WHERE tenant_id = ? ORDER BY CASE WHEN next_run_ms IS NULL THEN 1 ELSE 0 END, next_run_ms, created_at_ms LIMIT ?"
+            ))
+            .bind(tenant.as_str().to_owned())
+            .bind(i64::from(limit))
+            .fetch_all(&self.store.pool)
+            .await?;
+        rows.iter().map(automation_from_row).collect()
+    }
+
+    /// Saves what a person may change: title, instructions, schedule, enabled, next due time and
+    /// settings. Returns the stored automation, or `None` if the tenant has no such automation.
+    pub async fn update(&self, automation: &Automation) -> Result<Option<Automation>> {
+        let done = self
+            .store
+            .dialect
+            .query("UPDATE automations SET title = ?, instructions = ?, schedule_json = ?, enabled = ?, next_run_ms = ?, settings_json = ?, updated_at_ms = ? WHERE tenant_id = ? AND automation_id = ?")
+            .bind(automation.title.clone())
+            .bind(automation.instructions.clone())
+            .bind(to_json(&automation.schedule)?)
+            .bind(i64::from(automation.enabled))
+            .bind(automation.next_run_ms)
+            .bind(to_json(&automation.settings)?)
+            .bind(self.store.clock_ms())
+            .bind(automation.tenant_id.as_str().to_owned())
+            .bind(automation.id.as_str().to_owned())
+            .execute(&self.store.pool)
+            .await?;
+        if done.rows_affected() != 1 {
+            return Ok(None);
+        }
+        self.get(&automation.tenant_id, &automation.id).await
+    }
+
+    /// Deletes an automation and its runs; `false` if there was none.
+    pub async fn delete(&self, tenant: &TenantId, automation: &AutomationId) -> Result<bool> {
+        let mut tx = self.store.begin_write().await?;
+        let done = self
+            .store
+            .dialect
+            .query("DELETE FROM automations WHERE tenant_id = ? AND automation_id = ?")
+            .bind(tenant.as_str().to_owned())
+            .bind(automation.as_str().to_owned())
+            .execute(&mut *tx)
+            .await?;
+        self.store
+            .dialect
+            .query("DELETE FROM automation_runs WHERE tenant_id = ? AND automation_id = ?")
+            .bind(tenant.as_str().to_owned())
+            .bind(automation.as_str().to_owned())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// One run, if the tenant has it.
+    pub async fn run(&self, tenant: &TenantId, run: &RunId) -> Result<Option<AutomationRun>> {
+        let row = self
+            .store
+            .dialect
+            .query("SELECT run_id, automation_id, session_id, run_trigger, status, started_at_ms, finished_at_ms, result_text, error_text, artifacts_json FROM automation_runs WHERE tenant_id = ? AND run_id = ?")
+            .bind(tenant.as_str().to_owned())
+            .bind(run.as_str().to_owned())
+            .fetch_optional(&self.store.pool)
+            .await?;
+        row.map(|r| run_from_row(&r)).transpose()
     }
 
     /// An automation's runs, newest first.
@@ -228,7 +477,7 @@ impl<'s> AutomationRepo<'s> {
         let rows = self
             .store
             .dialect
-            .query("SELECT run_id, automation_id, session_id, run_trigger, status, started_at_ms, finished_at_ms, result_text, error_text FROM automation_runs WHERE tenant_id = ? AND automation_id = ? ORDER BY started_at_ms DESC, run_id DESC LIMIT ?")
+            .query("SELECT run_id, automation_id, session_id, run_trigger, status, started_at_ms, finished_at_ms, result_text, error_text, artifacts_json FROM automation_runs WHERE tenant_id = ? AND automation_id = ? ORDER BY started_at_ms DESC, run_id DESC LIMIT ?")
             .bind(tenant.as_str().to_owned())
             .bind(automation.as_str().to_owned())
             .bind(i64::from(limit))
@@ -241,6 +490,7 @@ impl<'s> AutomationRepo<'s> {
 fn automation_from_row(row: &AnyRow) -> Result<Automation> {
     const T: &str = "automations";
     Ok(Automation {
+        tenant_id: TenantId::from(col::<String>(row, T, "tenant_id")?),
         id: AutomationId::from(col::<String>(row, T, "automation_id")?),
         title: col(row, T, "title")?,
         instructions: col(row, T, "instructions")?,
@@ -254,6 +504,8 @@ fn automation_from_row(row: &AnyRow) -> Result<Automation> {
         run_count: col(row, T, "run_count")?,
         settings: json_col(row, T, "settings_json")?,
         created_at_ms: col(row, T, "created_at_ms")?,
+        running_run_id: col::<Option<String>>(row, T, "running_run_id")?.map(RunId::from),
+        lease_until_ms: col(row, T, "lease_until_ms")?,
     })
 }
 
@@ -269,5 +521,6 @@ fn run_from_row(row: &AnyRow) -> Result<AutomationRun> {
         finished_at_ms: col(row, T, "finished_at_ms")?,
         result_text: col(row, T, "result_text")?,
         error: col(row, T, "error_text")?,
+        artifacts: opt_json_col(row, T, "artifacts_json")?.unwrap_or_default(),
     })
 }

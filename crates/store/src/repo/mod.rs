@@ -15,3 +15,4 @@ pub(crate) mod sessions;
 pub(crate) mod tenants;
 pub(crate) mod tool_calls;
 pub(crate) mod usage;
+pub(crate) mod wakes;
