@@ -5,6 +5,7 @@
 //! metadata a tool declares can make it cheaper to run.
 
 mod args;
+pub mod automations;
 mod builtin;
 mod files;
 mod memory;
