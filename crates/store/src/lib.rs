@@ -138,7 +138,8 @@ impl Store {
         UsageRepo::new(self)
     }
 
-    pub(crate) fn clock_ms(&self) -> i64 {
+    /// Now, by the store's clock (the one tests can move).
+    pub fn clock_ms(&self) -> i64 {
         self.clock.now_ms()
     }
 }

@@ -2,7 +2,12 @@
 //! settings stored with each automation.
 
 mod schedule;
+mod service;
 mod settings;
 
 pub use schedule::{Schedule, ScheduleError, format_in, zone};
+pub use service::{
+    AutomationChange, AutomationDraft, AutomationError, PermissionRequest, change, check_creator,
+    create, public_view, tenant_timezone,
+};
 pub use settings::{AutomationSettings, RunTarget, StandingRule};

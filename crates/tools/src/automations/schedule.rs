@@ -90,7 +90,9 @@ impl Schedule {
         let tz = zone(self.timezone()).ok()?;
         match self {
             Self::Once { fire_at, .. } => {
-                let at = DateTime::parse_from_rfc3339(fire_at).ok()?.timestamp_millis();
+                let at = DateTime::parse_from_rfc3339(fire_at)
+                    .ok()?
+                    .timestamp_millis();
                 (run_count == 0).then_some(at)
             }
             Self::Cron { cron, .. } => {
@@ -128,7 +130,10 @@ pub fn format_in(ms: i64, timezone: &str) -> String {
         return ms.to_string();
     };
     match zone(timezone) {
-        Ok(tz) => at.with_timezone(&tz).format("%a %-d %b %Y %H:%M %Z").to_string(),
+        Ok(tz) => at
+            .with_timezone(&tz)
+            .format("%a %-d %b %Y %H:%M %Z")
+            .to_string(),
         Err(_) => at.format("%a %-d %b %Y %H:%M UTC").to_string(),
     }
 }
@@ -227,7 +232,11 @@ mod tests {
         let once = Schedule::once("2026-12-01T09:00", "Europe/Berlin").unwrap();
         let at = ms("2026-12-01T09:00:00+01:00");
         assert_eq!(once.next_after(0, 0, None), Some(at));
-        assert_eq!(once.next_after(at + 1, 0, None), Some(at), "still owed once");
+        assert_eq!(
+            once.next_after(at + 1, 0, None),
+            Some(at),
+            "still owed once"
+        );
         assert_eq!(once.next_after(at + 1, 1, None), None);
     }
 
@@ -255,10 +264,16 @@ mod tests {
         let schedule = Schedule::cron("0  9 * * 1-5", "Asia/Shanghai").unwrap();
         let back = Schedule::from_json(&schedule.to_json()).unwrap();
         assert_eq!(back, schedule);
-        assert!(schedule.describe().contains("Monday"), "{}", schedule.describe());
         assert!(
-            Schedule::from_json(&serde_json::json!({"kind": "cron", "cron": "x", "timezone": "UTC"}))
-                .is_err()
+            schedule.describe().contains("Monday"),
+            "{}",
+            schedule.describe()
+        );
+        assert!(
+            Schedule::from_json(
+                &serde_json::json!({"kind": "cron", "cron": "x", "timezone": "UTC"})
+            )
+            .is_err()
         );
         let once = Schedule::once("2026-12-01T09:00:00+08:00", "Asia/Shanghai").unwrap();
         assert_eq!(once.describe(), "Once at Tue 1 Dec 2026 09:00 CST");
