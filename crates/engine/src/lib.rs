@@ -14,8 +14,12 @@ mod inbox_wait;
 pub mod permissions;
 mod rate;
 mod runtime;
+mod scheduler;
 mod turn;
 
 pub use config::EngineConfig;
 pub use error::{Error, Result};
 pub use hub::{Accepted, EngineParts, Reply, SessionHub, Verdict, parse_reply, reply_token};
+pub use scheduler::{
+    NoObserver, ObserverFuture, RunObserver, Scheduler, SchedulerConfig, TickReport,
+};

@@ -203,6 +203,12 @@ impl SessionHub {
         Ok(resumed)
     }
 
+    /// Resumes one session if it has tool calls left unanswered (a run adopted from a process
+    /// that stopped); `false` if there was nothing to resume or a turn already runs.
+    pub async fn resume_if_pending(&self, tenant: &TenantId, session: &SessionId) -> Result<bool> {
+        self.resume_session(tenant, session).await
+    }
+
     /// Forgets a session's live state when nothing uses it: no turn, no subscriber, and no other
     /// task holding it (checked under the map's lock, where every other holder got its copy).
     pub(super) fn evict_if_unused(

@@ -61,12 +61,23 @@ impl Turn {
             ),
             None => (self.session.mode, SessionGrants::default()),
         };
-        Ok(PolicyContext {
+        let mut context = PolicyContext {
             mode,
             roots: self.roots.clone(),
             grants,
             ..PolicyContext::default()
-        })
+        };
+        if let Some(automation) = self.automation_settings().await? {
+            context.automation = true;
+            for rule in automation.standing_rules {
+                context
+                    .standing_rules
+                    .entry(rule.tool)
+                    .or_default()
+                    .insert(rule.target);
+            }
+        }
+        Ok(context)
     }
 
     /// Parks an approval prompt and waits for the answer.
@@ -119,7 +130,7 @@ impl Turn {
         };
         match choice {
             Ok(choice) => {
-                self.grant(&call, choice, &prompt.choices).await?;
+                self.grant(&call, choice, &prompt).await?;
                 self.audit_approval(
                     &call,
                     "approval_resolved",
@@ -147,13 +158,8 @@ impl Turn {
 
     /// Stores the grant an allowing choice carries. A choice that was not offered grants nothing
     /// beyond this one call.
-    async fn grant(
-        &self,
-        call: &ToolCall,
-        choice: ApprovalChoice,
-        offered: &[ApprovalChoice],
-    ) -> Result<()> {
-        if !offered.contains(&choice) {
+    async fn grant(&self, call: &ToolCall, choice: ApprovalChoice, prompt: &Prompt) -> Result<()> {
+        if !prompt.choices.contains(&choice) {
             return Ok(());
         }
         let mut grants = self.policy_context().await?.grants;
@@ -175,7 +181,10 @@ impl Turn {
                 }
             }
             ApprovalChoice::ReadonlySession => grants.readonly = true,
-            // Standing rules belong to automations, which mint them when their runs are answered.
+            ApprovalChoice::AlwaysTask => {
+                self.mint_standing_rule(call, prompt.standing_target.as_deref())
+                    .await?;
+            }
             _ => {}
         }
         if grants != before {

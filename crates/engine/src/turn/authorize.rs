@@ -130,6 +130,10 @@ impl Turn {
                     .await?;
                 Ok(None)
             }
+            Decision::Ask { .. } if self.scheduled_approver_allows(&call, metadata.as_ref()) => {
+                self.approve(&call).await?;
+                Ok(Some(call))
+            }
             Decision::Ask {
                 reason,
                 choices,

@@ -14,6 +14,7 @@ mod gateway;
 mod interactive;
 mod outcome;
 mod preview;
+mod run_policy;
 mod stream;
 
 use std::sync::Arc;

@@ -48,6 +48,7 @@ impl Turn {
         };
         let caps = provider.capabilities(&model);
         let mut tools = self.deps.tools.specs();
+        tools.retain(|spec| self.offers_tool(&spec.name));
         if !self.is_child {
             tools.push(super::ask_user_spec());
             tools.push(super::explore::explore_spec());

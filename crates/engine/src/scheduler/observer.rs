@@ -1,0 +1,41 @@
+//! How the chat surfaces learn about runs, so they can show them in the automation's thread.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use workmate_store::{Automation, AutomationRun};
+
+/// A future an observer returns.
+pub type ObserverFuture<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+
+/// Told when a run starts (its session exists, nothing has happened in it yet) and when it
+/// ends. Implementations must not fail the run: they log their own errors.
+pub trait RunObserver: Send + Sync + std::fmt::Debug {
+    /// The run's session exists; its events will follow.
+    fn run_started<'a>(
+        &'a self,
+        automation: &'a Automation,
+        run: &'a AutomationRun,
+    ) -> ObserverFuture<'a>;
+
+    /// The run ended; `run` holds its outcome.
+    fn run_finished<'a>(
+        &'a self,
+        automation: &'a Automation,
+        run: &'a AutomationRun,
+    ) -> ObserverFuture<'a>;
+}
+
+/// An observer that does nothing (no chat surface is configured).
+#[derive(Debug, Default)]
+pub struct NoObserver;
+
+impl RunObserver for NoObserver {
+    fn run_started<'a>(&'a self, _: &'a Automation, _: &'a AutomationRun) -> ObserverFuture<'a> {
+        Box::pin(async {})
+    }
+
+    fn run_finished<'a>(&'a self, _: &'a Automation, _: &'a AutomationRun) -> ObserverFuture<'a> {
+        Box::pin(async {})
+    }
+}
