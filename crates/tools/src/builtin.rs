@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::web_fetch::WebFetch;
 use crate::{
     ApplyPatch, Grep, ListFiles, MemoryForget, MemoryRead, MemoryUpdate, ReadFile, Remember,
-    ReplaceInFile, RunShell, ToolRegistry, WriteFile,
+    ReplaceInFile, RunShell, ToolRegistry, WriteFile, scheduling_tools, wake_tools,
 };
 
 /// What the built-ins are configured with.
@@ -18,7 +18,7 @@ pub struct BuiltinOptions {
     pub web_allow_hosts: Vec<String>,
 }
 
-/// A registry with every built-in tool: files, shell, web fetch and memory.
+/// A registry with every built-in tool: files, shell, web fetch, memory, scheduling and self-wake.
 pub fn builtin_registry(options: &BuiltinOptions) -> ToolRegistry {
     let mut registry = ToolRegistry::new();
     registry.register(Arc::new(ReadFile));
@@ -33,6 +33,9 @@ pub fn builtin_registry(options: &BuiltinOptions) -> ToolRegistry {
     registry.register(Arc::new(MemoryRead));
     registry.register(Arc::new(MemoryUpdate));
     registry.register(Arc::new(MemoryForget));
+    for tool in scheduling_tools().into_iter().chain(wake_tools()) {
+        registry.register(tool);
+    }
     registry
 }
 
@@ -48,8 +51,11 @@ mod tests {
             registry.names(),
             [
                 "apply_patch",
+                "create_scheduled_task",
+                "delete_scheduled_task",
                 "grep",
                 "list_files",
+                "list_scheduled_tasks",
                 "memory_forget",
                 "memory_read",
                 "memory_update",
@@ -57,6 +63,10 @@ mod tests {
                 "remember",
                 "replace_in_file",
                 "run_shell",
+                "sleep_until",
+                "update_scheduled_task",
+                "wake_on",
+                "wake_on_event",
                 "web_fetch",
                 "write_file",
             ]
@@ -73,6 +83,10 @@ mod tests {
                     | "memory_read"
                     | "memory_update"
                     | "memory_forget"
+                    | "list_scheduled_tasks"
+                    | "sleep_until"
+                    | "wake_on"
+                    | "wake_on_event"
             );
             assert_eq!(metadata.is_concurrency_safe(), concurrent, "{name}");
         }
@@ -98,6 +112,31 @@ mod tests {
         let web = registry.metadata("web_fetch").unwrap();
         assert!(web.idempotent);
         assert_eq!(web.target_arg.as_deref(), Some("url"));
+
+        for name in [
+            "create_scheduled_task",
+            "update_scheduled_task",
+            "delete_scheduled_task",
+        ] {
+            let metadata = registry.metadata(name).unwrap();
+            assert_eq!(metadata.risk_level, RiskLevel::Medium, "{name}");
+            assert!(metadata.requires_approval, "{name}");
+            assert!(!metadata.idempotent, "{name}");
+            assert_eq!(metadata.target_arg, None, "{name}");
+            assert_eq!(metadata.category, "automation", "{name}");
+        }
+        let list = registry.metadata("list_scheduled_tasks").unwrap();
+        assert_eq!(list, crate::ToolMetadata::read("automation"));
+        for name in ["sleep_until", "wake_on", "wake_on_event"] {
+            let metadata = registry.metadata(name).unwrap();
+            assert_eq!(metadata.risk_level, RiskLevel::Low, "{name}");
+            assert!(!metadata.requires_approval, "{name}");
+            assert!(
+                !metadata.idempotent,
+                "a second call sets a second wake: {name}"
+            );
+            assert_eq!(metadata.category, "wake", "{name}");
+        }
     }
 
     #[test]

@@ -13,8 +13,13 @@ mod registry;
 pub mod roots;
 mod shell;
 mod tool;
+mod wake;
 pub mod web_fetch;
 
+pub use automations::{
+    CreateScheduledTask, DeleteScheduledTask, ListScheduledTasks, UpdateScheduledTask,
+    scheduling_tools,
+};
 pub use builtin::{BuiltinOptions, builtin_registry};
 pub use files::grep::Grep;
 pub use files::list::ListFiles;
@@ -29,4 +34,5 @@ pub use shell::RunShell;
 pub use tool::{
     RiskLevel, Root, Tool, ToolContext, ToolError, ToolFuture, ToolMetadata, ToolResult,
 };
+pub use wake::{SleepUntil, WakeOn, WakeOnEvent, wake_tools};
 pub use web_fetch::WebFetch;

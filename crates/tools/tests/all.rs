@@ -4,6 +4,7 @@
 
 mod support;
 
+mod automations;
 mod files;
 mod memory;
 mod patch;

@@ -1,9 +1,11 @@
 //! Automations as the engine, the API and the agent's tools share them: the schedule and the
-//! settings stored with each automation.
+//! settings stored with each automation, the service every caller goes through, and the agent's
+//! scheduling tools.
 
 mod schedule;
 mod service;
 mod settings;
+mod tools;
 
 pub use schedule::{Schedule, ScheduleError, format_in, zone};
 pub use service::{
@@ -11,3 +13,7 @@ pub use service::{
     create, public_view, tenant_timezone,
 };
 pub use settings::{AutomationSettings, RunTarget, StandingRule};
+pub use tools::{
+    CreateScheduledTask, DeleteScheduledTask, ListScheduledTasks, UpdateScheduledTask,
+    scheduling_tools,
+};
