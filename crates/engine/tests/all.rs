@@ -16,6 +16,7 @@ mod interrupts;
 mod permissions;
 mod redteam;
 mod resume;
+mod scheduler;
 mod session_commands;
 mod tools;
 mod turns;

@@ -173,6 +173,8 @@ pub struct Options {
     pub max_iterations: u32,
     /// Runs the session in `auto` mode: every call runs unasked.
     pub allow_all: bool,
+    /// The clock of the store and hub (the shared shifted clock unless a test fixes its own).
+    pub clock: Arc<dyn Clock>,
 }
 
 impl Default for Options {
@@ -180,6 +182,7 @@ impl Default for Options {
         Self {
             max_iterations: 150,
             allow_all: false,
+            clock: CLOCK.clone(),
         }
     }
 }
@@ -195,7 +198,7 @@ impl Harness {
         let store = Store::connect(
             &format!("sqlite://{}", dir.join("engine.db").display()),
             ConnectOptions {
-                clock: CLOCK.clone(),
+                clock: options.clock.clone(),
                 ..ConnectOptions::default()
             },
         )
@@ -216,7 +219,7 @@ impl Harness {
         let store = Store::connect(
             &format!("sqlite://{}", dir.join("engine.db").display()),
             ConnectOptions {
-                clock: CLOCK.clone(),
+                clock: options.clock.clone(),
                 ..ConnectOptions::default()
             },
         )
@@ -238,7 +241,7 @@ impl Harness {
         self.keep = true;
     }
 
-    async fn on_store(
+    pub async fn on_store(
         store: Store,
         dir: std::path::PathBuf,
         script: &str,
@@ -278,7 +281,7 @@ impl Harness {
             tools,
             permissions: PermissionConfig::default(),
             config,
-            clock: CLOCK.clone(),
+            clock: options.clock.clone(),
         });
         let tenant = TenantId::from("t_test");
         store.tenants().ensure(&tenant, "Test").await.unwrap();
