@@ -19,7 +19,7 @@ mod view;
 
 pub use ir::{Block, Button, ButtonAction, ButtonStyle, Card, Inline, RichText};
 pub use markdown::markdown_to_blocks;
-pub use render::{approval_card, notice_card, question_card, turn_card};
+pub use render::{RunResult, approval_card, notice_card, question_card, run_card, turn_card};
 pub use view::{
     ApprovalCard, CardRef, PromptState, QuestionCard, SessionView, Step, StepOutcome, TurnCard,
     TurnStatus,

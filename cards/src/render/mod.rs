@@ -5,8 +5,10 @@
 //! text is kept whole: platform limits are the adapters' job.
 
 mod approval;
+mod run;
 
 pub use approval::approval_card;
+pub use run::{RunResult, run_card};
 
 use workmate_protocol::{Resolution, ToolStatus};
 

@@ -122,6 +122,11 @@ async fn measure(args: &WebhooksArgs, dir: &std::path::Path) -> Result<String, S
         metrics: Arc::new(Metrics::new()),
         hub: hub.clone(),
         auth: Arc::new(Auth::admin(uuid::Uuid::new_v4().to_string().into())),
+        scheduler: workmate_engine::Scheduler::new(
+            hub.clone(),
+            Arc::new(workmate_engine::NoObserver),
+            workmate_engine::SchedulerConfig::default(),
+        ),
         slack: Some(Arc::clone(&slack)),
         shutdown: token.clone(),
     };

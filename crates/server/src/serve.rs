@@ -14,6 +14,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
+use workmate_engine::{Scheduler, SchedulerConfig};
 use workmate_protocol::TenantId;
 use workmate_providers::ProviderRouter;
 use workmate_store::{NewUser, Role};
@@ -24,6 +25,7 @@ use crate::error::StartupError;
 use crate::http::api::{Auth, auth};
 use crate::http::{AppState, router};
 use crate::metrics::Metrics;
+use crate::platforms::ChatRuns;
 use crate::platforms::slack::SlackSurface;
 use crate::sandbox::DemoSandbox;
 use crate::{data_dir, database, shutdown};
@@ -94,11 +96,21 @@ async fn open_and_run(
             ),
             None => None,
         };
+        let scheduler = Scheduler::new(
+            hub.clone(),
+            Arc::new(ChatRuns::new(slack.clone())),
+            SchedulerConfig {
+                tick: config.scheduler.tick,
+                ..SchedulerConfig::default()
+            },
+        );
+        scheduler.start();
         let state = AppState {
             store: store.clone(),
             metrics: Arc::new(Metrics::new()),
             hub: hub.clone(),
             auth: Arc::new(admin),
+            scheduler: scheduler.clone(),
             slack: slack.clone(),
             shutdown: token.clone(),
         };
@@ -111,7 +123,9 @@ async fn open_and_run(
             });
             run_with(listener, state, extra, config.server.shutdown_grace).await
         };
-        // Accepted Slack jobs still submit to the hub, so they end before it does.
+        // Runs stay claimed (another process, or the next start, adopts them); then accepted
+        // Slack jobs, which still submit to the hub, end before it does.
+        scheduler.shutdown().await;
         if let Some(slack) = &slack {
             slack.shutdown(config.server.shutdown_grace).await;
         }

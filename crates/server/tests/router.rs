@@ -63,11 +63,17 @@ pub(crate) async fn app_with_script(script: &str) -> App {
         config,
         clock: Arc::new(SystemClock),
     });
+    let scheduler = workmate_engine::Scheduler::new(
+        hub.clone(),
+        Arc::new(workmate_engine::NoObserver),
+        workmate_engine::SchedulerConfig::default(),
+    );
     let state = AppState {
         store: store.clone(),
         metrics: Arc::new(Metrics::new()),
         hub,
         auth: Arc::new(Auth::admin(TOKEN.to_owned().into())),
+        scheduler,
         slack: None,
         shutdown: tokio_util::sync::CancellationToken::new(),
     };

@@ -1,11 +1,11 @@
-//! Validating `[engine]`, `[providers.*]` and the admin token.
+//! Validating `[engine]`, `[scheduler]` and the admin token.
 //!
 //! Invariant: like every other key, these are checked once here and then only read.
 
 use secrecy::SecretString;
 
 use super::ConfigError;
-use super::validate::RawEngine;
+use super::validate::{RawEngine, RawScheduler};
 
 /// The model calls a turn may make by default.
 pub(crate) const DEFAULT_MAX_ITERATIONS: i64 = 150;
@@ -53,6 +53,37 @@ pub(crate) fn validate_engine(
     Ok(EngineSettings {
         max_iterations,
         default_model,
+    })
+}
+
+/// Seconds between scheduler ticks, by default.
+pub(crate) const DEFAULT_TICK_SECONDS: i64 = 30;
+
+/// `[scheduler]`.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct SchedulerSettings {
+    /// `tick_seconds`: how often due automations and wakes are looked for (default 30).
+    pub tick: std::time::Duration,
+}
+
+pub(crate) fn validate_scheduler(
+    raw: &RawScheduler,
+    invalid: Invalid<'_>,
+) -> Result<SchedulerSettings, ConfigError> {
+    let seconds = raw.tick_seconds.unwrap_or(DEFAULT_TICK_SECONDS);
+    let tick = u64::try_from(seconds)
+        .ok()
+        .filter(|s| (1..=3600).contains(s))
+        .ok_or_else(|| {
+            invalid(
+                "scheduler",
+                "tick_seconds",
+                format!("{seconds} is not between 1 and 3600"),
+            )
+        })?;
+    Ok(SchedulerSettings {
+        tick: std::time::Duration::from_secs(tick),
     })
 }
 

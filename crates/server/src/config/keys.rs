@@ -104,6 +104,12 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
         kind: Kind::Str,
         flag: None,
     },
+    Key {
+        section: "scheduler",
+        key: "tick_seconds",
+        kind: Kind::Int,
+        flag: None,
+    },
     // `[providers.NAME]`: `*` stands for any provider name (and, in `headers`, any header).
     Key {
         section: "providers.*",

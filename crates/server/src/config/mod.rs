@@ -25,7 +25,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use engine::EngineSettings;
+pub use engine::{EngineSettings, SchedulerSettings};
 pub use error::ConfigError;
 pub use keys::Source;
 pub use platforms::{PlatformsConfig, SlackConfig, SlackMode};
@@ -47,6 +47,8 @@ pub struct Config {
     pub log: LogConfig,
     /// `[engine]`.
     pub engine: EngineSettings,
+    /// `[scheduler]`.
+    pub scheduler: SchedulerSettings,
     /// `[providers.*]`.
     pub providers: ProvidersConfig,
     /// `[platforms.*]`: the chat platforms workmate answers on.

@@ -5,7 +5,8 @@
 
 use super::Config;
 use super::validate::{
-    RawConfig, RawDatabase, RawEngine, RawLog, RawPlatforms, RawProvider, RawServer, RawSlack,
+    RawConfig, RawDatabase, RawEngine, RawLog, RawPlatforms, RawProvider, RawScheduler, RawServer,
+    RawSlack,
 };
 
 pub(crate) fn redacted_toml(config: &Config) -> String {
@@ -21,6 +22,9 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
         engine: RawEngine {
             max_iterations: Some(i64::from(config.engine.max_iterations)),
             default_model: Some(config.engine.default_model.clone()),
+        },
+        scheduler: RawScheduler {
+            tick_seconds: i64::try_from(config.scheduler.tick.as_secs()).ok(),
         },
         providers: providers(config),
         platforms: RawPlatforms {

@@ -37,6 +37,8 @@ pub(crate) struct RawConfig {
     #[serde(default)]
     pub(crate) engine: RawEngine,
     #[serde(default)]
+    pub(crate) scheduler: RawScheduler,
+    #[serde(default)]
     pub(crate) providers: BTreeMap<String, RawProvider>,
     #[serde(default)]
     pub(crate) platforms: RawPlatforms,
@@ -71,6 +73,13 @@ pub(crate) struct RawSlack {
 pub(crate) struct RawEngine {
     pub(crate) max_iterations: Option<i64>,
     pub(crate) default_model: Option<String>,
+}
+
+/// `[scheduler]`.
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawScheduler {
+    pub(crate) tick_seconds: Option<i64>,
 }
 
 /// `[providers.NAME]`.
@@ -233,6 +242,7 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
     })?;
 
     let engine = super::engine::validate_engine(&raw.engine, &invalid)?;
+    let scheduler = super::engine::validate_scheduler(&raw.scheduler, &invalid)?;
     let providers = super::providers::validate_providers(&raw.providers, env, |name, key| {
         merged.origin(&format!("providers.{name}"), key)
     })?;
@@ -247,6 +257,7 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
             admin_token,
         },
         engine,
+        scheduler,
         providers,
         platforms,
         database: DatabaseConfig {
@@ -286,6 +297,9 @@ mod tests {
             engine: RawEngine {
                 max_iterations: Some(0),
                 default_model: Some(String::new()),
+            },
+            scheduler: RawScheduler {
+                tick_seconds: Some(0),
             },
             // `*` is the section pattern of every provider name (and header name).
             providers: BTreeMap::from([(

@@ -34,6 +34,8 @@ pub struct AppState {
     pub hub: SessionHub,
     /// Who may call the API.
     pub auth: Arc<api::Auth>,
+    /// Fires automations and wakes sessions.
+    pub scheduler: workmate_engine::Scheduler,
     /// The Slack surface, when `[platforms.slack]` is configured.
     pub slack: Option<Arc<crate::platforms::slack::SlackSurface>>,
     /// Cancelled when the server stops: ends long-lived responses such as event streams.

@@ -13,6 +13,7 @@ mod commands;
 mod jobs;
 mod pump;
 mod routes;
+mod runs;
 mod socket;
 
 use std::sync::{Arc, Mutex, PoisonError};
