@@ -20,3 +20,4 @@ mod scheduler;
 mod session_commands;
 mod tools;
 mod turns;
+mod wakes;

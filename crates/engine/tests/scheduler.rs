@@ -400,7 +400,7 @@ async fn always_for_this_automation_and_target_mints_a_standing_rule() {
 }
 
 #[tokio::test]
-async fn a_run_cannot_see_the_scheduling_tools_and_gets_its_instructions() {
+async fn a_run_gets_its_instructions_unattended_and_no_scheduling_tools() {
     let f = Fixture::new(done(), "2026-12-01T08:59:00Z").await;
     let daily = f
         .automation(json!({"title": "Digest", "cron": "0 9 * * *", "timezone": "UTC", "instructions": "Summarise the merged PRs."}))
@@ -429,6 +429,29 @@ async fn a_run_cannot_see_the_scheduling_tools_and_gets_its_instructions() {
             .unwrap();
     assert!(session.unattended);
     assert_eq!(session.key.surface, Surface::Scheduler);
+    let offered = |i: usize| -> Vec<String> {
+        f.h.model.requests()[i]
+            .tools
+            .iter()
+            .map(|t| t.name.clone())
+            .collect()
+    };
+    assert!(
+        offered(0).contains(&"probe_read".to_owned()),
+        "{:?}",
+        offered(0)
+    );
+    assert!(
+        !offered(0).contains(&"probe_schedule".to_owned()),
+        "scheduling tools stay out of runs"
+    );
+
+    f.h.say("what is scheduled?").await;
+    f.h.idle().await;
+    assert!(
+        offered(1).contains(&"probe_schedule".to_owned()),
+        "a chat session has them"
+    );
 }
 
 #[tokio::test]

@@ -264,6 +264,14 @@ impl Harness {
             probe: Arc::clone(&reads),
         }));
         tools.register(Arc::new(ProbeTool {
+            name: "probe_schedule",
+            metadata: Some(ToolMetadata {
+                target_arg: None,
+                ..ToolMetadata::write_local("automation", "")
+            }),
+            probe: Arc::new(Probe::default()),
+        }));
+        tools.register(Arc::new(ProbeTool {
             name: "probe_write",
             metadata: Some(ToolMetadata::write_local("test", "path")),
             probe: Arc::clone(&writes),
