@@ -29,6 +29,7 @@ const THREAD: &str = "1700000000.0000";
 struct SlackApp {
     router: Router,
     store: Store,
+    hub: workmate_engine::SessionHub,
     slack: Arc<SlackSurface>,
     fake: MockServer,
     _dir: tempfile::TempDir,
@@ -79,6 +80,7 @@ async fn slack_app_with(script: &str) -> SlackApp {
     SlackApp {
         router: router(state),
         store: app.store.clone(),
+        hub: app.state.hub.clone(),
         slack,
         fake,
         _dir: app.dir,
@@ -332,6 +334,7 @@ async fn slack_routes_answer_404_when_not_configured() {
 
 // ---- /workmate slash commands ----
 
+mod automation_runs;
 mod commands;
 mod latency;
 mod socket;
