@@ -34,5 +34,5 @@ pub use shell::RunShell;
 pub use tool::{
     RiskLevel, Root, Tool, ToolContext, ToolError, ToolFuture, ToolMetadata, ToolResult,
 };
-pub use wake::{SleepUntil, WakeOn, WakeOnEvent, wake_tools};
+pub use wake::{InvalidEventKey, SleepUntil, WakeOn, WakeOnEvent, check_event_key, wake_tools};
 pub use web_fetch::WebFetch;

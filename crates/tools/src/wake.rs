@@ -171,7 +171,7 @@ async fn wake_on(ctx: &ToolContext, args: WakeOnArgs) -> ToolResult {
 async fn wake_on_event(ctx: &ToolContext, args: WakeOnEventArgs) -> ToolResult {
     check_note(&args.note)?;
     let key = args.event_key.trim();
-    check_event_key(key)?;
+    check_event_key(key).map_err(|e| ToolError::new(e.to_string()))?;
     let wake = NewWake {
         session_id: ctx.session_id.clone(),
         kind: WakeKind::Event,
@@ -221,15 +221,25 @@ fn rfc3339(ms: i64) -> String {
     )
 }
 
-fn check_event_key(key: &str) -> Result<(), ToolError> {
+/// An event key outside the alphabet wakes wait on; the message says what a key may hold.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "invalid event key {key:?}: use 1–{MAX_EVENT_KEY_CHARS} characters of letters, digits, `.`, `_`, `:` and `-` (e.g. \"deploy:prod\")"
+)]
+pub struct InvalidEventKey {
+    key: String,
+}
+
+/// Checks an event key: 1–200 characters of `[A-Za-z0-9._:-]`. The agent's `wake_on_event` and
+/// whoever fires events (the HTTP API) check the same way, so a key one accepts the other does.
+pub fn check_event_key(key: &str) -> Result<(), InvalidEventKey> {
     let valid_chars = key
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-'));
     if key.is_empty() || key.chars().count() > MAX_EVENT_KEY_CHARS || !valid_chars {
-        return Err(ToolError::new(format!(
-            "invalid event key {key:?}: use 1–{MAX_EVENT_KEY_CHARS} characters of letters, digits, \
-             `.`, `_`, `:` and `-` (e.g. \"deploy:prod\")"
-        )));
+        return Err(InvalidEventKey {
+            key: key.to_owned(),
+        });
     }
     Ok(())
 }

@@ -326,6 +326,72 @@ async fn the_tenant_decides_who_may_create() {
 }
 
 #[tokio::test]
+async fn only_the_owner_or_an_admin_changes_or_deletes_a_task() {
+    let world = World::new().await;
+    let tenant = &world.ctx.tenant_id;
+    let tenants = world.ctx.store.tenants();
+    tenants.ensure(tenant, "Acme").await.unwrap();
+    for (id, role) in [
+        ("ada", Role::Member),
+        ("bob", Role::Member),
+        ("grace", Role::Admin),
+    ] {
+        let user = NewUser {
+            id: UserId::from(id),
+            display_name: id.to_owned(),
+            email: None,
+            role,
+            sso_subject: None,
+        };
+        tenants.upsert_user(tenant, &user).await.unwrap();
+    }
+    let created = world
+        .call(
+            "create_scheduled_task",
+            json!({"title": "Ada's digest", "instructions": "i", "cron": "0 9 * * *"}),
+        )
+        .await
+        .unwrap();
+    let id = &created["id"];
+    let mut bob = world.ctx.clone();
+    bob.user_id = UserId::from("bob");
+    let paused = err(world
+        .call_with(
+            &bob,
+            "update_scheduled_task",
+            json!({"id": id, "enabled": false}),
+        )
+        .await);
+    assert!(
+        paused.contains("only the owner of “Ada's digest” (ada) or an admin"),
+        "{paused}"
+    );
+    let deleted = err(world
+        .call_with(&bob, "delete_scheduled_task", json!({"id": id}))
+        .await);
+    assert!(deleted.contains("only the owner"), "{deleted}");
+    let stored = stored_automation(&world, id).await.unwrap();
+    assert!(stored.enabled, "the refused update changed nothing");
+
+    let mut admin = world.ctx.clone();
+    admin.user_id = UserId::from("grace");
+    let paused = world
+        .call_with(
+            &admin,
+            "update_scheduled_task",
+            json!({"id": id, "enabled": false}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(paused["enabled"], false);
+    world
+        .call_with(&admin, "delete_scheduled_task", json!({"id": id}))
+        .await
+        .unwrap();
+    assert!(stored_automation(&world, id).await.is_none());
+}
+
+#[tokio::test]
 async fn tasks_stay_within_the_tenant() {
     let world = World::new().await;
     let created = world

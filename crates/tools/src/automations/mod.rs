@@ -10,7 +10,7 @@ mod tools;
 pub use schedule::{Schedule, ScheduleError, format_in, zone};
 pub use service::{
     AutomationChange, AutomationDraft, AutomationError, PermissionRequest, change, check_creator,
-    create, public_view, tenant_timezone,
+    check_manager, create, public_view, tenant_timezone,
 };
 pub use settings::{AutomationSettings, RunTarget, StandingRule};
 pub use tools::{

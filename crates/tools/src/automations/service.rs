@@ -4,7 +4,7 @@
 //! Invariants: nothing is stored unless the whole request is valid; the next run is computed
 //! from the schedule whenever the schedule, the enabled flag or the run cap changes; who may
 //! create automations is the tenant's `automation_creators` setting (`member`, the default,
-//! `approver` or `admin`).
+//! `approver` or `admin`); who may manage one is its owner or a tenant admin.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -139,6 +139,31 @@ pub async fn check_creator(store: &Store, tenant: &TenantId, user: &UserId) -> R
     };
     Err(AutomationError::Forbidden(format!(
         "only {who} may create automations in this workspace; ask an admin"
+    )))
+}
+
+/// Refuses unless `user` may manage `automation`: its owner or a tenant admin may change, pause,
+/// resume, run or delete it; anyone else is told who may.
+pub async fn check_manager(
+    store: &Store,
+    tenant: &TenantId,
+    automation: &Automation,
+    user: &UserId,
+) -> Result<()> {
+    if automation.owner == *user {
+        return Ok(());
+    }
+    let admin = store
+        .tenants()
+        .get_user(tenant, user)
+        .await?
+        .is_some_and(|u| u.role == Role::Admin);
+    if admin {
+        return Ok(());
+    }
+    Err(AutomationError::Forbidden(format!(
+        "only the owner of “{}” ({}) or an admin may change, pause, resume, run or delete it",
+        automation.title, automation.owner
     )))
 }
 

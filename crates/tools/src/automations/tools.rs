@@ -5,7 +5,8 @@
 //! refused exactly as the API is; none of these tools works inside a scheduled run (a run must
 //! never schedule, reschedule or remove automations — the engine hides the tools there and this is
 //! the second guard); and the agent can ask for standing rules only when creating, where a person
-//! approves the whole request — it can neither add nor revoke them afterwards.
+//! approves the whole request — it can neither add nor revoke them afterwards; only the task's
+//! owner or an admin may change or delete it, whoever the agent is working for.
 
 use std::sync::Arc;
 
@@ -17,7 +18,7 @@ use workmate_store::{Automation, SessionRecord};
 
 use super::{
     AutomationChange, AutomationDraft, AutomationError, PermissionRequest, RunTarget, change,
-    create, public_view,
+    check_manager, create, public_view,
 };
 use crate::args::simple_tool;
 use crate::{RiskLevel, Tool, ToolContext, ToolError, ToolMetadata, ToolResult};
@@ -151,7 +152,8 @@ simple_tool!(
     "update_scheduled_task",
     UpdateArgs,
     "Change a scheduled task: pause it (`enabled: false`), resume it (`enabled: true`), or change \
-     its title, instructions, schedule or zone. Fields left out stay as they are.",
+     its title, instructions, schedule or zone. Fields left out stay as they are. Only the task's \
+     owner or an admin may change it.",
     change_metadata(),
     update_task
 );
@@ -161,7 +163,8 @@ simple_tool!(
     DeleteScheduledTask,
     "delete_scheduled_task",
     DeleteArgs,
-    "Delete a scheduled task and its run history for good (pause it instead to keep it).",
+    "Delete a scheduled task and its run history for good (pause it instead to keep it). Only \
+     the task's owner or an admin may delete it.",
     change_metadata(),
     delete_task
 );
@@ -259,8 +262,8 @@ async fn update_task(ctx: &ToolContext, args: UpdateArgs) -> ToolResult {
             "nothing to change: give `enabled`, `title`, `instructions`, `cron`, `fire_at` or `timezone`",
         ));
     }
-    let id = AutomationId::from(args.id.trim());
-    let updated = change(&ctx.store, &ctx.tenant_id, &id, request)
+    let automation = managed(ctx, &args.id).await?;
+    let updated = change(&ctx.store, &ctx.tenant_id, &automation.id, request)
         .await
         .map_err(|e| automation_error(&e))?
         .ok_or_else(|| no_such(&args.id))?;
@@ -275,7 +278,7 @@ async fn update_task(ctx: &ToolContext, args: UpdateArgs) -> ToolResult {
 
 async fn delete_task(ctx: &ToolContext, args: DeleteArgs) -> ToolResult {
     outside_scheduled_run(ctx).await?;
-    let id = AutomationId::from(args.id.trim());
+    let id = managed(ctx, &args.id).await?.id;
     let deleted = ctx
         .store
         .automations()
@@ -292,6 +295,21 @@ async fn delete_task(ctx: &ToolContext, args: DeleteArgs) -> ToolResult {
         "Scheduled task deleted."
     );
     Ok(json!({"ok": true, "id": id, "deleted": true}))
+}
+
+/// The automation `id`, if the calling user may manage it (its owner or an admin).
+async fn managed(ctx: &ToolContext, id: &str) -> Result<Automation, ToolError> {
+    let automation = ctx
+        .store
+        .automations()
+        .get(&ctx.tenant_id, &AutomationId::from(id.trim()))
+        .await
+        .map_err(|e| store_error(&e))?
+        .ok_or_else(|| no_such(id))?;
+    check_manager(&ctx.store, &ctx.tenant_id, &automation, &ctx.user_id)
+        .await
+        .map_err(|e| automation_error(&e))?;
+    Ok(automation)
 }
 
 /// The calling session (if stored), or an error when it is a scheduled run.
