@@ -4,6 +4,7 @@
 
 mod api;
 mod authority;
+mod automations_api;
 mod cli;
 mod config;
 mod crash;

@@ -11,7 +11,8 @@ use tower::ServiceExt;
 
 use crate::router::{App, TOKEN, app};
 
-async fn call(
+/// One request, with `token` as bearer if given; the status and the JSON body (null if none).
+pub(crate) async fn call(
     app: &App,
     method: &str,
     path: &str,
@@ -43,12 +44,18 @@ async fn call(
     )
 }
 
-async fn authed(app: &App, method: &str, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+/// One request with the admin token.
+pub(crate) async fn authed(
+    app: &App,
+    method: &str,
+    path: &str,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
     call(app, method, path, body, Some(TOKEN)).await
 }
 
 /// Polls `probe` until it returns `Some`, failing after a generous deadline.
-async fn eventually<T, F, Fut>(mut probe: F) -> T
+pub(crate) async fn eventually<T, F, Fut>(mut probe: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,

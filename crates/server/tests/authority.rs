@@ -17,7 +17,8 @@ use crate::router::{App, TOKEN, app_with_script};
 const SHELL_SCRIPT: &str = r#"{"conversations": [{"when": "*", "turns": [
     {"tool_calls": [{"name": "run_shell", "arguments": {"command": "echo hi"}}]}, {"text": "done"}]}]}"#;
 
-async fn as_user(
+/// One request with the admin token, acting as `user`; the status and the JSON body.
+pub(crate) async fn as_user(
     app: &App,
     user: &str,
     method: &str,
@@ -40,7 +41,9 @@ async fn as_user(
     )
 }
 
-async fn people() -> App {
+/// An app whose sessions ask to run a shell command, with users alice and eve (members), bob
+/// (approver), carol and admin (admins) in the default tenant.
+pub(crate) async fn people() -> App {
     let app = app_with_script(SHELL_SCRIPT).await;
     let tenant = TenantId::from("default");
     for (id, role) in [

@@ -86,6 +86,17 @@ impl From<workmate_engine::Error> for ApiError {
     }
 }
 
+impl From<workmate_tools::automations::AutomationError> for ApiError {
+    fn from(error: workmate_tools::automations::AutomationError) -> Self {
+        use workmate_tools::automations::AutomationError as E;
+        match error {
+            E::Invalid(reason) => Self::BadRequest(reason),
+            E::Forbidden(reason) => Self::Forbidden(reason),
+            E::Store(e) => e.into(),
+        }
+    }
+}
+
 impl From<workmate_store::Error> for ApiError {
     fn from(error: workmate_store::Error) -> Self {
         Self::Internal(error.to_string())

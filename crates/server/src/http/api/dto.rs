@@ -1,7 +1,7 @@
 //! JSON shapes of stored records that the API returns.
 
 use serde_json::{Value, json};
-use workmate_store::InboxItem;
+use workmate_store::{AutomationRun, InboxItem};
 
 /// An inbox item as the API shows it.
 pub(crate) fn inbox_item(item: &InboxItem) -> Value {
@@ -22,5 +22,21 @@ pub(crate) fn inbox_item(item: &InboxItem) -> Value {
         "resolved_via": item.resolved_via,
         "created_at_ms": item.created_at_ms,
         "resolved_at_ms": item.resolved_at_ms,
+    })
+}
+
+/// An automation run as the API shows it.
+pub(crate) fn automation_run(run: &AutomationRun) -> Value {
+    json!({
+        "id": run.id,
+        "automation_id": run.automation_id,
+        "session_id": run.session_id,
+        "trigger": run.trigger,
+        "status": run.status,
+        "started_at_ms": run.started_at_ms,
+        "finished_at_ms": run.finished_at_ms,
+        "result_text": run.result_text,
+        "error": run.error,
+        "artifacts": run.artifacts,
     })
 }

@@ -1,9 +1,11 @@
-//! The HTTP API of sessions and the inbox: `/v1/sessions…`, `/v1/inbox…`.
+//! The HTTP API of sessions, the inbox, usage and automations: `/v1/sessions…`, `/v1/inbox…`,
+//! `/v1/usage`, `/v1/automations…` and `/v1/wakes/events`.
 //!
 //! Invariant: every route here runs behind the token check, and acts only within the caller's
 //! tenant; identities in commands come from the token, never from the request body.
 
 pub mod auth;
+mod automations;
 mod dto;
 mod events;
 mod inbox;
@@ -28,5 +30,18 @@ pub(crate) fn routes(state: AppState) -> Router<AppState> {
         .route("/v1/inbox", get(inbox::list))
         .route("/v1/inbox/{item_id}/resolve", post(inbox::resolve))
         .route("/v1/usage", get(usage::usage))
+        .route(
+            "/v1/automations",
+            get(automations::list).post(automations::create_one),
+        )
+        .route(
+            "/v1/automations/{id}",
+            get(automations::get_one)
+                .patch(automations::update)
+                .delete(automations::delete),
+        )
+        .route("/v1/automations/{id}/run", post(automations::run))
+        .route("/v1/automations/{id}/runs", get(automations::runs))
+        .route("/v1/wakes/events", post(automations::fire_event))
         .route_layer(middleware::from_fn_with_state(state, auth::require_token))
 }

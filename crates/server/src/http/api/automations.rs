@@ -1,0 +1,246 @@
+//! Automations over HTTP: `/v1/automations…` and firing wake events, `/v1/wakes/events`.
+//!
+//! Invariants: every request goes through the automation service, so the API validates, refuses
+//! and shows automations exactly as the agent's tools and the chat commands do; only an
+//! automation's owner or a tenant admin changes, runs or deletes it; an automation of another
+//! tenant is indistinguishable from one that does not exist (404).
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Extension, Path, Query, State};
+use axum::http::StatusCode;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tracing::info;
+use workmate_protocol::AutomationId;
+use workmate_store::Automation;
+use workmate_tools::automations::{
+    AutomationChange, AutomationDraft, change, check_manager, create, public_view, zone,
+};
+
+use super::Principal;
+use super::dto::automation_run;
+use crate::http::{ApiError, AppState};
+
+/// Automations listed at most.
+const LIST_LIMIT: u32 = 500;
+/// Runs listed when `limit` is absent.
+const RUNS_DEFAULT: u32 = 20;
+/// Runs listed at most.
+const RUNS_MAX: u32 = 200;
+
+/// `GET /v1/automations` parameters.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ListQuery {
+    /// The IANA zone `next_run` is shown in (each automation's own zone when absent).
+    tz: Option<String>,
+}
+
+/// `GET /v1/automations?tz=Asia/Shanghai` → `{"automations": [...]}`, soonest first.
+pub(crate) async fn list(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+    Query(query): Query<ListQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let tz = match query.tz.as_deref().map(str::trim) {
+        Some(tz) if !tz.is_empty() => {
+            zone(tz).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+            Some(tz)
+        }
+        _ => None,
+    };
+    let automations = state
+        .store
+        .automations()
+        .list(&caller.tenant, LIST_LIMIT)
+        .await?;
+    let views: Vec<Value> = automations.iter().map(|a| public_view(a, tz)).collect();
+    Ok(Json(json!({ "automations": views })))
+}
+
+/// `POST /v1/automations` with an [`AutomationDraft`] → `201` and the automation. The caller owns
+/// it; the tenant's `automation_creators` setting decides who may create.
+pub(crate) async fn create_one(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+    body: Bytes,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let draft: AutomationDraft = body_of(
+        &body,
+        r#"{"title": "Sales digest", "instructions": "…", "cron": "0 9 * * 1-5"}"#,
+    )?;
+    let automation = create(
+        &state.store,
+        &caller.tenant,
+        &caller.actor.user_id,
+        None,
+        draft,
+    )
+    .await?;
+    info!(tenant = %caller.tenant, automation = %automation.id, by = %caller.actor.user_id, "Automation created.");
+    Ok((StatusCode::CREATED, Json(public_view(&automation, None))))
+}
+
+/// `GET /v1/automations/{id}`.
+pub(crate) async fn get_one(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let automation = found(&state, &caller, &id).await?;
+    Ok(Json(public_view(&automation, None)))
+}
+
+/// `PATCH /v1/automations/{id}` with an [`AutomationChange`]: the owner or an admin changes,
+/// pauses (`"enabled": false`), resumes or revokes a standing rule (`"revoke": "<tool> <target>"`).
+pub(crate) async fn update(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let request: AutomationChange = body_of(&body, r#"{"enabled": false}"#)?;
+    let automation = managed(&state, &caller, &id).await?;
+    let updated = change(&state.store, &caller.tenant, &automation.id, request)
+        .await?
+        .ok_or_else(|| missing(&id))?;
+    info!(tenant = %caller.tenant, automation = %updated.id, by = %caller.actor.user_id, "Automation changed.");
+    Ok(Json(public_view(&updated, None)))
+}
+
+/// `DELETE /v1/automations/{id}` → `204`: the automation and its run history, for the owner or
+/// an admin.
+pub(crate) async fn delete(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let automation = managed(&state, &caller, &id).await?;
+    if !state
+        .store
+        .automations()
+        .delete(&caller.tenant, &automation.id)
+        .await?
+    {
+        return Err(missing(&id));
+    }
+    info!(tenant = %caller.tenant, automation = %automation.id, by = %caller.actor.user_id, "Automation deleted.");
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `POST /v1/automations/{id}/run` → `202 {"run": …, "session_id": …}`: a run by hand, for the
+/// owner or an admin; `409` (with the going run as `detail`) while a run is going.
+pub(crate) async fn run(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let automation = managed(&state, &caller, &id).await?;
+    match state
+        .scheduler
+        .run_now(&caller.tenant, &automation.id, &caller.actor.user_id)
+        .await
+    {
+        Ok(run) => Ok((
+            StatusCode::ACCEPTED,
+            Json(json!({ "run": automation_run(&run), "session_id": run.session_id })),
+        )),
+        // The scheduler refuses a missing automation or one whose run is going; which of the two
+        // is read from the store, not from the message.
+        Err(workmate_engine::Error::Rejected(reason)) => {
+            let now = found(&state, &caller, &id).await?;
+            let going = match &now.running_run_id {
+                Some(run) => state.store.automations().run(&caller.tenant, run).await?,
+                None => None,
+            };
+            Err(ApiError::Conflict {
+                message: reason,
+                detail: going.as_ref().map_or(Value::Null, automation_run),
+            })
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `GET /v1/automations/{id}/runs` parameters.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RunsQuery {
+    limit: Option<u32>,
+}
+
+/// `GET /v1/automations/{id}/runs?limit=20` → `{"runs": [...]}`, newest first.
+pub(crate) async fn runs(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+    Path(id): Path<String>,
+    Query(query): Query<RunsQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let automation = found(&state, &caller, &id).await?;
+    let limit = query.limit.unwrap_or(RUNS_DEFAULT).clamp(1, RUNS_MAX);
+    let runs = state
+        .store
+        .automations()
+        .runs(&caller.tenant, &automation.id, limit)
+        .await?;
+    Ok(Json(
+        json!({ "runs": runs.iter().map(automation_run).collect::<Vec<_>>() }),
+    ))
+}
+
+/// `POST /v1/wakes/events` body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EventBody {
+    key: String,
+}
+
+/// `POST /v1/wakes/events` `{"key": "deploy:prod"}` → `{"woken": n}`: the tenant's sessions
+/// waiting on that event become due, and the scheduler's next tick resumes them.
+pub(crate) async fn fire_event(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let body: EventBody = body_of(&body, r#"{"key": "deploy:prod"}"#)?;
+    let key = body.key.trim();
+    workmate_tools::check_event_key(key).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let woken = state.store.wakes().fire_event(&caller.tenant, key).await?;
+    info!(tenant = %caller.tenant, key, woken, by = %caller.actor.user_id, "Wake event fired.");
+    Ok(Json(json!({ "woken": woken })))
+}
+
+/// The JSON body as `T`, or a 400 that says what is wrong and shows an example.
+fn body_of<T: DeserializeOwned>(body: &[u8], example: &str) -> Result<T, ApiError> {
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::BadRequest(format!("invalid body: {e}; e.g. {example}")))
+}
+
+/// The tenant's automation `id`, or 404.
+async fn found(state: &AppState, caller: &Principal, id: &str) -> Result<Automation, ApiError> {
+    state
+        .store
+        .automations()
+        .get(&caller.tenant, &AutomationId::from(id))
+        .await?
+        .ok_or_else(|| missing(id))
+}
+
+/// The tenant's automation `id` if the caller may manage it: 404 or 403 otherwise.
+async fn managed(state: &AppState, caller: &Principal, id: &str) -> Result<Automation, ApiError> {
+    let automation = found(state, caller, id).await?;
+    check_manager(
+        &state.store,
+        &caller.tenant,
+        &automation,
+        &caller.actor.user_id,
+    )
+    .await?;
+    Ok(automation)
+}
+
+fn missing(id: &str) -> ApiError {
+    ApiError::Missing(format!("automation {id} not found"))
+}
