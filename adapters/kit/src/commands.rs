@@ -10,7 +10,8 @@ use workmate_store::Role;
 
 /// Every command, one per line: what `help` shows and every error ends with.
 pub const USAGE: &str = "usage: /workmate help | whoami | mode [discuss|plan|interactive|auto|custom] \
-| model [provider:model] | stop | inbox | rules | rules revoke <entry> | usage \
+| model [provider:model] | stop | inbox | automations | automations run|pause|resume|delete <id> \
+| rules | rules revoke [<automation id>] <tool> <target> | usage \
 | role grant <user> <member|approver|admin> | role revoke <user> <approver|admin>";
 
 /// A parsed chat command.
@@ -29,9 +30,19 @@ pub enum ChatCommand {
     Stop,
     /// The caller's pending inbox items.
     Inbox,
-    /// The standing rules.
+    /// The tenant's automations.
+    Automations,
+    /// Run, pause, resume or delete one automation.
+    Automation {
+        /// What to do.
+        action: AutomationAction,
+        /// The automation's id.
+        id: String,
+    },
+    /// The standing rules of the tenant's automations.
     Rules,
-    /// Revoke one standing rule.
+    /// Revoke one standing rule: `<tool> <target>`, optionally after the automation's id (the
+    /// text as typed after `revoke`, inner spacing kept, since a target may hold spaces).
     RulesRevoke(String),
     /// Tokens spent today.
     Usage,
@@ -51,6 +62,20 @@ pub enum ChatCommand {
     },
 }
 
+/// What `/workmate automations <action> <id>` does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AutomationAction {
+    /// Start a run now.
+    Run,
+    /// Stop it firing until resumed.
+    Pause,
+    /// Let it fire again.
+    Resume,
+    /// Delete it and its run history.
+    Delete,
+}
+
 impl ChatCommand {
     /// A short name for logs and audit records, e.g. `"role_grant"`.
     pub fn name(&self) -> &'static str {
@@ -61,6 +86,13 @@ impl ChatCommand {
             Self::Model(_) => "model",
             Self::Stop => "stop",
             Self::Inbox => "inbox",
+            Self::Automations => "automations",
+            Self::Automation { action, .. } => match action {
+                AutomationAction::Run => "automation_run",
+                AutomationAction::Pause => "automation_pause",
+                AutomationAction::Resume => "automation_resume",
+                AutomationAction::Delete => "automation_delete",
+            },
             Self::Rules => "rules",
             Self::RulesRevoke(_) => "rules_revoke",
             Self::Usage => "usage",
@@ -113,9 +145,14 @@ pub fn parse_command(text: &str) -> Result<ChatCommand, CommandError> {
         ("model", [model]) => ChatCommand::Model(Some(model_of(model)?)),
         ("stop", []) => ChatCommand::Stop,
         ("inbox", []) => ChatCommand::Inbox,
+        ("automations" | "automation", []) => ChatCommand::Automations,
+        ("automations" | "automation", [action, id]) => ChatCommand::Automation {
+            action: action_of(action)?,
+            id: automation_id_of(id)?,
+        },
         ("rules", []) => ChatCommand::Rules,
-        ("rules", [sub, entry]) if sub.eq_ignore_ascii_case("revoke") => {
-            ChatCommand::RulesRevoke((*entry).to_owned())
+        ("rules", [sub, _, ..]) if sub.eq_ignore_ascii_case("revoke") => {
+            ChatCommand::RulesRevoke(after_words(text, 2).to_owned())
         }
         ("usage", []) => ChatCommand::Usage,
         ("role", [sub, user, role]) if sub.eq_ignore_ascii_case("grant") => {
@@ -137,7 +174,8 @@ pub fn parse_command(text: &str) -> Result<ChatCommand, CommandError> {
             }
         }
         (
-            "help" | "whoami" | "mode" | "model" | "stop" | "inbox" | "rules" | "usage" | "role",
+            "help" | "whoami" | "mode" | "model" | "stop" | "inbox" | "automations" | "automation"
+            | "rules" | "usage" | "role",
             _,
         ) => {
             return Err(CommandError::new(format!("wrong arguments for `{verb}`")));
@@ -150,6 +188,46 @@ pub fn parse_command(text: &str) -> Result<ChatCommand, CommandError> {
         }
     };
     Ok(command)
+}
+
+fn action_of(word: &str) -> Result<AutomationAction, CommandError> {
+    match word.to_ascii_lowercase().as_str() {
+        "run" => Ok(AutomationAction::Run),
+        "pause" => Ok(AutomationAction::Pause),
+        "resume" => Ok(AutomationAction::Resume),
+        "delete" => Ok(AutomationAction::Delete),
+        _ => Err(CommandError::new(format!(
+            "unknown automation action `{}`; use run, pause, resume or delete",
+            shorten(word)
+        ))),
+    }
+}
+
+/// An automation id as `/workmate automations` shows it: letters, digits, `-` and `_`.
+fn automation_id_of(word: &str) -> Result<String, CommandError> {
+    const MAX: usize = 100;
+    let valid = word.len() <= MAX
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'));
+    if valid {
+        Ok(word.to_owned())
+    } else {
+        Err(CommandError::new(format!(
+            "`{}` is not an automation id; `/workmate automations` lists them",
+            shorten(word)
+        )))
+    }
+}
+
+/// The text after its first `count` words, trimmed, with its inner spacing as typed.
+fn after_words(text: &str, count: usize) -> &str {
+    let mut rest = text.trim_start();
+    for _ in 0..count {
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        rest = rest[end..].trim_start();
+    }
+    rest.trim_end()
 }
 
 fn mode_of(word: &str) -> Result<PermissionMode, CommandError> {
@@ -247,6 +325,68 @@ mod tests {
     }
 
     #[test]
+    fn automations_take_an_action_and_an_id() {
+        assert_eq!(parse_command("automations"), Ok(ChatCommand::Automations));
+        assert_eq!(parse_command(" Automation "), Ok(ChatCommand::Automations));
+        for (word, action) in [
+            ("run", AutomationAction::Run),
+            ("PAUSE", AutomationAction::Pause),
+            ("resume", AutomationAction::Resume),
+            ("delete", AutomationAction::Delete),
+        ] {
+            let parsed = parse_command(&format!("automations {word} 0190-ab_C")).unwrap();
+            assert_eq!(
+                parsed,
+                ChatCommand::Automation {
+                    action,
+                    id: "0190-ab_C".into()
+                }
+            );
+        }
+        let names: Vec<&str> = ["run", "pause", "resume", "delete"]
+            .iter()
+            .map(|a| parse_command(&format!("automations {a} x")).unwrap().name())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "automation_run",
+                "automation_pause",
+                "automation_resume",
+                "automation_delete"
+            ]
+        );
+        let error = parse_command("automations stop x").unwrap_err();
+        assert!(error.reason().contains("unknown automation action `stop`"));
+        let error = parse_command("automations run <@U1>").unwrap_err();
+        assert!(error.reason().contains("is not an automation id"));
+        let error = parse_command("automations run").unwrap_err();
+        assert_eq!(error.reason(), "wrong arguments for `automations`");
+        assert!(parse_command("automations run a b").is_err());
+        assert!(parse_command(&format!("automations run {}", "a".repeat(101))).is_err());
+    }
+
+    #[test]
+    fn a_revoked_rule_keeps_its_spacing() {
+        assert_eq!(
+            parse_command("rules  revoke  web_fetch https://status.example.com "),
+            Ok(ChatCommand::RulesRevoke(
+                "web_fetch https://status.example.com".into()
+            ))
+        );
+        assert_eq!(
+            parse_command("rules revoke 0190-ab run_shell echo  two  spaces"),
+            Ok(ChatCommand::RulesRevoke(
+                "0190-ab run_shell echo  two  spaces".into()
+            ))
+        );
+        assert_eq!(
+            parse_command("rules revoke").unwrap_err().reason(),
+            "wrong arguments for `rules`"
+        );
+    }
+
+    #[test]
     fn mode_and_model_take_an_optional_value() {
         assert_eq!(parse_command("mode"), Ok(ChatCommand::Mode(None)));
         assert_eq!(
@@ -314,7 +454,9 @@ mod tests {
 
         #[test]
         fn never_panics_on_command_like_text(
-            verb in prop::sample::select(vec!["role", "mode", "model", "rules", "help", "grant"]),
+            verb in prop::sample::select(vec![
+                "role", "mode", "model", "rules", "rules revoke", "help", "grant", "automations",
+            ]),
             rest in "[ <@>|:a-zA-Z0-9\u{e9}\u{1F600}]{0,40}",
         ) {
             if let Err(e) = parse_command(&format!("{verb} {rest}")) {

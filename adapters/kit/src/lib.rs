@@ -26,7 +26,7 @@ pub use ack::{Job, QueueFull, WorkQueue};
 pub use adapter::{AdapterError, BoxFuture, ChatAdapter, ChatTarget, PostedCard};
 pub use card_store::{CardId, CardStore, MemoryCardStore, StoredCard};
 pub use coalesce::Coalescer;
-pub use commands::{ChatCommand, CommandError, USAGE, parse_command};
+pub use commands::{AutomationAction, ChatCommand, CommandError, USAGE, parse_command};
 pub use dedupe::{
     DINGTALK, DINGTALK_DEDUPE_TTL, FALLBACK_DEDUPE_TTL, FEISHU, FEISHU_DEDUPE_TTL, SLACK,
     SLACK_DEDUPE_TTL, WECOM, WECOM_DEDUPE_TTL, dedupe_ttl, first_delivery,

@@ -20,14 +20,14 @@ fn slash_body(user: &str, text: &str) -> String {
 }
 
 /// Sends a signed `/workmate <text>` from `user`; expects an ephemeral answer and returns its text.
-async fn slash(app: &SlackApp, user: &str, text: &str) -> String {
+pub(super) async fn slash(app: &SlackApp, user: &str, text: &str) -> String {
     let (status, body) = signed(app, "commands", &slash_body(user, text), SECRET).await;
     assert_eq!(status, StatusCode::OK, "{body:#}");
     assert_eq!(body["response_type"], "ephemeral", "{body:#}");
     body["text"].as_str().unwrap().to_owned()
 }
 
-async fn set_role(store: &Store, user: &str, role: workmate_store::Role) {
+pub(super) async fn set_role(store: &Store, user: &str, role: workmate_store::Role) {
     let tenant = tenant_of("T1");
     let id = workmate_protocol::UserId::from(format!("slack-{user}"));
     let mut current = store
@@ -81,7 +81,7 @@ async fn channel_session(store: &Store, owner: &str) -> workmate_store::SessionR
         .0
 }
 
-async fn chat_command_audits(store: &Store) -> Vec<workmate_store::AuditRecord> {
+pub(super) async fn chat_command_audits(store: &Store) -> Vec<workmate_store::AuditRecord> {
     store
         .audit()
         .recent(&tenant_of("T1"), 100)

@@ -334,6 +334,7 @@ async fn slack_routes_answer_404_when_not_configured() {
 
 // ---- /workmate slash commands ----
 
+mod automation_commands;
 mod automation_runs;
 mod commands;
 mod latency;

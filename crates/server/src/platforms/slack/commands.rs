@@ -3,7 +3,7 @@
 //! Invariants: the answer is the HTTP response itself (ephemeral, seen only by the caller), built
 //! from a few store reads and at most one engine command that does not wait on a turn, so it is
 //! well inside Slack's 3 s; every command, refused or not, leaves one `chat_command` audit record;
-//! a refusal says why.
+//! a refusal says why. The automation commands live in `automations.rs`.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -16,6 +16,7 @@ use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 use workmate_adapter::{ChatCommand, USAGE, parse_command};
+use workmate_engine::Scheduler;
 use workmate_engine::reply_token;
 use workmate_protocol::{Actor, Command, SessionId, Surface, TenantId, UserId};
 use workmate_slack::{SlashCommand, decode_slash_command};
@@ -32,7 +33,7 @@ use crate::http::{ApiError, AppState};
 const INBOX_LINES: usize = 20;
 
 /// What a command came to, for the reply and the audit record.
-struct Outcome {
+pub(super) struct Outcome {
     /// `ok`, `refused` or `invalid`.
     status: &'static str,
     text: String,
@@ -40,7 +41,7 @@ struct Outcome {
 }
 
 impl Outcome {
-    fn ok(text: impl Into<String>) -> Self {
+    pub(super) fn ok(text: impl Into<String>) -> Self {
         Self {
             status: "ok",
             text: text.into(),
@@ -48,7 +49,7 @@ impl Outcome {
         }
     }
 
-    fn refused(text: impl Into<String>) -> Self {
+    pub(super) fn refused(text: impl Into<String>) -> Self {
         Self {
             status: "refused",
             text: text.into(),
@@ -63,9 +64,9 @@ impl Outcome {
 }
 
 /// Who typed the command, where.
-struct Caller {
-    tenant: TenantId,
-    user: User,
+pub(super) struct Caller {
+    pub(super) tenant: TenantId,
+    pub(super) user: User,
     channel: String,
     name: Option<String>,
 }
@@ -99,16 +100,24 @@ pub(crate) async fn slash_commands(
     let slack = configured(&state)?;
     verified(&slack, &headers, &body)?;
     let command = decode_slash_command(&body).map_err(|e| ApiError::BadRequest(e.to_string()))?;
-    let text = slack.command_reply(&command).await?;
+    // Runs by hand need the scheduler, which the app state holds.
+    let text = slack
+        .command_reply(&command, Some(&state.scheduler))
+        .await?;
     Ok(Json(json!({"response_type": "ephemeral", "text": text})).into_response())
 }
 
 impl SlackSurface {
     /// Runs a slash command (HTTP and Socket Mode alike), audits it, and returns the reply text.
-    pub(super) async fn command_reply(&self, command: &SlashCommand) -> Result<String, ApiError> {
+    /// `scheduler` starts runs by hand (`automations run`); without it that command is refused.
+    pub(super) async fn command_reply(
+        &self,
+        command: &SlashCommand,
+        scheduler: Option<&Scheduler>,
+    ) -> Result<String, ApiError> {
         let caller = self.caller(command).await?;
         let (name, outcome) = match parse_command(&command.text) {
-            Ok(parsed) => (parsed.name(), self.run(&caller, parsed).await?),
+            Ok(parsed) => (parsed.name(), self.run(&caller, parsed, scheduler).await?),
             Err(error) => (
                 "invalid",
                 Outcome {
@@ -156,7 +165,12 @@ impl SlackSurface {
         })
     }
 
-    async fn run(&self, caller: &Caller, command: ChatCommand) -> Result<Outcome, ApiError> {
+    async fn run(
+        &self,
+        caller: &Caller,
+        command: ChatCommand,
+        scheduler: Option<&Scheduler>,
+    ) -> Result<Outcome, ApiError> {
         Ok(match command {
             ChatCommand::Help => Outcome::ok(help()),
             ChatCommand::Whoami => Outcome::ok(format!(
@@ -204,11 +218,12 @@ impl SlackSurface {
                 .await?
             }
             ChatCommand::Inbox => self.inbox(caller).await?,
-            ChatCommand::Rules => Outcome::ok(
-                "Standing rules belong to automations (\"always for this task\" approvals). \
-                 There are no automations yet, so there are no standing rules.",
-            ),
-            ChatCommand::RulesRevoke(entry) => Outcome::refused(format!("No such rule: {entry}.")),
+            ChatCommand::Automations => self.automations(caller).await?,
+            ChatCommand::Automation { action, id } => {
+                self.automation(caller, action, &id, scheduler).await?
+            }
+            ChatCommand::Rules => self.rules(caller).await?,
+            ChatCommand::RulesRevoke(entry) => self.revoke_rule(caller, &entry).await?,
             ChatCommand::Usage => self.usage(caller).await?,
             ChatCommand::RoleGrant { user, role } => self.grant(caller, &user, role).await?,
             ChatCommand::RoleRevoke { user, role } => self.revoke(caller, &user, role).await?,
@@ -430,7 +445,7 @@ enum Change {
     Apply(Command, String),
 }
 
-fn role_name(role: Role) -> &'static str {
+pub(super) fn role_name(role: Role) -> &'static str {
     match role {
         Role::Member => "member",
         Role::Approver => "approver",
@@ -447,7 +462,11 @@ fn help() -> String {
         "• model [provider:model]: show or set the channel session's model",
         "• stop: stop the channel session's running turn",
         "• inbox: your pending approvals and questions",
-        "• rules, rules revoke <entry>: standing rules",
+        "• automations: this workspace's automations with their ids, schedules and next runs",
+        "• automations run|pause|resume|delete <id>: run one now, pause it, resume it or delete it \
+         (its owner or an admin)",
+        "• rules: the standing rules of the automations (calls their runs make without asking)",
+        "• rules revoke [<automation id>] <tool> <target>: remove one (its owner or an admin)",
         "• usage: tokens used today",
         "• role grant <user> <member|approver|admin>, role revoke <user> <approver|admin>: admins only",
         "mode, model and stop act on the channel-level session (slash commands carry no thread); \

@@ -9,6 +9,7 @@
 //! whoever started it.
 
 mod adapter;
+mod automations;
 mod commands;
 mod jobs;
 mod pump;
@@ -16,14 +17,14 @@ mod routes;
 mod runs;
 mod socket;
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use secrecy::{ExposeSecret, SecretString};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use workmate_adapter::{CardStore, Coalescer, RetryPolicy, WorkQueue};
-use workmate_engine::SessionHub;
+use workmate_engine::{Scheduler, SessionHub};
 use workmate_slack::{AuthInfo, SlackWeb, SocketMode, verify_request};
 
 use crate::config::{SlackConfig, SlackMode};
@@ -62,6 +63,9 @@ pub struct SlackSurface {
     bot: tokio::sync::OnceCell<Option<AuthInfo>>,
     /// The Socket Mode client, in socket mode: its stop signal and its task.
     socket: Mutex<Option<(CancellationToken, JoinHandle<()>)>>,
+    /// Starts runs by hand for slash commands that arrive over Socket Mode (the HTTP route
+    /// passes the app state's own).
+    scheduler: OnceLock<Scheduler>,
 }
 
 impl SlackSurface {
@@ -101,6 +105,7 @@ impl SlackSurface {
             pumps,
             bot: tokio::sync::OnceCell::new(),
             socket: Mutex::new(None),
+            scheduler: OnceLock::new(),
         });
         if let Some(client) = client {
             let cancel = CancellationToken::new();
@@ -112,6 +117,16 @@ impl SlackSurface {
                 .unwrap_or_else(PoisonError::into_inner) = Some((cancel, task));
         }
         Ok(surface)
+    }
+
+    /// Gives Socket Mode slash commands the scheduler, so `/workmate automations run` works there
+    /// as over HTTP; a second call changes nothing. The scheduler's run observer usually holds
+    /// this surface, so the two then keep each other alive: both are meant to live as long as
+    /// the server.
+    pub fn attach_scheduler(&self, scheduler: Scheduler) {
+        if self.scheduler.set(scheduler).is_err() {
+            tracing::debug!("The Slack surface already has a scheduler.");
+        }
     }
 
     /// How many sessions have a live card pump.

@@ -36,10 +36,14 @@ impl SocketHandler for Inbound {
                 None
             }
             SocketInbound::SlashCommand(command) => {
-                let text = slack.command_reply(&command).await.unwrap_or_else(|e| {
-                    warn!(error = %e, "Slack Socket Mode slash command failed.");
-                    format!("workmate could not run that command: {e}")
-                });
+                let scheduler = slack.scheduler.get();
+                let text = slack
+                    .command_reply(&command, scheduler)
+                    .await
+                    .unwrap_or_else(|e| {
+                        warn!(error = %e, "Slack Socket Mode slash command failed.");
+                        format!("workmate could not run that command: {e}")
+                    });
                 Some(json!({"response_type": "ephemeral", "text": text}))
             }
             _ => None,
