@@ -104,6 +104,10 @@ async fn open_and_run(
                 ..SchedulerConfig::default()
             },
         );
+        if let Some(slack) = &slack {
+            // Slash commands over Socket Mode start runs by hand through it.
+            slack.attach_scheduler(scheduler.clone());
+        }
         scheduler.start();
         let state = AppState {
             store: store.clone(),

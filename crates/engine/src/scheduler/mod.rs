@@ -258,20 +258,27 @@ impl Inner {
         let due = store.automations().due(now, inner.config.batch).await?;
         report.due = due.len();
         report.rows += due.len();
-        for automation in due {
-            let run_id = RunId::new();
-            let claim = Claim {
-                run: &run_id,
-                trigger,
-                now_ms: now,
-                lease_until_ms: lease_until,
-            };
+        let run_ids: Vec<RunId> = due.iter().map(|_| RunId::new()).collect();
+        let batch: Vec<_> = due
+            .iter()
+            .zip(&run_ids)
+            .map(|(automation, run)| {
+                let claim = Claim {
+                    run,
+                    trigger,
+                    now_ms: now,
+                    lease_until_ms: lease_until,
+                };
+                (automation, claim)
+            })
+            .collect();
+        let claimed = store.automations().claim_batch(&batch).await?;
+        drop(batch);
+        // Spawned only once every claim is committed, so the runs' own writes never queue
+        // behind the rest of the batch (or the batch behind them).
+        for (automation, run) in due.into_iter().zip(claimed) {
             report.rows += 1;
-            let claimed = store
-                .automations()
-                .claim(&automation.tenant_id, &automation.id, &claim)
-                .await?;
-            let Some(run) = claimed else {
+            let Some(run) = run else {
                 report.lost += 1;
                 continue;
             };

@@ -210,8 +210,39 @@ impl<'s> AutomationRepo<'s> {
         automation: &AutomationId,
         claim: &Claim<'_>,
     ) -> Result<Option<AutomationRun>> {
-        let scheduled = i64::from(claim.trigger != RunTrigger::Manual);
         let mut tx = self.store.begin_write().await?;
+        let run = self.claim_in(&mut tx, tenant, automation, claim).await?;
+        tx.commit().await?;
+        Ok(run)
+    }
+
+    /// Claims several automations in one transaction (a tick's due batch): one commit instead
+    /// of one per automation. Returns, in the order given, the run started for each automation,
+    /// or `None` where someone else holds it.
+    pub async fn claim_batch(
+        &self,
+        batch: &[(&Automation, Claim<'_>)],
+    ) -> Result<Vec<Option<AutomationRun>>> {
+        let mut tx = self.store.begin_write().await?;
+        let mut runs = Vec::with_capacity(batch.len());
+        for (automation, claim) in batch {
+            let run = self
+                .claim_in(&mut tx, &automation.tenant_id, &automation.id, claim)
+                .await?;
+            runs.push(run);
+        }
+        tx.commit().await?;
+        Ok(runs)
+    }
+
+    async fn claim_in(
+        &self,
+        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        tenant: &TenantId,
+        automation: &AutomationId,
+        claim: &Claim<'_>,
+    ) -> Result<Option<AutomationRun>> {
+        let scheduled = i64::from(claim.trigger != RunTrigger::Manual);
         let claimed = self
             .store
             .dialect
@@ -222,7 +253,7 @@ impl<'s> AutomationRepo<'s> {
             .bind(automation.as_str().to_owned())
             .bind(scheduled)
             .bind(claim.now_ms)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
         if claimed.rows_affected() != 1 {
             return Ok(None);
@@ -247,9 +278,8 @@ impl<'s> AutomationRepo<'s> {
             .bind(automation.as_str().to_owned())
             .bind(to_word(&run.trigger)?)
             .bind(run.started_at_ms)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
-        tx.commit().await?;
         Ok(Some(run))
     }
 
