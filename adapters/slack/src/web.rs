@@ -204,11 +204,47 @@ impl SlackWeb {
         Ok(opened.url)
     }
 
-    /// One Web API call, retried on 429 and 5xx as the policy says.
+    /// `users.info`: the IANA time zone Slack has for `user` (`tz`), when it has one. The method
+    /// takes form fields, not JSON.
+    pub async fn user_time_zone(&self, user: &str) -> Result<Option<String>> {
+        #[derive(Deserialize)]
+        struct Profile {
+            #[serde(default)]
+            tz: Option<String>,
+        }
+        #[derive(Deserialize)]
+        struct Info {
+            user: Profile,
+        }
+        let form: String = form_urlencoded::Serializer::new(String::new())
+            .append_pair("user", user)
+            .finish();
+        let info: Info = self
+            .send(
+                "users.info",
+                "application/x-www-form-urlencoded",
+                form.into_bytes(),
+            )
+            .await?;
+        Ok(info.user.tz.filter(|tz| !tz.is_empty()))
+    }
+
+    /// One Web API call with a JSON body.
     async fn call<T: DeserializeOwned>(&self, method: &'static str, body: &Value) -> Result<T> {
-        let url = format!("{}/{method}", self.api_base);
         let body =
             serde_json::to_vec(body).map_err(|source| WebError::Decode { method, source })?;
+        self.send(method, "application/json; charset=utf-8", body)
+            .await
+    }
+
+    /// One Web API call, retried on 429 and 5xx as the policy says.
+    async fn send<T: DeserializeOwned>(
+        &self,
+        method: &'static str,
+        content_type: &'static str,
+        body: Vec<u8>,
+    ) -> Result<T> {
+        let url = format!("{}/{method}", self.api_base);
         let mut auth = HeaderValue::from_str(&format!("Bearer {}", self.token.expose_secret()))
             .map_err(|_| WebError::Config("the bot token is not a valid header value".into()))?;
         auth.set_sensitive(true);
@@ -219,7 +255,7 @@ impl SlackWeb {
                 .http
                 .post(&url)
                 .header(AUTHORIZATION, auth.clone())
-                .header(CONTENT_TYPE, "application/json; charset=utf-8")
+                .header(CONTENT_TYPE, content_type)
                 .body(body.clone())
                 .send()
                 .await

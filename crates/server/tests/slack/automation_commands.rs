@@ -65,7 +65,7 @@ async fn the_owner_lists_runs_pauses_resumes_and_deletes_an_automation() {
     .await;
     let id = digest.id.as_str();
 
-    // Anyone lists; times are in the tenant's zone, the schedule keeps its own.
+    // Anyone lists; without a zone from Slack, times are in the tenant's zone.
     let text = slash(&app, "U2", "automations").await;
     assert!(
         text.starts_with("1 automation (next runs in Asia/Shanghai):"),
@@ -81,6 +81,22 @@ async fn the_owner_lists_runs_pauses_resumes_and_deletes_an_automation() {
         "{line}"
     );
     assert!(line.ends_with(" CST"), "{line}");
+
+    // When Slack knows the viewer's zone, their list shows their own local times.
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .and(wiremock::matchers::path("/users.info"))
+        .and(wiremock::matchers::body_string_contains("user=U2"))
+        .respond_with(wiremock::ResponseTemplate::new(200).set_body_json(
+            json!({"ok": true, "user": {"id": "U2", "tz": "America/New_York"}}),
+        ))
+        .mount(&app.fake)
+        .await;
+    let text = slash(&app, "U2", "automations").await;
+    assert!(
+        text.starts_with("1 automation (next runs in America/New_York):"),
+        "{text}"
+    );
+    assert!(text.lines().nth(1).unwrap().ends_with(" EST"), "{text}");
 
     // A member who does not own it is refused, and nothing changes.
     for action in ["pause", "resume", "run", "delete"] {
@@ -149,6 +165,7 @@ async fn the_owner_lists_runs_pauses_resumes_and_deletes_an_automation() {
     let expected: Vec<(&str, &str)> = vec![
         ("automations", "ok"),
         ("whoami", "ok"),
+        ("automations", "ok"),
         ("automations", "ok"),
         ("automation_pause", "refused"),
         ("automation_resume", "refused"),

@@ -14,7 +14,7 @@ use workmate_protocol::AutomationId;
 use workmate_store::Automation;
 use workmate_tools::automations::{
     AutomationChange, AutomationError, AutomationSettings, change, check_manager, format_in,
-    public_view, tenant_timezone,
+    public_view, tenant_timezone, zone,
 };
 
 use super::SlackSurface;
@@ -25,8 +25,22 @@ use crate::http::ApiError;
 const LIST_LIMIT: u32 = 500;
 /// Lines shown at most.
 const LIST_LINES: usize = 30;
+/// The longest wait for the caller's time zone from Slack.
+const VIEWER_ZONE_LOOKUP: std::time::Duration = std::time::Duration::from_millis(800);
 
 impl SlackSurface {
+    /// The zone to show times in: the one Slack has for the caller (`users.info`), else the
+    /// tenant's. The lookup is bounded so the command still answers inside Slack's 3 s.
+    async fn viewer_time_zone(&self, caller: &Caller) -> Result<String, ApiError> {
+        let lookup = self.web.user_time_zone(&caller.slack_user);
+        match tokio::time::timeout(VIEWER_ZONE_LOOKUP, lookup).await {
+            Ok(Ok(Some(tz))) if zone(&tz).is_ok() => return Ok(tz),
+            Ok(Err(e)) => tracing::debug!(error = %e, "No time zone from users.info."),
+            _ => {}
+        }
+        Ok(tenant_timezone(self.hub.store(), &caller.tenant).await?)
+    }
+
     /// One line per automation: title, id, schedule, enabled or paused, next run.
     pub(super) async fn automations(&self, caller: &Caller) -> Result<Outcome, ApiError> {
         let store = self.hub.store();
@@ -36,11 +50,7 @@ impl SlackSurface {
                 "No automations yet. Ask workmate to schedule a task, and it will show up here.",
             ));
         }
-        // The viewer's own zone would be Slack's `users.info` `tz`: one more Web API call per
-        // command, inside Slack's 3 s and its rate limits, and nothing cheaper carries it (the
-        // slash payload has no zone, tenant users are stored without one). So times are shown in
-        // the tenant's zone, and the header names it.
-        let tz = tenant_timezone(store, &caller.tenant).await?;
+        let tz = self.viewer_time_zone(caller).await?;
         let total = automations.len();
         let mut text = format!(
             "{total} automation{} (next runs in {tz}):",
@@ -110,7 +120,7 @@ impl SlackSurface {
                         "“{title}” was deleted meanwhile."
                     )));
                 };
-                let tz = tenant_timezone(store, &caller.tenant).await?;
+                let tz = self.viewer_time_zone(caller).await?;
                 let next = resumed.next_run_ms.map_or_else(
                     || "Its schedule has no run left.".to_owned(),
                     |ms| format!("Next run: {}.", format_in(ms, &tz)),

@@ -67,6 +67,8 @@ impl Outcome {
 pub(super) struct Caller {
     pub(super) tenant: TenantId,
     pub(super) user: User,
+    /// The Slack user id (`U…`) who typed the command.
+    pub(super) slack_user: String,
     channel: String,
     name: Option<String>,
 }
@@ -160,6 +162,7 @@ impl SlackSurface {
         Ok(Caller {
             tenant,
             user,
+            slack_user: command.user_id.clone(),
             channel: command.channel_id.clone(),
             name,
         })
