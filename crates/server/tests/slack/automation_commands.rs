@@ -86,9 +86,10 @@ async fn the_owner_lists_runs_pauses_resumes_and_deletes_an_automation() {
     wiremock::Mock::given(wiremock::matchers::method("POST"))
         .and(wiremock::matchers::path("/users.info"))
         .and(wiremock::matchers::body_string_contains("user=U2"))
-        .respond_with(wiremock::ResponseTemplate::new(200).set_body_json(
-            json!({"ok": true, "user": {"id": "U2", "tz": "America/New_York"}}),
-        ))
+        .respond_with(
+            wiremock::ResponseTemplate::new(200)
+                .set_body_json(json!({"ok": true, "user": {"id": "U2", "tz": "America/New_York"}})),
+        )
         .mount(&app.fake)
         .await;
     let text = slash(&app, "U2", "automations").await;
