@@ -13,5 +13,6 @@ mod gateways;
 mod models;
 mod router;
 mod sandbox_e2e;
+mod scheduler_processes;
 mod slack;
 mod support;
