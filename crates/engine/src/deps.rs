@@ -23,4 +23,6 @@ pub(crate) struct Deps {
     pub(crate) waiters: InboxWaiters,
     /// Model calls per tenant per minute.
     pub(crate) rate: Arc<crate::rate::RateLimiter>,
+    /// Cancelled when the hub shuts down (as opposed to a person stopping a turn).
+    pub(crate) shutdown: tokio_util::sync::CancellationToken,
 }

@@ -4,9 +4,9 @@
 
 use serde_json::json;
 use workmate_protocol::{
-    ApprovalChoice, EventKind, InboxItemId, Resolution, SessionId, Surface, ToolStatus,
+    ApprovalChoice, EventKind, InboxItemId, Message, Resolution, SessionId, Surface, ToolStatus,
 };
-use workmate_store::InboxFilter;
+use workmate_store::{InboxFilter, InboxItemState};
 
 use crate::support::{Harness, Options, assert_every_call_answered_once, script, state_names};
 
@@ -221,5 +221,51 @@ fn an_idempotent_tool_that_was_running_is_run_again() {
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
         assert_eq!(h.reads.calls(), 1, "re-run after the restart");
+    });
+}
+
+/// A graceful stop (a deploy, a SIGTERM) is not a denial: the prompt stays parked, its call stays
+/// unanswered, and the next start waits on the same item.
+#[test]
+fn a_graceful_stop_leaves_a_parked_prompt_parked_for_the_next_start() {
+    let (dir, session, item) = runtime().block_on(async {
+        let mut h = Harness::with(&write_script(), Options::default()).await;
+        h.say("write this week's report").await;
+        let item = h.parked().await;
+        h.hub.shutdown().await;
+        let history = h.history().await;
+        assert!(
+            !history.iter().any(|m| matches!(m, Message::Tool { .. })),
+            "nothing answered the call: {history:?}"
+        );
+        let parked = h
+            .store
+            .inbox()
+            .get(&h.tenant, &item)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(parked.state, InboxItemState::Pending);
+        h.keep_files();
+        (h.dir.clone(), h.session.clone(), item)
+    });
+    runtime().block_on(async {
+        let mut h = Harness::reopen(dir, session, &write_script(), Options::default()).await;
+        assert_eq!(h.hub.resume_pending().await.unwrap(), 1);
+        h.events_until(|e| matches!(e.kind, EventKind::TurnStart { .. }))
+            .await;
+        h.decide(&item, ApprovalChoice::Once).await;
+        let events = h.turn_events().await;
+        assert!(
+            !state_names(&events).contains(&"permission_required"),
+            "no second prompt"
+        );
+        assert!(matches!(
+            events.last().unwrap().kind,
+            EventKind::TurnEnd { .. }
+        ));
+        h.idle().await;
+        assert_eq!(h.writes.calls(), 1);
+        assert_every_call_answered_once(&h.history().await);
     });
 }

@@ -572,3 +572,59 @@ async fn two_schedulers_on_one_database_fire_each_slot_once() {
         );
     }
 }
+
+/// A deploy restarts the service while a run waits on an approval: the new process adopts the
+/// run once its lease lapses, the same prompt is answered, and the run ends once, not twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_left_by_a_stopped_process_is_adopted_not_repeated() {
+    let f = Fixture::new(asks_to_write(), "2026-12-01T08:59:00Z").await;
+    let daily = f
+        .automation(json!({"title": "Write", "cron": "0 9 * * *", "timezone": "UTC"}))
+        .await;
+    f.clock.set("2026-12-01T09:00:10Z");
+    assert_eq!(f.tick().await.fired, 1);
+    let item = f.parked_item().await;
+    f.scheduler.shutdown().await;
+    f.h.hub.shutdown().await;
+    let Fixture { mut h, clock, .. } = f;
+    h.keep_files();
+    let (dir, session) = (h.dir.clone(), h.session.clone());
+    drop(h);
+
+    let options = Options {
+        clock: clock.clone(),
+        ..Options::default()
+    };
+    let h = Harness::reopen(dir, session, &script(asks_to_write()), options).await;
+    h.hub.resume_pending().await.unwrap();
+    let seen = Arc::new(Seen::default());
+    let scheduler = Scheduler::new(h.hub.clone(), seen.clone(), SchedulerConfig::default());
+    let report = scheduler.tick(RunTrigger::Schedule).await.unwrap();
+    assert_eq!(
+        (report.fired, report.adopted),
+        (0, 0),
+        "the lease still holds"
+    );
+    clock.advance(SchedulerConfig::default().lease() + Duration::from_secs(1));
+    let report = scheduler.tick(RunTrigger::Schedule).await.unwrap();
+    assert_eq!((report.fired, report.adopted), (0, 1));
+
+    let once = Resolution::Approval {
+        choice: ApprovalChoice::Once,
+    };
+    h.hub
+        .resolve(&h.tenant, &item, &once, &Actor::new("u_bob"), Surface::Http)
+        .await
+        .unwrap();
+    settle(&scheduler).await;
+    let runs = h
+        .store
+        .automations()
+        .runs(&h.tenant, &daily.id, 10)
+        .await
+        .unwrap();
+    assert_eq!(runs.len(), 1, "adopted, never started twice");
+    assert_eq!(runs[0].status, RunStatus::Ok, "{runs:?}");
+    assert_eq!(h.writes.calls(), 1);
+    assert_eq!(seen.finished.lock().unwrap().len(), 1);
+}

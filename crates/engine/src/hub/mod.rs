@@ -76,13 +76,14 @@ impl SessionHub {
             clock: parts.clock,
             waiters: InboxWaiters::default(),
             rate: Arc::default(),
+            shutdown: CancellationToken::new(),
         };
         Self {
             inner: Arc::new(Inner {
+                shutdown: deps.shutdown.clone(),
                 deps: Arc::new(deps),
                 sessions: Mutex::default(),
                 tasks: TaskTracker::new(),
-                shutdown: CancellationToken::new(),
             }),
         }
     }

@@ -35,11 +35,19 @@ impl SessionHub {
         self.inner.tasks.spawn(async move {
             let (mut turn_id, mut cancel, mut start) = (first, cancel, start);
             loop {
-                if let Err(e) = hub
+                match hub
                     .run_turn(&tenant, &session, &runtime, turn_id.clone(), cancel, start)
                     .await
                 {
-                    error!(tenant = %tenant, session = %session, error = %e, "Turn failed.");
+                    Ok(()) => {}
+                    Err(Error::ShuttingDown) => {
+                        info!(tenant = %tenant, session = %session, "Turn left waiting on the inbox for the next start.");
+                        runtime.release();
+                        break;
+                    }
+                    Err(e) => {
+                        error!(tenant = %tenant, session = %session, error = %e, "Turn failed.");
+                    }
                 }
                 let late = runtime.release();
                 let Some(next) = late_messages(late) else {

@@ -188,8 +188,12 @@ impl Turn {
         Ok(())
     }
 
+    /// Waits for the item's answer. A stop because the service is shutting down leaves the
+    /// prompt parked and its call unanswered (`Error::ShuttingDown` ends the turn where it is),
+    /// so the next start resumes the wait instead of recording a denial nobody gave.
     pub(crate) async fn wait_for(&self, item: &InboxItem) -> Result<Waited> {
-        self.deps
+        let waited = self
+            .deps
             .waiters
             .wait(
                 &self.deps.store,
@@ -198,7 +202,11 @@ impl Turn {
                 self.deps.config.inbox_poll,
                 &self.cancel,
             )
-            .await
+            .await?;
+        if matches!(waited, Waited::Interrupted) && self.deps.shutdown.is_cancelled() {
+            return Err(crate::Error::ShuttingDown);
+        }
+        Ok(waited)
     }
 
     pub(crate) fn visibility(&self) -> Visibility {

@@ -136,6 +136,7 @@ impl Turn {
             clock: Arc::clone(&parent.clock),
             waiters: InboxWaiters::default(),
             rate: Arc::clone(&parent.rate),
+            shutdown: parent.shutdown.clone(),
         })
     }
 }
