@@ -11,7 +11,7 @@ use workmate_store::Role;
 /// Every command, one per line: what `help` shows and every error ends with.
 pub const USAGE: &str = "usage: /workmate help | whoami | mode [discuss|plan|interactive|auto|custom] \
 | model [provider:model] | stop | inbox | automations | automations run|pause|resume|delete <id> \
-| rules | rules revoke [<automation id>] <tool> <target> | usage \
+| rules | rules revoke [<automation id>] <tool> <target> | usage | settings [<key> <value>] \
 | role grant <user> <member|approver|admin> | role revoke <user> <approver|admin>";
 
 /// A parsed chat command.
@@ -46,6 +46,9 @@ pub enum ChatCommand {
     RulesRevoke(String),
     /// Tokens spent today.
     Usage,
+    /// Show the tenant's settings (`None`), or set one: the key (lower-cased) and the value text
+    /// as typed after it, inner spacing kept (a JSON value may hold spaces).
+    Settings(Option<(String, String)>),
     /// Give a user a role.
     RoleGrant {
         /// The platform user id (mentions are reduced to their id).
@@ -96,6 +99,8 @@ impl ChatCommand {
             Self::Rules => "rules",
             Self::RulesRevoke(_) => "rules_revoke",
             Self::Usage => "usage",
+            Self::Settings(None) => "settings",
+            Self::Settings(Some(_)) => "settings_set",
             Self::RoleGrant { .. } => "role_grant",
             Self::RoleRevoke { .. } => "role_revoke",
         }
@@ -155,6 +160,17 @@ pub fn parse_command(text: &str) -> Result<ChatCommand, CommandError> {
             ChatCommand::RulesRevoke(after_words(text, 2).to_owned())
         }
         ("usage", []) => ChatCommand::Usage,
+        ("settings", []) => ChatCommand::Settings(None),
+        ("settings", [key]) => {
+            return Err(CommandError::new(format!(
+                "give `{}` a value: settings <key> <value> (`default` restores the default)",
+                shorten(key)
+            )));
+        }
+        ("settings", [key, _, ..]) => ChatCommand::Settings(Some((
+            key.to_ascii_lowercase(),
+            after_words(text, 2).to_owned(),
+        ))),
         ("role", [sub, user, role]) if sub.eq_ignore_ascii_case("grant") => {
             ChatCommand::RoleGrant {
                 user: user_of(user)?,
@@ -387,6 +403,37 @@ mod tests {
     }
 
     #[test]
+    fn settings_are_listed_or_set_with_the_value_as_typed() {
+        assert_eq!(parse_command("settings"), Ok(ChatCommand::Settings(None)));
+        assert_eq!(parse_command(" Settings "), Ok(ChatCommand::Settings(None)));
+        assert_eq!(
+            parse_command("settings Timezone Asia/Shanghai"),
+            Ok(ChatCommand::Settings(Some((
+                "timezone".into(),
+                "Asia/Shanghai".into()
+            ))))
+        );
+        assert_eq!(
+            parse_command(r#"settings  permissions  {"allowed_commands": ["git  status"]} "#),
+            Ok(ChatCommand::Settings(Some((
+                "permissions".into(),
+                r#"{"allowed_commands": ["git  status"]}"#.into()
+            ))))
+        );
+        assert_eq!(
+            parse_command("settings timezone default").unwrap().name(),
+            "settings_set"
+        );
+        assert_eq!(parse_command("settings").unwrap().name(), "settings");
+        let error = parse_command("settings timezone").unwrap_err();
+        assert!(
+            error.reason().starts_with("give `timezone` a value"),
+            "{error}"
+        );
+        assert!(error.to_string().ends_with(USAGE));
+    }
+
+    #[test]
     fn mode_and_model_take_an_optional_value() {
         assert_eq!(parse_command("mode"), Ok(ChatCommand::Mode(None)));
         assert_eq!(
@@ -456,6 +503,7 @@ mod tests {
         fn never_panics_on_command_like_text(
             verb in prop::sample::select(vec![
                 "role", "mode", "model", "rules", "rules revoke", "help", "grant", "automations",
+                "settings", "settings timezone",
             ]),
             rest in "[ <@>|:a-zA-Z0-9\u{e9}\u{1F600}]{0,40}",
         ) {
