@@ -16,3 +16,4 @@ mod sandbox_e2e;
 mod scheduler_processes;
 mod slack;
 mod support;
+mod tenant_settings;

@@ -8,7 +8,7 @@ use super::commands::{chat_command_audits, set_role, slash};
 use super::*;
 
 /// Stores an automation owned by `slack-<owner>` in the Slack workspace's tenant.
-async fn automation(app: &SlackApp, owner: &str, draft: Value) -> Automation {
+pub(super) async fn automation(app: &SlackApp, owner: &str, draft: Value) -> Automation {
     let draft: AutomationDraft = serde_json::from_value(draft).unwrap();
     create(
         &app.store,

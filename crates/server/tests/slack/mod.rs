@@ -338,4 +338,5 @@ mod automation_commands;
 mod automation_runs;
 mod commands;
 mod latency;
+mod settings_commands;
 mod socket;

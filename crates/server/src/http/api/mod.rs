@@ -1,5 +1,5 @@
-//! The HTTP API of sessions, the inbox, usage and automations: `/v1/sessions…`, `/v1/inbox…`,
-//! `/v1/usage`, `/v1/automations…` and `/v1/wakes/events`.
+//! The HTTP API of sessions, the inbox, usage, automations and tenant settings: `/v1/sessions…`,
+//! `/v1/inbox…`, `/v1/usage`, `/v1/automations…`, `/v1/wakes/events` and `/v1/tenant/settings`.
 //!
 //! Invariant: every route here runs behind the token check, and acts only within the caller's
 //! tenant; identities in commands come from the token, never from the request body.
@@ -10,6 +10,7 @@ mod dto;
 mod events;
 mod inbox;
 mod sessions;
+mod tenant;
 mod usage;
 
 use axum::Router;
@@ -43,5 +44,9 @@ pub(crate) fn routes(state: AppState) -> Router<AppState> {
         .route("/v1/automations/{id}/run", post(automations::run))
         .route("/v1/automations/{id}/runs", get(automations::runs))
         .route("/v1/wakes/events", post(automations::fire_event))
+        .route(
+            "/v1/tenant/settings",
+            get(tenant::settings).patch(tenant::change),
+        )
         .route_layer(middleware::from_fn_with_state(state, auth::require_token))
 }

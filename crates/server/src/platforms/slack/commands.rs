@@ -3,7 +3,8 @@
 //! Invariants: the answer is the HTTP response itself (ephemeral, seen only by the caller), built
 //! from a few store reads and at most one engine command that does not wait on a turn, so it is
 //! well inside Slack's 3 s; every command, refused or not, leaves one `chat_command` audit record;
-//! a refusal says why. The automation commands live in `automations.rs`.
+//! a refusal says why. The automation commands live in `automations.rs`, the settings command in
+//! `settings.rs`.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -228,6 +229,7 @@ impl SlackSurface {
             ChatCommand::Rules => self.rules(caller).await?,
             ChatCommand::RulesRevoke(entry) => self.revoke_rule(caller, &entry).await?,
             ChatCommand::Usage => self.usage(caller).await?,
+            ChatCommand::Settings(change) => self.settings(caller, change).await?,
             ChatCommand::RoleGrant { user, role } => self.grant(caller, &user, role).await?,
             ChatCommand::RoleRevoke { user, role } => self.revoke(caller, &user, role).await?,
             _ => Outcome::refused(format!("This command is not available on Slack.\n{USAGE}")),
@@ -471,6 +473,10 @@ fn help() -> String {
         "• rules: the standing rules of the automations (calls their runs make without asking)",
         "• rules revoke [<automation id>] <tool> <target>: remove one (its owner or an admin)",
         "• usage: tokens used today",
+        "• settings: the workspace settings (time zone, who may create automations, separation of \
+         duties, permissions) with their defaults",
+        "• settings <key> <value>: set one (the value as JSON or plain text, `default` to restore \
+         the default): admins only",
         "• role grant <user> <member|approver|admin>, role revoke <user> <approver|admin>: admins only",
         "mode, model and stop act on the channel-level session (slash commands carry no thread); \
          changing it takes its owner or an admin.",

@@ -15,6 +15,7 @@ mod jobs;
 mod pump;
 mod routes;
 mod runs;
+mod settings;
 mod socket;
 
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};

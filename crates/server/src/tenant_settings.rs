@@ -1,0 +1,399 @@
+//! Tenant-wide settings (the `settings` object of a tenant's row): validating an admin's change,
+//! storing it, and showing the settings with their defaults.
+//!
+//! Invariants: a known key is stored only with a value its reader accepts (the automation
+//! service's zone parser for `timezone`, the engine's own [`PermissionConfig`] parser for
+//! `permissions`), so a setting an admin was told is set is never silently ignored later; an
+//! unknown key is refused, never stored; a change touches only the keys it names (other keys in
+//! the object, unknown ones included, are kept); a change of several keys is validated whole
+//! before anything is written, then written once and audited once (`tenant_settings_changed`).
+//! Who may change settings (a tenant admin) is checked by the callers, the HTTP route and the chat
+//! command, before they call [`update`].
+
+use serde_json::{Map, Value, json};
+use tracing::info;
+use workmate_engine::permissions::PermissionConfig;
+use workmate_protocol::{TenantId, UserId};
+use workmate_store::{NewAuditRecord, Store};
+use workmate_tools::automations::zone;
+
+/// The settings an admin may change, in the order they are shown.
+pub const KNOWN: [&str; 4] = [
+    "timezone",
+    "automation_creators",
+    "separation_of_duties",
+    "permissions",
+];
+
+/// The audit stage of a settings change.
+pub const AUDIT_STAGE: &str = "tenant_settings_changed";
+
+/// Why a settings change was not made.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SettingError {
+    /// No such setting.
+    #[error("unknown setting `{key}`; the settings are {}", KNOWN.join(", "))]
+    Unknown {
+        /// The key as given.
+        key: String,
+    },
+    /// The value is not one the setting takes; the reason says what it takes.
+    #[error("`{key}` {reason}")]
+    Invalid {
+        /// The setting.
+        key: &'static str,
+        /// What is wrong and what it takes.
+        reason: String,
+    },
+    /// The change names no setting.
+    #[error("no setting given; the settings are {}", KNOWN.join(", "))]
+    Empty,
+    /// The store failed (only from [`update`]).
+    #[error(transparent)]
+    Store(#[from] workmate_store::Error),
+}
+
+/// `current` with `key` set to `value`, or removed (back to its default) when `value` is JSON
+/// null. A value is normalised where its reader is strict: a zone to its canonical IANA name,
+/// `automation_creators` to lower case.
+pub fn apply(current: &Value, key: &str, value: &Value) -> Result<Value, SettingError> {
+    let key = known(key)?;
+    let mut settings = match current {
+        Value::Object(map) => map.clone(),
+        // A tenant row always holds an object; anything else has nothing worth keeping.
+        _ => Map::new(),
+    };
+    if value.is_null() {
+        settings.remove(key);
+    } else {
+        settings.insert(key.to_owned(), validated(key, value)?);
+    }
+    Ok(Value::Object(settings))
+}
+
+/// `current` with every change in `changes` applied, or the first error (nothing applied).
+pub fn apply_all(current: &Value, changes: &Map<String, Value>) -> Result<Value, SettingError> {
+    if changes.is_empty() {
+        return Err(SettingError::Empty);
+    }
+    changes
+        .iter()
+        .try_fold(current.clone(), |settings, (key, value)| {
+            apply(&settings, key, value)
+        })
+}
+
+/// Applies `changes` to `tenant`'s settings for `actor` (already checked to be an admin), stores
+/// the result with one write, audits it (`via`: `http`, `slack`) and returns the new settings.
+pub async fn update(
+    store: &Store,
+    tenant: &TenantId,
+    actor: &UserId,
+    changes: &Map<String, Value>,
+    via: &str,
+) -> Result<Value, SettingError> {
+    let current = store
+        .tenants()
+        .get(tenant)
+        .await?
+        .map_or_else(|| json!({}), |t| t.settings);
+    let settings = apply_all(&current, changes)?;
+    store.tenants().set_settings(tenant, &settings).await?;
+    let mut keys: Vec<&String> = changes.keys().collect();
+    keys.sort_unstable();
+    // Only known keys get this far and none of them holds a secret, so the values are recorded.
+    let values: Map<String, Value> = changes
+        .keys()
+        .map(|k| (k.clone(), settings.get(k).cloned().unwrap_or(Value::Null)))
+        .collect();
+    let record = NewAuditRecord {
+        session_id: None,
+        actor: Some(actor.as_str().to_owned()),
+        stage: AUDIT_STAGE.into(),
+        tool: None,
+        status: Some("ok".into()),
+        detail: json!({"keys": keys, "values": values, "via": via}),
+    };
+    store.audit().append(tenant, &record).await?;
+    info!(tenant = %tenant, by = %actor, keys = ?keys, via, "Tenant settings changed.");
+    Ok(settings)
+}
+
+/// Every known setting with its value as shown to people (`"(default: UTC)"` when unset, a note
+/// when the stored value is one its reader ignores), then any other stored key as JSON.
+pub fn describe(settings: &Value) -> Vec<(String, String)> {
+    let mut shown: Vec<(String, String)> = KNOWN
+        .iter()
+        .map(|&key| {
+            let text = match settings.get(key) {
+                None | Some(Value::Null) => format!("(default: {})", default_of(key)),
+                Some(value) => match validated(key, value) {
+                    Ok(value) => show(&value),
+                    Err(_) => format!(
+                        "{} (not valid, so the default applies: {})",
+                        show(value),
+                        default_of(key)
+                    ),
+                },
+            };
+            (key.to_owned(), text)
+        })
+        .collect();
+    if let Value::Object(map) = settings {
+        shown.extend(
+            map.iter()
+                .filter(|(key, _)| !KNOWN.contains(&key.as_str()))
+                .map(|(key, value)| (key.clone(), show(value))),
+        );
+    }
+    shown
+}
+
+/// The known key `key` is, or [`SettingError::Unknown`].
+fn known(key: &str) -> Result<&'static str, SettingError> {
+    KNOWN
+        .iter()
+        .copied()
+        .find(|k| *k == key)
+        .ok_or_else(|| SettingError::Unknown {
+            key: key.chars().take(60).collect(),
+        })
+}
+
+/// `value` as `key` stores it, or why it cannot be.
+fn validated(key: &'static str, value: &Value) -> Result<Value, SettingError> {
+    let invalid = |reason: String| SettingError::Invalid { key, reason };
+    match key {
+        "timezone" => {
+            let name = value.as_str().ok_or_else(|| {
+                invalid(format!(
+                    "is an IANA zone name such as \"Asia/Shanghai\", not {}",
+                    kind(value)
+                ))
+            })?;
+            let tz = zone(name).map_err(|e| invalid(format!("must be a known zone: {e}")))?;
+            Ok(Value::from(tz.name()))
+        }
+        "automation_creators" => {
+            let role = value
+                .as_str()
+                .map(|s| s.trim().to_ascii_lowercase())
+                .filter(|s| matches!(s.as_str(), "member" | "approver" | "admin"))
+                .ok_or_else(|| {
+                    invalid(format!(
+                        "is who may create automations: \"member\", \"approver\" or \"admin\", not {}",
+                        show(value)
+                    ))
+                })?;
+            Ok(Value::from(role))
+        }
+        "separation_of_duties" => match value {
+            Value::Bool(_) => Ok(value.clone()),
+            _ => Err(invalid(format!("is true or false, not {}", show(value)))),
+        },
+        "permissions" => {
+            let example = r#"{"allowed_commands": ["git status"], "auto_allow": [], "risk_overrides": [{"pattern": "mcp__*", "risk": "read"}]}"#;
+            if !value.is_object() {
+                return Err(invalid(format!(
+                    "is an object such as {example}, not {}",
+                    kind(value)
+                )));
+            }
+            // The engine's own parser decides, so what it would ignore is refused here.
+            serde_json::from_value::<PermissionConfig>(value.clone())
+                .map_err(|e| invalid(format!("is not a valid policy: {e}; e.g. {example}")))?;
+            Ok(value.clone())
+        }
+        _ => Err(SettingError::Unknown { key: key.into() }),
+    }
+}
+
+/// What an unset `key` means.
+fn default_of(key: &str) -> &'static str {
+    match key {
+        "timezone" => "UTC",
+        "automation_creators" => "member",
+        "separation_of_duties" => "false",
+        "permissions" => "no allowed_commands, auto_allow or risk_overrides",
+        _ => "none",
+    }
+}
+
+/// A value as people read it: text without quotes, anything else as compact JSON.
+fn show(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// What kind of JSON value this is, for error messages.
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shown(settings: &Value, key: &str) -> String {
+        describe(settings)
+            .into_iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
+            .unwrap()
+    }
+
+    #[test]
+    fn a_key_is_set_or_removed_and_the_others_are_kept() {
+        let current = json!({"gateway": {"retries": 1}, "timezone": "UTC"});
+        let set = apply(&current, "timezone", &json!(" Asia/Shanghai ")).unwrap();
+        assert_eq!(
+            set,
+            json!({"gateway": {"retries": 1}, "timezone": "Asia/Shanghai"})
+        );
+        let removed = apply(&set, "timezone", &Value::Null).unwrap();
+        assert_eq!(removed, json!({"gateway": {"retries": 1}}));
+        // A non-object (never stored by the service) starts over from an empty object.
+        assert_eq!(
+            apply(&Value::Null, "separation_of_duties", &json!(true)).unwrap(),
+            json!({"separation_of_duties": true})
+        );
+    }
+
+    #[test]
+    fn each_known_key_takes_only_what_its_reader_accepts() {
+        let empty = json!({});
+        let error = apply(&empty, "timezone", &json!("Mars/Olympus"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("`timezone` must be a known zone"),
+            "{error}"
+        );
+        assert!(error.contains("Mars/Olympus"), "{error}");
+        assert!(apply(&empty, "timezone", &json!(8)).is_err());
+
+        assert_eq!(
+            apply(&empty, "automation_creators", &json!("Admin")).unwrap(),
+            json!({"automation_creators": "admin"})
+        );
+        let error = apply(&empty, "automation_creators", &json!("owner"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("\"member\", \"approver\" or \"admin\""),
+            "{error}"
+        );
+
+        assert!(apply(&empty, "separation_of_duties", &json!(false)).is_ok());
+        assert!(apply(&empty, "separation_of_duties", &json!("true")).is_err());
+        assert!(apply(&empty, "separation_of_duties", &json!(1)).is_err());
+    }
+
+    #[test]
+    fn permissions_are_checked_by_the_engines_parser() {
+        let empty = json!({});
+        let policy = json!({"allowed_commands": ["git status"], "risk_overrides": [{"pattern": "mcp__*", "risk": "read"}]});
+        assert_eq!(
+            apply(&empty, "permissions", &policy).unwrap(),
+            json!({ "permissions": policy })
+        );
+        let typo = apply(&empty, "permissions", &json!({"allowed_command": ["ls"]}))
+            .unwrap_err()
+            .to_string();
+        assert!(typo.contains("unknown field `allowed_command`"), "{typo}");
+        let risk = apply(
+            &empty,
+            "permissions",
+            &json!({"risk_overrides": [{"pattern": "*", "risk": "harmless"}]}),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(risk.contains("harmless"), "{risk}");
+        // serde would read a struct from an array; the setting must be an object.
+        let array = apply(&empty, "permissions", &json!([[], [], []]))
+            .unwrap_err()
+            .to_string();
+        assert!(array.contains("not an array"), "{array}");
+    }
+
+    #[test]
+    fn unknown_keys_are_refused_with_the_known_ones() {
+        let error = apply(&json!({}), "time_zone", &json!("UTC"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            error,
+            "unknown setting `time_zone`; the settings are timezone, automation_creators, \
+             separation_of_duties, permissions"
+        );
+    }
+
+    #[test]
+    fn a_batch_is_applied_whole_or_not_at_all() {
+        let current = json!({"timezone": "Europe/Berlin"});
+        let mut changes = Map::new();
+        changes.insert("automation_creators".into(), json!("approver"));
+        changes.insert("timezone".into(), json!("Asia/Tokyo"));
+        assert_eq!(
+            apply_all(&current, &changes).unwrap(),
+            json!({"automation_creators": "approver", "timezone": "Asia/Tokyo"})
+        );
+        changes.insert("separation_of_duties".into(), json!("yes"));
+        assert!(matches!(
+            apply_all(&current, &changes),
+            Err(SettingError::Invalid {
+                key: "separation_of_duties",
+                ..
+            })
+        ));
+        assert!(matches!(
+            apply_all(&current, &Map::new()),
+            Err(SettingError::Empty)
+        ));
+    }
+
+    #[test]
+    fn settings_are_described_with_their_defaults() {
+        let described = describe(&json!({}));
+        let keys: Vec<&str> = described.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, KNOWN);
+        assert_eq!(shown(&json!({}), "timezone"), "(default: UTC)");
+        assert_eq!(
+            shown(&json!({}), "automation_creators"),
+            "(default: member)"
+        );
+        assert_eq!(
+            shown(&json!({}), "separation_of_duties"),
+            "(default: false)"
+        );
+
+        let settings = json!({
+            "timezone": "Asia/Shanghai",
+            "separation_of_duties": true,
+            "permissions": {"auto_allow": ["web_fetch"]},
+            "automation_creators": "boss",
+            "gateway": {"retries": 1},
+        });
+        assert_eq!(shown(&settings, "timezone"), "Asia/Shanghai");
+        assert_eq!(shown(&settings, "separation_of_duties"), "true");
+        assert_eq!(
+            shown(&settings, "permissions"),
+            r#"{"auto_allow":["web_fetch"]}"#
+        );
+        assert_eq!(
+            shown(&settings, "automation_creators"),
+            "boss (not valid, so the default applies: member)"
+        );
+        assert_eq!(shown(&settings, "gateway"), r#"{"retries":1}"#);
+    }
+}
