@@ -23,3 +23,4 @@ pub use hub::{Accepted, EngineParts, Reply, SessionHub, Verdict, parse_reply, re
 pub use scheduler::{
     NoObserver, ObserverFuture, RunObserver, Scheduler, SchedulerConfig, TickReport,
 };
+pub use turn::check_gateway_policy;

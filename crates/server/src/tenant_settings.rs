@@ -18,11 +18,12 @@ use workmate_store::{NewAuditRecord, Store};
 use workmate_tools::automations::zone;
 
 /// The settings an admin may change, in the order they are shown.
-pub const KNOWN: [&str; 4] = [
+pub const KNOWN: [&str; 5] = [
     "timezone",
     "automation_creators",
     "separation_of_duties",
     "permissions",
+    "gateway",
 ];
 
 /// The audit stage of a settings change.
@@ -205,6 +206,10 @@ fn validated(key: &'static str, value: &Value) -> Result<Value, SettingError> {
                 .map_err(|e| invalid(format!("is not a valid policy: {e}; e.g. {example}")))?;
             Ok(value.clone())
         }
+        "gateway" => {
+            workmate_engine::check_gateway_policy(value).map_err(invalid)?;
+            Ok(value.clone())
+        }
         _ => Err(SettingError::Unknown { key: key.into() }),
     }
 }
@@ -216,6 +221,7 @@ fn default_of(key: &str) -> &'static str {
         "automation_creators" => "member",
         "separation_of_duties" => "false",
         "permissions" => "no allowed_commands, auto_allow or risk_overrides",
+        "gateway" => "no fallback, budgets or routes",
         _ => "none",
     }
 }
@@ -327,6 +333,23 @@ mod tests {
     }
 
     #[test]
+    fn the_gateway_policy_is_checked_by_the_engine() {
+        let empty = json!({});
+        let policy = json!({"fallback": ["openai:gpt-4o-mini"], "daily_tokens": 2_000_000});
+        assert_eq!(
+            apply(&empty, "gateway", &policy).unwrap()["gateway"],
+            policy
+        );
+        for bad in [
+            json!({"fallbacks": []}),
+            json!({"sensitive": true}),
+            json!(["openai:gpt-4o-mini"]),
+        ] {
+            assert!(apply(&empty, "gateway", &bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn unknown_keys_are_refused_with_the_known_ones() {
         let error = apply(&json!({}), "time_zone", &json!("UTC"))
             .unwrap_err()
@@ -334,7 +357,7 @@ mod tests {
         assert_eq!(
             error,
             "unknown setting `time_zone`; the settings are timezone, automation_creators, \
-             separation_of_duties, permissions"
+             separation_of_duties, permissions, gateway"
         );
     }
 

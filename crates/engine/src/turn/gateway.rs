@@ -73,6 +73,20 @@ impl GatewayPolicy {
     }
 }
 
+/// Checks a tenant's `gateway` setting with the parser turns use, so a setting the engine would
+/// ignore is refused when it is set. The error says what is wrong.
+pub fn check_gateway_policy(value: &serde_json::Value) -> Result<(), String> {
+    if !value.is_object() {
+        return Err("is an object such as {\"fallback\": [\"openai:gpt-4o-mini\"], \"daily_tokens\": 2000000}".into());
+    }
+    let policy: GatewayPolicy = serde_json::from_value(value.clone())
+        .map_err(|e| format!("is not a valid gateway policy: {e}"))?;
+    if policy.sensitive && policy.private_model.is_none() {
+        return Err("marks the workspace sensitive but names no `private_model`".into());
+    }
+    Ok(())
+}
+
 /// First retry wait; each further one doubles, up to [`MAX_BACKOFF`].
 const BASE_BACKOFF: Duration = Duration::from_millis(500);
 const MAX_BACKOFF: Duration = Duration::from_secs(8);

@@ -11,6 +11,7 @@ mod authorize;
 mod execute;
 mod explore;
 mod gateway;
+pub use gateway::check_gateway_policy;
 mod interactive;
 mod outcome;
 mod preview;
