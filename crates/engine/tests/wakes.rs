@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use workmate_engine::{NoObserver, Scheduler, SchedulerConfig};
-use workmate_protocol::{Actor, ApprovalChoice, Message, Resolution, SessionId, Surface};
+use workmate_protocol::{Actor, ApprovalChoice, Message, SessionId};
 use workmate_store::{NewWake, RunTrigger, WakeKind};
 
 use crate::scheduler::{FixedClock, Fixture};
@@ -98,17 +98,7 @@ async fn a_completion_wake_fires_when_the_run_it_waits_on_ends() {
     f.h.store.wakes().create(&f.h.tenant, &wake).await.unwrap();
     assert_eq!(f.tick().await.woken, 0, "the run is still going");
 
-    let once = Resolution::Approval {
-        choice: ApprovalChoice::Once,
-    };
-    f.h.hub
-        .resolve(
-            &f.h.tenant,
-            &item,
-            &once,
-            &Actor::new("u_bob"),
-            Surface::Http,
-        )
+    f.h.decide_as(&item, ApprovalChoice::Once, &Actor::new("u_bob"))
         .await
         .unwrap();
     f.settle().await;

@@ -42,6 +42,21 @@ async fn stored_automation(world: &World, id: &Value) -> Option<Automation> {
     automations.get(&world.ctx.tenant_id, &id).await.unwrap()
 }
 
+/// The session's one pending wake, checked to be the one the tool call answered with.
+async fn the_wake_set_by(world: &World, answer: &Value) -> workmate_store::Wake {
+    let mut pending = world
+        .ctx
+        .store
+        .wakes()
+        .pending(&world.ctx.tenant_id, &world.ctx.session_id)
+        .await
+        .unwrap();
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    let wake = pending.remove(0);
+    assert_eq!(wake.id.as_str(), answer["wake_id"].as_str().unwrap());
+    wake
+}
+
 async fn task_count(world: &World) -> usize {
     let listed = world.call("list_scheduled_tasks", json!({})).await.unwrap();
     listed["tasks"].as_array().unwrap().len()
@@ -449,16 +464,7 @@ async fn sleep_until_refuses_the_past_and_stores_a_timer() {
     assert_eq!(set["ok"], true);
     assert_eq!(set["fire_at"], format!("{naive}Z"), "a naive time is UTC");
 
-    let pending = world
-        .ctx
-        .store
-        .wakes()
-        .pending(&world.ctx.tenant_id, &world.ctx.session_id)
-        .await
-        .unwrap();
-    assert_eq!(pending.len(), 1);
-    let wake = &pending[0];
-    assert_eq!(wake.id.as_str(), set["wake_id"].as_str().unwrap());
+    let wake = the_wake_set_by(&world, &set).await;
     assert_eq!(
         (wake.kind, wake.state, wake.fire_at_ms),
         (WakeKind::Timer, WakeState::Pending, Some(in_an_hour))
@@ -502,18 +508,10 @@ async fn wake_on_waits_for_a_running_job() {
         .await
         .unwrap();
     assert_eq!(set["job_id"], run.id.as_str());
-    let pending = world
-        .ctx
-        .store
-        .wakes()
-        .pending(&world.ctx.tenant_id, &world.ctx.session_id)
-        .await
-        .unwrap();
-    assert_eq!(pending.len(), 1);
-    assert_eq!(pending[0].id.as_str(), set["wake_id"].as_str().unwrap());
-    assert_eq!(pending[0].kind, WakeKind::Completion);
-    assert_eq!(pending[0].job_id.as_deref(), Some(run.id.as_str()));
-    assert_eq!(pending[0].note, "post the report");
+    let wake = the_wake_set_by(&world, &set).await;
+    assert_eq!(wake.kind, WakeKind::Completion);
+    assert_eq!(wake.job_id.as_deref(), Some(run.id.as_str()));
+    assert_eq!(wake.note, "post the report");
 
     let end = RunEnd {
         status: RunStatus::Ok,
@@ -555,17 +553,9 @@ async fn wake_on_event_checks_the_key_and_stores_the_wake() {
         .await
         .unwrap();
     assert_eq!(set["event_key"], "deploy:prod");
-    let pending = world
-        .ctx
-        .store
-        .wakes()
-        .pending(&world.ctx.tenant_id, &world.ctx.session_id)
-        .await
-        .unwrap();
-    assert_eq!(pending.len(), 1);
-    assert_eq!(pending[0].id.as_str(), set["wake_id"].as_str().unwrap());
-    assert_eq!(pending[0].kind, WakeKind::Event);
-    assert_eq!(pending[0].event_key.as_deref(), Some("deploy:prod"));
+    let wake = the_wake_set_by(&world, &set).await;
+    assert_eq!(wake.kind, WakeKind::Event);
+    assert_eq!(wake.event_key.as_deref(), Some("deploy:prod"));
 
     // The event fires the wake.
     let fired = world
