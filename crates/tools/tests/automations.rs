@@ -57,6 +57,17 @@ async fn the_wake_set_by(world: &World, answer: &Value) -> workmate_store::Wake 
     wake
 }
 
+/// A daily task created by the agent, as the tool answered.
+async fn a_daily_task(world: &World) -> Value {
+    world
+        .call(
+            "create_scheduled_task",
+            json!({"title": "t", "instructions": "i", "cron": "0 9 * * *"}),
+        )
+        .await
+        .unwrap()
+}
+
 async fn task_count(world: &World) -> usize {
     let listed = world.call("list_scheduled_tasks", json!({})).await.unwrap();
     listed["tasks"].as_array().unwrap().len()
@@ -249,13 +260,7 @@ async fn pausing_clears_the_next_run_and_resuming_recomputes_it() {
 #[tokio::test]
 async fn delete_removes_the_task() {
     let world = World::new().await;
-    let created = world
-        .call(
-            "create_scheduled_task",
-            json!({"title": "t", "instructions": "i", "cron": "0 9 * * *"}),
-        )
-        .await
-        .unwrap();
+    let created = a_daily_task(&world).await;
     let deleted = world
         .call("delete_scheduled_task", json!({"id": created["id"]}))
         .await
@@ -275,13 +280,7 @@ async fn delete_removes_the_task() {
 #[tokio::test]
 async fn scheduling_tools_refuse_inside_a_scheduled_run() {
     let world = World::new().await;
-    let created = world
-        .call(
-            "create_scheduled_task",
-            json!({"title": "t", "instructions": "i", "cron": "0 9 * * *"}),
-        )
-        .await
-        .unwrap();
+    let created = a_daily_task(&world).await;
     let run = in_session(&world, Surface::Scheduler, "automation", "run-1").await;
     let id = &created["id"];
     let calls = [
@@ -409,13 +408,7 @@ async fn only_the_owner_or_an_admin_changes_or_deletes_a_task() {
 #[tokio::test]
 async fn tasks_stay_within_the_tenant() {
     let world = World::new().await;
-    let created = world
-        .call(
-            "create_scheduled_task",
-            json!({"title": "t", "instructions": "i", "cron": "0 9 * * *"}),
-        )
-        .await
-        .unwrap();
+    let created = a_daily_task(&world).await;
     let mut other = world.ctx.clone();
     other.tenant_id = TenantId::from("globex");
     let listed = world
@@ -478,13 +471,7 @@ async fn wake_on_waits_for_a_running_job() {
     let unknown = err(world.call("wake_on", json!({"job_id": "nope"})).await);
     assert!(unknown.contains("automation run"), "{unknown}");
 
-    let created = world
-        .call(
-            "create_scheduled_task",
-            json!({"title": "t", "instructions": "i", "cron": "0 9 * * *"}),
-        )
-        .await
-        .unwrap();
+    let created = a_daily_task(&world).await;
     let automation = AutomationId::from(created["id"].as_str().unwrap());
     let automations = world.ctx.store.automations();
     let now = world.ctx.store.clock_ms();
