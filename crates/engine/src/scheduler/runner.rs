@@ -17,6 +17,9 @@ use crate::Result;
 /// Most artifacts listed per run.
 const MAX_ARTIFACTS: usize = 50;
 
+/// What an adopted run whose turn was cut short by a restart is told.
+const CONTINUE_AFTER_RESTART: &str = "⏰ The service restarted during this scheduled run. Continue the task from where you left off.";
+
 /// The persona of runs whose automation names none.
 const DEFAULT_PERSONA: &str = "cowork";
 
@@ -120,8 +123,8 @@ impl Inner {
                 self.finish(&automation, run, Some(why)).await;
                 return;
             }
-        } else if let Err(e) = self.hub.resume_if_pending(tenant, session).await {
-            warn!(error = %e, run = %run.id, "Cannot resume an adopted run; waiting for it anyway.");
+        } else {
+            self.continue_adopted(&automation, &run).await;
         }
         tokio::select! {
             () = self.stop.cancelled() => return,
@@ -135,6 +138,47 @@ impl Inner {
             return;
         }
         self.finish(&automation, run, None).await;
+    }
+
+    /// Picks an adopted run up where its process left it: unanswered tool calls are resumed (a
+    /// parked prompt waits again, without a second prompt); a turn the stop cut short gets a
+    /// message to carry on; a run that had already answered is only finished.
+    async fn continue_adopted(&self, automation: &Automation, run: &AutomationRun) {
+        let (tenant, session) = (&automation.tenant_id, &run.session_id);
+        match self.hub.resume_if_pending(tenant, session).await {
+            Ok(true) => return,
+            Ok(false) => {}
+            Err(e) => {
+                warn!(error = %e, run = %run.id, "Cannot resume an adopted run; waiting for it anyway.");
+                return;
+            }
+        }
+        if self.hub.is_running(tenant, session).await.unwrap_or(true) {
+            return;
+        }
+        let cut_short = match self.hub.store().messages().list(tenant, session).await {
+            Ok(history) => matches!(
+                history.last(),
+                Some(
+                    Message::User { .. }
+                        | Message::Notice {
+                            kind: NoticeKind::Interrupted,
+                            ..
+                        }
+                )
+            ),
+            Err(_) => false,
+        };
+        if cut_short {
+            let command = Command::UserMessage {
+                author: Actor::new(automation.owner.clone()),
+                text: CONTINUE_AFTER_RESTART.to_owned(),
+                attachments: Vec::new(),
+            };
+            if let Err(e) = self.hub.submit(tenant, session, command).await {
+                warn!(error = %e, run = %run.id, "Cannot continue an adopted run.");
+            }
+        }
     }
 
     /// Writes the run's outcome, releases the automation with its next due time, signals wakes

@@ -118,30 +118,7 @@ async fn a_run_left_by_a_stopped_process_is_adopted_not_repeated() {
     f.clock.set("2026-12-01T09:00:10Z");
     assert_eq!(f.tick().await.fired, 1);
     let item = f.parked_item().await;
-    f.scheduler.shutdown().await;
-    f.h.hub.shutdown().await;
-    let Fixture { mut h, clock, .. } = f;
-    h.keep_files();
-    let (dir, session) = (h.dir.clone(), h.session.clone());
-    drop(h);
-
-    let options = Options {
-        clock: clock.clone(),
-        ..Options::default()
-    };
-    let h = Harness::reopen(dir, session, &script(asks_to_write()), options).await;
-    h.hub.resume_pending().await.unwrap();
-    let seen = Arc::new(Seen::default());
-    let scheduler = Scheduler::new(h.hub.clone(), seen.clone(), SchedulerConfig::default());
-    let report = scheduler.tick(RunTrigger::Schedule).await.unwrap();
-    assert_eq!(
-        (report.fired, report.adopted),
-        (0, 0),
-        "the lease still holds"
-    );
-    clock.advance(SchedulerConfig::default().lease() + Duration::from_secs(1));
-    let report = scheduler.tick(RunTrigger::Schedule).await.unwrap();
-    assert_eq!((report.fired, report.adopted), (0, 1));
+    let (h, scheduler, seen) = restart_and_adopt(f, asks_to_write()).await;
 
     h.decide_as(&item, ApprovalChoice::Once, &Actor::new("u_bob"))
         .await
@@ -157,4 +134,67 @@ async fn a_run_left_by_a_stopped_process_is_adopted_not_repeated() {
     assert_eq!(runs[0].status, RunStatus::Ok, "{runs:?}");
     assert_eq!(h.writes.calls(), 1);
     assert_eq!(seen.finished.lock().unwrap().len(), 1);
+}
+
+/// A deploy cuts a run's answer short: the adopted run is told to carry on, and ends well.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_cut_short_by_a_restart_carries_on_when_adopted() {
+    let slow = json!([{"text": "one two three four five six seven eight nine ten", "chunk_delay_ms": 200}]);
+    let f = Fixture::new(slow, "2026-12-01T08:59:00Z").await;
+    let daily = f
+        .automation(json!({"title": "Digest", "cron": "0 9 * * *", "timezone": "UTC"}))
+        .await;
+    f.clock.set("2026-12-01T09:00:10Z");
+    assert_eq!(f.tick().await.fired, 1);
+    f.streaming(&daily.id).await;
+    // The scripted model counts the answers already in the history: the cut-short one is first.
+    let after = json!([{"text": "(cut short)"}, {"text": "Finished after the restart."}]);
+    let (h, scheduler, _) = restart_and_adopt(f, after).await;
+    settle(&scheduler).await;
+    let runs = h
+        .store
+        .automations()
+        .runs(&h.tenant, &daily.id, 10)
+        .await
+        .unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].status, RunStatus::Ok, "{runs:?}");
+    assert_eq!(
+        runs[0].result_text.as_deref(),
+        Some("Finished after the restart.")
+    );
+}
+
+/// Stops the fixture's process as a deploy would (scheduler, then hub), starts another on the same
+/// database and folder with the model answering `turns`, and lets it adopt the run once the lease
+/// lapses.
+async fn restart_and_adopt(
+    f: Fixture,
+    turns: serde_json::Value,
+) -> (Harness, Scheduler, Arc<Seen>) {
+    f.scheduler.shutdown().await;
+    f.h.hub.shutdown().await;
+    let Fixture { mut h, clock, .. } = f;
+    h.keep_files();
+    let (dir, session) = (h.dir.clone(), h.session.clone());
+    drop(h);
+
+    let options = Options {
+        clock: clock.clone(),
+        ..Options::default()
+    };
+    let h = Harness::reopen(dir, session, &script(turns), options).await;
+    h.hub.resume_pending().await.unwrap();
+    let seen = Arc::new(Seen::default());
+    let scheduler = Scheduler::new(h.hub.clone(), seen.clone(), SchedulerConfig::default());
+    let report = scheduler.tick(RunTrigger::Schedule).await.unwrap();
+    assert_eq!(
+        (report.fired, report.adopted),
+        (0, 0),
+        "the lease still holds"
+    );
+    clock.advance(SchedulerConfig::default().lease() + Duration::from_secs(1));
+    let report = scheduler.tick(RunTrigger::Schedule).await.unwrap();
+    assert_eq!((report.fired, report.adopted), (0, 1));
+    (h, scheduler, seen)
 }

@@ -129,6 +129,36 @@ impl Fixture {
             .unwrap()
     }
 
+    /// Waits until the automation's run has an answer streaming in its session.
+    pub async fn streaming(&self, id: &AutomationId) {
+        let deadline = std::time::Instant::now() + PATIENCE;
+        loop {
+            let run = self.runs(id).await.into_iter().next();
+            if let Some(run) = run.filter(|r| !r.session_id.as_str().is_empty()) {
+                let mut events = self
+                    .h
+                    .hub
+                    .subscribe(&self.h.tenant, &run.session_id)
+                    .await
+                    .unwrap();
+                loop {
+                    let event = tokio::time::timeout(PATIENCE, events.recv())
+                        .await
+                        .unwrap()
+                        .unwrap();
+                    if matches!(
+                        event.kind,
+                        workmate_protocol::EventKind::AssistantDelta { .. }
+                    ) {
+                        return;
+                    }
+                }
+            }
+            assert!(std::time::Instant::now() < deadline, "no run started");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
     /// Waits until the run has parked a prompt, and returns the item's id.
     pub async fn parked_item(&self) -> workmate_protocol::InboxItemId {
         let filter = InboxFilter {
