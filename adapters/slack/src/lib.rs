@@ -16,7 +16,7 @@ pub use inbound::{
     InteractionChannel, InteractionMessage, InteractionTeam, InteractionUser, MessageEvent,
     SlashCommand, TextObject, decode_event_envelope, decode_interaction, decode_slash_command,
 };
-pub use socket::{Backoff, SocketHandler, SocketInbound, SocketMode};
+pub use socket::{Backoff, Handled, SocketHandler, SocketInbound, SocketMode};
 pub use verify::{MAX_CLOCK_SKEW_SECS, VerifyError, sign, verify_request};
 pub use web::{AuthInfo, PostedMessage, RetryPolicy, SlackWeb, WebError};
 

@@ -2,10 +2,12 @@
 //! workmate opens, instead of POSTing them to workmate's HTTP routes.
 //!
 //! Invariants: the connection is authenticated by the app-level token (`xapp-…`) that
-//! `apps.connections.open` takes, so no request signature applies; every envelope that carries an
-//! `envelope_id` is acked with `{"envelope_id": …}` (events and interactions at once, before the
-//! handler runs; slash commands once the handler produced the optional response payload, bounded
-//! by [`RESPONSE_DEADLINE`]); a payload is decoded with the same decoders the HTTP routes use; on
+//! `apps.connections.open` takes, so no request signature applies; an envelope is acked with
+//! `{"envelope_id": …}` once its handler took it (with the optional response payload of a slash
+//! command), or when the handler has not answered within [`RESPONSE_DEADLINE`], or at once when
+//! its payload cannot be decoded; an envelope the handler could not take ([`Handled::Retry`]) is
+//! left unacked, so Slack delivers it again instead of it being lost; a payload is decoded with the
+//! same decoders the HTTP routes use; on
 //! `disconnect` a new connection is opened before the old one is closed; a lost connection is
 //! reopened after a backoff that doubles from [`Backoff::initial`] up to [`Backoff::max`] and
 //! resets once a connection says `hello`; cancelling the token closes the socket and waits for
@@ -55,13 +57,22 @@ pub enum SocketInbound {
     SlashCommand(Box<SlashCommand>),
 }
 
+/// What a handler made of an envelope.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Handled {
+    /// Taken: ack it, with this payload for a slash command that accepts one.
+    Ack(Option<Value>),
+    /// Not taken (no room to process it now): leave it unacked, so Slack redelivers it.
+    Retry,
+}
+
 /// Where decoded envelopes go.
 pub trait SocketHandler: Send + Sync + 'static {
-    /// Called once per decoded envelope, on its own task. Events and interactions were already
-    /// acked and their result is ignored; for a slash command that accepts a response payload,
-    /// the returned JSON (a message: `{"response_type", "text", …}`) is sent as the ack's
-    /// `payload`, if it comes within [`RESPONSE_DEADLINE`].
-    fn handle(&self, inbound: SocketInbound) -> impl Future<Output = Option<Value>> + Send;
+    /// Called once per decoded envelope, on its own task; the envelope is acked when it returns
+    /// [`Handled::Ack`] (or when [`RESPONSE_DEADLINE`] passes first). For a slash command that
+    /// accepts a response payload, the ack's JSON (a message: `{"response_type", "text", …}`) is
+    /// sent as the ack's `payload`.
+    fn handle(&self, inbound: SocketInbound) -> impl Future<Output = Handled> + Send;
 }
 
 /// The waits between reconnection attempts.
@@ -287,32 +298,34 @@ impl SocketMode {
                         continue;
                     };
                     let respond = kind == "slash_commands" && envelope.accepts_response_payload;
-                    let inbound = decode(kind, envelope.payload);
-                    if (!respond || inbound.is_none())
-                        && let Err(error) = ws.send(Message::text(ack(&id, None))).await
-                    {
-                        tracing::warn!(%error, "Slack Socket Mode ack failed.");
-                        return Ended::Lost { greeted };
-                    }
-                    let Some(inbound) = inbound else { continue };
+                    let Some(inbound) = decode(kind, envelope.payload) else {
+                        // Undecodable: a redelivery would not decode either.
+                        if let Err(error) = ws.send(Message::text(ack(&id, None))).await {
+                            tracing::warn!(%error, "Slack Socket Mode ack failed.");
+                            return Ended::Lost { greeted };
+                        }
+                        continue;
+                    };
                     let handler = Arc::clone(handler);
                     let acks = acks.clone();
+                    let kind = kind.to_owned();
                     tasks.spawn(async move {
-                        if respond {
-                            let payload =
-                                tokio::time::timeout(RESPONSE_DEADLINE, handler.handle(inbound))
-                                    .await
-                                    .unwrap_or_else(|_| {
-                                        tracing::warn!(
-                                            "Slack slash command missed the ack deadline."
-                                        );
-                                        None
-                                    });
-                            // The connection may be gone; Slack then redelivers or shows an error.
-                            let _ = acks.send(ack(&id, payload));
-                        } else {
-                            handler.handle(inbound).await;
-                        }
+                        let handled =
+                            tokio::time::timeout(RESPONSE_DEADLINE, handler.handle(inbound))
+                                .await
+                                .unwrap_or_else(|_| {
+                                    tracing::warn!(%kind, "Slack envelope missed the ack deadline.");
+                                    Handled::Ack(None)
+                                });
+                        let frame = match handled {
+                            Handled::Ack(payload) => ack(&id, payload.filter(|_| respond)),
+                            Handled::Retry => {
+                                tracing::warn!(%kind, "Slack envelope left unacked; Slack will redeliver it.");
+                                return;
+                            }
+                        };
+                        // The connection may be gone; Slack then redelivers or shows an error.
+                        let _ = acks.send(frame);
                     });
                 }
             }

@@ -16,26 +16,49 @@ use tokio_util::sync::CancellationToken;
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 use workmate_slack::{
-    Backoff, Event, EventEnvelope, Interaction, SocketHandler, SocketInbound, SocketMode,
+    Backoff, Event, EventEnvelope, Handled, Interaction, SocketHandler, SocketInbound, SocketMode,
 };
 
 const APP_TOKEN: &str = "xapp-1-test";
 const WAIT: Duration = Duration::from_secs(5);
 
-/// Forwards what arrives; answers slash commands with a message.
+/// Forwards what arrives; answers slash commands with a message; cannot take event `EvFull`
+/// (as when the work queue is full).
 struct Collect(mpsc::UnboundedSender<SocketInbound>);
 
 impl SocketHandler for Collect {
-    async fn handle(&self, inbound: SocketInbound) -> Option<Value> {
+    async fn handle(&self, inbound: SocketInbound) -> Handled {
         let reply = match &inbound {
-            SocketInbound::SlashCommand(command) => Some(
+            SocketInbound::SlashCommand(command) => Handled::Ack(Some(
                 json!({"response_type": "ephemeral", "text": format!("you said {}", command.text)}),
-            ),
-            _ => None,
+            )),
+            SocketInbound::Event(envelope) => match envelope.as_ref() {
+                EventEnvelope::EventCallback(callback)
+                    if callback.event_id.as_deref() == Some("EvFull") =>
+                {
+                    return Handled::Retry;
+                }
+                _ => Handled::Ack(None),
+            },
+            _ => Handled::Ack(None),
         };
         self.0.send(inbound).unwrap();
         reply
     }
+}
+
+/// An `events_api` envelope of an app mention.
+fn mention_envelope(envelope_id: &str, event_id: &str) -> Value {
+    json!({
+        "type": "events_api", "envelope_id": envelope_id, "accepts_response_payload": false,
+        "retry_attempt": 0, "retry_reason": "",
+        "payload": {
+            "type": "event_callback", "team_id": "T1", "api_app_id": "A1",
+            "event_id": event_id, "event_time": 1_700_000_000,
+            "event": {"type": "app_mention", "user": "U1", "text": "<@UBOT> hi",
+                      "ts": "1700000000.000100", "channel": "C1", "event_ts": "1700000000.000100"}
+        }
+    })
 }
 
 type Server = WebSocketStream<TcpStream>;
@@ -99,20 +122,7 @@ async fn acks_envelopes_refreshes_on_disconnect_and_reconnects_when_lost() {
     // First connection: hello, an event acked by its id, then a refresh.
     let mut first = accept(&listener).await;
     send(&mut first, hello()).await;
-    send(
-        &mut first,
-        json!({
-            "type": "events_api", "envelope_id": "env-1", "accepts_response_payload": false,
-            "retry_attempt": 0, "retry_reason": "",
-            "payload": {
-                "type": "event_callback", "team_id": "T1", "api_app_id": "A1",
-                "event_id": "Ev1", "event_time": 1_700_000_000,
-                "event": {"type": "app_mention", "user": "U1", "text": "<@UBOT> hi",
-                          "ts": "1700000000.000100", "channel": "C1", "event_ts": "1700000000.000100"}
-            }
-        }),
-    )
-    .await;
+    send(&mut first, mention_envelope("env-1", "Ev1")).await;
     assert_eq!(receive(&mut first).await, json!({"envelope_id": "env-1"}));
     let got = tokio::time::timeout(WAIT, inbound.recv())
         .await
@@ -195,6 +205,13 @@ async fn acks_envelopes_refreshes_on_disconnect_and_reconnects_when_lost() {
     let mut third = accept(&listener).await;
     send(&mut third, hello()).await;
     assert_eq!(api.received_requests().await.unwrap().len(), 3);
+
+    // What the handler could not take is left unacked, for Slack to deliver again.
+    send(&mut third, mention_envelope("env-4", "EvFull")).await;
+    send(&mut third, mention_envelope("env-5", "Ev5")).await;
+    assert_eq!(receive(&mut third).await, json!({"envelope_id": "env-5"}));
+    let quiet = tokio::time::timeout(Duration::from_millis(300), third.next()).await;
+    assert!(quiet.is_err(), "env-4 must not be acked: {quiet:?}");
 
     cancel.cancel();
     tokio::time::timeout(WAIT, task).await.unwrap().unwrap();
