@@ -43,6 +43,9 @@ impl SessionHub {
         session: &SessionId,
         command: Command,
     ) -> Result<Accepted> {
+        if self.inner.shutdown.is_cancelled() {
+            return Err(Error::ShuttingDown);
+        }
         let runtime = self.runtime(tenant, session).await?;
         match command {
             Command::UserMessage {

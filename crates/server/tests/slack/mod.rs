@@ -340,3 +340,29 @@ mod commands;
 mod latency;
 mod settings_commands;
 mod socket;
+
+#[tokio::test]
+async fn a_message_that_cannot_be_taken_is_answered_in_its_thread() {
+    let app = slack_app().await;
+    app.hub.shutdown().await;
+    let (status, _) = signed(&app, "events", &mention("EvDown"), SECRET).await;
+    assert_eq!(status, StatusCode::OK);
+    let posts = wait_for(&app.fake, "chat.postMessage", "the not-taken notice", |p| {
+        p.iter()
+            .any(|b| b.to_string().contains("could not take this message"))
+    })
+    .await;
+    let notice = posts
+        .iter()
+        .find(|b| b.to_string().contains("could not take this message"))
+        .unwrap();
+    assert_eq!(
+        (&notice["channel"], &notice["thread_ts"]),
+        (&json!("C1"), &json!(THREAD))
+    );
+    assert!(
+        notice.to_string().contains("it is restarting"),
+        "{notice:#}"
+    );
+    app.slack.shutdown(Duration::from_secs(2)).await;
+}

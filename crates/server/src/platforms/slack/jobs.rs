@@ -31,6 +31,22 @@ fn strip_mention(text: &str, bot_user: Option<&str>) -> String {
     trimmed.trim_end().to_owned()
 }
 
+/// Why a message was not taken, in words for the person who sent it (details stay in the log).
+fn not_taken_reason(error: &SlackError) -> &'static str {
+    match error {
+        SlackError::Engine(workmate_engine::Error::Busy(_)) => {
+            "it was still finishing the previous one"
+        }
+        SlackError::Engine(workmate_engine::Error::ShuttingDown) => "it is restarting",
+        _ => "an internal error; the details are in the service log",
+    }
+}
+
+/// Attempts to hand a message to a session that is between turns.
+const BUSY_RETRIES: usize = 20;
+/// The pause between those attempts.
+const BUSY_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
+
 impl SlackSurface {
     pub(super) fn message_job(
         self: Arc<Self>,
@@ -41,8 +57,26 @@ impl SlackSurface {
         Box::pin(async move {
             if let Err(e) = self.on_message(&team, &event_id, &message).await {
                 warn!(team = %team, event_id = %event_id, error = %e, "Cannot handle a Slack message.");
+                self.say_not_taken(&message, not_taken_reason(&e)).await;
             }
         })
+    }
+
+    /// Tells the thread that a message was not taken, so nobody waits for an answer that will
+    /// not come (Slack was acked already and will not deliver it again).
+    async fn say_not_taken(&self, message: &MessageEvent, why: &str) {
+        let Some(channel) = &message.channel else {
+            return;
+        };
+        let text = format!(
+            "⚠️ workmate could not take this message ({why}). Please send it again in a moment."
+        );
+        let blocks =
+            serde_json::json!([{"type": "section", "text": {"type": "mrkdwn", "text": text}}]);
+        let thread = Some(message.thread_root_ts());
+        if let Err(e) = self.web.post_message(channel, thread, &blocks, &text).await {
+            warn!(error = %e, "Cannot tell a Slack thread its message was not taken.");
+        }
     }
 
     pub(super) fn click_job(self: Arc<Self>, actions: BlockActions) -> Job {
@@ -154,14 +188,18 @@ impl SlackSurface {
             text,
             attachments: Vec::new(),
         };
-        match self.hub.submit(&tenant, &session.id, command).await {
-            Ok(_) => Ok(()),
-            Err(workmate_engine::Error::Busy(_)) => {
-                info!(tenant = %tenant, session = %session.id, "Session busy; Slack message dropped.");
-                Ok(())
+        // `Busy` only happens in the instant a turn is ending (too late to steer, not yet free):
+        // try again briefly rather than lose the message.
+        for _ in 0..BUSY_RETRIES {
+            match self.hub.submit(&tenant, &session.id, command.clone()).await {
+                Err(workmate_engine::Error::Busy(_)) => {
+                    tokio::time::sleep(BUSY_PAUSE).await;
+                }
+                done => return done.map(drop).map_err(Into::into),
             }
-            Err(e) => Err(e.into()),
         }
+        info!(tenant = %tenant, session = %session.id, "Session stayed busy; telling the thread.");
+        Err(workmate_engine::Error::Busy(session.id).into())
     }
 
     async fn on_click(&self, actions: &BlockActions) -> Result<(), SlackError> {
