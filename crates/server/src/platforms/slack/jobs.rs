@@ -8,9 +8,10 @@ use std::sync::Arc;
 use tracing::{debug, info, warn};
 use workmate_adapter::{ChatTarget, Job, SLACK, dedupe_ttl, first_delivery};
 use workmate_cards::ButtonAction;
-use workmate_protocol::{Actor, Command, Surface, TenantId, UserId};
+use workmate_protocol::{Actor, AutomationId, Command, Surface, TenantId, UserId};
 use workmate_slack::{BlockActions, MessageEvent, blocks::decode_button_value};
-use workmate_store::{NewSession, NewUser, ResolveOutcome, Role, SessionKey};
+use workmate_store::{NewSession, NewUser, ResolveOutcome, Role, SessionKey, SessionRecord};
+use workmate_tools::automations::AutomationSettings;
 
 use super::{SlackError, SlackSurface};
 
@@ -202,6 +203,34 @@ impl SlackSurface {
         Err(workmate_engine::Error::Busy(session.id).into())
     }
 
+    /// Where a session's cards are shown in Slack: its own thread, or, for an automation run,
+    /// the thread its automation posts to (`None` when that is not a Slack thread).
+    async fn cards_target(
+        &self,
+        session: &SessionRecord,
+    ) -> Result<Option<ChatTarget>, SlackError> {
+        match session.key.surface {
+            Surface::Slack => Ok(Some(ChatTarget {
+                chat_id: session.key.chat_id.clone(),
+                thread_id: Some(session.key.thread_id.clone()).filter(|t| !t.is_empty()),
+            })),
+            Surface::Scheduler => {
+                let automation = AutomationId::from(session.key.chat_id.clone());
+                let found = self
+                    .hub
+                    .store()
+                    .automations()
+                    .get(&session.tenant_id, &automation)
+                    .await?;
+                let target = found.and_then(|a| AutomationSettings::from_json(&a.settings).target);
+                Ok(target
+                    .filter(|t| matches!(t.surface, Surface::Slack | Surface::Sandbox))
+                    .map(|t| super::runs::chat_target(&t)))
+            }
+            _ => Ok(None),
+        }
+    }
+
     async fn on_click(&self, actions: &BlockActions) -> Result<(), SlackError> {
         let Some(team) = actions.team_id() else {
             return Ok(());
@@ -226,11 +255,8 @@ impl SlackSurface {
             let store = self.hub.store();
             if let Some(item) = store.inbox().get(&tenant, &item_id).await?
                 && let Some(session) = store.sessions().get(&tenant, &item.session_id).await?
+                && let Some(target) = self.cards_target(&session).await?
             {
-                let target = ChatTarget {
-                    chat_id: session.key.chat_id.clone(),
-                    thread_id: Some(session.key.thread_id.clone()).filter(|t| !t.is_empty()),
-                };
                 self.pumps.ensure(&tenant, &session.id, target).await?;
             }
             let refusal = match self

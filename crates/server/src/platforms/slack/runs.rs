@@ -61,7 +61,8 @@ impl SlackSurface {
     }
 }
 
-fn chat_target(target: &RunTarget) -> ChatTarget {
+/// The Slack thread a run target names.
+pub(super) fn chat_target(target: &RunTarget) -> ChatTarget {
     ChatTarget {
         chat_id: target.chat_id.clone(),
         thread_id: Some(target.thread_id.clone()).filter(|t| !t.is_empty()),
