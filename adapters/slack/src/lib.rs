@@ -18,7 +18,7 @@ pub use inbound::{
 };
 pub use socket::{Backoff, Handled, SocketHandler, SocketInbound, SocketMode};
 pub use verify::{MAX_CLOCK_SKEW_SECS, VerifyError, sign, verify_request};
-pub use web::{AuthInfo, PostedMessage, RetryPolicy, SlackWeb, WebError};
+pub use web::{AuthInfo, PostedMessage, RetryPolicy, SlackWeb, UserInfo, WebError};
 
 /// Every way this crate can fail.
 #[derive(Debug, thiserror::Error)]

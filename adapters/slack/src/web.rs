@@ -115,6 +115,16 @@ pub struct AuthInfo {
     pub bot_id: Option<String>,
 }
 
+/// What `users.info` says about a person.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct UserInfo {
+    /// The name Slack shows for them.
+    pub name: Option<String>,
+    /// Their IANA time zone.
+    pub tz: Option<String>,
+}
+
 /// A Slack Web API client for one bot token.
 #[derive(Clone, Debug)]
 pub struct SlackWeb {
@@ -204,17 +214,30 @@ impl SlackWeb {
         Ok(opened.url)
     }
 
-    /// `users.info`: the IANA time zone Slack has for `user` (`tz`), when it has one. The method
-    /// takes form fields, not JSON.
-    pub async fn user_time_zone(&self, user: &str) -> Result<Option<String>> {
+    /// `users.info`: the name and IANA time zone Slack has for `user`. The method takes form
+    /// fields, not JSON.
+    pub async fn user_info(&self, user: &str) -> Result<UserInfo> {
         #[derive(Deserialize)]
         struct Profile {
             #[serde(default)]
+            display_name: String,
+            #[serde(default)]
+            real_name: String,
+        }
+        #[derive(Deserialize)]
+        struct User {
+            #[serde(default)]
+            name: String,
+            #[serde(default)]
+            real_name: String,
+            #[serde(default)]
             tz: Option<String>,
+            #[serde(default)]
+            profile: Option<Profile>,
         }
         #[derive(Deserialize)]
         struct Info {
-            user: Profile,
+            user: User,
         }
         let form: String = form_urlencoded::Serializer::new(String::new())
             .append_pair("user", user)
@@ -226,7 +249,25 @@ impl SlackWeb {
                 form.into_bytes(),
             )
             .await?;
-        Ok(info.user.tz.filter(|tz| !tz.is_empty()))
+        let user = info.user;
+        let profile = user.profile.unwrap_or(Profile {
+            display_name: String::new(),
+            real_name: String::new(),
+        });
+        // Slack shows the display name when set, else the real name; the handle is the last resort.
+        let name = [
+            profile.display_name,
+            profile.real_name,
+            user.real_name,
+            user.name,
+        ]
+        .into_iter()
+        .map(|n| n.trim().to_owned())
+        .find(|n| !n.is_empty());
+        Ok(UserInfo {
+            name,
+            tz: user.tz.filter(|tz| !tz.is_empty()),
+        })
     }
 
     /// One Web API call with a JSON body.

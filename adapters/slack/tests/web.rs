@@ -271,3 +271,34 @@ async fn a_user_token_has_no_bot_id() {
         .await;
     assert_eq!(web.auth_test().await.unwrap().bot_id, None);
 }
+
+#[tokio::test]
+async fn user_info_is_asked_with_form_fields_and_prefers_the_display_name() {
+    let (server, web) = slack().await;
+    Mock::given(method("POST"))
+        .and(path("/api/users.info"))
+        .and(header("content-type", "application/x-www-form-urlencoded"))
+        .and(wiremock::matchers::body_string("user=U42"))
+        .respond_with(ok(json!({
+            "ok": true,
+            "user": {"id": "U42", "name": "ana", "real_name": "Ana Lima", "tz": "Asia/Shanghai",
+                     "profile": {"display_name": "Ana", "real_name": "Ana Lima"}}
+        })))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let info = web.user_info("U42").await.unwrap();
+    assert_eq!(info.name.as_deref(), Some("Ana"));
+    assert_eq!(info.tz.as_deref(), Some("Asia/Shanghai"));
+
+    Mock::given(method("POST"))
+        .and(path("/api/users.info"))
+        .and(wiremock::matchers::body_string("user=U43"))
+        .respond_with(ok(
+            json!({"ok": true, "user": {"id": "U43", "name": "bot-ish"}}),
+        ))
+        .mount(&server)
+        .await;
+    let bare = web.user_info("U43").await.unwrap();
+    assert_eq!((bare.name.as_deref(), bare.tz), (Some("bot-ish"), None));
+}

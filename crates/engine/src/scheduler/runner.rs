@@ -114,7 +114,7 @@ impl Inner {
         let session = &run.session_id;
         if fresh {
             let command = Command::UserMessage {
-                author: Actor::new(automation.owner.clone()),
+                author: self.owner(&automation).await,
                 text: opening_message(&automation),
                 attachments: Vec::new(),
             };
@@ -138,6 +138,19 @@ impl Inner {
             return;
         }
         self.finish(&automation, run, None).await;
+    }
+
+    /// The automation's owner, named as the tenant knows them (cards show who a run acts for).
+    async fn owner(&self, automation: &Automation) -> Actor {
+        let mut owner = Actor::new(automation.owner.clone());
+        let user = self
+            .hub
+            .store()
+            .tenants()
+            .get_user(&automation.tenant_id, &automation.owner)
+            .await;
+        owner.name = user.ok().flatten().map(|u| u.display_name);
+        owner
     }
 
     /// Picks an adopted run up where its process left it: unanswered tool calls are resumed (a
@@ -171,7 +184,7 @@ impl Inner {
         };
         if cut_short {
             let command = Command::UserMessage {
-                author: Actor::new(automation.owner.clone()),
+                author: self.owner(automation).await,
                 text: CONTINUE_AFTER_RESTART.to_owned(),
                 attachments: Vec::new(),
             };

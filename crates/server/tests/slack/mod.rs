@@ -64,6 +64,13 @@ async fn slack_app_with(script: &str) -> SlackApp {
         .mount(&fake)
         .await;
     Mock::given(method("POST"))
+        .and(path("/users.info"))
+        .and(wiremock::matchers::body_string_contains("user=U1"))
+        .respond_with(ok(json!({"user": {"id": "U1", "name": "ana", "real_name": "Ana Lima",
+                                         "profile": {"display_name": "", "real_name": "Ana Lima"}}})))
+        .mount(&fake)
+        .await;
+    Mock::given(method("POST"))
         .and(path("/auth.test"))
         .respond_with(ok(
             json!({"team_id": "T1", "user_id": "UBOT", "bot_id": "BBOT"}),
@@ -205,6 +212,10 @@ async fn a_mention_runs_a_turn_with_an_approval_in_the_thread() {
     );
     let approval = posts.iter().find(|p| !button_values(p).is_empty()).unwrap();
     assert!(approval.to_string().contains("echo hi"), "{approval:#}");
+    assert!(
+        approval.to_string().contains("Requested by: Ana Lima"),
+        "the approver sees who asked, by name: {approval:#}"
+    );
     let once = button_values(approval)
         .into_iter()
         .find(|v| v.contains("once"))

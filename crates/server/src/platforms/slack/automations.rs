@@ -25,18 +25,15 @@ use crate::http::ApiError;
 const LIST_LIMIT: u32 = 500;
 /// Lines shown at most.
 const LIST_LINES: usize = 30;
-/// The longest wait for the caller's time zone from Slack.
-const VIEWER_ZONE_LOOKUP: std::time::Duration = std::time::Duration::from_millis(800);
 
 impl SlackSurface {
     /// The zone to show times in: the one Slack has for the caller (`users.info`), else the
     /// tenant's. The lookup is bounded so the command still answers inside Slack's 3 s.
     async fn viewer_time_zone(&self, caller: &Caller) -> Result<String, ApiError> {
-        let lookup = self.web.user_time_zone(&caller.slack_user);
-        match tokio::time::timeout(VIEWER_ZONE_LOOKUP, lookup).await {
-            Ok(Ok(Some(tz))) if zone(&tz).is_ok() => return Ok(tz),
-            Ok(Err(e)) => tracing::debug!(error = %e, "No time zone from users.info."),
-            _ => {}
+        if let Some(tz) = self.slack_user_info(&caller.slack_user).await.tz
+            && zone(&tz).is_ok()
+        {
+            return Ok(tz);
         }
         Ok(tenant_timezone(self.hub.store(), &caller.tenant).await?)
     }

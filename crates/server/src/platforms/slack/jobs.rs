@@ -9,7 +9,7 @@ use tracing::{debug, info, warn};
 use workmate_adapter::{ChatTarget, Job, SLACK, dedupe_ttl, first_delivery};
 use workmate_cards::ButtonAction;
 use workmate_protocol::{Actor, AutomationId, Command, Surface, TenantId, UserId};
-use workmate_slack::{BlockActions, MessageEvent, blocks::decode_button_value};
+use workmate_slack::{BlockActions, MessageEvent, UserInfo, blocks::decode_button_value};
 use workmate_store::{NewSession, NewUser, ResolveOutcome, Role, SessionKey, SessionRecord};
 use workmate_tools::automations::AutomationSettings;
 
@@ -42,6 +42,9 @@ fn not_taken_reason(error: &SlackError) -> &'static str {
         _ => "an internal error; the details are in the service log",
     }
 }
+
+/// The longest wait for Slack to say who a user is.
+const USER_INFO_LOOKUP: std::time::Duration = std::time::Duration::from_millis(800);
 
 /// Attempts to hand a message to a session that is between turns.
 const BUSY_RETRIES: usize = 20;
@@ -98,7 +101,21 @@ impl SlackSurface {
         Ok(tenant)
     }
 
-    /// The tenant user of a Slack user: bound before, or `slack-<user>` (a new member).
+    /// What Slack says about a user (`users.info`), or nothing when it does not answer quickly:
+    /// callers fall back to ids and the tenant's zone rather than keep a person waiting.
+    pub(super) async fn slack_user_info(&self, slack_user: &str) -> UserInfo {
+        match tokio::time::timeout(USER_INFO_LOOKUP, self.web.user_info(slack_user)).await {
+            Ok(Ok(info)) => info,
+            Ok(Err(e)) => {
+                debug!(error = %e, "No answer from users.info.");
+                UserInfo::default()
+            }
+            Err(_) => UserInfo::default(),
+        }
+    }
+
+    /// The tenant user of a Slack user: bound before, or `slack-<user>` (a new member, named as
+    /// Slack shows them).
     pub(super) async fn user(
         &self,
         tenant: &TenantId,
@@ -114,9 +131,16 @@ impl SlackSurface {
         }
         let id = UserId::from(format!("slack-{slack_user}"));
         if tenants.get_user(tenant, &id).await?.is_none() {
+            let looked_up = match name {
+                Some(_) => None,
+                None => self.slack_user_info(slack_user).await.name,
+            };
             let new = NewUser {
                 id: id.clone(),
-                display_name: name.unwrap_or(slack_user).to_owned(),
+                display_name: name
+                    .map(str::to_owned)
+                    .or(looked_up)
+                    .unwrap_or_else(|| slack_user.to_owned()),
                 email: None,
                 role: Role::Member,
                 sso_subject: None,
@@ -184,8 +208,15 @@ impl SlackSurface {
             thread_id: Some(thread),
         };
         self.pumps.ensure(&tenant, &session.id, target).await?;
+        let name = store
+            .tenants()
+            .get_user(&tenant, &owner)
+            .await?
+            .map(|u| u.display_name);
+        let mut author = Actor::new(owner);
+        author.name = name;
         let command = Command::UserMessage {
-            author: Actor::new(owner),
+            author,
             text,
             attachments: Vec::new(),
         };
