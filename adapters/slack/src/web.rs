@@ -190,9 +190,19 @@ impl SlackWeb {
         self.call("chat.update", &body).await
     }
 
-    /// `chat.postEphemeral`: a message only `user` sees, in `channel`.
-    pub async fn post_ephemeral(&self, channel: &str, user: &str, text: &str) -> Result<()> {
-        let body = json!({ "channel": channel, "user": user, "text": text });
+    /// `chat.postEphemeral`: a message only `user` sees, in `channel` (in the thread `thread_ts`
+    /// when given, where the person clicked).
+    pub async fn post_ephemeral(
+        &self,
+        channel: &str,
+        thread_ts: Option<&str>,
+        user: &str,
+        text: &str,
+    ) -> Result<()> {
+        let mut body = json!({ "channel": channel, "user": user, "text": text });
+        if let (Some(thread_ts), Some(object)) = (thread_ts, body.as_object_mut()) {
+            object.insert("thread_ts".into(), thread_ts.into());
+        }
         self.call::<Value>("chat.postEphemeral", &body)
             .await
             .map(drop)

@@ -100,7 +100,8 @@ async fn update_and_ephemeral_send_their_fields() {
         .await;
     Mock::given(path("/api/chat.postEphemeral"))
         .and(body_json(
-            json!({"channel": "C1", "user": "U9", "text": "Only approvers can do that."}),
+            json!({"channel": "C1", "user": "U9", "text": "Only approvers can do that.",
+                               "thread_ts": "1.4"}),
         ))
         .respond_with(ok(json!({"ok": true, "message_ts": "1.6"})))
         .expect(1)
@@ -114,7 +115,7 @@ async fn update_and_ephemeral_send_their_fields() {
         (updated.channel.as_str(), updated.ts.as_str()),
         ("C1", "1.5")
     );
-    web.post_ephemeral("C1", "U9", "Only approvers can do that.")
+    web.post_ephemeral("C1", Some("1.4"), "U9", "Only approvers can do that.")
         .await
         .unwrap();
 }

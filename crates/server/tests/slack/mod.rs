@@ -139,6 +139,8 @@ fn click(user: &str, value: &str) -> String {
         "container": {"type": "message", "message_ts": "1700000000.0001", "channel_id": "C1",
                       "is_ephemeral": false},
         "channel": {"id": "C1", "name": "general"},
+        "message": {"type": "message", "ts": "1700000000.0001", "text": "Run run_shell?",
+                    "thread_ts": THREAD},
         "actions": [{"action_id": "wm:0", "block_id": "b", "type": "button", "value": value,
                      "action_ts": "1700000001.0"}]
     });
@@ -233,6 +235,10 @@ async fn a_mention_runs_a_turn_with_an_approval_in_the_thread() {
     .await;
     assert_eq!(ephemeral[0]["user"], "U2");
     assert_eq!(ephemeral[0]["channel"], "C1");
+    assert_eq!(
+        ephemeral[0]["thread_ts"], THREAD,
+        "the refusal shows in the thread"
+    );
     let item = app
         .store
         .inbox()

@@ -304,7 +304,13 @@ impl SlackSurface {
                 Err(e) => return Err(e.into()),
             };
             if let (Some(why), Some(channel)) = (refusal, actions.channel_id()) {
-                self.web.post_ephemeral(channel, &clicker.id, &why).await?;
+                let thread = actions
+                    .message
+                    .as_ref()
+                    .and_then(|m| m.thread_ts.as_deref());
+                self.web
+                    .post_ephemeral(channel, thread, &clicker.id, &why)
+                    .await?;
             }
         }
         Ok(())
