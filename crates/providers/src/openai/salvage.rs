@@ -1,6 +1,8 @@
 //! Tool calls a backend wrote into the answer text instead of the `tool_calls` field (spec §6.6):
 //! `<tool_call>{"name": …, "arguments": …}</tool_call>` blocks (Hermes-style templates served
-//! without a tool parser) and bare `{"name": …, "arguments": {…}}` objects.
+//! without a tool parser), bare `{"name": …, "arguments": {…}}` objects, and a line that starts
+//! with a tool's name followed by its arguments, `read_file {"path": "a"}` (or a list of argument
+//! objects, `read_file [{…}, {…}]`, one call each).
 //!
 //! Invariant: only a call naming an offered tool is recovered, and only the text it was written
 //! in is removed; everything else stays in the answer exactly as the model wrote it.
@@ -31,6 +33,7 @@ pub(super) fn salvage(text: &str, tools: &[ToolSpec]) -> Option<(Vec<ToolCall>, 
     let known = |name: &str| tools.iter().any(|tool| tool.name == name);
     let (mut found, blocks) = tagged(text, &known);
     bare(text, &known, &blocks, &mut found);
+    named(text, &known, &blocks, &mut found);
     if found.is_empty() {
         return None;
     }
@@ -135,6 +138,61 @@ fn bare(
     }
 }
 
+/// Lines that start with a known tool's name followed by a JSON object (its arguments) or a list
+/// of objects (one call each), outside `<tool_call>` blocks and bare calls already found. Only
+/// a whole, parsable value counts, and only at the start of a line, so prose that mentions a
+/// tool stays prose.
+fn named(
+    text: &str,
+    known: &impl Fn(&str) -> bool,
+    blocks: &[Range<usize>],
+    found: &mut Vec<Found>,
+) {
+    let mut line_start = 0;
+    for line in text.split_inclusive('\n') {
+        let start = line_start;
+        line_start += line.len();
+        let indent = line.len() - line.trim_start().len();
+        let head = start + indent;
+        let taken = |at: usize| {
+            blocks.iter().any(|b| b.contains(&at)) || found.iter().any(|f| f.span.contains(&at))
+        };
+        if taken(head) {
+            continue;
+        }
+        let trimmed = &text[head..line_start];
+        let name_len = trimmed
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.'))
+            .unwrap_or(trimmed.len());
+        let name = &trimmed[..name_len];
+        if name.is_empty() || !known(name) {
+            continue;
+        }
+        let value_at =
+            head + name_len + (trimmed[name_len..].len() - trimmed[name_len..].trim_start().len());
+        if !matches!(text[value_at..].chars().next(), Some('{' | '[')) {
+            continue;
+        }
+        let mut values = serde_json::Deserializer::from_str(&text[value_at..]).into_iter::<Value>();
+        let Some(Ok(value)) = values.next() else {
+            continue;
+        };
+        let end = value_at + values.byte_offset();
+        let arguments = match value {
+            Value::Object(_) => vec![value],
+            Value::Array(items) if !items.is_empty() && items.iter().all(Value::is_object) => items,
+            _ => continue,
+        };
+        found.push(Found {
+            span: with_fence(text, head..end),
+            calls: arguments
+                .into_iter()
+                .map(|a| (name.to_owned(), a))
+                .collect(),
+        });
+    }
+}
+
 /// A call's tool name and parsed arguments: `{"name", "arguments" | "parameters"}`, or the
 /// OpenAI shape `{"function": {"name", "arguments"}}`. A bare object must carry its arguments
 /// (an object, or JSON text) to count as a call.
@@ -216,6 +274,25 @@ mod tests {
     }
 
     #[test]
+    fn a_line_naming_a_tool_before_its_arguments_is_a_call() {
+        let text = "Let me look.\nread_file {\"path\": \"notes.md\"}\n```\nshell [{\"command\": \"ls\"}, {\"command\": \"pwd\"}]\n```\nDone.";
+        let (calls, rest) = salvage(text, &tools()).unwrap();
+        assert_eq!(
+            names(&calls),
+            [
+                (
+                    "salvaged_0",
+                    "read_file",
+                    r#"{"path":"notes.md"}"#.to_owned()
+                ),
+                ("salvaged_1", "shell", r#"{"command":"ls"}"#.to_owned()),
+                ("salvaged_2", "shell", r#"{"command":"pwd"}"#.to_owned()),
+            ]
+        );
+        assert_eq!(rest, "Let me look.\n\nDone.");
+    }
+
+    #[test]
     fn unknown_tools_prose_and_code_stay_text() {
         for text in [
             r#"{"name": "rm_rf", "arguments": {}}"#,
@@ -225,6 +302,11 @@ mod tests {
             "fn main() { let x = {\"name\": 1}; }",
             "{{{{ unbalanced \"name\" {",
             "<tool_call>not json",
+            "I ran read_file {\"path\": \"a\"} earlier.",
+            "rm_rf {\"path\": \"/\"}",
+            "shell {\"command\": ",
+            "shell [1, 2]",
+            "shell []",
             "",
         ] {
             assert!(salvage(text, &tools()).is_none(), "{text}");
