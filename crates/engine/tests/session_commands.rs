@@ -63,7 +63,9 @@ async fn a_message_for_a_busy_session_steers_the_running_turn() {
 #[tokio::test]
 async fn switching_models_leaves_a_notice_and_is_refused_mid_turn() {
     let mut h = Harness::new(&script(
-        json!([{"text": "one"}, {"text": "two", "chunk_delay_ms": 300}]),
+        // The second answer streams word by word, so the turn is still going after its first
+        // delta whatever the machine's load.
+        json!([{"text": "one"}, {"text": "two three four five", "chunk_delay_ms": 300}]),
     ))
     .await;
     let switch = |model: &str| Command::SwitchModel {
