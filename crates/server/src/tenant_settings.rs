@@ -94,13 +94,12 @@ pub async fn update(
     changes: &Map<String, Value>,
     via: &str,
 ) -> Result<Value, SettingError> {
-    let current = store
+    // Applied to what is stored when it is written, so two admins changing different keys at
+    // once both keep their change.
+    let settings = store
         .tenants()
-        .get(tenant)
-        .await?
-        .map_or_else(|| json!({}), |t| t.settings);
-    let settings = apply_all(&current, changes)?;
-    store.tenants().set_settings(tenant, &settings).await?;
+        .update_settings(tenant, |current| apply_all(current, changes))
+        .await??;
     let mut keys: Vec<&String> = changes.keys().collect();
     keys.sort_unstable();
     // Only known keys get this far and none of them holds a secret, so the values are recorded.

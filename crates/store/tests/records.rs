@@ -46,6 +46,31 @@ backend_matrix! {
         assert!(!memories.update(&tenant, &saved.id, "gone", None).await.unwrap());
     }
 
+    async fn concurrent_settings_changes_are_all_kept(ctx: Ctx) {
+        let (tenant, _) = tenant_with_session(&ctx.store, "settings").await;
+        let mut tasks = tokio::task::JoinSet::new();
+        for i in 0..8 {
+            let (store, tenant) = (ctx.store.clone(), tenant.clone());
+            tasks.spawn(async move {
+                let set = |current: &serde_json::Value| -> Result<serde_json::Value, String> {
+                    let mut next = current.clone();
+                    next[format!("key_{i}")] = serde_json::json!(i);
+                    Ok(next)
+                };
+                store.tenants().update_settings(&tenant, set).await.unwrap().unwrap();
+            });
+        }
+        while let Some(done) = tasks.join_next().await {
+            done.unwrap();
+        }
+        let settings = ctx.store.tenants().get(&tenant).await.unwrap().unwrap().settings;
+        for i in 0..8 {
+            assert_eq!(settings[format!("key_{i}")], i, "{settings}");
+        }
+        let refused = ctx.store.tenants().update_settings(&tenant, |_| Err::<serde_json::Value, _>("no")).await.unwrap();
+        assert_eq!(refused, Err("no"));
+    }
+
     async fn audit_records_newest_first(ctx: Ctx) {
         let (tenant, session) = tenant_with_session(&ctx.store, "audit").await;
         for stage in ["proposed", "approval_requested", "approval_resolved"] {

@@ -7,6 +7,9 @@ use workmate_protocol::{TenantId, UserId};
 use crate::row::{col, enum_col, json_col, to_json, to_word};
 use crate::{Result, Store};
 
+/// Read-and-write rounds a settings update makes before giving up on a busy tenant.
+const SETTINGS_ATTEMPTS: usize = 20;
+
 /// A tenant: one company, or one isolated part of it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tenant {
@@ -129,6 +132,56 @@ impl<'s> TenantRepo<'s> {
             });
         }
         Ok(())
+    }
+
+    /// Changes the tenant's settings with `change`, applied to what is stored at that moment: the
+    /// write is conditional on the stored text being the one read, so a concurrent change makes
+    /// it read and apply again instead of being overwritten. `change` may refuse (its error is
+    /// returned inside `Ok`, and nothing is written).
+    pub async fn update_settings<E>(
+        &self,
+        tenant: &TenantId,
+        change: impl Fn(&serde_json::Value) -> std::result::Result<serde_json::Value, E>,
+    ) -> Result<std::result::Result<serde_json::Value, E>> {
+        for _ in 0..SETTINGS_ATTEMPTS {
+            let row = self
+                .store
+                .dialect
+                .query("SELECT settings_json FROM tenants WHERE tenant_id = ?")
+                .bind(tenant.as_str().to_owned())
+                .fetch_optional(&self.store.pool)
+                .await?;
+            let Some(row) = row else {
+                return Err(crate::Error::NotFound {
+                    what: format!("tenant {tenant}"),
+                });
+            };
+            let stored: String = col(&row, "tenants", "settings_json")?;
+            let current = serde_json::from_str(&stored).unwrap_or_else(|_| serde_json::json!({}));
+            let next = match change(&current) {
+                Ok(next) => next,
+                Err(refused) => return Ok(Err(refused)),
+            };
+            let text = to_json(&next)?;
+            if text == stored {
+                return Ok(Ok(next));
+            }
+            let done = self
+                .store
+                .dialect
+                .query("UPDATE tenants SET settings_json = ? WHERE tenant_id = ? AND settings_json = ?")
+                .bind(text)
+                .bind(tenant.as_str().to_owned())
+                .bind(stored)
+                .execute(&self.store.pool)
+                .await?;
+            if done.rows_affected() == 1 {
+                return Ok(Ok(next));
+            }
+        }
+        Err(crate::Error::Invalid(format!(
+            "the settings of tenant {tenant} kept changing while being updated; try again"
+        )))
     }
 
     /// Creates the user, or updates their name, email, role and SSO subject.
