@@ -21,6 +21,6 @@ pub use config::EngineConfig;
 pub use error::{Error, Result};
 pub use hub::{Accepted, EngineParts, Reply, SessionHub, Verdict, parse_reply, reply_token};
 pub use scheduler::{
-    NoObserver, ObserverFuture, RunObserver, Scheduler, SchedulerConfig, TickReport,
+    NoObserver, ObserverFuture, RunObserver, Scheduler, SchedulerConfig, TickObserver, TickReport,
 };
 pub use turn::check_gateway_policy;

@@ -27,6 +27,12 @@ struct HttpLabels {
     status: u16,
 }
 
+/// Labels of a scheduler tick.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TickLabels {
+    outcome: &'static str,
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct BuildLabels {
     version: &'static str,
@@ -42,6 +48,19 @@ pub struct Metrics {
     durations: HistogramFamily,
     pool_connections: Gauge,
     pool_idle: Gauge,
+    scheduler: SchedulerMetrics,
+}
+
+/// What the scheduler's ticks did, summed.
+#[derive(Debug)]
+struct SchedulerMetrics {
+    ticks: Family<TickLabels, Counter>,
+    tick_duration: Histogram,
+    fired: Counter,
+    lost: Counter,
+    adopted: Counter,
+    woken: Counter,
+    running: Gauge,
 }
 
 impl Default for Metrics {
@@ -87,13 +106,22 @@ impl Metrics {
             "Open database connections not in use",
             pool_idle.clone(),
         );
+        let scheduler = SchedulerMetrics::register(&mut registry);
         Self {
             registry,
             requests,
             durations,
             pool_connections,
             pool_idle,
+            scheduler,
         }
+    }
+
+    /// Sets the number of automation runs this process drives (read at scrape time).
+    pub fn set_runs_in_progress(&self, running: usize) {
+        self.scheduler
+            .running
+            .set(i64::try_from(running).unwrap_or(i64::MAX));
     }
 
     /// Counts one answered request. `route` is the matched route template, if any.
@@ -123,6 +151,74 @@ impl Metrics {
         let mut out = String::new();
         prometheus_client::encoding::text::encode(&mut out, &self.registry)?;
         Ok(out)
+    }
+}
+
+impl SchedulerMetrics {
+    fn register(registry: &mut Registry) -> Self {
+        let metrics = Self {
+            ticks: Family::default(),
+            // 1 ms to ~16 s.
+            tick_duration: Histogram::new(exponential_buckets(0.001, 2.0, 15)),
+            fired: Counter::default(),
+            lost: Counter::default(),
+            adopted: Counter::default(),
+            woken: Counter::default(),
+            running: Gauge::default(),
+        };
+        registry.register(
+            "scheduler_ticks",
+            "Scheduler ticks, by outcome (ok or failed)",
+            metrics.ticks.clone(),
+        );
+        registry.register_with_unit(
+            "scheduler_tick_duration",
+            "Time one scheduler tick took (claiming, adopting, waking; not the runs)",
+            Unit::Seconds,
+            metrics.tick_duration.clone(),
+        );
+        registry.register(
+            "scheduler_runs_fired",
+            "Automation runs this process claimed and started",
+            metrics.fired.clone(),
+        );
+        registry.register(
+            "scheduler_claims_lost",
+            "Due automations another process claimed first",
+            metrics.lost.clone(),
+        );
+        registry.register(
+            "scheduler_runs_adopted",
+            "Runs of stopped processes this process took over",
+            metrics.adopted.clone(),
+        );
+        registry.register(
+            "scheduler_wakes_delivered",
+            "Self-wakes delivered to their sessions",
+            metrics.woken.clone(),
+        );
+        registry.register(
+            "scheduler_runs_in_progress",
+            "Automation runs this process drives now",
+            metrics.running.clone(),
+        );
+        metrics
+    }
+}
+
+impl workmate_engine::TickObserver for Metrics {
+    fn tick_finished(&self, report: Option<&workmate_engine::TickReport>, took: Duration) {
+        let scheduler = &self.scheduler;
+        scheduler.tick_duration.observe(took.as_secs_f64());
+        let outcome = if report.is_some() { "ok" } else { "failed" };
+        scheduler.ticks.get_or_create(&TickLabels { outcome }).inc();
+        if let Some(report) = report {
+            let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
+            scheduler.fired.inc_by(count(report.fired));
+            scheduler.lost.inc_by(count(report.lost));
+            scheduler.adopted.inc_by(count(report.adopted));
+            scheduler.woken.inc_by(count(report.woken));
+        }
     }
 }
 
@@ -156,6 +252,24 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("workmate_db_pool_connections 3"), "{text}");
+        use workmate_engine::TickObserver as _;
+        let report = workmate_engine::TickReport {
+            fired: 3,
+            ..Default::default()
+        };
+        metrics.tick_finished(Some(&report), Duration::from_millis(12));
+        metrics.tick_finished(None, Duration::from_millis(1));
+        metrics.set_runs_in_progress(2);
+        let text = metrics.render((3, 2)).unwrap();
+        for line in [
+            r#"workmate_scheduler_ticks_total{outcome="ok"} 1"#,
+            r#"workmate_scheduler_ticks_total{outcome="failed"} 1"#,
+            "workmate_scheduler_runs_fired_total 3",
+            "workmate_scheduler_runs_in_progress 2",
+            "workmate_scheduler_tick_duration_seconds_count 2",
+        ] {
+            assert!(text.contains(line), "{line} missing from {text}");
+        }
         assert!(
             text.contains("workmate_db_pool_idle_connections 2"),
             "{text}"

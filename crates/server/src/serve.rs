@@ -108,10 +108,12 @@ async fn open_and_run(
             // Slash commands over Socket Mode start runs by hand through it.
             slack.attach_scheduler(scheduler.clone());
         }
+        let metrics = Arc::new(Metrics::new());
+        scheduler.observe_ticks(metrics.clone());
         scheduler.start();
         let state = AppState {
             store: store.clone(),
-            metrics: Arc::new(Metrics::new()),
+            metrics,
             hub: hub.clone(),
             auth: Arc::new(admin),
             scheduler: scheduler.clone(),

@@ -27,7 +27,7 @@ use tracing::{info, warn};
 use workmate_protocol::{AutomationId, RunId, TenantId, UserId};
 use workmate_store::{Automation, AutomationRun, Claim, RunTrigger};
 
-pub use observer::{NoObserver, ObserverFuture, RunObserver};
+pub use observer::{NoObserver, ObserverFuture, RunObserver, TickObserver};
 pub(crate) use runner::run_automation;
 
 use crate::{Error, Result, SessionHub};
@@ -89,6 +89,8 @@ struct Inner {
     config: SchedulerConfig,
     /// Runs this process drives.
     running: Mutex<HashMap<(TenantId, AutomationId), RunId>>,
+    /// Told about every tick (metrics), when set.
+    ticks: std::sync::OnceLock<Arc<dyn TickObserver>>,
     tasks: TaskTracker,
     stop: CancellationToken,
 }
@@ -102,9 +104,17 @@ impl Scheduler {
                 observer,
                 config,
                 running: Mutex::default(),
+                ticks: std::sync::OnceLock::new(),
                 tasks: TaskTracker::new(),
                 stop: CancellationToken::new(),
             }),
+        }
+    }
+
+    /// Reports every tick to `observer` from now on (set once; later calls change nothing).
+    pub fn observe_ticks(&self, observer: Arc<dyn TickObserver>) {
+        if self.inner.ticks.set(observer).is_err() {
+            warn!("The scheduler already reports its ticks.");
         }
     }
 
@@ -218,6 +228,15 @@ impl Inner {
     }
 
     async fn tick(inner: &Arc<Self>, trigger: RunTrigger) -> Result<TickReport> {
+        let started = std::time::Instant::now();
+        let result = Self::tick_once(inner, trigger).await;
+        if let Some(observer) = inner.ticks.get() {
+            observer.tick_finished(result.as_ref().ok(), started.elapsed());
+        }
+        result
+    }
+
+    async fn tick_once(inner: &Arc<Self>, trigger: RunTrigger) -> Result<TickReport> {
         let mut report = TickReport::default();
         if inner.stop.is_cancelled() {
             return Ok(report);

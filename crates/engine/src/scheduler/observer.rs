@@ -26,6 +26,12 @@ pub trait RunObserver: Send + Sync + std::fmt::Debug {
     ) -> ObserverFuture<'a>;
 }
 
+/// Told after every tick, for metrics.
+pub trait TickObserver: Send + Sync + std::fmt::Debug {
+    /// One tick ended after `took`: with its report, or failed (`None`).
+    fn tick_finished(&self, report: Option<&super::TickReport>, took: std::time::Duration);
+}
+
 /// An observer that does nothing (no chat surface is configured).
 #[derive(Debug, Default)]
 pub struct NoObserver;

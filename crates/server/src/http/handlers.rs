@@ -38,6 +38,9 @@ pub(crate) async fn readyz(State(state): State<AppState>) -> Result<Json<Value>,
 
 /// `GET /metrics`: Prometheus/OpenMetrics text.
 pub(crate) async fn metrics(State(state): State<AppState>) -> Result<impl IntoResponse, ApiError> {
+    state
+        .metrics
+        .set_runs_in_progress(state.scheduler.running());
     let text = state
         .metrics
         .render(state.store.pool_stats())
