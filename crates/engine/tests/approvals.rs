@@ -7,7 +7,7 @@ use workmate_protocol::{
 };
 use workmate_store::{InboxItemState, ResolveOutcome};
 
-use crate::support::{Harness, script, state_names};
+use crate::support::{Harness, first_outcome, script, state_names};
 
 fn write_then_answer() -> String {
     script(json!([
@@ -122,13 +122,7 @@ async fn a_denied_call_is_a_tool_error_the_model_sees() {
     };
     h.command(deny).await.unwrap();
     let events = h.turn_events().await;
-    let finished = events
-        .iter()
-        .find_map(|e| match &e.kind {
-            EventKind::ToolFinished { status, reason, .. } => Some((*status, reason.clone())),
-            _ => None,
-        })
-        .unwrap();
+    let finished = first_outcome(&events);
     assert_eq!(
         finished,
         (ToolStatus::Denied, Some("denied by user".into()))

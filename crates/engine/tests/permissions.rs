@@ -8,7 +8,7 @@ use workmate_protocol::{
 };
 use workmate_store::{InboxItemState, NewUser, Role};
 
-use crate::support::{Harness, Options, script, state_names};
+use crate::support::{Harness, Options, first_outcome, script, state_names};
 
 fn writes(n: usize) -> String {
     let turns: Vec<_> = (0..n)
@@ -86,13 +86,7 @@ async fn read_only_modes_refuse_without_asking() {
     .unwrap();
     h.say("write").await;
     let events = h.turn_events().await;
-    let finished = events
-        .iter()
-        .find_map(|e| match &e.kind {
-            EventKind::ToolFinished { status, reason, .. } => Some((*status, reason.clone())),
-            _ => None,
-        })
-        .unwrap();
+    let finished = first_outcome(&events);
     assert_eq!(
         finished,
         (ToolStatus::Denied, Some("discuss mode is read-only".into()))
@@ -178,14 +172,20 @@ async fn only_the_owner_approvers_and_admins_may_answer() {
     );
 }
 
-#[tokio::test]
-async fn separation_of_duties_forbids_approving_your_own_external_call() {
-    let mut h = Harness::new(&writes(1)).await;
+/// A session whose tenant demands separation of duties, about to write once.
+async fn separated_duties() -> Harness {
+    let h = Harness::new(&writes(1)).await;
     h.store
         .tenants()
         .set_settings(&h.tenant, &json!({"separation_of_duties": true}))
         .await
         .unwrap();
+    h
+}
+
+#[tokio::test]
+async fn separation_of_duties_forbids_approving_your_own_external_call() {
+    let mut h = separated_duties().await;
     h.say("write").await;
     let item = h.parked().await;
     let refused = h
@@ -212,12 +212,7 @@ async fn separation_of_duties_forbids_approving_your_own_external_call() {
 
 #[tokio::test]
 async fn the_requester_may_still_deny_under_separation_of_duties() {
-    let mut h = Harness::new(&writes(1)).await;
-    h.store
-        .tenants()
-        .set_settings(&h.tenant, &json!({"separation_of_duties": true}))
-        .await
-        .unwrap();
+    let mut h = separated_duties().await;
     h.say("write").await;
     let item = h.parked().await;
     h.decide(&item, ApprovalChoice::Deny).await;

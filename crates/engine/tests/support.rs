@@ -442,6 +442,17 @@ impl Drop for Harness {
     }
 }
 
+/// The status and reason of the first `tool_finished` among `events`.
+pub fn first_outcome(events: &[Event]) -> (workmate_protocol::ToolStatus, Option<String>) {
+    events
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::ToolFinished { status, reason, .. } => Some((*status, reason.clone())),
+            _ => None,
+        })
+        .expect("a tool_finished event")
+}
+
 /// The kinds of events, by name.
 pub fn names(events: &[Event]) -> Vec<&'static str> {
     events.iter().map(|e| e.kind.name()).collect()
