@@ -11,7 +11,7 @@
 //! (Slack allows 2,000 characters).
 
 use serde::{Deserialize, Serialize};
-use workmate_protocol::{InboxItemId, Resolution};
+use workmate_protocol::{InboxItemId, Resolution, SessionId, TurnId};
 
 /// One card: blocks shown top to bottom.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -129,8 +129,9 @@ pub struct Button {
 
 /// What a click on a button does.
 ///
-/// The server must still check the clicker's authority and that the item is still pending: the
-/// value comes back from the platform, and a second click after resolution must lose.
+/// The server must still check the clicker's authority and that the item is still pending (or the
+/// turn still running): the value comes back from the platform, and a second click after
+/// resolution must lose.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ButtonAction {
@@ -140,6 +141,14 @@ pub enum ButtonAction {
         item_id: InboxItemId,
         /// The answer.
         resolution: Resolution,
+    },
+    /// Stop a running turn (the session's interrupt). A click after the turn ended changes
+    /// nothing: the turn id lets the server tell a stale click from one meant for a newer turn.
+    Stop {
+        /// The session to interrupt.
+        session_id: SessionId,
+        /// The turn the button was shown on.
+        turn_id: TurnId,
     },
 }
 

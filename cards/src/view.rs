@@ -1,24 +1,36 @@
 //! The session view: what a thread shows, folded from the session's events (see `fold.rs`).
 //!
 //! Invariants:
-//! - One turn card per turn, updated in place: its status, one step per tool call (keyed by
-//!   `tool_call_id`) and the answer streaming in.
+//! - A thread reads in the order things happened. A turn shows as one or more segments (turn
+//!   cards), each updated in place: its status, one step per tool call (keyed by `tool_call_id`)
+//!   and the answer streaming in. Once the turn parks on an approval or a question, the next
+//!   change to the turn opens a new segment, posted below the prompt's card; the earlier segment
+//!   is marked `continued` and never changes again. The new segment starts from the turn's
+//!   current status and the calls still unfinished; later steps, the answer and the final status
+//!   go there. Only the newest segment of a running turn offers the Stop button.
+//! - Segment 0 of a turn is [`CardRef::Turn`] (card key `turn:{turn_id}`, as before segments
+//!   existed); segment `n ≥ 1` is [`CardRef::TurnPart`] (card key `turn:{turn_id}:{n}`).
 //! - One approval or question card per parked prompt, keyed by its inbox item id. After
 //!   resolution it keeps its content and records who decided, where and how, so every viewer
 //!   (on any replica, after any restart) sees the same outcome.
 //! - The view is a pure function of the state events applied in order: replaying them into a new
 //!   view gives an equal view, and an event already applied (by `seq`) changes nothing.
+//! - A view shows one session: the session id of the first event applied is kept, and events of
+//!   any other session are ignored.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use workmate_protocol::{
-    Actor, ApprovalChoice, InboxItemId, Question, QuestionOption, Resolution, Surface, ToolCallId,
-    ToolStatus, TurnId,
+    Actor, ApprovalChoice, InboxItemId, Question, QuestionOption, Resolution, SessionId, Surface,
+    ToolCallId, ToolStatus, TurnId,
 };
 
 /// Everything a session's thread shows, rebuilt from its events.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SessionView {
+    /// The session shown, from the first event applied.
+    pub(crate) session_id: Option<SessionId>,
+    /// Every turn segment, in the order they were opened (the order they appear in the thread).
     pub(crate) turns: Vec<TurnCard>,
     pub(crate) approvals: Vec<ApprovalCard>,
     pub(crate) questions: Vec<QuestionCard>,
@@ -30,6 +42,9 @@ pub struct SessionView {
     /// The turn whose answer was completed by an `assistant_message`: its next delta starts the
     /// next round-trip's text instead of appending to the previous one.
     pub(crate) sealed: Option<TurnId>,
+    /// Turns parked on a prompt since their newest segment opened: their next change opens a
+    /// new segment below the prompt.
+    pub(crate) split: Vec<TurnId>,
 }
 
 impl SessionView {
@@ -38,14 +53,35 @@ impl SessionView {
         Self::default()
     }
 
-    /// The turn cards, oldest first.
+    /// The session shown, once an event was applied.
+    pub fn session_id(&self) -> Option<&SessionId> {
+        self.session_id.as_ref()
+    }
+
+    /// Every turn card (segment), in the order they were opened: the order of the thread.
     pub fn turns(&self) -> &[TurnCard] {
         &self.turns
     }
 
-    /// One turn's card.
+    /// One turn's newest segment: the one that shows where the turn stands now.
     pub fn turn(&self, turn_id: &TurnId) -> Option<&TurnCard> {
-        self.turns.iter().find(|t| &t.turn_id == turn_id)
+        self.turns.iter().rev().find(|t| &t.turn_id == turn_id)
+    }
+
+    /// One segment of a turn (0 is the first).
+    pub fn turn_segment(&self, turn_id: &TurnId, segment: u32) -> Option<&TurnCard> {
+        self.turns
+            .iter()
+            .find(|t| &t.turn_id == turn_id && t.segment == segment)
+    }
+
+    /// Every segment of a turn, first to newest.
+    pub fn turn_segments<'a>(
+        &'a self,
+        turn_id: &TurnId,
+    ) -> impl Iterator<Item = &'a TurnCard> + use<'a> {
+        let turn_id = turn_id.clone();
+        self.turns.iter().filter(move |t| t.turn_id == turn_id)
     }
 
     /// The approval cards, in the order they were parked.
@@ -83,8 +119,11 @@ impl SessionView {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "type", content = "id", rename_all = "snake_case")]
 pub enum CardRef {
-    /// A turn card.
+    /// A turn's first segment (card key `turn:{turn_id}`).
     Turn(TurnId),
+    /// A later segment of a turn, by its index (≥ 1), opened after the turn parked on a prompt
+    /// (card key `turn:{turn_id}:{index}`). Index 0 is never produced: that is [`CardRef::Turn`].
+    TurnPart(TurnId, u32),
     /// An approval card.
     Approval(InboxItemId),
     /// A question card.
@@ -93,23 +132,47 @@ pub enum CardRef {
     Notice(usize),
 }
 
-/// The live card of one turn.
+/// The live card of one turn segment (see the module docs).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TurnCard {
+    /// The session the turn belongs to (the Stop button names it).
+    pub session_id: SessionId,
     /// The turn.
     pub turn_id: TurnId,
+    /// Which segment of the turn this is: 0 for the first, then 1, 2, … after each prompt.
+    pub segment: u32,
+    /// Whether a later segment carries on below; a continued segment never changes again.
+    pub continued: bool,
     /// Who sent the message that started it, when known.
     pub author: Option<Actor>,
     /// Where the turn stands.
     pub status: TurnStatus,
-    /// One step per tool call, in proposal order.
+    /// One step per tool call, in proposal order (a later segment starts with the calls still
+    /// unfinished when it opened).
     pub steps: Vec<Step>,
-    /// The answer: the latest round-trip's text (streamed deltas, then its complete text).
+    /// The answer: the latest round-trip's text (streamed deltas, then its complete text) since
+    /// the segment opened.
     pub answer: String,
     /// Whether the model has shown reasoning in this turn.
     pub reasoning_hint: bool,
     /// Context lines: model fallback, compaction, mode or model changes, who stopped the turn.
     pub notes: Vec<String>,
+}
+
+impl TurnCard {
+    /// The reference of this segment: [`CardRef::Turn`] for segment 0, else
+    /// [`CardRef::TurnPart`].
+    pub fn card_ref(&self) -> CardRef {
+        match self.segment {
+            0 => CardRef::Turn(self.turn_id.clone()),
+            n => CardRef::TurnPart(self.turn_id.clone(), n),
+        }
+    }
+
+    /// Whether the segment offers the Stop button: the turn runs and this is its newest segment.
+    pub fn stoppable(&self) -> bool {
+        !self.continued && !self.status.is_terminal()
+    }
 }
 
 /// Where a turn stands.

@@ -4,39 +4,19 @@
 use insta::assert_snapshot;
 use serde_json::json;
 use workmate_cards::{
-    Block, ButtonAction, ButtonStyle, Card, Inline, PromptState, SessionView, TurnStatus,
-    approval_card, question_card, turn_card,
+    Block, ButtonAction, ButtonStyle, CONTINUED_BELOW, Card, Inline, PromptState, STOP_LABEL,
+    SessionView, TurnStatus, approval_card, question_card, turn_card,
 };
 use workmate_protocol::{ApprovalChoice, InboxItemKind, Resolution, ToolStatus, TurnEndStatus};
 
-use crate::support::{RATE_LIMITED, Story, alice, bob, item, json as to_json, turn};
+use crate::support::{
+    RATE_LIMITED, Story, alice, bob, buttons, context_lines, item, json as to_json, turn,
+};
 
 const ANSWER: &str = "## Failed deploys\n\nTwo deploys **failed** since yesterday:\n\n\
 1. `api` #4812 timed out\n2. `web` #977 failed *lint*\n   - see [the run](https://ci.example.com/runs/977)\n\n\
 | Service | Run | Cause |\n|---|---|---|\n| api | 4812 | timeout |\n| web | 977 | lint |\n\n\
 ```sh\ngh run rerun 4812\n```\n\n> Both are on `main`.\n\n---\n\nI posted the summary to ~~#deploys~~ #ops.";
-
-fn buttons(card: &Card) -> Vec<(String, ButtonStyle)> {
-    card.blocks
-        .iter()
-        .filter_map(|b| match b {
-            Block::Actions(buttons) => Some(buttons),
-            _ => None,
-        })
-        .flatten()
-        .map(|b| (b.label.clone(), b.style))
-        .collect()
-}
-
-fn context_lines(card: &Card) -> Vec<String> {
-    card.blocks
-        .iter()
-        .filter_map(|b| match b {
-            Block::Context(inlines) => Some(inlines.iter().map(Inline::text).collect()),
-            _ => None,
-        })
-        .collect()
-}
 
 fn status(view: &SessionView, id: &str) -> TurnStatus {
     view.turn(&turn(id)).unwrap().status.clone()
@@ -50,7 +30,12 @@ fn a_tool_turn_with_an_approval_goes_through_every_state() {
     s.start_turn("tn_1", "Which deploys failed since yesterday?");
     let view = s.view();
     assert_eq!(status(&view, "tn_1"), TurnStatus::Thinking);
-    assert_snapshot!("turn_thinking", to_json(&turn_card(&view.turns()[0])));
+    let thinking = turn_card(&view.turns()[0]);
+    assert_eq!(
+        buttons(&thinking),
+        [(STOP_LABEL.to_owned(), ButtonStyle::Danger)]
+    );
+    assert_snapshot!("turn_thinking", to_json(&thinking));
 
     s.reasoning("The CI CLI can list failed runs");
     s.delta("Let me check ");
@@ -99,13 +84,26 @@ fn a_tool_turn_with_an_approval_goes_through_every_state() {
     assert!(context_lines(&approved).contains(&"✅ Approved by Bob Li · once".to_owned()));
     assert_snapshot!("approval_run_shell_approved", to_json(&approved));
 
+    let first = turn_card(view.turn_segment(&turn("tn_1"), 0).unwrap());
+    assert!(context_lines(&first).contains(&CONTINUED_BELOW.to_owned()));
+    assert!(
+        buttons(&first).is_empty(),
+        "only the newest segment can stop"
+    );
+    assert_snapshot!("turn_continued_below", to_json(&first));
+
     s.run("call_1", "run_shell");
     let view = s.view();
     assert_eq!(
         status(&view, "tn_1"),
         TurnStatus::RunningTool("run_shell".into())
     );
-    assert_snapshot!("turn_running_tool", to_json(&turn_card(&view.turns()[0])));
+    let running = turn_card(view.turn(&turn("tn_1")).unwrap());
+    assert_eq!(
+        buttons(&running),
+        [(STOP_LABEL.to_owned(), ButtonStyle::Danger)]
+    );
+    assert_snapshot!("turn_running_tool", to_json(&running));
 
     s.find_two_failed_runs_then_fall_back("call_1");
     s.delta("## Failed deploys\n\nTwo");
@@ -118,7 +116,8 @@ fn a_tool_turn_with_an_approval_goes_through_every_state() {
     s.message(Some(ANSWER), &[]);
     s.end(TurnEndStatus::Completed);
     let view = s.view();
-    let done = turn_card(&view.turns()[0]);
+    let done = turn_card(view.turn(&turn("tn_1")).unwrap());
+    assert!(buttons(&done).is_empty(), "an ended turn cannot be stopped");
     assert_eq!(status(&view, "tn_1"), TurnStatus::Done);
     assert!(done.blocks.iter().any(|b| matches!(b, Block::Table { .. })));
     assert!(done.blocks.contains(&Block::Heading {
@@ -164,7 +163,9 @@ fn a_denied_write_then_a_failed_turn() {
         status(&view, "tn_1"),
         TurnStatus::Failed(RATE_LIMITED.into())
     );
-    assert_snapshot!("turn_failed", to_json(&turn_card(&view.turns()[0])));
+    let failed = turn_card(view.turn(&turn("tn_1")).unwrap());
+    assert!(buttons(&failed).is_empty());
+    assert_snapshot!("turn_failed", to_json(&failed));
 }
 
 #[test]
@@ -190,7 +191,9 @@ fn an_edit_waits_then_the_turn_is_stopped() {
     let dismissed = approval_card(view.approval(&item("ib_r")).unwrap());
     assert!(context_lines(&dismissed).contains(&"Dismissed: the turn was stopped".to_owned()));
     assert!(buttons(&dismissed).is_empty());
-    assert_snapshot!("turn_stopped", to_json(&turn_card(&view.turns()[0])));
+    let stopped = turn_card(view.turn(&turn("tn_1")).unwrap());
+    assert!(buttons(&stopped).is_empty());
+    assert_snapshot!("turn_stopped", to_json(&stopped));
 }
 
 #[test]

@@ -73,7 +73,9 @@ fn replaying_gives_the_same_view_and_the_same_cards() {
     for (x, y) in a.turns().iter().zip(b.turns()) {
         assert_eq!(turn_card(x), turn_card(y));
     }
-    assert_eq!(a.turns().len(), 2);
+    // tn_1 parked on an approval, so it shows as two segments; tn_2 as one.
+    assert_eq!(a.turns().len(), 3);
+    assert_eq!(a.turn_segments(&turn("tn_1")).count(), 2);
     assert_eq!(
         a.last_seq(),
         story.events.iter().map(|e| e.seq).max().unwrap()
@@ -129,11 +131,11 @@ fn persisted_state_events_alone_rebuild_the_finished_turn() {
         .collect();
     let replayed = fold(&persisted);
     let id = turn("tn_1");
-    assert_eq!(live.turn(&id), replayed.turn(&id));
+    assert!(live.turn_segments(&id).eq(replayed.turn_segments(&id)));
     assert_eq!(live.approvals(), replayed.approvals());
     assert_eq!(live.turn(&id).unwrap().answer, "Two failed.");
     assert!(
-        replayed.turn(&id).unwrap().reasoning_hint,
+        replayed.turn_segment(&id, 0).unwrap().reasoning_hint,
         "reasoning comes back from the message"
     );
 }
@@ -156,7 +158,12 @@ fn session_notices_and_what_each_event_changed() {
     );
     assert_eq!(
         changes[at("inbox_item_resolved")],
-        [CardRef::Approval(item("ib_1")), CardRef::Turn(turn("tn_1"))]
+        [
+            CardRef::Approval(item("ib_1")),
+            CardRef::Turn(turn("tn_1")),
+            CardRef::TurnPart(turn("tn_1"), 1)
+        ],
+        "the answer closes the segment above the approval and opens one below it"
     );
     assert_eq!(changes[at("mode_changed")], [CardRef::Notice(0)]);
     assert_eq!(changes.last().unwrap(), &[CardRef::Turn(turn("tn_2"))]);

@@ -2,3 +2,29 @@
 //! build the same event streams.
 
 pub(crate) use workmate_cards::testing::*;
+
+use workmate_cards::{Block, ButtonStyle, Card, Inline};
+
+/// `(label, style)` of every button of the card.
+pub(crate) fn buttons(card: &Card) -> Vec<(String, ButtonStyle)> {
+    card.blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Actions(buttons) => Some(buttons),
+            _ => None,
+        })
+        .flatten()
+        .map(|b| (b.label.clone(), b.style))
+        .collect()
+}
+
+/// The text of every context line of the card.
+pub(crate) fn context_lines(card: &Card) -> Vec<String> {
+    card.blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Context(inlines) => Some(inlines.iter().map(Inline::text).collect()),
+            _ => None,
+        })
+        .collect()
+}

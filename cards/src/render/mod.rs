@@ -1,7 +1,8 @@
 //! Rendering the view into cards of the IR.
 //!
 //! Invariants: rendering is a pure function of one card of the view; a pending prompt shows
-//! exactly the buttons it offers, a resolved one shows no buttons but who decided and how. Long
+//! exactly the buttons it offers, a resolved one shows no buttons but who decided and how; a turn
+//! segment shows a Stop button exactly while the turn runs and the segment is its newest. Long
 //! text is kept whole: platform limits are the adapters' job.
 
 mod approval;
@@ -21,7 +22,13 @@ use crate::view::{PromptState, QuestionCard, Step, TurnCard, TurnStatus};
 /// The longest failure detail shown on a step line, in characters.
 const DETAIL_CHARS: usize = 120;
 
-/// A turn's live card: the status line, the steps, the answer and context notes.
+/// What the first context line of a continued segment says.
+pub const CONTINUED_BELOW: &str = "↓ Continued below";
+/// The Stop button's label.
+pub const STOP_LABEL: &str = "Stop";
+
+/// A turn segment's card: the status line, the steps, the answer and context notes; then either
+/// that the turn continues below (a continued segment) or, while the turn runs, a Stop button.
 pub fn turn_card(turn: &TurnCard) -> Card {
     let mut blocks = vec![Block::Context(status_line(turn))];
     if !turn.steps.is_empty() {
@@ -36,6 +43,20 @@ pub fn turn_card(turn: &TurnCard) -> Card {
             .iter()
             .map(|note| Block::Context(vec![Inline::Text(note.clone())])),
     );
+    if turn.continued {
+        blocks.push(Block::Context(vec![Inline::Text(
+            CONTINUED_BELOW.to_owned(),
+        )]));
+    } else if turn.stoppable() {
+        blocks.push(Block::Actions(vec![Button {
+            label: STOP_LABEL.to_owned(),
+            action: ButtonAction::Stop {
+                session_id: turn.session_id.clone(),
+                turn_id: turn.turn_id.clone(),
+            },
+            style: ButtonStyle::Danger,
+        }]));
+    }
     Card { blocks }
 }
 

@@ -6,18 +6,21 @@
 //! `assistant_message` that followed it), as is a delta for a turn that has ended. Deltas after
 //! the latest state event carry no identity of their own, so only they are not idempotent; they
 //! are never persisted, and the `assistant_message` that follows replaces what they appended.
-//! Kinds the view does not show are ignored.
+//! Kinds the view does not show are ignored, and so are events of another session than the first
+//! one applied.
+//!
+//! Turn segments: every change to a turn goes through `on_turn`, the one place that opens a new
+//! segment when the turn parked on a prompt since its newest segment opened (`prompts.rs` marks
+//! it), so no event can update a segment that a prompt's card already follows in the thread.
+
+mod prompts;
 
 use serde_json::Value;
-use workmate_protocol::{
-    Actor, Event, EventKind, InboxItemId, InboxItemKind, ToolCallId, ToolStatus, TurnEndStatus,
-    TurnId, UserId,
-};
+use workmate_protocol::{Actor, Event, EventKind, ToolCallId, ToolStatus, TurnEndStatus, TurnId};
 
 use crate::text::{one_line, patch_files, truncate};
 use crate::view::{
-    ApprovalCard, CardRef, PendingBody, PendingPrompt, PromptState, QuestionCard, SessionView,
-    Step, StepOutcome, TurnCard, TurnStatus,
+    CardRef, PendingBody, PromptState, SessionView, Step, StepOutcome, TurnCard, TurnStatus,
 };
 
 /// The longest step summary, in characters.
@@ -26,6 +29,11 @@ const SUMMARY_CHARS: usize = 120;
 impl SessionView {
     /// Applies one event and returns the cards it changed (empty when it changed nothing).
     pub fn apply(&mut self, event: &Event) -> Vec<CardRef> {
+        match &self.session_id {
+            Some(session) if session != &event.session_id => return Vec::new(),
+            Some(_) => {}
+            None => self.session_id = Some(event.session_id.clone()),
+        }
         if event.is_state() {
             if event.seq <= self.last_seq {
                 return Vec::new();
@@ -39,7 +47,10 @@ impl SessionView {
             EventKind::TurnStart { author, .. } => match turn_id {
                 Some(id) if self.turn(id).is_none() => {
                     self.turns.push(TurnCard {
+                        session_id: event.session_id.clone(),
                         turn_id: id.clone(),
+                        segment: 0,
+                        continued: false,
                         author: author.clone(),
                         status: TurnStatus::Thinking,
                         steps: Vec::new(),
@@ -230,18 +241,47 @@ impl SessionView {
         }
     }
 
-    /// Runs `f` on the event's turn card, if it exists.
+    /// Runs `f` on the event's turn's newest segment, if the turn exists, after opening a new
+    /// segment when the turn parked on a prompt since that segment opened. Returns the segment
+    /// closed (if one was) and the one changed.
     fn on_turn(&mut self, turn_id: Option<&TurnId>, f: impl FnOnce(&mut TurnCard)) -> Vec<CardRef> {
         let Some(id) = turn_id else {
             return Vec::new();
         };
-        match self.turns.iter_mut().find(|t| &t.turn_id == id) {
-            Some(turn) => {
-                f(turn);
-                vec![CardRef::Turn(id.clone())]
-            }
-            None => Vec::new(),
+        let Some(mut index) = self.turns.iter().rposition(|t| &t.turn_id == id) else {
+            return Vec::new();
+        };
+        let mut changed = Vec::new();
+        if let Some(at) = self.split.iter().position(|t| t == id) {
+            self.split.remove(at);
+            let closed = &mut self.turns[index];
+            closed.continued = true;
+            changed.push(closed.card_ref());
+            let next = TurnCard {
+                session_id: closed.session_id.clone(),
+                turn_id: closed.turn_id.clone(),
+                segment: closed.segment.saturating_add(1),
+                continued: false,
+                author: closed.author.clone(),
+                status: closed.status.clone(),
+                // Calls still waiting or running go on here, so their outcome shows below.
+                steps: closed
+                    .steps
+                    .iter()
+                    .filter(|s| s.outcome.is_none())
+                    .cloned()
+                    .collect(),
+                answer: String::new(),
+                reasoning_hint: false,
+                notes: Vec::new(),
+            };
+            self.turns.push(next);
+            index = self.turns.len() - 1;
         }
+        let turn = &mut self.turns[index];
+        f(turn);
+        changed.push(turn.card_ref());
+        changed
     }
 
     /// Like `on_turn`, but only while the turn runs: a late delta never reopens an ended turn.
@@ -284,152 +324,6 @@ impl SessionView {
         }
         self.notices.push(text);
         vec![CardRef::Notice(self.notices.len() - 1)]
-    }
-
-    fn announce(&mut self, tool_call_id: &ToolCallId, turn_id: Option<&TurnId>, body: PendingBody) {
-        self.pending.retain(|p| &p.tool_call_id != tool_call_id);
-        self.pending.push(PendingPrompt {
-            tool_call_id: tool_call_id.clone(),
-            turn_id: turn_id.cloned(),
-            body,
-        });
-    }
-
-    /// Turns an announced prompt into a card once it is parked. A parked item whose prompt was
-    /// never announced (a view started mid-session) has nothing to show and is skipped.
-    fn park(
-        &mut self,
-        item_id: &InboxItemId,
-        item_kind: InboxItemKind,
-        tool_call_id: &ToolCallId,
-        requested_by: Option<&UserId>,
-    ) -> Vec<CardRef> {
-        if self.approval(item_id).is_some() || self.question(item_id).is_some() {
-            return Vec::new();
-        }
-        let Some(index) = self.pending.iter().position(|p| {
-            &p.tool_call_id == tool_call_id
-                && matches!(
-                    (&p.body, item_kind),
-                    (PendingBody::Permission { .. }, InboxItemKind::Approval)
-                        | (PendingBody::Question { .. }, InboxItemKind::Question)
-                )
-        }) else {
-            return Vec::new();
-        };
-        let prompt = self.pending.remove(index);
-        let requested_by = requested_by.map(|user| self.actor(prompt.turn_id.as_ref(), user));
-        let PendingPrompt {
-            tool_call_id,
-            turn_id,
-            body,
-        } = prompt;
-        match body {
-            PendingBody::Permission {
-                tool,
-                arguments,
-                reason,
-                category,
-                standing_target,
-                readonly_ok,
-                choices,
-            } => {
-                self.approvals.push(ApprovalCard {
-                    item_id: item_id.clone(),
-                    tool_call_id,
-                    turn_id,
-                    tool,
-                    arguments,
-                    reason,
-                    category,
-                    choices,
-                    requested_by,
-                    standing_target,
-                    readonly_ok,
-                    state: PromptState::Pending,
-                });
-                vec![CardRef::Approval(item_id.clone())]
-            }
-            PendingBody::Question {
-                header,
-                question,
-                options,
-                allow_text,
-                multi,
-                questions,
-            } => {
-                self.questions.push(QuestionCard {
-                    item_id: item_id.clone(),
-                    tool_call_id,
-                    turn_id,
-                    header,
-                    question,
-                    options,
-                    allow_text,
-                    multi,
-                    questions,
-                    requested_by,
-                    state: PromptState::Pending,
-                });
-                vec![CardRef::Question(item_id.clone())]
-            }
-        }
-    }
-
-    /// Records the answer on the prompt's card (first answer wins) and lets its turn go on.
-    fn resolve(&mut self, item_id: &InboxItemId, state: PromptState) -> Vec<CardRef> {
-        let (changed, turn_id) =
-            if let Some(card) = self.approvals.iter_mut().find(|a| &a.item_id == item_id) {
-                if card.state != PromptState::Pending {
-                    return Vec::new();
-                }
-                card.state = state;
-                (CardRef::Approval(item_id.clone()), card.turn_id.clone())
-            } else if let Some(card) = self.questions.iter_mut().find(|q| &q.item_id == item_id) {
-                if card.state != PromptState::Pending {
-                    return Vec::new();
-                }
-                card.state = state;
-                (CardRef::Question(item_id.clone()), card.turn_id.clone())
-            } else {
-                return Vec::new();
-            };
-        let still_waiting = self.waiting_status(turn_id.as_ref());
-        let mut changed = vec![changed];
-        changed.extend(self.on_turn(turn_id.as_ref(), |turn| {
-            if matches!(
-                turn.status,
-                TurnStatus::WaitingForApproval | TurnStatus::WaitingForAnswer
-            ) {
-                turn.status = still_waiting.unwrap_or(TurnStatus::Thinking);
-            }
-        }));
-        changed
-    }
-
-    /// The waiting status of a turn that still has a pending prompt, if any.
-    fn waiting_status(&self, turn_id: Option<&TurnId>) -> Option<TurnStatus> {
-        let turn_id = turn_id?;
-        let pending = |state: &PromptState, turn: &Option<TurnId>| {
-            *state == PromptState::Pending && turn.as_ref() == Some(turn_id)
-        };
-        if self.approvals.iter().any(|a| pending(&a.state, &a.turn_id)) {
-            Some(TurnStatus::WaitingForApproval)
-        } else if self.questions.iter().any(|q| pending(&q.state, &q.turn_id)) {
-            Some(TurnStatus::WaitingForAnswer)
-        } else {
-            None
-        }
-    }
-
-    /// The requester as an actor, named when it is the person who started the turn.
-    fn actor(&self, turn_id: Option<&TurnId>, user: &UserId) -> Actor {
-        turn_id
-            .and_then(|id| self.turn(id))
-            .and_then(|turn| turn.author.as_ref())
-            .filter(|author| &author.user_id == user)
-            .cloned()
-            .unwrap_or_else(|| Actor::new(user.clone()))
     }
 }
 

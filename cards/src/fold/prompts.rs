@@ -1,0 +1,179 @@
+//! Parked prompts: a `permission_required` or `question_requested` announces a prompt, its
+//! `inbox_item_parked` turns it into a card, and its `inbox_item_resolved` records the answer.
+//!
+//! Invariants: one card per inbox item, whatever is redelivered; the first answer wins; a parked
+//! prompt marks its running turn so that the turn's next change opens a new segment below the
+//! prompt's card (see `view.rs`).
+
+use workmate_protocol::{Actor, InboxItemId, InboxItemKind, ToolCallId, TurnId, UserId};
+
+use crate::view::{
+    ApprovalCard, CardRef, PendingBody, PendingPrompt, PromptState, QuestionCard, SessionView,
+    TurnStatus,
+};
+
+impl SessionView {
+    pub(super) fn announce(
+        &mut self,
+        tool_call_id: &ToolCallId,
+        turn_id: Option<&TurnId>,
+        body: PendingBody,
+    ) {
+        self.pending.retain(|p| &p.tool_call_id != tool_call_id);
+        self.pending.push(PendingPrompt {
+            tool_call_id: tool_call_id.clone(),
+            turn_id: turn_id.cloned(),
+            body,
+        });
+    }
+
+    /// Turns an announced prompt into a card once it is parked. A parked item whose prompt was
+    /// never announced (a view started mid-session) has nothing to show and is skipped.
+    pub(super) fn park(
+        &mut self,
+        item_id: &InboxItemId,
+        item_kind: InboxItemKind,
+        tool_call_id: &ToolCallId,
+        requested_by: Option<&UserId>,
+    ) -> Vec<CardRef> {
+        if self.approval(item_id).is_some() || self.question(item_id).is_some() {
+            return Vec::new();
+        }
+        let Some(index) = self.pending.iter().position(|p| {
+            &p.tool_call_id == tool_call_id
+                && matches!(
+                    (&p.body, item_kind),
+                    (PendingBody::Permission { .. }, InboxItemKind::Approval)
+                        | (PendingBody::Question { .. }, InboxItemKind::Question)
+                )
+        }) else {
+            return Vec::new();
+        };
+        let prompt = self.pending.remove(index);
+        let requested_by = requested_by.map(|user| self.actor(prompt.turn_id.as_ref(), user));
+        let PendingPrompt {
+            tool_call_id,
+            turn_id,
+            body,
+        } = prompt;
+        self.mark_split(turn_id.as_ref());
+        match body {
+            PendingBody::Permission {
+                tool,
+                arguments,
+                reason,
+                category,
+                standing_target,
+                readonly_ok,
+                choices,
+            } => {
+                self.approvals.push(ApprovalCard {
+                    item_id: item_id.clone(),
+                    tool_call_id,
+                    turn_id,
+                    tool,
+                    arguments,
+                    reason,
+                    category,
+                    choices,
+                    requested_by,
+                    standing_target,
+                    readonly_ok,
+                    state: PromptState::Pending,
+                });
+                vec![CardRef::Approval(item_id.clone())]
+            }
+            PendingBody::Question {
+                header,
+                question,
+                options,
+                allow_text,
+                multi,
+                questions,
+            } => {
+                self.questions.push(QuestionCard {
+                    item_id: item_id.clone(),
+                    tool_call_id,
+                    turn_id,
+                    header,
+                    question,
+                    options,
+                    allow_text,
+                    multi,
+                    questions,
+                    requested_by,
+                    state: PromptState::Pending,
+                });
+                vec![CardRef::Question(item_id.clone())]
+            }
+        }
+    }
+
+    /// Marks a running turn so that its next change opens a new segment, below the card of the
+    /// prompt being parked.
+    fn mark_split(&mut self, turn_id: Option<&TurnId>) {
+        let Some(id) = turn_id else {
+            return;
+        };
+        let running = self.turn(id).is_some_and(|t| !t.status.is_terminal());
+        if running && !self.split.contains(id) {
+            self.split.push(id.clone());
+        }
+    }
+
+    /// Records the answer on the prompt's card (first answer wins) and lets its turn go on.
+    pub(super) fn resolve(&mut self, item_id: &InboxItemId, state: PromptState) -> Vec<CardRef> {
+        let (changed, turn_id) =
+            if let Some(card) = self.approvals.iter_mut().find(|a| &a.item_id == item_id) {
+                if card.state != PromptState::Pending {
+                    return Vec::new();
+                }
+                card.state = state;
+                (CardRef::Approval(item_id.clone()), card.turn_id.clone())
+            } else if let Some(card) = self.questions.iter_mut().find(|q| &q.item_id == item_id) {
+                if card.state != PromptState::Pending {
+                    return Vec::new();
+                }
+                card.state = state;
+                (CardRef::Question(item_id.clone()), card.turn_id.clone())
+            } else {
+                return Vec::new();
+            };
+        let still_waiting = self.waiting_status(turn_id.as_ref());
+        let mut changed = vec![changed];
+        changed.extend(self.on_turn(turn_id.as_ref(), |turn| {
+            if matches!(
+                turn.status,
+                TurnStatus::WaitingForApproval | TurnStatus::WaitingForAnswer
+            ) {
+                turn.status = still_waiting.unwrap_or(TurnStatus::Thinking);
+            }
+        }));
+        changed
+    }
+
+    /// The waiting status of a turn that still has a pending prompt, if any.
+    pub(super) fn waiting_status(&self, turn_id: Option<&TurnId>) -> Option<TurnStatus> {
+        let turn_id = turn_id?;
+        let pending = |state: &PromptState, turn: &Option<TurnId>| {
+            *state == PromptState::Pending && turn.as_ref() == Some(turn_id)
+        };
+        if self.approvals.iter().any(|a| pending(&a.state, &a.turn_id)) {
+            Some(TurnStatus::WaitingForApproval)
+        } else if self.questions.iter().any(|q| pending(&q.state, &q.turn_id)) {
+            Some(TurnStatus::WaitingForAnswer)
+        } else {
+            None
+        }
+    }
+
+    /// The requester as an actor, named when it is the person who started the turn.
+    fn actor(&self, turn_id: Option<&TurnId>, user: &UserId) -> Actor {
+        turn_id
+            .and_then(|id| self.turn(id))
+            .and_then(|turn| turn.author.as_ref())
+            .filter(|author| &author.user_id == user)
+            .cloned()
+            .unwrap_or_else(|| Actor::new(user.clone()))
+    }
+}
