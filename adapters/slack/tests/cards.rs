@@ -8,7 +8,7 @@ use workmate_protocol::{ApprovalChoice, Resolution, TurnEndStatus};
 use workmate_slack::blocks::{decode_button_value, fallback_text, render};
 
 use crate::limits::assert_within_limits;
-use crate::story::{Story, item};
+use crate::story::{Story, item, turn};
 
 const ANSWER: &str = "## Failed deploys\n\nTwo deploys **failed** since yesterday:\n\n\
 1. `api` #4812 timed out\n2. `web` #977 failed *lint*\n   - see [the run](https://ci.example.com/runs/977)\n\n\
@@ -79,15 +79,27 @@ fn a_tool_turn_with_an_approval() {
     let mut s = Story::new();
     s.start_turn("tn_1", "Which deploys failed since yesterday?");
     let thinking = message(&turn_card(&s.view().turns()[0]));
-    assert_eq!(types(&thinking), ["context"]);
+    assert_eq!(types(&thinking), ["context", "actions"]);
     assert_eq!(thinking["text"], "🤔 Thinking…");
+    assert_eq!(
+        buttons(&thinking),
+        [(
+            "Stop".into(),
+            "wm:0".into(),
+            Some("danger".into()),
+            ButtonAction::Stop {
+                session_id: "s_1".into(),
+                turn_id: turn("tn_1"),
+            }
+        )]
+    );
     assert_snapshot!("turn_thinking", pretty(&thinking));
 
     s.reasoning("The CI CLI can list failed runs");
     s.delta("Let me check ");
     s.delta("the CI runs.");
     let streaming = message(&turn_card(&s.view().turns()[0]));
-    assert_eq!(types(&streaming), ["context", "section"]);
+    assert_eq!(types(&streaming), ["context", "section", "actions"]);
     assert_snapshot!("turn_reasoning_streaming", pretty(&streaming));
     s.message(Some("Let me check the CI runs."), &["run_shell"]);
     s.ask_to_list_failed_runs("call_1", "ib_1");
@@ -135,21 +147,35 @@ fn a_tool_turn_with_an_approval() {
     assert_snapshot!("approval_run_shell_pending", pretty(&pending));
 
     s.approve_once_as_bob("call_1", "ib_1");
-    let approved = message(&approval_card(s.view().approval(&item("ib_1")).unwrap()));
+    let view = s.view();
+    let continued = message(&turn_card(view.turn_segment(&turn("tn_1"), 0).unwrap()));
+    assert!(all_text(&continued).ends_with("↓ Continued below"));
+    assert!(buttons(&continued).is_empty());
+    assert_snapshot!("turn_continued_below", pretty(&continued));
+    let approved = message(&approval_card(view.approval(&item("ib_1")).unwrap()));
     assert!(buttons(&approved).is_empty(), "no buttons after resolution");
     assert!(all_text(&approved).contains("✅ Approved by Bob Li · once"));
     assert_snapshot!("approval_run_shell_approved", pretty(&approved));
 
     s.run("call_1", "run_shell");
-    let running = message(&turn_card(&s.view().turns()[0]));
+    let running = message(&turn_card(s.view().turn(&turn("tn_1")).unwrap()));
     assert!(all_text(&running).contains("⚙️ Running `run_shell`…"));
+    assert_eq!(
+        buttons(&running).len(),
+        1,
+        "the newest segment can stop the turn"
+    );
     assert_snapshot!("turn_running_tool", pretty(&running));
 
     s.find_two_failed_runs_then_fall_back("call_1");
     s.delta("## Failed deploys\n\nTwo");
     s.message(Some(ANSWER), &[]);
     s.end(TurnEndStatus::Completed);
-    let done = message(&turn_card(&s.view().turns()[0]));
+    let done = message(&turn_card(s.view().turn(&turn("tn_1")).unwrap()));
+    assert!(
+        buttons(&done).is_empty(),
+        "an ended turn has no Stop button"
+    );
     let text = all_text(&done);
     assert_eq!(done["blocks"][2]["type"], "header");
     assert_eq!(done["blocks"][2]["text"]["text"], "Failed deploys");
@@ -184,7 +210,8 @@ fn a_denied_write_then_a_failed_turn() {
     assert_snapshot!("approval_write_file_denied", pretty(&denied));
 
     s.fail_rate_limited();
-    let failed = message(&turn_card(&s.view().turns()[0]));
+    let failed = message(&turn_card(s.view().turn(&turn("tn_1")).unwrap()));
+    assert!(buttons(&failed).is_empty());
     assert!(all_text(&failed).starts_with("❌ Failed: The model gateway"));
     assert!(all_text(&failed).contains("⛔ `write_file`"));
     assert_snapshot!("turn_failed", pretty(&failed));
@@ -203,7 +230,8 @@ fn an_edit_waits_then_the_turn_is_stopped() {
     assert_snapshot!("approval_replace_in_file_pending", pretty(&pending));
 
     s.stop_while_waiting("call_r", "ib_r", "replace_in_file");
-    let stopped = message(&turn_card(&s.view().turns()[0]));
+    let stopped = message(&turn_card(s.view().turn(&turn("tn_1")).unwrap()));
+    assert!(buttons(&stopped).is_empty());
     assert!(all_text(&stopped).starts_with("⏹️ Stopped"));
     assert_snapshot!("turn_stopped", pretty(&stopped));
 }

@@ -5,8 +5,8 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 use workmate_cards::{Block, Button, ButtonAction, ButtonStyle, Card, Inline, RichText};
-use workmate_protocol::{ApprovalChoice, Resolution};
-use workmate_slack::blocks::{decode_button_value, fallback_text, render};
+use workmate_protocol::{ApprovalChoice, Resolution, SessionId, TurnId};
+use workmate_slack::blocks::{MAX_BUTTON_VALUE_CHARS, decode_button_value, fallback_text, render};
 
 use crate::story::item;
 
@@ -275,6 +275,34 @@ fn a_button_value_round_trips() {
     );
     assert!(decode_button_value("approve").is_err());
     assert!(decode_button_value(r#"{"type":"launch"}"#).is_err());
+}
+
+#[test]
+fn a_stop_button_value_fits_and_round_trips() {
+    // Minted ids are UUIDv7 text, the longest ids workmate puts in a Stop button.
+    let action = ButtonAction::Stop {
+        session_id: SessionId::new(),
+        turn_id: TurnId::new(),
+    };
+    let card = Card {
+        blocks: vec![Block::Actions(vec![Button {
+            label: "Stop".into(),
+            action: action.clone(),
+            style: ButtonStyle::Danger,
+        }])],
+    };
+    let blocks = render(&card);
+    assert_within_limits(&blocks);
+    let button = &blocks[0]["elements"][0];
+    assert_eq!(button["style"], "danger");
+    assert_eq!(button["text"]["text"], "Stop");
+    let value = button["value"].as_str().unwrap();
+    assert!(
+        value.chars().count() < MAX_BUTTON_VALUE_CHARS / 10,
+        "{value} leaves plenty of room"
+    );
+    assert_eq!(decode_button_value(value).unwrap(), action);
+    assert!(decode_button_value(r#"{"type":"stop","session_id":"s_1"}"#).is_err());
 }
 
 #[test]
