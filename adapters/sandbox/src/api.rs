@@ -1,32 +1,43 @@
-//! The fake Slack Web API: `chat.postMessage`, `chat.update`, `chat.postEphemeral`, `auth.test`.
+//! The fake Slack Web API: `chat.postMessage`, `chat.update`, `chat.postEphemeral`, `auth.test`
+//! and `users.info`.
 //!
 //! Invariant: answers have Slack's shapes, always HTTP 200 with `ok` saying whether the call
-//! worked, and nothing is stored unless the bearer token is the configured bot token.
+//! worked, and nothing is stored or told unless the bearer token is the configured bot token.
+//! `users.info` knows exactly the sandbox people ([`USERS`]), so cards name them as the page
+//! does.
 
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{RawQuery, State};
 use axum::http::HeaderMap;
-use axum::http::header::AUTHORIZATION;
+use axum::http::header::{AUTHORIZATION, CONTENT_TYPE};
 use serde_json::{Value, json};
 
-use crate::{AppState, BOT_ID, BOT_USER_ID, TEAM_ID};
+use crate::{AppState, BOT_ID, BOT_USER_ID, TEAM_ID, USERS};
+
+/// The time zone `users.info` gives every sandbox person.
+const USER_TZ: &str = "UTC";
 
 fn failure(error: &str) -> Json<Value> {
     Json(json!({ "ok": false, "error": error }))
 }
 
-/// The JSON body of an authorised call, or Slack's error answer.
-fn authorised(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<Value, Json<Value>> {
+/// Slack's error answer unless the call carries the configured bot token.
+fn check_token(state: &AppState, headers: &HeaderMap) -> Result<(), Json<Value>> {
     let token = headers
         .get(AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "));
     match token {
-        None => return Err(failure("not_authed")),
-        Some(token) if token != state.config.bot_token => return Err(failure("invalid_auth")),
-        Some(_) => {}
+        None => Err(failure("not_authed")),
+        Some(token) if token != state.config.bot_token => Err(failure("invalid_auth")),
+        Some(_) => Ok(()),
     }
+}
+
+/// The JSON body of an authorised call, or Slack's error answer.
+fn authorised(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<Value, Json<Value>> {
+    check_token(state, headers)?;
     if body.is_empty() {
         return Ok(json!({}));
     }
@@ -127,4 +138,51 @@ pub(crate) async fn auth_test(
         "user_id": BOT_USER_ID,
         "bot_id": BOT_ID,
     }))
+}
+
+/// `users.info`: a sandbox person by id, from the query string or the body (form fields, as
+/// Slack takes them, or JSON).
+pub(crate) async fn users_info(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+    body: Bytes,
+) -> Json<Value> {
+    if let Err(answer) = check_token(&state, &headers) {
+        return answer;
+    }
+    let json_body = headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    let from_body = if json_body {
+        serde_json::from_slice::<Value>(&body)
+            .ok()
+            .and_then(|b| text_field(&b, "user").map(str::to_owned))
+    } else {
+        form_field(&body, "user")
+    };
+    let user =
+        from_body.or_else(|| form_field(query.as_deref().unwrap_or_default().as_bytes(), "user"));
+    let Some((id, name)) = user.and_then(|user| USERS.into_iter().find(|(id, _)| *id == user))
+    else {
+        return failure("user_not_found");
+    };
+    Json(json!({
+        "ok": true,
+        "user": {
+            "id": id,
+            "name": name.to_lowercase(),
+            "real_name": name,
+            "tz": USER_TZ,
+            "profile": { "display_name": name, "real_name": name },
+        },
+    }))
+}
+
+/// A non-empty field of a form-encoded (`a=1&b=2`) body or query.
+fn form_field(form: &[u8], name: &str) -> Option<String> {
+    form_urlencoded::parse(form)
+        .find(|(key, value)| key == name && !value.is_empty())
+        .map(|(_, value)| value.into_owned())
 }

@@ -1,5 +1,6 @@
-//! A local stand-in for Slack: the Web API methods the adapter calls, a browser page of the
-//! channel's threads, and a way to speak and click as a sandbox user.
+//! A local stand-in for Slack: the Web API methods the adapter calls (posting and updating
+//! messages, `auth.test`, `users.info` for the sandbox people), a browser page of the channel's
+//! threads, and a way to speak and click as a sandbox user.
 //!
 //! Invariants: the fake Web API answers only the configured bot token, like Slack; everything a
 //! user does on the page reaches workmate as a request signed with the configured signing secret
@@ -85,5 +86,9 @@ pub fn router(config: SandboxConfig) -> Result<Router> {
         .route("/sandbox/api/chat.update", post(api::update))
         .route("/sandbox/api/chat.postEphemeral", post(api::post_ephemeral))
         .route("/sandbox/api/auth.test", post(api::auth_test))
+        .route(
+            "/sandbox/api/users.info",
+            get(api::users_info).post(api::users_info),
+        )
         .with_state(state))
 }

@@ -1,9 +1,100 @@
 //! The fake Web API answers like Slack.
 
-use axum::http::StatusCode;
-use serde_json::json;
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use serde_json::{Value, json};
+use workmate_slack::{SlackWeb, UserInfo};
 
-use crate::support::{TOKEN, get, post, sandbox};
+use crate::support::{TOKEN, get, post, sandbox, send, serve};
+
+/// `users.info` as Slack's SDKs call it: a form-encoded POST.
+fn users_info_form(form: &str, token: Option<&str>) -> Request<Body> {
+    let mut request = Request::post("/sandbox/api/users.info")
+        .header("content-type", "application/x-www-form-urlencoded");
+    if let Some(token) = token {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    request.body(Body::from(form.to_owned())).unwrap()
+}
+
+fn person(id: &str, handle: &str, name: &str) -> Value {
+    json!({"ok": true, "user": {
+        "id": id, "name": handle, "real_name": name, "tz": "UTC",
+        "profile": {"display_name": name, "real_name": name},
+    }})
+}
+
+#[tokio::test]
+async fn users_info_names_the_sandbox_people() {
+    let app = sandbox("http://127.0.0.1:9");
+    let (status, alice) = send(&app, users_info_form("user=U1", Some(TOKEN))).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(alice, person("U1", "alice", "Alice"));
+
+    // The user may also come in the query string (GET or POST), or as JSON.
+    let get = Request::get("/sandbox/api/users.info?user=U2")
+        .header("authorization", format!("Bearer {TOKEN}"))
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(send(&app, get).await.1, person("U2", "bob", "Bob"));
+    let query = Request::post("/sandbox/api/users.info?user=U2")
+        .header("authorization", format!("Bearer {TOKEN}"))
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(send(&app, query).await.1, person("U2", "bob", "Bob"));
+    let (_, bob) = post(
+        &app,
+        "/sandbox/api/users.info",
+        Some(TOKEN),
+        &json!({"user": "U2"}),
+    )
+    .await;
+    assert_eq!(bob, person("U2", "bob", "Bob"));
+}
+
+#[tokio::test]
+async fn users_info_refuses_strangers_and_bad_tokens() {
+    let app = sandbox("http://127.0.0.1:9");
+    let not_found = json!({"ok": false, "error": "user_not_found"});
+    for form in ["user=U9", "user=", "", "user=u1"] {
+        let (status, body) = send(&app, users_info_form(form, Some(TOKEN))).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(body, not_found, "{form:?}");
+    }
+    let (_, body) = send(&app, users_info_form("user=U1", Some("xoxb-wrong"))).await;
+    assert_eq!(body, json!({"ok": false, "error": "invalid_auth"}));
+    let (_, body) = send(&app, users_info_form("user=U1", None)).await;
+    assert_eq!(body, json!({"ok": false, "error": "not_authed"}));
+    // The same call with the bot token is answered.
+    let (_, body) = send(&app, users_info_form("user=U1", Some(TOKEN))).await;
+    assert_eq!(body["user"]["real_name"], "Alice");
+}
+
+/// workmate's own Slack client, pointed at the sandbox, gets names rather than ids.
+#[tokio::test]
+async fn workmates_slack_client_reads_names_and_the_bot_from_the_sandbox() {
+    let base = serve(sandbox("http://127.0.0.1:9")).await;
+    let web = SlackWeb::new(&format!("{base}/sandbox/api"), TOKEN.to_owned().into()).unwrap();
+    let alice = web.user_info("U1").await.unwrap();
+    let mut expected = UserInfo::default();
+    expected.name = Some("Alice".into());
+    expected.tz = Some("UTC".into());
+    assert_eq!(alice, expected);
+    assert_eq!(
+        web.user_info("U2").await.unwrap().name.as_deref(),
+        Some("Bob")
+    );
+    assert!(web.user_info("U404").await.is_err());
+    let bot = web.auth_test().await.unwrap();
+    assert_eq!(
+        (
+            bot.team_id.as_str(),
+            bot.user_id.as_str(),
+            bot.bot_id.as_deref()
+        ),
+        ("TSANDBOX", "UBOT", Some("BSANDBOX"))
+    );
+}
 
 #[tokio::test]
 async fn auth_test_names_the_sandbox_bot() {

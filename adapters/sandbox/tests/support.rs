@@ -20,6 +20,25 @@ pub(crate) fn sandbox(workmate_base: &str) -> Router {
     .unwrap()
 }
 
+/// Sends a request to the sandbox; returns the status and the JSON body (`null` if not JSON).
+pub(crate) async fn send(app: &Router, request: Request<Body>) -> (StatusCode, Value) {
+    let response = app.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+/// Serves the sandbox on a local port; returns its base URL (`http://127.0.0.1:<port>`).
+pub(crate) async fn serve(app: Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    base
+}
+
 /// POSTs JSON, with a bearer token when given; returns the status and the body.
 pub(crate) async fn post(
     app: &Router,
