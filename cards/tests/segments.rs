@@ -2,6 +2,7 @@
 //! segment below the prompt's card, every card keeps one key, and only the newest segment of a
 //! running turn can be stopped.
 
+use proptest::prelude::*;
 use serde_json::json;
 use workmate_cards::{
     Block, ButtonAction, ButtonStyle, CONTINUED_BELOW, Card, CardRef, STOP_LABEL, SessionView,
@@ -254,4 +255,38 @@ fn segments_replay_to_the_same_view_from_any_redelivery() {
         .collect();
     assert_eq!(fold(&twice), replayed);
     assert_eq!(pump(&twice), pump(&persisted));
+}
+
+/// A turn with an approval and then a question: three segments.
+fn two_prompt_turn() -> Story {
+    let mut s = approved_turn();
+    s.start_turn("tn_2", "Post it");
+    s.ask_where_to_post("call_q", "ib_q");
+    s.answer("call_q", "ib_q", "#ops");
+    s.ask_to_raise_the_timeout("call_r", "ib_r");
+    s.deny_as_bob("call_r", "ib_r", "replace_in_file");
+    s.message(Some("Posted; the timeout stays."), &[]);
+    s.end(TurnEndStatus::Completed);
+    s
+}
+
+proptest! {
+    /// A surface that reconnects replays the stored events from the start, after having seen
+    /// any prefix of them: the view, and so every segment, comes out the same.
+    #[test]
+    fn a_replay_after_any_prefix_gives_the_same_segments(cut in 0usize..64) {
+        let persisted: Vec<_> = two_prompt_turn()
+            .events
+            .into_iter()
+            .filter(Event::is_state)
+            .collect();
+        let cut = cut.min(persisted.len());
+        let once = fold(&persisted);
+        let mut view = fold(&persisted[..cut]);
+        for event in &persisted {
+            view.apply(event);
+        }
+        prop_assert_eq!(&view, &once);
+        prop_assert_eq!(once.turn_segments(&turn("tn_2")).count(), 3);
+    }
 }
