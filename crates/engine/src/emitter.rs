@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use workmate_protocol::{Event, EventKind, Message, SessionId, TenantId, TurnId};
-use workmate_store::Store;
+use workmate_store::{IntakeKey, Store};
 
 use crate::Result;
 use crate::runtime::SessionRuntime;
@@ -32,15 +32,26 @@ impl Emitter {
     /// Persists history messages together with a state event (one transaction), then publishes
     /// the event.
     pub(crate) async fn state_with(&self, messages: &[Message], kind: EventKind) -> Result<Event> {
+        self.state_marking(messages, kind, &[]).await
+    }
+
+    /// [`Emitter::state_with`] that also marks the deliveries `done` in the same transaction.
+    pub(crate) async fn state_marking(
+        &self,
+        messages: &[Message],
+        kind: EventKind,
+        done: &[IntakeKey],
+    ) -> Result<Event> {
         let mut events = self
             .store
             .events()
-            .append_with_messages(
+            .append_with_messages_marking(
                 &self.tenant,
                 &self.session,
                 self.turn.as_ref(),
                 messages,
                 vec![kind],
+                done,
             )
             .await?;
         let event = events.pop().ok_or_else(|| {

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 use workmate_protocol::{Actor, Event};
+use workmate_store::IntakeKey;
 
 /// Events buffered for a slow live subscriber before it is told it lagged. Kept small: the buffer
 /// is allocated up front for every live session, and a lagging subscriber replays the state events
@@ -21,6 +22,8 @@ const LIVE_EVENT_BUFFER: usize = 64;
 pub(crate) struct Steering {
     pub(crate) author: Actor,
     pub(crate) text: String,
+    /// The intake row it came from, marked done when the message is stored.
+    pub(crate) delivery: Option<IntakeKey>,
 }
 
 #[derive(Debug, Default)]

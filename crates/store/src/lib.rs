@@ -31,6 +31,7 @@ pub use repo::events::EventRepo;
 pub use repo::inbox::{
     Answer, InboxFilter, InboxItem, InboxItemState, InboxRepo, NewInboxItem, ResolveOutcome,
 };
+pub use repo::intake::{Delivery, IntakeKey, IntakeRepo, IntakeState, NewDelivery};
 pub use repo::memories::{Memory, MemoryRepo, MemoryScope, NewMemory};
 pub use repo::messages::MessageRepo;
 pub use repo::sessions::{NewSession, SessionKey, SessionRecord, SessionRepo};
@@ -131,6 +132,11 @@ impl Store {
     /// Platform event ids already seen.
     pub fn dedupe(&self) -> DedupeRepo<'_> {
         DedupeRepo::new(self)
+    }
+
+    /// Inbound chat deliveries, stored before they are acknowledged.
+    pub fn intake(&self) -> IntakeRepo<'_> {
+        IntakeRepo::new(self)
     }
 
     /// Token usage per model call.

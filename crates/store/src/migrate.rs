@@ -51,6 +51,13 @@ const MIGRATIONS: &[Migration] = &[
         mysql: include_str!("../../../migrations/mysql/0004_scheduler.sql"),
         postgres: include_str!("../../../migrations/postgres/0004_scheduler.sql"),
     },
+    Migration {
+        version: 5,
+        name: "0005_intake",
+        sqlite: include_str!("../../../migrations/sqlite/0005_intake.sql"),
+        mysql: include_str!("../../../migrations/mysql/0005_intake.sql"),
+        postgres: include_str!("../../../migrations/postgres/0005_intake.sql"),
+    },
 ];
 
 /// What a migration run did.

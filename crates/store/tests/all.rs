@@ -14,6 +14,7 @@ mod support;
 mod automations;
 mod concurrency;
 mod inbox;
+mod intake;
 mod isolation;
 mod ledger;
 mod migrations;

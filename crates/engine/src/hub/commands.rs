@@ -2,13 +2,16 @@
 //!
 //! Invariants: a message for a busy session joins the running turn as steering; commands that
 //! need an idle session (retry, model switch) are refused while a turn runs, with a reason; every
-//! change of session settings is announced by a state event.
+//! change of session settings is announced by a state event. A command that came from an intake
+//! row marks it done only once applied: a message in the transaction that stores it in history
+//! (when its turn starts, when it is injected as steering, or in the next turn when it arrived too
+//! late), any other command right after it took effect; a refused command leaves the row alone.
 
 use workmate_protocol::{
     Attachment, AttachmentKind, Command, ContentPart, EventKind, FileData, ImageUrl, NoticeKind,
     SessionId, TenantId, TurnId, UserContent,
 };
-use workmate_store::ResolveOutcome;
+use workmate_store::{IntakeKey, ResolveOutcome};
 
 use super::SessionHub;
 use crate::history::{ends_in_error, has_conversation, has_images};
@@ -43,6 +46,44 @@ impl SessionHub {
         session: &SessionId,
         command: Command,
     ) -> Result<Accepted> {
+        self.submit_with(tenant, session, command, None).await
+    }
+
+    /// [`SessionHub::submit`] for a command that came from the intake row `delivery`, which is
+    /// marked done once the command is applied: a user message in the same transaction that writes
+    /// it to history (possibly later, when it steers a running turn), any other command as soon
+    /// as it took effect. On an error (busy, rejected, shutting down, …) the row is left as it is,
+    /// for the caller to retry or fail.
+    pub async fn submit_delivery(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+        command: Command,
+        delivery: IntakeKey,
+    ) -> Result<Accepted> {
+        if &delivery.tenant_id != tenant {
+            return Err(Error::Rejected(format!(
+                "delivery {} belongs to tenant {}, not {tenant}",
+                delivery.delivery_id, delivery.tenant_id
+            )));
+        }
+        let message = matches!(command, Command::UserMessage { .. });
+        let accepted = self
+            .submit_with(tenant, session, command, Some(delivery.clone()))
+            .await?;
+        if !message {
+            self.store().intake().finish(&delivery).await?;
+        }
+        Ok(accepted)
+    }
+
+    async fn submit_with(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+        command: Command,
+        delivery: Option<IntakeKey>,
+    ) -> Result<Accepted> {
         if self.inner.shutdown.is_cancelled() {
             return Err(Error::ShuttingDown);
         }
@@ -60,6 +101,7 @@ impl SessionHub {
                 let steering = Steering {
                     author: author.clone(),
                     text: text.clone(),
+                    delivery: delivery.clone(),
                 };
                 if attachments.is_empty() && runtime.steer(steering) {
                     return Ok(Accepted::Steered);
@@ -72,6 +114,7 @@ impl SessionHub {
                     author,
                     text,
                     content,
+                    deliveries: delivery.into_iter().collect(),
                 };
                 Ok(Accepted::TurnStarted(
                     self.spawn_turn(tenant, session, runtime, cancel, start),

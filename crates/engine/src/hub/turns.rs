@@ -170,11 +170,13 @@ impl SessionHub {
 }
 
 /// Messages that missed the turn become the next turn: the first as its message, the rest as
-/// steering already queued behind it.
+/// steering already queued behind it. Their deliveries are all marked done by that turn's first
+/// write, which stores their text.
 fn late_messages(mut late: Vec<crate::runtime::Steering>) -> Option<TurnStart> {
     if late.is_empty() {
         return None;
     }
+    let deliveries = late.iter().filter_map(|s| s.delivery.clone()).collect();
     let first = late.remove(0);
     let text = std::iter::once(first.text)
         .chain(late.into_iter().map(|s| s.text))
@@ -184,5 +186,46 @@ fn late_messages(mut late: Vec<crate::runtime::Steering>) -> Option<TurnStart> {
         author: first.author,
         content: workmate_protocol::UserContent::Text(text.clone()),
         text,
+        deliveries,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use workmate_protocol::{Actor, TenantId};
+    use workmate_store::IntakeKey;
+
+    use super::*;
+    use crate::runtime::Steering;
+
+    fn late(text: &str, delivery: Option<&str>) -> Steering {
+        Steering {
+            author: Actor::new("u_alice"),
+            text: text.into(),
+            delivery: delivery.map(|id| IntakeKey {
+                tenant_id: TenantId::from("t"),
+                platform: "slack".into(),
+                delivery_id: id.into(),
+            }),
+        }
+    }
+
+    #[test]
+    fn late_messages_carry_every_delivery_into_the_next_turn() {
+        assert!(late_messages(Vec::new()).is_none());
+        let next = late_messages(vec![
+            late("one", Some("Ev1")),
+            late("two", None),
+            late("three", Some("Ev3")),
+        ]);
+        let Some(TurnStart::Message {
+            text, deliveries, ..
+        }) = next
+        else {
+            panic!("a message turn");
+        };
+        assert_eq!(text, "one\n\ntwo\n\nthree");
+        let ids: Vec<&str> = deliveries.iter().map(|k| k.delivery_id.as_str()).collect();
+        assert_eq!(ids, vec!["Ev1", "Ev3"]);
+    }
 }

@@ -106,6 +106,7 @@ impl Turn {
                 author: Actor::new(self.requester.clone()),
                 content: UserContent::Text(args.task.clone()),
                 text: args.task,
+                deliveries: Vec::new(),
             };
             Box::pin(child.run(start)).await?;
             history = self.deps.store.messages().list(tenant, &record.id).await?;

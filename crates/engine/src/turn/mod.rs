@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 use workmate_protocol::{
     Actor, EventKind, Message, NoticeKind, ToolCall, TurnEndStatus, UserContent, UserId,
 };
-use workmate_store::SessionRecord;
+use workmate_store::{IntakeKey, SessionRecord};
 use workmate_tools::Root;
 
 use crate::Result;
@@ -76,6 +76,8 @@ pub(crate) enum TurnStart {
         author: Actor,
         text: String,
         content: UserContent,
+        /// The intake rows this message came from, marked done when it is stored.
+        deliveries: Vec<IntakeKey>,
     },
     /// The last turn failed; run the model again on the same history.
     Retry,
@@ -148,6 +150,7 @@ impl Turn {
                 author,
                 text,
                 content,
+                deliveries,
             } => {
                 self.requester = author.user_id.clone();
                 let message = Message::User {
@@ -161,7 +164,8 @@ impl Turn {
                     author: Some(author),
                     display: None,
                 };
-                self.append_with(message, start).await?;
+                self.append_marking_with(message, start, &deliveries)
+                    .await?;
             }
             TurnStart::Retry => {
                 self.emit
@@ -256,7 +260,8 @@ impl Turn {
                 author: Some(message.author),
                 display: None,
             };
-            self.append(user).await?;
+            self.append_marking(user, message.delivery.as_slice())
+                .await?;
         }
         Ok(any)
     }
@@ -342,8 +347,19 @@ impl Turn {
 
     /// Appends a message and emits the state event that announces it, stored together.
     pub(crate) async fn append_with(&mut self, message: Message, kind: EventKind) -> Result<()> {
+        self.append_marking_with(message, kind, &[]).await
+    }
+
+    /// [`Turn::append_with`] that also marks the deliveries the message came from `done`, in
+    /// the same transaction.
+    async fn append_marking_with(
+        &mut self,
+        message: Message,
+        kind: EventKind,
+        done: &[IntakeKey],
+    ) -> Result<()> {
         self.emit
-            .state_with(std::slice::from_ref(&message), kind)
+            .state_marking(std::slice::from_ref(&message), kind, done)
             .await?;
         self.history.push(message);
         Ok(())
@@ -351,13 +367,22 @@ impl Turn {
 
     /// Appends a message to the stored history and the in-memory copy.
     pub(crate) async fn append(&mut self, message: Message) -> Result<()> {
+        self.append_marking(message, &[]).await
+    }
+
+    /// [`Turn::append`] that also marks the deliveries the message came from `done`, in the
+    /// same transaction.
+    async fn append_marking(&mut self, message: Message, done: &[IntakeKey]) -> Result<()> {
         self.deps
             .store
-            .messages()
-            .append(
+            .events()
+            .append_with_messages_marking(
                 &self.emit.tenant,
                 &self.emit.session,
+                None,
                 std::slice::from_ref(&message),
+                Vec::new(),
+                done,
             )
             .await?;
         self.history.push(message);

@@ -9,6 +9,7 @@ use sqlx::any::AnyRow;
 use workmate_protocol::{Event, EventKind, Message, SessionId, TenantId, TurnId};
 
 use crate::repo::appends;
+use crate::repo::intake::{self, IntakeKey};
 use crate::repo::tool_calls::{Transition, transition_on};
 use crate::row::{col, json_col, to_i64};
 use crate::{Error, Result, Store};
@@ -54,11 +55,28 @@ impl<'s> EventRepo<'s> {
         messages: &[Message],
         kinds: Vec<EventKind>,
     ) -> Result<Vec<Event>> {
-        Ok(
-            appends::append(self.store, (tenant, session), turn, messages, kinds)
-                .await?
-                .events,
-        )
+        self.append_with_messages_marking(tenant, session, turn, messages, kinds, &[])
+            .await
+    }
+
+    /// [`EventRepo::append_with_messages`] that also marks the intake rows `done` in the same
+    /// transaction: a delivery is done exactly when the history it produced is stored, so a
+    /// crash either keeps both or neither, and a delivery never runs twice or is lost.
+    pub async fn append_with_messages_marking(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+        turn: Option<&TurnId>,
+        messages: &[Message],
+        kinds: Vec<EventKind>,
+        done: &[IntakeKey],
+    ) -> Result<Vec<Event>> {
+        let key = (tenant, session);
+        let mut tx = self.store.begin_write().await?;
+        let appended = appends::append_in(&mut tx, self.store, key, turn, messages, kinds).await?;
+        intake::finish_in(&mut tx, self.store, tenant, done).await?;
+        tx.commit().await?;
+        Ok(appended.events)
     }
 
     /// Moves a tool call through the ledger and appends its answer (the tool message and its
