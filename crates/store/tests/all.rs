@@ -18,4 +18,5 @@ mod isolation;
 mod ledger;
 mod migrations;
 mod records;
+mod roles;
 mod usage;

@@ -11,6 +11,7 @@ pub(crate) mod events;
 pub(crate) mod inbox;
 pub(crate) mod memories;
 pub(crate) mod messages;
+pub(crate) mod roles;
 pub(crate) mod sessions;
 pub(crate) mod tenants;
 pub(crate) mod tool_calls;

@@ -72,7 +72,7 @@ pub struct NewUser {
 /// Tenants, users and platform identities.
 #[derive(Debug)]
 pub struct TenantRepo<'s> {
-    store: &'s Store,
+    pub(super) store: &'s Store,
 }
 
 impl<'s> TenantRepo<'s> {
