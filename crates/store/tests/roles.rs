@@ -91,6 +91,16 @@ backend_matrix! {
         assert_eq!(tenants.change_role(&tenant, &bo, Role::Member).await.unwrap(), RoleChange::LastAdmin);
         assert_eq!(admins(&ctx.store, &tenant).await, 1);
 
+        // Creating a user leaves an existing one as it is.
+        let newcomer = NewUser { id: "cy".into(), display_name: "cy".into(), email: None, role: Role::Member, sso_subject: None };
+        let (cy, created) = tenants.ensure_user(&tenant, &newcomer).await.unwrap();
+        assert!(created);
+        assert_eq!((cy.role, cy.display_name.as_str()), (Role::Member, "cy"));
+        let renamed = NewUser { display_name: "Someone else".into(), role: Role::Admin, ..newcomer };
+        let (again, created) = tenants.ensure_user(&tenant, &renamed).await.unwrap();
+        assert!(!created);
+        assert_eq!(again, cy);
+
         let missing = tenants.change_role(&tenant, &UserId::from("nobody"), Role::Admin).await;
         assert!(matches!(missing, Err(Error::NotFound { .. })), "{missing:?}");
         let elsewhere = tenants.change_role(&TenantId::from("no-such-tenant"), &bo, Role::Admin).await;
