@@ -42,6 +42,9 @@ pub enum Command {
     /// Inspect the permission policy.
     #[command(subcommand)]
     Policy(PolicyCommand),
+    /// Grant or revoke a user's role in a tenant, as the operator (audited).
+    #[command(subcommand)]
+    Role(RoleCommand),
     /// Measure the service under load; prints figures beside their targets.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -69,6 +72,40 @@ pub enum ModelsCommand {
 pub enum PolicyCommand {
     /// Print whether a call would be allowed, asked about or denied, and why.
     Explain(Box<crate::explain::ExplainArgs>),
+}
+
+/// `workmate role …`.
+#[derive(Clone, Debug, PartialEq, Eq, Subcommand)]
+pub enum RoleCommand {
+    /// Give the user a role (admin, approver or member); creates the tenant and user if missing.
+    Grant(RoleArgs),
+    /// Take an approver or admin role back; the user becomes a member.
+    Revoke(RoleArgs),
+}
+
+/// Whose role changes, and to or from what.
+#[derive(Clone, Debug, PartialEq, Eq, clap::Args)]
+pub struct RoleArgs {
+    /// The tenant, e.g. `slack-T0123` for a Slack workspace, or `default` for the API's.
+    #[arg(long, value_name = "TENANT")]
+    pub tenant: String,
+    /// The tenant's user id, e.g. `slack-U0123` for a Slack user.
+    #[arg(long, value_name = "USER")]
+    pub user: String,
+    /// The role to grant or revoke.
+    #[arg(long, value_name = "ROLE")]
+    pub role: RoleWord,
+}
+
+/// A role as written on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RoleWord {
+    /// May also change tenant settings and roles.
+    Admin,
+    /// May also answer other people's approvals.
+    Approver,
+    /// Talks to workmate; answers in their own sessions.
+    Member,
 }
 
 /// Flags accepted before or after the subcommand.

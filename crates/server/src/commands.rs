@@ -9,7 +9,7 @@ use crate::cli::{BenchCommand, Cli, Command, ModelsCommand, PolicyCommand};
 use crate::config::Config;
 use crate::engine::Script;
 use crate::error::StartupError;
-use crate::{bench, data_dir, database, explain, models, serve, telemetry};
+use crate::{bench, data_dir, database, explain, models, roles, serve, telemetry};
 
 /// Runs the command line's subcommand. `working_dir` is where `workmate.toml` is looked for and
 /// `env` the process environment. Returns the text to print on stdout, if any.
@@ -50,6 +50,7 @@ pub fn run(
             .block_on(Box::pin(serve::serve(&config, Script::Demo)))
             .map(|()| None),
         Command::Migrate => runtime.block_on(migrate(&config)).map(Some),
+        Command::Role(ref action) => runtime.block_on(roles::run(&config, action)).map(Some),
         Command::Models {
             action: Some(ModelsCommand::Check),
         } => {

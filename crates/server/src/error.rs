@@ -89,6 +89,13 @@ pub enum StartupError {
     /// A benchmark could not run to its end.
     #[error("the benchmark failed: {0}")]
     Bench(String),
+    /// The command was understood but refused (e.g. demoting a tenant's last admin); nothing
+    /// changed, and the text says why and what to do instead.
+    #[error("{0}")]
+    Refused(String),
+    /// A database statement failed after the database was opened.
+    #[error("the database failed: {0}")]
+    Store(workmate_store::Error),
 }
 
 impl StartupError {
@@ -108,7 +115,9 @@ impl StartupError {
             | Self::Telemetry(_)
             | Self::Runtime(_)
             | Self::Serve(_)
-            | Self::Bench(_) => 1,
+            | Self::Bench(_)
+            | Self::Refused(_)
+            | Self::Store(_) => 1,
         }
     }
 

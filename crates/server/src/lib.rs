@@ -16,6 +16,7 @@ pub mod http;
 pub mod metrics;
 pub mod models;
 pub mod platforms;
+mod roles;
 mod sandbox;
 pub mod serve;
 pub mod shutdown;

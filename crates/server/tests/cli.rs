@@ -199,3 +199,214 @@ fn serve_is_ready_on_postgres() {
     };
     serve_is_ready_on(&url);
 }
+
+/// Runs `workmate role …` with `db` (extra flags naming the database); exit code, stdout, stderr.
+fn role(dir: &Path, db: &[&str], args: &[&str]) -> (Option<i32>, String, String) {
+    let output = run(dir, &[&["role"], args, db].concat(), &[]);
+    (
+        output.status.code(),
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
+/// The stored user and the tenant's `role_changed` audit statuses, oldest first.
+fn stored(url: &str, user: &str) -> (workmate_store::User, Vec<(String, serde_json::Value)>) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let store = workmate_store::Store::connect(url, workmate_store::ConnectOptions::default())
+            .await
+            .unwrap();
+        let tenant = workmate_protocol::TenantId::from("slack-T1");
+        let user = store
+            .tenants()
+            .get_user(&tenant, &user.into())
+            .await
+            .unwrap()
+            .unwrap();
+        let mut audit: Vec<_> = store
+            .audit()
+            .recent(&tenant, 100)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|r| r.stage == "role_changed")
+            .inspect(|r| assert_eq!(r.actor.as_deref(), Some("operator")))
+            .map(|r| (r.status.unwrap(), r.detail))
+            .collect();
+        audit.reverse();
+        store.close().await;
+        (user, audit)
+    })
+}
+
+/// Grants, revokes, refuses the last admin's demotion and a role not held, on the database `db`
+/// names (at `url`).
+fn operator_changes_roles(db: &[&str], url: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let grant = |user: &str, role_word: &str| {
+        role(
+            dir.path(),
+            db,
+            &[
+                "grant", "--tenant", "slack-T1", "--user", user, "--role", role_word,
+            ],
+        )
+    };
+    let revoke = |user: &str, role_word: &str| {
+        role(
+            dir.path(),
+            db,
+            &[
+                "revoke", "--tenant", "slack-T1", "--user", user, "--role", role_word,
+            ],
+        )
+    };
+
+    let (code, out, err) = grant("slack-U1", "admin");
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        out,
+        "slack-U1 in tenant slack-T1 is now an admin (new user).\n"
+    );
+    let (user, _) = stored(url, "slack-U1");
+    assert_eq!(
+        (user.role, user.display_name.as_str()),
+        (workmate_store::Role::Admin, "slack-U1")
+    );
+
+    let (code, out, _) = grant("slack-U1", "admin");
+    assert_eq!(
+        (code, out.as_str()),
+        (
+            Some(0),
+            "slack-U1 in tenant slack-T1 is already an admin; nothing changed.\n"
+        )
+    );
+
+    let (code, out, err) = revoke("slack-U1", "admin");
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.is_empty());
+    // Logs (e.g. a database's notices) may come first; the error is the one last line.
+    let last = err.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("error: slack-U1 is the last admin of tenant slack-T1"),
+        "{err}"
+    );
+    assert_eq!(
+        stored(url, "slack-U1").0.role,
+        workmate_store::Role::Admin,
+        "nothing changed"
+    );
+
+    let (code, out, err) = grant("slack-U2", "admin");
+    assert_eq!(
+        (code, out.as_str()),
+        (
+            Some(0),
+            "slack-U2 in tenant slack-T1 is now an admin (new user).\n"
+        ),
+        "{err}"
+    );
+    let (code, out, err) = revoke("slack-U1", "admin");
+    assert_eq!(
+        (code, out.as_str()),
+        (
+            Some(0),
+            "slack-U1 in tenant slack-T1 is now a member (was an admin).\n"
+        ),
+        "{err}"
+    );
+
+    let (code, _, err) = revoke("slack-U1", "approver");
+    assert_eq!(code, Some(1));
+    assert!(
+        err.contains("slack-U1 is not an approver in tenant slack-T1; they are a member"),
+        "{err}"
+    );
+    let (code, _, err) = revoke("slack-U9", "admin");
+    assert_eq!(code, Some(1));
+    assert!(
+        err.contains("slack-U9 is not a user of tenant slack-T1"),
+        "{err}"
+    );
+
+    let (user, audit) = stored(url, "slack-U1");
+    assert_eq!(user.role, workmate_store::Role::Member);
+    let statuses: Vec<&str> = audit.iter().map(|(s, _)| s.as_str()).collect();
+    assert_eq!(
+        statuses,
+        ["changed", "refused_last_admin", "changed", "changed"]
+    );
+    assert_eq!(
+        audit[3].1,
+        serde_json::json!({"user": "slack-U1", "from": "admin", "to": "member", "via": "cli"})
+    );
+}
+
+#[test]
+fn operator_grants_and_revokes_roles_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}/roles.db", dir.path().display());
+    operator_changes_roles(&["--database-url", &url], &url);
+}
+
+#[test]
+fn operator_grants_and_revokes_roles_on_mysql() {
+    let Some(url) = fresh_database("WORKMATE_TEST_MYSQL_URL") else {
+        return;
+    };
+    operator_changes_roles(&["--database-url", &url], &url);
+}
+
+#[test]
+fn operator_grants_and_revokes_roles_on_postgres() {
+    let Some(url) = fresh_database("WORKMATE_TEST_POSTGRES_URL") else {
+        return;
+    };
+    operator_changes_roles(&["--database-url", &url], &url);
+}
+
+#[test]
+fn role_words_are_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = role(
+        dir.path(),
+        &[],
+        &["grant", "--tenant", "t", "--user", "u", "--role", "boss"],
+    );
+    assert_eq!(code, Some(2), "{out}");
+    assert!(
+        err.contains("boss") && err.contains("possible values: admin, approver, member"),
+        "{err}"
+    );
+    assert!(listing(dir.path()).is_empty(), "nothing was opened");
+
+    let (code, _, err) = role(
+        dir.path(),
+        &[],
+        &["revoke", "--tenant", "t", "--user", "u", "--role", "member"],
+    );
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("only approver or admin can be revoked"),
+        "{err}"
+    );
+    assert!(listing(dir.path()).is_empty(), "nothing was opened");
+    // The allowed word works in the same directory.
+    let (code, out, err) = role(
+        dir.path(),
+        &[],
+        &[
+            "grant", "--tenant", "t", "--user", "u", "--role", "approver",
+        ],
+    );
+    assert_eq!(
+        (code, out.as_str()),
+        (Some(0), "u in tenant t is now an approver (new user).\n"),
+        "{err}"
+    );
+}

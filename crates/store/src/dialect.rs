@@ -59,6 +59,19 @@ impl Dialect {
         }
     }
 
+    /// A `SELECT` that locks the rows it reads until the transaction ends (`FOR UPDATE` on
+    /// MySQL and Postgres). SQLite has no row locks: there the transaction must come from
+    /// `Store::begin_write`, whose `BEGIN IMMEDIATE` already holds the database's write lock.
+    pub(crate) fn locking_query(self, template: &'static str) -> Query<'static, Any, AnyArguments> {
+        let sql = match self {
+            Self::Sqlite => template.to_owned(),
+            Self::Mysql => format!("{template} FOR UPDATE"),
+            Self::Postgres => numbered_placeholders(&format!("{template} FOR UPDATE")),
+        };
+        // Built only from static templates.
+        sqlx::query(AssertSqlSafe(sql))
+    }
+
     /// `INSERT` that silently keeps the existing row when a unique key already holds one.
     ///
     /// `template` must start with `INSERT INTO`; `key_column` is any column of the table (MySQL

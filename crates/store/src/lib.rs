@@ -15,6 +15,7 @@ mod error;
 mod migrate;
 mod repo;
 mod row;
+mod visibility;
 
 pub use clock::{Clock, SystemClock};
 pub use connect::{ConnectOptions, validate_url};
@@ -34,11 +35,13 @@ pub use repo::inbox::{
 pub use repo::intake::{Delivery, IntakeKey, IntakeRepo, IntakeState, NewDelivery};
 pub use repo::memories::{Memory, MemoryRepo, MemoryScope, NewMemory};
 pub use repo::messages::MessageRepo;
+pub use repo::roles::RoleChange;
 pub use repo::sessions::{NewSession, SessionKey, SessionRecord, SessionRepo};
 pub use repo::tenants::{NewUser, Role, Tenant, TenantRepo, User};
 pub use repo::tool_calls::{ToolCallRecord, ToolCallRepo, ToolCallState, Transition};
 pub use repo::usage::{NewUsage, UsageGroup, UsageRepo, UsageTotal, utc_day};
 pub use repo::wakes::{NewWake, Wake, WakeKind, WakeRepo, WakeState};
+pub use visibility::{Sight, can_see};
 
 use std::sync::Arc;
 

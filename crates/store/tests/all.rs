@@ -19,4 +19,5 @@ mod isolation;
 mod ledger;
 mod migrations;
 mod records;
+mod roles;
 mod usage;

@@ -108,6 +108,8 @@ pub struct InboxFilter {
     pub state: Option<InboxItemState>,
     /// Only items shown here.
     pub visibility: Option<Visibility>,
+    /// Only items of sessions this user owns (what a member may see: [`crate::Sight::owner`]).
+    pub owner: Option<UserId>,
 }
 
 /// The inbox.
@@ -250,11 +252,16 @@ impl<'s> InboxRepo<'s> {
             .map(to_word)
             .transpose()?
             .unwrap_or_default();
+        let owner = filter
+            .owner
+            .as_ref()
+            .map(|u| u.as_str().to_owned())
+            .unwrap_or_default();
         // An empty filter value matches everything.
         let rows = self
             .store
             .dialect
-            .query(select!("tenant_id = ? AND (? = '' OR session_id = ?) AND (? = '' OR state = ?) AND (? = '' OR visibility = ?) ORDER BY created_at_ms, item_id LIMIT ?"))
+            .query(select!("tenant_id = ? AND (? = '' OR session_id = ?) AND (? = '' OR state = ?) AND (? = '' OR visibility = ?) AND (? = '' OR session_id IN (SELECT session_id FROM sessions WHERE tenant_id = ? AND owner_user_id = ?)) ORDER BY created_at_ms, item_id LIMIT ?"))
             .bind(tenant.as_str().to_owned())
             .bind(session.clone())
             .bind(session)
@@ -262,6 +269,9 @@ impl<'s> InboxRepo<'s> {
             .bind(state)
             .bind(visibility.clone())
             .bind(visibility)
+            .bind(owner.clone())
+            .bind(tenant.as_str().to_owned())
+            .bind(owner)
             .bind(i64::from(limit))
             .fetch_all(&self.store.pool)
             .await?;

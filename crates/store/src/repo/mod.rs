@@ -12,6 +12,7 @@ pub(crate) mod inbox;
 pub(crate) mod intake;
 pub(crate) mod memories;
 pub(crate) mod messages;
+pub(crate) mod roles;
 pub(crate) mod sessions;
 pub(crate) mod tenants;
 pub(crate) mod tool_calls;

@@ -189,6 +189,31 @@ impl<'s> SessionRepo<'s> {
         rows.iter().map(from_row).collect()
     }
 
+    /// The sessions `sight` shows, most recently changed first: all of the tenant's, or only
+    /// those its member owns.
+    pub async fn list_visible(
+        &self,
+        tenant: &TenantId,
+        sight: &crate::Sight,
+        limit: u32,
+    ) -> Result<Vec<SessionRecord>> {
+        let Some(owner) = sight.owner() else {
+            return self.list(tenant, limit).await;
+        };
+        let rows = self
+            .store
+            .dialect
+            .query(select!(
+                "tenant_id = ? AND owner_user_id = ? ORDER BY updated_at_ms DESC, session_id DESC LIMIT ?"
+            ))
+            .bind(tenant.as_str().to_owned())
+            .bind(owner.as_str().to_owned())
+            .bind(i64::from(limit))
+            .fetch_all(&self.store.pool)
+            .await?;
+        rows.iter().map(from_row).collect()
+    }
+
     /// Changes the permission mode.
     pub async fn set_mode(
         &self,

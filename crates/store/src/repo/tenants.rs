@@ -72,7 +72,7 @@ pub struct NewUser {
 /// Tenants, users and platform identities.
 #[derive(Debug)]
 pub struct TenantRepo<'s> {
-    store: &'s Store,
+    pub(super) store: &'s Store,
 }
 
 impl<'s> TenantRepo<'s> {
@@ -216,6 +216,37 @@ impl<'s> TenantRepo<'s> {
             .ok_or_else(|| crate::Error::NotFound {
                 what: format!("user {} right after writing it", user.id),
             })
+    }
+
+    /// Creates the user unless the tenant already has someone with that id; returns the stored
+    /// user (an existing one unchanged) and whether this call created them.
+    pub async fn ensure_user(&self, tenant: &TenantId, user: &NewUser) -> Result<(User, bool)> {
+        // A plain insert: the primary key decides, and its violation means "already there".
+        let inserted = self
+            .store
+            .dialect
+            .query("INSERT INTO users (tenant_id, user_id, display_name, email, user_role, sso_subject, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)")
+            .bind(tenant.as_str().to_owned())
+            .bind(user.id.as_str().to_owned())
+            .bind(user.display_name.clone())
+            .bind(user.email.clone())
+            .bind(to_word(&user.role)?)
+            .bind(user.sso_subject.clone())
+            .bind(self.store.clock_ms())
+            .execute(&self.store.pool)
+            .await;
+        let created = match inserted {
+            Ok(_) => true,
+            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => false,
+            Err(e) => return Err(e.into()),
+        };
+        let stored =
+            self.get_user(tenant, &user.id)
+                .await?
+                .ok_or_else(|| crate::Error::NotFound {
+                    what: format!("user {} right after creating it", user.id),
+                })?;
+        Ok((stored, created))
     }
 
     /// The user, if the tenant has them.
