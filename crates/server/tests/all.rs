@@ -17,3 +17,4 @@ mod scheduler_processes;
 mod slack;
 mod support;
 mod tenant_settings;
+mod visibility;

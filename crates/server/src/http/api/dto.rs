@@ -1,7 +1,7 @@
 //! JSON shapes of stored records that the API returns.
 
 use serde_json::{Value, json};
-use workmate_store::{AutomationRun, InboxItem};
+use workmate_store::{AutomationRun, InboxItem, SessionRecord};
 
 /// An inbox item as the API shows it.
 pub(crate) fn inbox_item(item: &InboxItem) -> Value {
@@ -22,6 +22,24 @@ pub(crate) fn inbox_item(item: &InboxItem) -> Value {
         "resolved_via": item.resolved_via,
         "created_at_ms": item.created_at_ms,
         "resolved_at_ms": item.resolved_at_ms,
+    })
+}
+
+/// A session as the API shows it (its grants stay internal).
+pub(crate) fn session(record: &SessionRecord) -> Value {
+    json!({
+        "id": record.id,
+        "surface": record.key.surface,
+        "owner": record.owner,
+        "title": record.title,
+        "persona": record.persona,
+        "model": record.model,
+        "mode": record.mode,
+        "unattended": record.unattended,
+        "last_seq": record.last_seq,
+        "message_count": record.message_count,
+        "created_at_ms": record.created_at_ms,
+        "updated_at_ms": record.updated_at_ms,
     })
 }
 

@@ -43,16 +43,7 @@ pub(crate) async fn stream(
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
     let session = SessionId::from(id);
-    if state
-        .hub
-        .store()
-        .sessions()
-        .get(&caller.tenant, &session)
-        .await?
-        .is_none()
-    {
-        return Err(ApiError::Missing(format!("session {session} not found")));
-    }
+    super::visible::session(state.hub.store(), &caller, &session).await?;
     let last_event_id = headers
         .get("last-event-id")
         .map(|v| v.to_str().ok().and_then(|s| s.trim().parse::<u64>().ok()))

@@ -11,6 +11,7 @@ use workmate_store::{InboxFilter, InboxItemState};
 use super::Principal;
 use super::dto::inbox_item;
 use super::sessions::resolved;
+use super::visible;
 use crate::http::{ApiError, AppState};
 
 /// `GET /v1/inbox` filters.
@@ -23,24 +24,23 @@ pub(crate) struct ListQuery {
     limit: Option<u32>,
 }
 
-/// `GET /v1/inbox?state=pending&session=…&visibility=inbox&limit=100`, oldest first.
+/// `GET /v1/inbox?state=pending&session=…&visibility=inbox&limit=100`, oldest first; only the
+/// items of sessions the caller may see.
 pub(crate) async fn list(
     State(state): State<AppState>,
     Extension(caller): Extension<Principal>,
     Query(query): Query<ListQuery>,
 ) -> Result<Json<Value>, ApiError> {
+    let store = state.hub.store();
+    let sight = visible::sight(store, &caller).await?;
     let filter = InboxFilter {
         session: query.session.map(SessionId::from),
         state: query.state,
         visibility: query.visibility,
+        owner: sight.owner().cloned(),
     };
     let limit = query.limit.unwrap_or(100).clamp(1, 1000);
-    let items = state
-        .hub
-        .store()
-        .inbox()
-        .list(&caller.tenant, &filter, limit)
-        .await?;
+    let items = store.inbox().list(&caller.tenant, &filter, limit).await?;
     Ok(Json(
         json!({ "items": items.iter().map(inbox_item).collect::<Vec<_>>() }),
     ))
@@ -53,7 +53,8 @@ pub(crate) struct ResolveBody {
     resolution: Resolution,
 }
 
-/// `POST /v1/inbox/{item_id}/resolve` → the item; 409 with the winner if already resolved.
+/// `POST /v1/inbox/{item_id}/resolve` → the item; 409 with the winner if already resolved; 404
+/// when the caller may not see it.
 pub(crate) async fn resolve(
     State(state): State<AppState>,
     Extension(caller): Extension<Principal>,
@@ -66,6 +67,7 @@ pub(crate) async fn resolve(
         ))
     })?;
     let item = InboxItemId::from(item);
+    visible::inbox_item(state.hub.store(), &caller, &item).await?;
     let outcome = state
         .hub
         .resolve(

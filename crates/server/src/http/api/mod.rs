@@ -2,7 +2,8 @@
 //! `/v1/inbox…`, `/v1/usage`, `/v1/automations…`, `/v1/wakes/events` and `/v1/tenant/settings`.
 //!
 //! Invariant: every route here runs behind the token check, and acts only within the caller's
-//! tenant; identities in commands come from the token, never from the request body.
+//! tenant; identities in commands come from the token, never from the request body; sessions and
+//! inbox items are shown only to those who may see them ([`visible`]), others get `404`.
 
 pub mod auth;
 mod automations;
@@ -12,10 +13,11 @@ mod inbox;
 mod sessions;
 mod tenant;
 mod usage;
+mod visible;
 
 use axum::Router;
 use axum::middleware;
-use axum::routing::{get, patch, post};
+use axum::routing::{get, post};
 
 use super::AppState;
 pub use auth::{Auth, Principal};
@@ -23,8 +25,11 @@ pub use auth::{Auth, Principal};
 /// The authenticated API routes.
 pub(crate) fn routes(state: AppState) -> Router<AppState> {
     Router::new()
-        .route("/v1/sessions", post(sessions::create))
-        .route("/v1/sessions/{id}", patch(sessions::update))
+        .route("/v1/sessions", post(sessions::create).get(sessions::list))
+        .route(
+            "/v1/sessions/{id}",
+            get(sessions::get_one).patch(sessions::update),
+        )
         .route("/v1/sessions/{id}/commands", post(sessions::command))
         .route("/v1/sessions/{id}/messages", get(sessions::messages))
         .route("/v1/sessions/{id}/events", get(events::stream))

@@ -2,7 +2,7 @@
 
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::{Extension, Path, State};
+use axum::extract::{Extension, Path, Query, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -11,7 +11,8 @@ use workmate_protocol::{Command, PermissionMode, SessionId, Surface};
 use workmate_store::{NewSession, ResolveOutcome, SessionKey};
 
 use super::Principal;
-use super::dto::inbox_item;
+use super::dto::{inbox_item, session as session_json};
+use super::visible;
 use crate::http::{ApiError, AppState};
 
 /// `POST /v1/sessions` body; every field optional.
@@ -59,6 +60,41 @@ pub(crate) async fn create(
     ))
 }
 
+/// `GET /v1/sessions?limit=100`: the sessions the caller may see, most recently changed first.
+pub(crate) async fn list(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+    Query(query): Query<ListQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let store = state.hub.store();
+    let sight = visible::sight(store, &caller).await?;
+    let limit = query.limit.unwrap_or(100).clamp(1, 1000);
+    let sessions = store
+        .sessions()
+        .list_visible(&caller.tenant, &sight, limit)
+        .await?;
+    Ok(Json(
+        json!({ "sessions": sessions.iter().map(session_json).collect::<Vec<_>>() }),
+    ))
+}
+
+/// `GET /v1/sessions` filters.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ListQuery {
+    limit: Option<u32>,
+}
+
+/// `GET /v1/sessions/{id}`: the session, if the caller may see it.
+pub(crate) async fn get_one(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let record = visible::session(state.hub.store(), &caller, &SessionId::from(id)).await?;
+    Ok(Json(json!({ "session": session_json(&record) })))
+}
+
 /// `POST /v1/sessions/{id}/commands`: a [`Command`] as JSON. Who sends it is the token's user,
 /// whatever the body says.
 pub(crate) async fn command(
@@ -81,10 +117,9 @@ pub(crate) async fn command(
     object.insert("via".into(), json!(Surface::Http));
     object.entry("attachments").or_insert_with(|| json!([]));
     let command = parse_command(value)?;
-    let accepted = state
-        .hub
-        .submit(&caller.tenant, &SessionId::from(id), command)
-        .await?;
+    let session = SessionId::from(id);
+    visible::session(state.hub.store(), &caller, &session).await?;
+    let accepted = state.hub.submit(&caller.tenant, &session, command).await?;
     Ok(match accepted {
         Accepted::TurnStarted(turn) => (
             StatusCode::ACCEPTED,
@@ -169,11 +204,7 @@ pub(crate) async fn update(
     })?;
     let session = SessionId::from(id);
     let store = state.hub.store();
-    let record = store
-        .sessions()
-        .get(&caller.tenant, &session)
-        .await?
-        .ok_or_else(|| ApiError::Missing(format!("session {session} not found")))?;
+    let record = visible::session(store, &caller, &session).await?;
     let admin = store
         .tenants()
         .get_user(&caller.tenant, &caller.actor.user_id)
@@ -202,14 +233,7 @@ pub(crate) async fn messages(
 ) -> Result<Json<Value>, ApiError> {
     let session = SessionId::from(id);
     let store = state.hub.store();
-    if store
-        .sessions()
-        .get(&caller.tenant, &session)
-        .await?
-        .is_none()
-    {
-        return Err(ApiError::Missing(format!("session {session} not found")));
-    }
+    visible::session(store, &caller, &session).await?;
     let messages = store.messages().list(&caller.tenant, &session).await?;
     Ok(Json(json!({ "messages": messages })))
 }
