@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use workmate_cards::Card;
+use workmate_protocol::Surface;
 
 /// A boxed, sendable future: the trait stays object-safe without the async-trait crate.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -54,8 +55,8 @@ pub enum AdapterError {
 
 /// One chat platform, as the shared plumbing sees it.
 pub trait ChatAdapter: Send + Sync + Debug {
-    /// The platform's name, as stored with dedupe rows and card messages (`"slack"`, …).
-    fn platform(&self) -> &'static str;
+    /// The platform, as stored with intake rows and card messages.
+    fn surface(&self) -> Surface;
 
     /// The platform's card JSON for `card`, within the platform's size limits.
     fn render(&self, card: &Card) -> Value;

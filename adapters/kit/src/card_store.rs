@@ -9,8 +9,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Mutex, PoisonError};
 
-use workmate_protocol::{SessionId, TenantId};
-use workmate_store::{CardMessage, Store};
+use workmate_protocol::{SessionId, Surface, TenantId};
 
 use crate::{BoxFuture, Error, PostedCard, Result};
 
@@ -46,14 +45,14 @@ pub trait CardStore: Send + Sync + fmt::Debug {
     fn get<'a>(
         &'a self,
         card: &'a CardId,
-        platform: &'a str,
+        platform: Surface,
     ) -> BoxFuture<'a, Result<Option<StoredCard>>>;
 
     /// Records that `card` was posted as `posted` (version 0); recording again moves it.
     fn record<'a>(
         &'a self,
         card: &'a CardId,
-        platform: &'a str,
+        platform: Surface,
         posted: &'a PostedCard,
     ) -> BoxFuture<'a, Result<()>>;
 
@@ -61,70 +60,14 @@ pub trait CardStore: Send + Sync + fmt::Debug {
     fn next_version<'a>(
         &'a self,
         card: &'a CardId,
-        platform: &'a str,
+        platform: Surface,
     ) -> BoxFuture<'a, Result<i64>>;
-}
-
-impl CardStore for Store {
-    fn get<'a>(
-        &'a self,
-        card: &'a CardId,
-        platform: &'a str,
-    ) -> BoxFuture<'a, Result<Option<StoredCard>>> {
-        Box::pin(async move {
-            let found = self
-                .cards()
-                .get(&card.tenant, &card.session, &card.card_key, platform)
-                .await?;
-            Ok(found.map(|m| StoredCard {
-                posted: PostedCard {
-                    chat_id: m.chat_id,
-                    message_id: m.platform_message_id,
-                },
-                version: m.version,
-            }))
-        })
-    }
-
-    fn record<'a>(
-        &'a self,
-        card: &'a CardId,
-        platform: &'a str,
-        posted: &'a PostedCard,
-    ) -> BoxFuture<'a, Result<()>> {
-        Box::pin(async move {
-            let message = CardMessage {
-                session_id: card.session.clone(),
-                card_key: card.card_key.clone(),
-                platform: platform.to_owned(),
-                chat_id: posted.chat_id.clone(),
-                platform_message_id: posted.message_id.clone(),
-                version: 0,
-                // The store stamps its own clock.
-                updated_at_ms: 0,
-            };
-            Ok(self.cards().record(&card.tenant, &message).await?)
-        })
-    }
-
-    fn next_version<'a>(
-        &'a self,
-        card: &'a CardId,
-        platform: &'a str,
-    ) -> BoxFuture<'a, Result<i64>> {
-        Box::pin(async move {
-            Ok(self
-                .cards()
-                .next_version(&card.tenant, &card.session, &card.card_key, platform)
-                .await?)
-        })
-    }
 }
 
 /// A [`CardStore`] in process memory: for tests, and for tools that need no restart safety.
 #[derive(Debug, Default)]
 pub struct MemoryCardStore {
-    cards: Mutex<HashMap<(CardId, String), StoredCard>>,
+    cards: Mutex<HashMap<(CardId, Surface), StoredCard>>,
 }
 
 impl MemoryCardStore {
@@ -133,7 +76,7 @@ impl MemoryCardStore {
         Self::default()
     }
 
-    fn with<T>(&self, f: impl FnOnce(&mut HashMap<(CardId, String), StoredCard>) -> T) -> T {
+    fn with<T>(&self, f: impl FnOnce(&mut HashMap<(CardId, Surface), StoredCard>) -> T) -> T {
         // A panic elsewhere cannot leave the map half-written: every change is one insert.
         let mut cards = self.cards.lock().unwrap_or_else(PoisonError::into_inner);
         f(&mut cards)
@@ -144,21 +87,21 @@ impl CardStore for MemoryCardStore {
     fn get<'a>(
         &'a self,
         card: &'a CardId,
-        platform: &'a str,
+        platform: Surface,
     ) -> BoxFuture<'a, Result<Option<StoredCard>>> {
-        let found = self.with(|cards| cards.get(&(card.clone(), platform.to_owned())).cloned());
+        let found = self.with(|cards| cards.get(&(card.clone(), platform)).cloned());
         Box::pin(async move { Ok(found) })
     }
 
     fn record<'a>(
         &'a self,
         card: &'a CardId,
-        platform: &'a str,
+        platform: Surface,
         posted: &'a PostedCard,
     ) -> BoxFuture<'a, Result<()>> {
         self.with(|cards| {
             cards
-                .entry((card.clone(), platform.to_owned()))
+                .entry((card.clone(), platform))
                 .and_modify(|c| c.posted = posted.clone())
                 .or_insert_with(|| StoredCard {
                     posted: posted.clone(),
@@ -171,21 +114,17 @@ impl CardStore for MemoryCardStore {
     fn next_version<'a>(
         &'a self,
         card: &'a CardId,
-        platform: &'a str,
+        platform: Surface,
     ) -> BoxFuture<'a, Result<i64>> {
         let next = self.with(|cards| {
-            cards
-                .get_mut(&(card.clone(), platform.to_owned()))
-                .map(|c| {
-                    c.version += 1;
-                    c.version
-                })
+            cards.get_mut(&(card.clone(), platform)).map(|c| {
+                c.version += 1;
+                c.version
+            })
         });
         Box::pin(async move {
             next.ok_or_else(|| {
-                Error::Store(workmate_store::Error::NotFound {
-                    what: format!("card {card} on {platform}"),
-                })
+                Error::Invalid(format!("card {card} on {platform:?} was never posted"))
             })
         })
     }

@@ -48,7 +48,7 @@ pub struct Coalescer {
 impl fmt::Debug for Coalescer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Coalescer")
-            .field("platform", &self.inner.adapter.platform())
+            .field("platform", &self.inner.adapter.surface())
             .field("active", &self.active())
             .finish_non_exhaustive()
     }
@@ -226,7 +226,7 @@ impl Coalescer {
             .is_err()
         {
             warn!(
-                platform = self.inner.adapter.platform(),
+                platform = self.inner.adapter.surface().as_str(),
                 cards = self.active(),
                 "Card updates still pending after the shutdown grace; abandoning them."
             );
@@ -333,7 +333,7 @@ impl SlotOwner {
         message: &mut Message,
         (mut state, mut target, mut generation): Taken,
     ) -> (Instant, Result<u64, (u64, String)>) {
-        let platform = self.inner.adapter.platform();
+        let platform = self.inner.adapter.surface().as_str();
         let mut failures = 0;
         loop {
             let started = Instant::now();
@@ -371,7 +371,7 @@ impl SlotOwner {
     ) -> Result<(), AdapterError> {
         let adapter = &self.inner.adapter;
         let store = &self.inner.store;
-        let platform = adapter.platform();
+        let platform = adapter.surface();
         if !message.loaded {
             if let Some(stored) = store
                 .get(&self.card, platform)
@@ -386,7 +386,7 @@ impl SlotOwner {
         let rendered = adapter.render(state);
         let Some(posted) = &message.posted else {
             let posted = adapter.post(target, &rendered).await?;
-            debug!(card = %self.card, platform, message = %posted.message_id, "Card posted.");
+            debug!(card = %self.card, platform = platform.as_str(), message = %posted.message_id, "Card posted.");
             // Remember it before recording: if recording fails, the retry updates this message
             // instead of posting a second one.
             let posted = message.posted.insert(posted);
@@ -429,7 +429,7 @@ impl Drop for SlotOwner {
         }
         if let Some(slot) = slots.remove(&self.card) {
             if slot.latest.is_some() {
-                warn!(card = %self.card, platform = self.inner.adapter.platform(), "Latest card state abandoned.");
+                warn!(card = %self.card, platform = self.inner.adapter.surface().as_str(), "Latest card state abandoned.");
             }
             for (_, tx) in slot.waiters {
                 let _ = tx.send(Err("card task ended before delivery".to_owned()));

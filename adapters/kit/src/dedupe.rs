@@ -1,24 +1,11 @@
-//! Inbound event dedupe: every platform delivers at least once.
+//! How long each platform's deliveries are remembered, so a redelivery is recognised.
 //!
-//! Invariant: an event id is processed once as long as its redeliveries arrive within its TTL, so
-//! each platform's TTL is longer than its whole retry window (reference `chat-platforms.md` §0
-//! "Retries" and consequence 2). The sightings live in the store, so every replica sees them.
+//! Invariant: every platform's window is longer than its whole retry schedule (reference
+//! `chat-platforms.md` §0 "Retries"), so a late redelivery still finds its first delivery.
 
 use std::time::Duration;
 
-use workmate_protocol::TenantId;
-use workmate_store::Store;
-
-use crate::{Error, Result};
-
-/// Platform name of Slack, as stored with dedupe rows and card messages.
-pub const SLACK: &str = "slack";
-/// Platform name of Feishu / Lark.
-pub const FEISHU: &str = "feishu";
-/// Platform name of WeCom.
-pub const WECOM: &str = "wecom";
-/// Platform name of DingTalk.
-pub const DINGTALK: &str = "dingtalk";
+use workmate_protocol::Surface;
 
 const MINUTE: u64 = 60;
 const HOUR: u64 = 60 * MINUTE;
@@ -40,37 +27,16 @@ pub const WECOM_DEDUPE_TTL: Duration = Duration::from_secs(4 * HOUR);
 /// can come an hour late. Two hours.
 pub const DINGTALK_DEDUPE_TTL: Duration = Duration::from_secs(2 * HOUR);
 
-/// For a platform this table does not know: the longest of the above.
+/// For a surface that is not a chat platform: the longest of the above.
 pub const FALLBACK_DEDUPE_TTL: Duration = FEISHU_DEDUPE_TTL;
 
-/// The dedupe TTL for `platform` (one of the names above; any other gets the fallback).
-pub fn dedupe_ttl(platform: &str) -> Duration {
-    match platform {
-        SLACK => SLACK_DEDUPE_TTL,
-        FEISHU => FEISHU_DEDUPE_TTL,
-        WECOM => WECOM_DEDUPE_TTL,
-        DINGTALK => DINGTALK_DEDUPE_TTL,
+/// How long `surface`'s deliveries are remembered.
+pub fn dedupe_ttl(surface: Surface) -> Duration {
+    match surface {
+        Surface::Slack | Surface::Sandbox => SLACK_DEDUPE_TTL,
+        Surface::Feishu => FEISHU_DEDUPE_TTL,
+        Surface::Wecom => WECOM_DEDUPE_TTL,
+        Surface::Dingtalk => DINGTALK_DEDUPE_TTL,
         _ => FALLBACK_DEDUPE_TTL,
     }
-}
-
-/// Records a delivery of `event_id`; `true` if it is the first within `ttl` (process it), `false`
-/// for a redelivery (acknowledge it and do nothing). Of concurrent deliveries, exactly one is
-/// first, on any replica. `ttl` must be positive; pass [`dedupe_ttl`] unless you know better.
-pub async fn first_delivery(
-    store: &Store,
-    tenant: &TenantId,
-    platform: &str,
-    event_id: &str,
-    ttl: Duration,
-) -> Result<bool> {
-    if ttl.is_zero() {
-        // A zero TTL would make every redelivery look new: a silent double-processing bug.
-        return Err(Error::Invalid("dedupe TTL must be positive".to_owned()));
-    }
-    let ttl_ms = i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX);
-    Ok(store
-        .dedupe()
-        .first_sighting(tenant, platform, event_id, ttl_ms)
-        .await?)
 }

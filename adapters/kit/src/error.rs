@@ -6,9 +6,9 @@ use crate::AdapterError;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] workmate_store::Error),
+    /// Where cards are remembered failed (the store behind a [`crate::CardStore`]).
+    #[error("card store: {0}")]
+    CardStore(String),
     /// The platform refused or failed a call, after any retries.
     #[error(transparent)]
     Adapter(#[from] AdapterError),

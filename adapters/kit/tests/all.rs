@@ -1,9 +1,7 @@
-//! workmate-adapter's integration tests: the work queue acks without waiting, dedupe against a
-//! real SQLite store, retry timing, and the coalescer driven by a fake platform in paused time.
+//! workmate-adapter's integration tests: retry timing, the coalescer driven by a fake platform in
+//! paused time, and the neutral inbound types' wire shape.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod ack;
 mod coalesce;
-mod dedupe;
 mod retry;
 mod support;

@@ -1,11 +1,11 @@
-//! The coalescer against a fake platform in paused time, and once against a real SQLite store.
+//! The coalescer against a fake platform in paused time.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use workmate_adapter::{AdapterError, CardStore, Coalescer, Error, MemoryCardStore, RetryPolicy};
+use workmate_adapter::{AdapterError, CardStore, Coalescer, Error, MemoryCardStore};
 
-use crate::support::{Call, FakePlatform, TempStore, card, policy, state, target};
+use crate::support::{Call, FakePlatform, card, policy, state, target};
 
 const SECOND: Duration = Duration::from_secs(1);
 
@@ -137,7 +137,7 @@ async fn transient_failures_back_off_and_are_retried() {
         .map(|c| (c.at().as_millis(), c.ok()))
         .collect();
     assert_eq!(summary, [(0, false), (500, false), (1500, true)]);
-    let stored = store.get(&card("turn:1"), "fake").await.unwrap().unwrap();
+    let stored = store.get(&card("turn:1"), workmate_protocol::Surface::Sandbox).await.unwrap().unwrap();
     assert_eq!(stored.posted.message_id, "m1");
 }
 
@@ -255,45 +255,4 @@ async fn shutdown_gives_up_after_its_grace_and_answers_flushes() {
         Err(Error::Delivery { .. })
     ));
     assert_eq!(c.active(), 0);
-}
-
-#[tokio::test]
-async fn restart_safety_through_the_sqlite_store() {
-    let db = TempStore::new().await;
-    let store: Arc<dyn CardStore> = Arc::new(db.store.clone());
-    let fast = Duration::from_millis(5);
-    let policy = RetryPolicy {
-        jitter: false,
-        ..RetryPolicy::default()
-    };
-
-    let before = FakePlatform::new(fast);
-    let c = Coalescer::new(before.clone(), store.clone(), policy.clone());
-    c.submit(card("turn:1"), target(), state(0)).unwrap();
-    c.flush(&card("turn:1")).await.unwrap();
-    c.submit(card("turn:1"), target(), state(1)).unwrap();
-    c.shutdown(SECOND).await;
-
-    let after = FakePlatform::new(fast);
-    let c = Coalescer::new(after.clone(), store, policy);
-    c.submit(card("turn:1"), target(), state(2)).unwrap();
-    c.flush(&card("turn:1")).await.unwrap();
-
-    assert!(matches!(
-        &before.calls()[..],
-        [Call::Post { .. }, Call::Update { version: 1, .. }]
-    ));
-    assert!(
-        matches!(&after.calls()[..], [Call::Update { message_id, version: 2, .. }] if message_id == "m1"),
-        "{:#?}",
-        after.calls()
-    );
-    let row = db
-        .store
-        .cards()
-        .get(&"acme".into(), &"s1".into(), "turn:1", "fake")
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!((row.platform_message_id.as_str(), row.version), ("m1", 2));
 }

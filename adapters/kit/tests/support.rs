@@ -1,7 +1,7 @@
-//! A fake platform that records every call, and a migrated SQLite store on a hand-moved clock.
+//! A fake platform that records every call.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -11,7 +11,7 @@ use workmate_adapter::{
     AdapterError, BoxFuture, CardId, ChatAdapter, ChatTarget, PostedCard, RetryPolicy,
 };
 use workmate_cards::{Block, Card};
-use workmate_store::{Clock, ConnectOptions, Store};
+use workmate_protocol::Surface;
 
 /// One call the fake platform received.
 #[derive(Clone, Debug, PartialEq)]
@@ -100,8 +100,8 @@ impl FakePlatform {
 }
 
 impl ChatAdapter for FakePlatform {
-    fn platform(&self) -> &'static str {
-        "fake"
+    fn surface(&self) -> Surface {
+        Surface::Sandbox
     }
 
     fn render(&self, card: &Card) -> Value {
@@ -180,56 +180,5 @@ pub(crate) fn policy() -> RetryPolicy {
     RetryPolicy {
         jitter: false,
         ..RetryPolicy::default()
-    }
-}
-
-/// A clock the test moves by hand.
-#[derive(Debug)]
-pub(crate) struct ManualClock(AtomicI64);
-
-impl ManualClock {
-    pub(crate) fn advance(&self, by: Duration) {
-        self.0
-            .fetch_add(i64::try_from(by.as_millis()).unwrap(), Ordering::SeqCst);
-    }
-}
-
-impl Clock for ManualClock {
-    fn now_ms(&self) -> i64 {
-        self.0.load(Ordering::SeqCst)
-    }
-}
-
-/// A migrated SQLite store in a fresh temporary folder; the folder is removed on drop.
-pub(crate) struct TempStore {
-    pub(crate) store: Store,
-    pub(crate) clock: Arc<ManualClock>,
-    dir: std::path::PathBuf,
-}
-
-impl TempStore {
-    pub(crate) async fn new() -> Self {
-        static N: AtomicU64 = AtomicU64::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "workmate-adapter-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        let clock = Arc::new(ManualClock(AtomicI64::new(1_780_000_000_000)));
-        let options = ConnectOptions {
-            clock: clock.clone(),
-            ..ConnectOptions::default()
-        };
-        let url = format!("sqlite://{}", dir.join("test.db").display());
-        let store = Store::connect(&url, options).await.unwrap();
-        store.migrate().await.unwrap();
-        Self { store, clock, dir }
-    }
-}
-
-impl Drop for TempStore {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

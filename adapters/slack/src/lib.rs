@@ -1,15 +1,22 @@
 //! Slack adapter: everything that knows Slack's wire format.
 //!
 //! Invariant: no inbound byte reaches the engine unless [`verify_request`] accepted it first, and
-//! every decoder here works on those same raw bytes. Outbound, [`blocks`] turns a card into
-//! Block Kit within Slack's limits and [`web`] posts and updates it; the HTTP routes build on
-//! these pieces.
+//! every decoder here works on those same raw bytes, and [`mapping`] turns what they decode into
+//! the chat layer's neutral deliveries. Outbound, [`blocks`] turns a card into Block Kit within
+//! Slack's limits and [`SlackPlatform`] posts, updates and notifies through [`web`]. Socket Mode
+//! is a [`SlackConnection`]. Nothing here knows a tenant, a session or a role.
 
 pub mod blocks;
+mod connection;
 pub mod inbound;
+pub mod mapping;
+mod platform;
 pub mod socket;
 pub mod verify;
 pub mod web;
+
+pub use connection::SlackConnection;
+pub use platform::SlackPlatform;
 
 pub use inbound::{
     Action, BlockActions, Container, DecodeError, Event, EventCallback, EventEnvelope, Interaction,

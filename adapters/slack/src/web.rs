@@ -40,6 +40,8 @@ pub enum WebError {
         method: &'static str,
         /// The status code.
         status: u16,
+        /// For a 429, the wait Slack asked for (`Retry-After`), when readable.
+        retry_after: Option<Duration>,
     },
     /// No response: connection, TLS or timeout.
     #[error("cannot reach Slack for {method}: {source}")]
@@ -75,6 +77,18 @@ pub struct RetryPolicy {
     pub default_retry_after: Duration,
     /// The waits before each retry of a 5xx; its length is the number of retries.
     pub server_error_backoff: Vec<Duration>,
+}
+
+impl RetryPolicy {
+    /// No retries: the caller retries (the chat layer's one retry policy), and sees a 429's
+    /// `Retry-After` in [`WebError::Http`].
+    pub fn none() -> Self {
+        Self {
+            rate_limit_retries: 0,
+            server_error_backoff: Vec::new(),
+            ..Self::default()
+        }
+    }
 }
 
 impl Default for RetryPolicy {
@@ -191,15 +205,19 @@ impl SlackWeb {
     }
 
     /// `chat.postEphemeral`: a message only `user` sees, in `channel` (in the thread `thread_ts`
-    /// when given, where the person clicked).
+    /// when given, where the person clicked), as `blocks` when given, else as `text`.
     pub async fn post_ephemeral(
         &self,
         channel: &str,
         thread_ts: Option<&str>,
         user: &str,
+        blocks: Option<&Value>,
         text: &str,
     ) -> Result<()> {
         let mut body = json!({ "channel": channel, "user": user, "text": text });
+        if let (Some(blocks), Some(object)) = (blocks, body.as_object_mut()) {
+            object.insert("blocks".into(), blocks.clone());
+        }
         if let (Some(thread_ts), Some(object)) = (thread_ts, body.as_object_mut()) {
             object.insert("thread_ts".into(), thread_ts.into());
         }
@@ -319,9 +337,10 @@ impl SlackWeb {
                     .map_err(|source| WebError::Transport { method, source })?;
                 return decode(method, &bytes);
             }
+            let asked = retry_after(response.headers().get(RETRY_AFTER));
             let wait = if status.as_u16() == 429 && rate_limited < self.retry.rate_limit_retries {
                 rate_limited += 1;
-                let wait = retry_after(response.headers().get(RETRY_AFTER))
+                let wait = asked
                     .unwrap_or(self.retry.default_retry_after)
                     .min(self.retry.max_retry_after);
                 Some(wait)
@@ -337,6 +356,7 @@ impl SlackWeb {
                 return Err(WebError::Http {
                     method,
                     status: status.as_u16(),
+                    retry_after: asked,
                 });
             };
             tracing::info!(

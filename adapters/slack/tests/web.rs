@@ -115,7 +115,7 @@ async fn update_and_ephemeral_send_their_fields() {
         (updated.channel.as_str(), updated.ts.as_str()),
         ("C1", "1.5")
     );
-    web.post_ephemeral("C1", Some("1.4"), "U9", "Only approvers can do that.")
+    web.post_ephemeral("C1", Some("1.4"), "U9", None, "Only approvers can do that.")
         .await
         .unwrap();
 }
@@ -177,7 +177,8 @@ async fn a_long_retry_after_is_capped_and_retries_are_bounded() {
             err,
             WebError::Http {
                 method: "chat.update",
-                status: 429
+                status: 429,
+                ..
             }
         ),
         "{err:?}"

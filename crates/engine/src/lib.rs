@@ -15,6 +15,7 @@ pub mod permissions;
 mod rate;
 mod runtime;
 mod scheduler;
+pub mod tenant_settings;
 mod turn;
 
 pub use config::EngineConfig;

@@ -22,6 +22,7 @@ use axum::routing::post;
 use serde_json::json;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
+use workmate_chat::{Chat, ChatConfig};
 use workmate_engine::permissions::PermissionConfig;
 use workmate_engine::{EngineConfig, EngineParts, SessionHub};
 use workmate_providers::{ProviderRouter, ScriptedProvider};
@@ -115,7 +116,8 @@ async fn measure(args: &WebhooksArgs, dir: &std::path::Path) -> Result<String, S
         "xoxb-bench".to_owned().into(),
         &format!("http://{fake}"),
     );
-    let slack = SlackSurface::new(&slack_config, hub.clone())
+    let chat = Chat::new(hub.clone(), store.clone(), ChatConfig::default());
+    let slack = SlackSurface::new(&slack_config, chat.clone())
         .map_err(|e| StartupError::Bench(format!("cannot set up Slack: {e}")))?;
     let state = AppState {
         store: store.clone(),
@@ -127,6 +129,7 @@ async fn measure(args: &WebhooksArgs, dir: &std::path::Path) -> Result<String, S
             Arc::new(workmate_engine::NoObserver),
             workmate_engine::SchedulerConfig::default(),
         ),
+        chat: chat.clone(),
         slack: Some(Arc::clone(&slack)),
         shutdown: token.clone(),
     };
@@ -151,7 +154,8 @@ async fn measure(args: &WebhooksArgs, dir: &std::path::Path) -> Result<String, S
         Err(_) => None,
     };
     token.cancel();
-    slack.shutdown(Duration::from_secs(1)).await;
+    slack.shutdown().await;
+    chat.shutdown(Duration::from_secs(1)).await;
     hub.shutdown().await;
     store.close().await;
     let (baseline, service) = (baseline?, service?);

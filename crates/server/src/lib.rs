@@ -21,7 +21,6 @@ mod sandbox;
 pub mod serve;
 pub mod shutdown;
 pub mod telemetry;
-pub mod tenant_settings;
 
 pub use commands::run;
 pub use error::StartupError;

@@ -14,6 +14,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
+use workmate_chat::{Chat, ChatConfig};
 use workmate_engine::{Scheduler, SchedulerConfig};
 use workmate_protocol::TenantId;
 use workmate_providers::ProviderRouter;
@@ -25,7 +26,6 @@ use crate::error::StartupError;
 use crate::http::api::{Auth, auth};
 use crate::http::{AppState, router};
 use crate::metrics::Metrics;
-use crate::platforms::ChatRuns;
 use crate::platforms::slack::SlackSurface;
 use crate::sandbox::DemoSandbox;
 use crate::{data_dir, database, shutdown};
@@ -88,26 +88,25 @@ async fn open_and_run(
             )?),
             Script::Configured => None,
         };
+        let chat = Chat::new(hub.clone(), store.clone(), ChatConfig::default());
         let slack_config = sandbox.as_ref().map(|s| &s.slack);
         let slack = match slack_config.or(config.platforms.slack.as_ref()) {
             Some(slack) => Some(
-                SlackSurface::new(slack, hub.clone())
+                SlackSurface::new(slack, chat.clone())
                     .map_err(|e| StartupError::Usage(format!("[platforms.slack]: {e}")))?,
             ),
             None => None,
         };
         let scheduler = Scheduler::new(
             hub.clone(),
-            Arc::new(ChatRuns::new(slack.clone())),
+            Arc::new(chat.clone()),
             SchedulerConfig {
                 tick: config.scheduler.tick,
                 ..SchedulerConfig::default()
             },
         );
-        if let Some(slack) = &slack {
-            // Slash commands over Socket Mode start runs by hand through it.
-            slack.attach_scheduler(scheduler.clone());
-        }
+        // `/workmate automations run` starts runs through it.
+        chat.attach_scheduler(scheduler.clone());
         let metrics = Arc::new(Metrics::new());
         scheduler.observe_ticks(metrics.clone());
         scheduler.start();
@@ -117,6 +116,7 @@ async fn open_and_run(
             hub: hub.clone(),
             auth: Arc::new(admin),
             scheduler: scheduler.clone(),
+            chat: chat.clone(),
             slack: slack.clone(),
             shutdown: token.clone(),
         };
@@ -129,12 +129,14 @@ async fn open_and_run(
             });
             run_with(listener, state, extra, config.server.shutdown_grace).await
         };
-        // Runs stay claimed (another process, or the next start, adopts them); then accepted
-        // Slack jobs, which still submit to the hub, end before it does.
+        // Runs stay claimed (another process, or the next start, adopts them); then deliveries
+        // already running, which still submit to the hub, end before it does. Deliveries not
+        // started stay in the intake table for the next start.
         scheduler.shutdown().await;
         if let Some(slack) = &slack {
-            slack.shutdown(config.server.shutdown_grace).await;
+            slack.shutdown().await;
         }
+        chat.shutdown(config.server.shutdown_grace).await;
         hub.shutdown().await;
         served
     }

@@ -71,9 +71,14 @@ pub(crate) async fn app_with_script(script: &str) -> App {
     let state = AppState {
         store: store.clone(),
         metrics: Arc::new(Metrics::new()),
-        hub,
+        hub: hub.clone(),
         auth: Arc::new(Auth::admin(TOKEN.to_owned().into())),
         scheduler,
+        chat: workmate_chat::Chat::new(
+            hub,
+            store.clone(),
+            workmate_chat::ChatConfig::default(),
+        ),
         slack: None,
         shutdown: tokio_util::sync::CancellationToken::new(),
     };

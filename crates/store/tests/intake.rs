@@ -82,6 +82,20 @@ backend_matrix! {
         assert_eq!(again.attempts, 2, "a dead worker's row is claimed again");
     }
 
+    async fn a_renewed_lease_holds_off_other_claims_until_the_row_is_done(ctx: Ctx) {
+        let t = tenant(&ctx.store, "intake").await;
+        let k = key(&t, "Ev1");
+        ctx.store.intake().accept(&t, &delivery("Ev1")).await.unwrap();
+        assert!(!ctx.store.intake().renew(&k, LEASE).await.unwrap(), "a pending row has no lease to renew");
+        ctx.store.intake().claim(&k, LEASE).await.unwrap().unwrap();
+        ctx.clock.advance(LEASE - 1);
+        assert!(ctx.store.intake().renew(&k, LEASE).await.unwrap());
+        ctx.clock.advance(LEASE - 1);
+        assert!(ctx.store.intake().claim(&k, LEASE).await.unwrap().is_none(), "the renewal holds");
+        ctx.store.intake().finish(&k).await.unwrap();
+        assert!(!ctx.store.intake().renew(&k, LEASE).await.unwrap(), "a finished row stops its renewals");
+    }
+
     async fn a_finished_row_is_never_claimed_or_reopened(ctx: Ctx) {
         let t = tenant(&ctx.store, "intake").await;
         let k = key(&t, "Ev1");

@@ -209,6 +209,12 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
         flag: None,
     },
     Key {
+        section: "platforms.slack",
+        key: "admins",
+        kind: Kind::StrList,
+        flag: None,
+    },
+    Key {
         section: "log",
         key: "format",
         kind: Kind::Str,

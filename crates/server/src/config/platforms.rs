@@ -41,6 +41,8 @@ pub struct SlackConfig {
     pub api_base: String,
     /// `mode`: how events arrive.
     pub mode: SlackMode,
+    /// `admins`: Slack user ids (`U…`) made tenant admins the first time workmate sees them.
+    pub admins: Vec<String>,
 }
 
 impl SlackConfig {
@@ -52,6 +54,7 @@ impl SlackConfig {
             bot_token,
             api_base: api_base.to_owned(),
             mode: SlackMode::Http,
+            admins: Vec::new(),
         }
     }
 
@@ -63,6 +66,7 @@ impl SlackConfig {
             bot_token,
             api_base: api_base.to_owned(),
             mode: SlackMode::Socket,
+            admins: Vec::new(),
         }
     }
 }
@@ -160,11 +164,23 @@ fn validate_slack(raw: &RawSlack, invalid: Invalid<'_>) -> Result<SlackConfig, C
             format!("{api_base:?} must be http:// or https://"),
         ));
     }
+    let mut admins = Vec::new();
+    for admin in raw.admins.iter().flatten().map(|a| a.trim()) {
+        if admin.is_empty() || admin.contains(char::is_whitespace) {
+            return Err(invalid(
+                SLACK,
+                "admins",
+                format!("{admin:?} is not a Slack user id (like \"U0123ABCD\")"),
+            ));
+        }
+        admins.push(admin.to_owned());
+    }
     Ok(SlackConfig {
         signing_secret,
         app_token,
         bot_token,
         api_base,
         mode,
+        admins,
     })
 }

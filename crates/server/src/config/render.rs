@@ -34,6 +34,7 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
                 app_token: slack.app_token.as_ref().map(|_| "***".to_owned()),
                 api_base: Some(slack.api_base.clone()),
                 mode: Some(slack.mode.as_str().to_owned()),
+                admins: (!slack.admins.is_empty()).then(|| slack.admins.clone()),
             }),
         },
         database: RawDatabase {

@@ -66,6 +66,8 @@ pub(crate) struct RawSlack {
     pub(crate) api_base: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) mode: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) admins: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]
@@ -325,6 +327,7 @@ mod tests {
                     app_token: Some(String::new()),
                     api_base: Some(String::new()),
                     mode: Some(String::new()),
+                    admins: Some(vec![String::new()]),
                 }),
             },
             database: RawDatabase {

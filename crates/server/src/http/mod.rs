@@ -36,6 +36,8 @@ pub struct AppState {
     pub auth: Arc<api::Auth>,
     /// Fires automations and wakes sessions.
     pub scheduler: workmate_engine::Scheduler,
+    /// The chat layer every platform feeds.
+    pub chat: workmate_chat::Chat,
     /// The Slack surface, when `[platforms.slack]` is configured.
     pub slack: Option<Arc<crate::platforms::slack::SlackSurface>>,
     /// Cancelled when the server stops: ends long-lived responses such as event streams.

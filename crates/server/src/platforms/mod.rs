@@ -1,9 +1,7 @@
-//! The chat platforms workmate answers on, wired to the engine.
+//! The chat platforms workmate answers on: their routes and connections, wired to the chat
+//! layer.
 //!
-//! Each platform's wire format lives in its adapter crate; this module only connects verified,
-//! decoded requests to the [`workmate_engine::SessionHub`] and the hub's events back to cards.
+//! Each platform's wire format lives in its adapter crate and everything platform-neutral in
+//! `workmate-chat`; this module only mounts routes and starts connections.
 
-mod runs;
 pub mod slack;
-
-pub use runs::ChatRuns;

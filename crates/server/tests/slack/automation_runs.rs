@@ -4,12 +4,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::tenant_of;
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 use workmate_engine::{Scheduler, SchedulerConfig};
 use workmate_protocol::UserId;
-use workmate_server::platforms::ChatRuns;
-use workmate_server::platforms::slack::tenant_of;
 use workmate_store::{NewUser, Role, RunStatus, RunTrigger};
 use workmate_tools::automations::{AutomationDraft, create};
 
@@ -52,7 +51,7 @@ async fn a_scheduled_run_asks_in_its_thread_and_posts_its_result_there() {
 
     let scheduler = Scheduler::new(
         app.hub.clone(),
-        Arc::new(ChatRuns::new(Some(Arc::clone(&app.slack)))),
+        Arc::new(app.chat.clone()),
         SchedulerConfig::default(),
     );
     assert_eq!(scheduler.tick(RunTrigger::Schedule).await.unwrap().fired, 1);
@@ -61,7 +60,10 @@ async fn a_scheduled_run_asks_in_its_thread_and_posts_its_result_there() {
         &app.fake,
         "chat.postMessage",
         "the run's approval card",
-        |p| p.iter().any(|b| !button_values(b).is_empty()),
+        |p| {
+            p.iter()
+                .any(|b| button_values(b).iter().any(|v| v.contains("once")))
+        },
     )
     .await;
     assert!(
@@ -70,7 +72,10 @@ async fn a_scheduled_run_asks_in_its_thread_and_posts_its_result_there() {
             .all(|p| p["channel"] == "C1" && p["thread_ts"] == THREAD),
         "every card goes to the automation's thread: {posts:#?}"
     );
-    let approval = posts.iter().find(|p| !button_values(p).is_empty()).unwrap();
+    let approval = posts
+        .iter()
+        .find(|p| button_values(p).iter().any(|v| v.contains("once")))
+        .unwrap();
     assert!(approval.to_string().contains("echo hi"), "{approval:#}");
     let once = button_values(approval)
         .into_iter()
@@ -126,5 +131,5 @@ async fn a_scheduled_run_asks_in_its_thread_and_posts_its_result_there() {
         .unwrap()
         .remove(0);
     assert_eq!(item.resolved_by.unwrap().as_str(), "slack-U3");
-    app.slack.shutdown(Duration::from_secs(2)).await;
+    app.chat.shutdown(Duration::from_secs(2)).await;
 }

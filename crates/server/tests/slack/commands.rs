@@ -3,6 +3,10 @@
 use super::*;
 
 fn slash_body(user: &str, text: &str) -> String {
+    slash_body_with(user, text, &trigger())
+}
+
+pub(super) fn slash_body_with(user: &str, text: &str, trigger_id: &str) -> String {
     url::form_urlencoded::Serializer::new(String::new())
         .append_pair("token", "t")
         .append_pair("team_id", "T1")
@@ -15,7 +19,7 @@ fn slash_body(user: &str, text: &str) -> String {
         .append_pair("text", text)
         .append_pair("api_app_id", "A1")
         .append_pair("response_url", "https://hooks.slack.invalid/commands/1")
-        .append_pair("trigger_id", "1.2.3")
+        .append_pair("trigger_id", trigger_id)
         .finish()
 }
 
@@ -114,7 +118,7 @@ async fn whoami_and_help_answer_privately() {
     }
     let text = slash(&app, "U1", "launch rockets").await;
     assert!(text.contains("unknown command `launch`"), "{text}");
-    assert!(text.contains(workmate_adapter::USAGE), "{text}");
+    assert!(text.contains(workmate_chat::commands::USAGE), "{text}");
 
     let audits = chat_command_audits(&app.store).await;
     assert_eq!(audits.len(), 3, "one audit record per command: {audits:#?}");
@@ -182,18 +186,47 @@ async fn only_admins_change_roles_and_the_last_admin_stays() {
     );
 }
 
-#[tokio::test]
-async fn the_owner_sets_the_channel_sessions_mode() {
-    let app = slack_app().await;
-    let text = slash(&app, "U1", "mode plan").await;
-    assert!(text.contains("No session in this channel yet"), "{text}");
+/// A mention in the thread `THREAD` from `user` saying `text` (after the bot's mention).
+fn thread_mention(event_id: &str, user: &str, ts: &str, text: &str) -> String {
+    json!({
+        "type": "event_callback", "team_id": "T1", "api_app_id": "A1",
+        "event_id": event_id, "event_time": 1_700_000_000,
+        "event": {"type": "app_mention", "user": user, "text": format!("<@UBOT> {text}"),
+                  "ts": ts, "thread_ts": THREAD, "channel": "C1", "event_ts": ts}
+    })
+    .to_string()
+}
 
-    let session = channel_session(&app.store, "U1").await;
-    let text = slash(&app, "U2", "mode auto").await;
-    assert!(text.contains("Only the session's owner"), "{text}");
+#[tokio::test]
+async fn a_command_typed_in_a_thread_acts_on_its_session_for_its_owner() {
+    let app = slack_app().await;
+    signed(&app, "events", &mention("Ev1"), SECRET).await;
+    let session = app.session_of(THREAD).await;
     let text = slash(&app, "U1", "mode plan").await;
-    assert!(text.contains("mode set to plan"), "{text}");
-    assert!(text.contains("channel-level session"), "{text}");
+    assert!(text.contains("inside the conversation's thread"), "{text}");
+
+    let body = thread_mention("Ev2", "U2", "1700000000.0100", "/workmate mode auto");
+    assert_eq!(
+        signed(&app, "events", &body, SECRET).await.0,
+        StatusCode::OK
+    );
+    wait_for(
+        &app.fake,
+        "chat.postEphemeral",
+        "the stranger's refusal",
+        |e| {
+            e.iter()
+                .any(|b| b["user"] == "U2" && b.to_string().contains("Only the conversation"))
+        },
+    )
+    .await;
+    let body = thread_mention("Ev3", "U1", "1700000000.0200", "/workmate mode plan");
+    signed(&app, "events", &body, SECRET).await;
+    wait_for(&app.fake, "chat.postEphemeral", "the owner's answer", |e| {
+        e.iter()
+            .any(|b| b["user"] == "U1" && b.to_string().contains("mode set to plan"))
+    })
+    .await;
     let stored = app
         .store
         .sessions()
@@ -202,16 +235,40 @@ async fn the_owner_sets_the_channel_sessions_mode() {
         .unwrap()
         .unwrap();
     assert_eq!(stored.mode, workmate_protocol::PermissionMode::Plan);
-    let text = slash(&app, "U2", "mode").await;
-    assert!(text.contains("mode is plan"), "{text}");
-
     let audits = chat_command_audits(&app.store).await;
-    assert_eq!(audits.len(), 4, "{audits:#?}");
     assert!(
         audits
             .iter()
-            .filter(|a| a.detail["outcome"] == "ok")
-            .all(|a| a.session_id.as_ref() == Some(&session.id))
+            .any(|a| a.detail["outcome"] == "ok" && a.session_id.as_ref() == Some(&session.id)),
+        "{audits:#?}"
+    );
+}
+
+#[tokio::test]
+async fn a_replayed_role_grant_body_changes_nothing() {
+    let app = slack_app().await;
+    slash(&app, "U1", "whoami").await;
+    set_role(&app.store, "U1", workmate_store::Role::Admin).await;
+    let grant = slash_body_with("U1", "role grant U2 approver", "replayed.1.t");
+    let (status, body) = signed(&app, "commands", &grant, SECRET).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        body["text"].as_str().unwrap().contains("is now approver"),
+        "{body:#}"
+    );
+    let text = slash(&app, "U1", "role revoke U2 approver").await;
+    assert!(text.contains("is now a member"), "{text}");
+    // The very same signed body again, inside Slack's five minutes.
+    let (status, body) = signed(&app, "commands", &grant, SECRET).await;
+    assert_eq!(status, StatusCode::OK, "a replay is acknowledged");
+    assert!(
+        body["text"].as_str().unwrap().contains("delivered twice"),
+        "{body:#}"
+    );
+    assert_eq!(
+        role_of(&app.store, "U2").await,
+        workmate_store::Role::Member,
+        "and not applied"
     );
 }
 

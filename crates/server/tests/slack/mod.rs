@@ -16,7 +16,7 @@ use workmate_cards::ButtonAction;
 use workmate_protocol::Surface;
 use workmate_server::config::SlackConfig;
 use workmate_server::http::{AppState, router};
-use workmate_server::platforms::slack::{SlackSurface, tenant_of};
+use workmate_server::platforms::slack::SlackSurface;
 use workmate_store::{InboxItemState, SessionKey, Store};
 
 use crate::router::app_with_script;
@@ -26,13 +26,44 @@ const SCRIPT: &str = r#"{"conversations": [{"when": "*", "turns": [
     {"tool_calls": [{"name": "run_shell", "arguments": {"command": "echo hi"}}]}, {"text": "Done."}]}]}"#;
 const THREAD: &str = "1700000000.0000";
 
+/// The tenant of a Slack workspace.
+fn tenant_of(team: &str) -> workmate_protocol::TenantId {
+    workmate_chat::tenant_of(Surface::Slack, team)
+}
+
 struct SlackApp {
     router: Router,
     store: Store,
     hub: workmate_engine::SessionHub,
-    slack: Arc<SlackSurface>,
+    chat: workmate_chat::Chat,
+    _slack: Arc<SlackSurface>,
     fake: MockServer,
     _dir: tempfile::TempDir,
+}
+
+impl SlackApp {
+    /// The session of a thread of C1, once the chat layer created it.
+    async fn session_of(&self, thread: &str) -> workmate_store::SessionRecord {
+        let key = SessionKey {
+            surface: Surface::Slack,
+            chat_id: "C1".into(),
+            thread_id: thread.into(),
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(found) = self
+                .store
+                .sessions()
+                .find_by_key(&tenant_of("T1"), &key)
+                .await
+                .unwrap()
+            {
+                return found;
+            }
+            assert!(Instant::now() < deadline, "no session for thread {thread}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
 }
 
 async fn slack_app() -> SlackApp {
@@ -79,7 +110,9 @@ async fn slack_app_with(script: &str) -> SlackApp {
         .await;
     let app = app_with_script(script).await;
     let config = SlackConfig::http(SECRET.into(), "xoxb-test".into(), &fake.uri());
-    let slack = SlackSurface::new(&config, app.state.hub.clone()).unwrap();
+    let chat = app.state.chat.clone();
+    chat.attach_scheduler(app.state.scheduler.clone());
+    let slack = SlackSurface::new(&config, chat.clone()).unwrap();
     let state = AppState {
         slack: Some(Arc::clone(&slack)),
         ..app.state.clone()
@@ -88,7 +121,8 @@ async fn slack_app_with(script: &str) -> SlackApp {
         router: router(state),
         store: app.store.clone(),
         hub: app.state.hub.clone(),
-        slack,
+        chat,
+        _slack: slack,
         fake,
         _dir: app.dir,
     }
@@ -131,9 +165,22 @@ fn mention(event_id: &str) -> String {
     .to_string()
 }
 
+/// A unique Slack trigger id: each click and each slash command carries its own.
+fn trigger() -> String {
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    format!(
+        "{}.1.t",
+        N.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+    )
+}
+
 fn click(user: &str, value: &str) -> String {
+    click_with(user, value, &trigger())
+}
+
+fn click_with(user: &str, value: &str, trigger_id: &str) -> String {
     let payload = json!({
-        "type": "block_actions",
+        "type": "block_actions", "trigger_id": trigger_id,
         "user": {"id": user, "username": user, "name": user, "team_id": "T1"},
         "team": {"id": "T1", "domain": "acme"},
         "container": {"type": "message", "message_ts": "1700000000.0001", "channel_id": "C1",
@@ -204,7 +251,11 @@ async fn a_mention_runs_a_turn_with_an_approval_in_the_thread() {
         &app.fake,
         "chat.postMessage",
         "turn and approval cards",
-        |p| p.len() >= 2 && p.iter().any(|b| !button_values(b).is_empty()),
+        |p| {
+            p.len() >= 2
+                && p.iter()
+                    .any(|b| button_values(b).iter().any(|v| v.contains("once")))
+        },
     )
     .await;
     assert!(
@@ -212,7 +263,10 @@ async fn a_mention_runs_a_turn_with_an_approval_in_the_thread() {
             .iter()
             .all(|p| p["channel"] == "C1" && p["thread_ts"] == THREAD)
     );
-    let approval = posts.iter().find(|p| !button_values(p).is_empty()).unwrap();
+    let approval = posts
+        .iter()
+        .find(|p| button_values(p).iter().any(|v| v.contains("once")))
+        .unwrap();
     assert!(approval.to_string().contains("echo hi"), "{approval:#}");
     assert!(
         approval.to_string().contains("Requested by: Ana Lima"),
@@ -223,7 +277,10 @@ async fn a_mention_runs_a_turn_with_an_approval_in_the_thread() {
         .find(|v| v.contains("once"))
         .expect("a once button");
     let ButtonAction::Resolve { item_id, .. } =
-        workmate_slack::blocks::decode_button_value(&once).unwrap();
+        workmate_slack::blocks::decode_button_value(&once).unwrap()
+    else {
+        panic!("the once button resolves the item");
+    };
     let tenant = tenant_of("T1");
 
     // A stranger's click is refused, privately, and changes nothing.
@@ -251,17 +308,23 @@ async fn a_mention_runs_a_turn_with_an_approval_in_the_thread() {
     // The owner approves once: the approval card says who, the turn card gets the answer.
     let (status, _) = signed(&app, "interactions", &click("U1", &once), SECRET).await;
     assert_eq!(status, StatusCode::OK);
+    wait_for(&app.fake, "chat.update", "the approved card", |updates| {
+        updates
+            .iter()
+            .any(|u| u.to_string().contains("Approved by Ana Lima"))
+    })
+    .await;
+    // The answer goes below the approval card: a new message, then its updates.
     wait_for(
         &app.fake,
-        "chat.update",
-        "approved card and answer",
-        |updates| {
-            let text: Vec<String> = updates.iter().map(Value::to_string).collect();
-            text.iter()
-                .any(|t| t.contains("Approved by") && t.contains("U1"))
-                && text.iter().any(|t| t.contains("Done."))
-        },
+        "chat.postMessage",
+        "the answer's card",
+        |posts| posts.len() >= 3,
     )
+    .await;
+    wait_for(&app.fake, "chat.update", "the answer", |updates| {
+        updates.iter().any(|u| u.to_string().contains("Done."))
+    })
     .await;
     let item = app
         .store
@@ -276,7 +339,7 @@ async fn a_mention_runs_a_turn_with_an_approval_in_the_thread() {
         1,
         "the owner is not refused"
     );
-    app.slack.shutdown(Duration::from_secs(2)).await;
+    app.chat.shutdown(Duration::from_secs(2)).await;
 }
 
 #[tokio::test]
@@ -289,7 +352,7 @@ async fn a_redelivered_event_runs_one_turn() {
     }
     wait_for(&app.fake, "chat.postMessage", "cards", |p| p.len() >= 2).await;
     // Every accepted job has run once the queue is shut down.
-    app.slack.shutdown(Duration::from_secs(2)).await;
+    app.chat.shutdown(Duration::from_secs(2)).await;
     let tenant = tenant_of("T1");
     let key = SessionKey {
         surface: Surface::Slack,
@@ -331,7 +394,7 @@ async fn bad_signatures_and_handshakes() {
     let (status, body) = signed(&app, "events", &challenge.to_string(), SECRET).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body, json!({"challenge": "abc123"}));
-    app.slack.shutdown(Duration::from_secs(1)).await;
+    app.chat.shutdown(Duration::from_secs(1)).await;
     assert!(calls(&app.fake, "chat.postMessage").await.is_empty());
 }
 
@@ -357,29 +420,4 @@ mod commands;
 mod latency;
 mod settings_commands;
 mod socket;
-
-#[tokio::test]
-async fn a_message_that_cannot_be_taken_is_answered_in_its_thread() {
-    let app = slack_app().await;
-    app.hub.shutdown().await;
-    let (status, _) = signed(&app, "events", &mention("EvDown"), SECRET).await;
-    assert_eq!(status, StatusCode::OK);
-    let posts = wait_for(&app.fake, "chat.postMessage", "the not-taken notice", |p| {
-        p.iter()
-            .any(|b| b.to_string().contains("could not take this message"))
-    })
-    .await;
-    let notice = posts
-        .iter()
-        .find(|b| b.to_string().contains("could not take this message"))
-        .unwrap();
-    assert_eq!(
-        (&notice["channel"], &notice["thread_ts"]),
-        (&json!("C1"), &json!(THREAD))
-    );
-    assert!(
-        notice.to_string().contains("it is restarting"),
-        "{notice:#}"
-    );
-    app.slack.shutdown(Duration::from_secs(2)).await;
-}
+mod stop;

@@ -45,7 +45,7 @@ async fn socket_mode_turns_a_mention_into_a_turn_card_and_answers_commands_in_th
     }
     let app = app_with_script(SCRIPT).await;
     let config = SlackConfig::socket("xapp-test".into(), "xoxb-test".into(), &fake.uri());
-    let slack = SlackSurface::new(&config, app.state.hub.clone()).unwrap();
+    let slack = SlackSurface::new(&config, app.state.chat.clone()).unwrap();
 
     let (stream, _) = tokio::time::timeout(Duration::from_secs(10), listener.accept())
         .await
@@ -103,7 +103,8 @@ async fn socket_mode_turns_a_mention_into_a_turn_card_and_answers_commands_in_th
         "{ack}"
     );
 
-    slack.shutdown(Duration::from_secs(1)).await;
+    slack.shutdown().await;
+    app.state.chat.shutdown(Duration::from_secs(1)).await;
     let closed = tokio::time::timeout(Duration::from_secs(5), ws.next())
         .await
         .unwrap();

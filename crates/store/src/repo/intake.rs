@@ -115,6 +115,27 @@ impl<'s> IntakeRepo<'s> {
     /// redelivery: acknowledge it, do nothing). A done or failed row past its expiry is replaced.
     /// Of concurrent accepts of one key exactly one gets `true`, on every backend.
     pub async fn accept(&self, tenant: &TenantId, new: &NewDelivery) -> Result<bool> {
+        self.insert(tenant, new, None).await
+    }
+
+    /// Like [`IntakeRepo::accept`], but the new row is already claimed by the caller (running,
+    /// first attempt, leased for `lease_ms`): for deliveries run while their request waits, which
+    /// no worker may take in between.
+    pub async fn accept_claimed(
+        &self,
+        tenant: &TenantId,
+        new: &NewDelivery,
+        lease_ms: i64,
+    ) -> Result<bool> {
+        self.insert(tenant, new, Some(lease_ms)).await
+    }
+
+    async fn insert(
+        &self,
+        tenant: &TenantId,
+        new: &NewDelivery,
+        lease_ms: Option<i64>,
+    ) -> Result<bool> {
         let d = self.store.dialect;
         let now = self.store.clock_ms();
         d.query("DELETE FROM intake WHERE tenant_id = ? AND platform = ? AND delivery_id = ? AND state IN ('done', 'failed') AND expires_at_ms <= ?")
@@ -126,13 +147,16 @@ impl<'s> IntakeRepo<'s> {
             .await?;
         // A plain insert: the primary key decides, and its violation is the answer "seen".
         let inserted = d
-            .query("INSERT INTO intake (tenant_id, platform, delivery_id, kind, payload_json, state, attempts, not_before_ms, lease_until_ms, received_at_ms, finished_at_ms, expires_at_ms, error) VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, NULL, ?, NULL, ?, NULL)")
+            .query("INSERT INTO intake (tenant_id, platform, delivery_id, kind, payload_json, state, attempts, not_before_ms, lease_until_ms, received_at_ms, finished_at_ms, expires_at_ms, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL)")
             .bind(tenant.as_str().to_owned())
             .bind(new.platform.clone())
             .bind(new.delivery_id.clone())
             .bind(new.kind.clone())
             .bind(to_json(&new.payload)?)
+            .bind(if lease_ms.is_some() { "running" } else { "pending" })
+            .bind(i64::from(lease_ms.is_some()))
             .bind(now)
+            .bind(lease_ms.map(|lease| now.saturating_add(lease)))
             .bind(now)
             .bind(now.saturating_add(new.ttl_ms))
             .execute(&self.store.pool)
@@ -191,6 +215,22 @@ impl<'s> IntakeRepo<'s> {
             }
         }
         Ok(claimed)
+    }
+
+    /// Extends the lease of a row still running (its worker is alive and waiting on the engine);
+    /// `false` once the row is finished, failed, or no longer running, so the caller stops.
+    pub async fn renew(&self, key: &IntakeKey, lease_ms: i64) -> Result<bool> {
+        let until = self.store.clock_ms().saturating_add(lease_ms);
+        let done = bind_key(
+            self.store.dialect.query(
+                "UPDATE intake SET lease_until_ms = ? WHERE tenant_id = ? AND platform = ? AND delivery_id = ? AND state = 'running'",
+            )
+            .bind(until),
+            key,
+        )
+        .execute(&self.store.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
     }
 
     /// Marks the row done and clears its payload. Idempotent; a failed row stays failed.

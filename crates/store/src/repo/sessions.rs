@@ -214,6 +214,32 @@ impl<'s> SessionRepo<'s> {
         rows.iter().map(from_row).collect()
     }
 
+    /// The sessions of one chat (channel, group or DM) owned by `owner`, most recently changed
+    /// first.
+    pub async fn list_in_chat(
+        &self,
+        tenant: &TenantId,
+        surface: Surface,
+        chat_id: &str,
+        owner: &UserId,
+        limit: u32,
+    ) -> Result<Vec<SessionRecord>> {
+        let rows = self
+            .store
+            .dialect
+            .query(select!(
+                "tenant_id = ? AND surface = ? AND chat_id = ? AND owner_user_id = ? ORDER BY updated_at_ms DESC, session_id DESC LIMIT ?"
+            ))
+            .bind(tenant.as_str().to_owned())
+            .bind(to_word(&surface)?)
+            .bind(chat_id.to_owned())
+            .bind(owner.as_str().to_owned())
+            .bind(i64::from(limit))
+            .fetch_all(&self.store.pool)
+            .await?;
+        rows.iter().map(from_row).collect()
+    }
+
     /// Changes the permission mode.
     pub async fn set_mode(
         &self,

@@ -2,7 +2,7 @@
 //!
 //! Invariants: anyone of the tenant reads its settings, only a tenant admin changes them; a
 //! `PATCH` is applied whole or not at all (every key is validated before the one write) and is
-//! audited; validation is [`crate::tenant_settings`]'s, the same the chat command uses.
+//! audited; validation is [`workmate_engine::tenant_settings`]'s, the same the chat command uses.
 
 use axum::Json;
 use axum::body::Bytes;
@@ -12,7 +12,7 @@ use workmate_store::Role;
 
 use super::Principal;
 use crate::http::{ApiError, AppState};
-use crate::tenant_settings::{SettingError, update};
+use workmate_engine::tenant_settings::{SettingError, update};
 
 /// `GET /v1/tenant/settings` → `{"tenant_id", "settings": {...}}`, as stored.
 pub(crate) async fn settings(

@@ -1,7 +1,8 @@
-//! `POST /v1/platforms/slack/events` and `POST /v1/platforms/slack/interactions`.
+//! `POST /v1/platforms/slack/{events,interactions,commands}`.
 //!
-//! Invariant: a handler verifies, decodes and queues; it never waits on the engine or on Slack,
-//! so its answer is well inside Slack's 3 s.
+//! Invariant: a handler verifies, decodes, maps and stores; it never waits on the engine, so its
+//! answer is well inside Slack's 3 s. What could not be stored is answered 503, so Slack
+//! delivers it again; what was stored before (a redelivery) is answered 200 and not applied.
 
 use std::sync::Arc;
 
@@ -11,26 +12,22 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
-use tracing::debug;
-use workmate_slack::{
-    Event, EventCallback, EventEnvelope, Interaction, decode_event_envelope, decode_interaction,
-};
+use workmate_adapter::Inbound;
+use workmate_slack::mapping::{click_inbounds, command_inbound, event_inbound};
+use workmate_slack::{EventEnvelope, Interaction, decode_event_envelope, decode_interaction};
+use workmate_slack::{blocks, decode_slash_command};
 
 use super::SlackSurface;
 use crate::http::{ApiError, AppState};
 
-pub(super) fn configured(state: &AppState) -> Result<Arc<SlackSurface>, ApiError> {
+fn configured(state: &AppState) -> Result<Arc<SlackSurface>, ApiError> {
     state
         .slack
         .clone()
         .ok_or_else(|| ApiError::Missing("Slack is not configured".into()))
 }
 
-pub(super) fn verified(
-    slack: &SlackSurface,
-    headers: &HeaderMap,
-    body: &[u8],
-) -> Result<(), ApiError> {
+fn verified(slack: &SlackSurface, headers: &HeaderMap, body: &[u8]) -> Result<(), ApiError> {
     let header = |name: &str| {
         headers
             .get(name)
@@ -47,10 +44,18 @@ pub(super) fn verified(
         .map_err(ApiError::BadSignature)
 }
 
-fn queue_full() -> ApiError {
-    ApiError::NotReady {
-        reason: "Slack work queue full".into(),
+/// Stores every delivery of one request; a failure leaves the rest to Slack's redelivery.
+async fn store_all(slack: &SlackSurface, inbounds: Vec<Inbound>) -> Result<Response, ApiError> {
+    for inbound in inbounds {
+        slack
+            .chat
+            .accept(inbound)
+            .await
+            .map_err(|e| ApiError::NotReady {
+                reason: format!("Slack delivery not stored: {e}"),
+            })?;
     }
+    Ok(StatusCode::OK.into_response())
 }
 
 /// The Events API.
@@ -67,8 +72,8 @@ pub(crate) async fn events(
             Ok(Json(json!({ "challenge": challenge })).into_response())
         }
         EventEnvelope::EventCallback(callback) => {
-            slack.accept_event(*callback)?;
-            Ok(StatusCode::OK.into_response())
+            let bot = slack.platform.known_bot().map(|b| b.user_id.as_str());
+            store_all(&slack, event_inbound(*callback, bot).into_iter().collect()).await
         }
         _ => Ok(StatusCode::OK.into_response()),
     }
@@ -83,39 +88,25 @@ pub(crate) async fn interactions(
     let slack = configured(&state)?;
     verified(&slack, &headers, &body)?;
     let interaction = decode_interaction(&body).map_err(|e| ApiError::BadRequest(e.to_string()))?;
-    slack.accept_interaction(interaction)?;
-    Ok(StatusCode::OK.into_response())
+    match interaction {
+        Interaction::BlockActions(actions) => store_all(&slack, click_inbounds(&actions)).await,
+        _ => Ok(StatusCode::OK.into_response()),
+    }
 }
 
-impl SlackSurface {
-    /// Queues the work an Events API callback asks for (HTTP and Socket Mode alike): messages
-    /// to the bot become turns, everything else is ignored. `Err` when the queue is full.
-    pub(super) fn accept_event(self: &Arc<Self>, callback: EventCallback) -> Result<(), ApiError> {
-        let message = match callback.event {
-            Event::AppMention(message) => message,
-            Event::Message(message) if message.is_direct_message() => message,
-            _ => return Ok(()),
-        };
-        let (Some(team), Some(event_id)) = (callback.team_id, callback.event_id) else {
-            debug!("Slack event without team_id or event_id; ignored.");
-            return Ok(());
-        };
-        if !message.is_user_post() || message.channel.is_none() {
-            return Ok(());
-        }
-        let job = Arc::clone(self).message_job(team, event_id, message);
-        self.queue.try_submit(job).map_err(|_| queue_full())
+/// The `/workmate` slash command: its reply is the response, seen only by the caller.
+pub(crate) async fn slash_commands(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let slack = configured(&state)?;
+    verified(&slack, &headers, &body)?;
+    let command = decode_slash_command(&body).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let reply = slack.chat.command(command_inbound(&command)).await;
+    let mut answer = json!({"response_type": "ephemeral", "text": reply.text});
+    if let (Some(card), Some(object)) = (&reply.card, answer.as_object_mut()) {
+        object.insert("blocks".into(), blocks::render(card));
     }
-
-    /// Queues the work an interaction asks for: button clicks resolve; the rest is ignored.
-    pub(super) fn accept_interaction(
-        self: &Arc<Self>,
-        interaction: Interaction,
-    ) -> Result<(), ApiError> {
-        let Interaction::BlockActions(actions) = interaction else {
-            return Ok(());
-        };
-        let job = Arc::clone(self).click_job(*actions);
-        self.queue.try_submit(job).map_err(|_| queue_full())
-    }
+    Ok(Json(answer).into_response())
 }

@@ -10,9 +10,9 @@
 //! Who may change settings (a tenant admin) is checked by the callers, the HTTP route and the chat
 //! command, before they call [`update`].
 
+use crate::permissions::PermissionConfig;
 use serde_json::{Map, Value, json};
 use tracing::info;
-use workmate_engine::permissions::PermissionConfig;
 use workmate_protocol::{TenantId, UserId};
 use workmate_store::{NewAuditRecord, Store};
 use workmate_tools::automations::zone;
@@ -206,7 +206,7 @@ fn validated(key: &'static str, value: &Value) -> Result<Value, SettingError> {
             Ok(value.clone())
         }
         "gateway" => {
-            workmate_engine::check_gateway_policy(value).map_err(invalid)?;
+            crate::check_gateway_policy(value).map_err(invalid)?;
             Ok(value.clone())
         }
         _ => Err(SettingError::Unknown { key: key.into() }),

@@ -8,8 +8,6 @@
 
 use std::fmt::Write as _;
 
-use workmate_adapter::AutomationAction;
-use workmate_engine::Scheduler;
 use workmate_protocol::AutomationId;
 use workmate_store::Automation;
 use workmate_tools::automations::{
@@ -17,31 +15,38 @@ use workmate_tools::automations::{
     public_view, tenant_timezone, zone,
 };
 
-use super::SlackSurface;
-use super::commands::{Caller, Outcome};
-use crate::http::ApiError;
+use super::{AutomationAction, Caller, Outcome};
+use crate::{Chat, Result};
 
 /// Automations read for a list or a rule lookup.
 const LIST_LIMIT: u32 = 500;
 /// Lines shown at most.
 const LIST_LINES: usize = 30;
 
-impl SlackSurface {
-    /// The zone to show times in: the one Slack has for the caller (`users.info`), else the
-    /// tenant's. The lookup is bounded so the command still answers inside Slack's 3 s.
-    async fn viewer_time_zone(&self, caller: &Caller) -> Result<String, ApiError> {
-        if let Some(tz) = self.slack_user_info(&caller.slack_user).await.tz
+impl Chat {
+    /// The zone to show times in: the one the platform keeps for the caller, else the
+    /// tenant's. Platforms bound their profile lookups, so the command still answers in time.
+    async fn viewer_time_zone(&self, caller: &Caller) -> Result<String> {
+        if let Ok(slot) = self.slot(caller.surface)
+            && let Some(tz) = slot
+                .platform
+                .profile(&caller.person.platform_id)
+                .await
+                .time_zone
             && zone(&tz).is_ok()
         {
             return Ok(tz);
         }
-        Ok(tenant_timezone(self.hub.store(), &caller.tenant).await?)
+        Ok(tenant_timezone(self.store(), &caller.person.tenant).await?)
     }
 
     /// One line per automation: title, id, schedule, enabled or paused, next run.
-    pub(super) async fn automations(&self, caller: &Caller) -> Result<Outcome, ApiError> {
-        let store = self.hub.store();
-        let automations = store.automations().list(&caller.tenant, LIST_LIMIT).await?;
+    pub(super) async fn automations(&self, caller: &Caller) -> Result<Outcome> {
+        let store = self.store();
+        let automations = store
+            .automations()
+            .list(&caller.person.tenant, LIST_LIMIT)
+            .await?;
         if automations.is_empty() {
             return Ok(Outcome::ok(
                 "No automations yet. Ask workmate to schedule a task, and it will show up here.",
@@ -83,26 +88,31 @@ impl SlackSurface {
         caller: &Caller,
         action: AutomationAction,
         id: &str,
-        scheduler: Option<&Scheduler>,
-    ) -> Result<Outcome, ApiError> {
-        let store = self.hub.store();
+    ) -> Result<Outcome> {
+        let store = self.store();
         let Some(automation) = store
             .automations()
-            .get(&caller.tenant, &AutomationId::from(id))
+            .get(&caller.person.tenant, &AutomationId::from(id))
             .await?
         else {
             return Ok(Outcome::refused(format!(
                 "No automation {id} in this workspace; `/workmate automations` lists them."
             )));
         };
-        if let Some(refusal) =
-            refusal(check_manager(store, &caller.tenant, &automation, &caller.user.id).await)?
-        {
+        if let Some(refusal) = refusal(
+            check_manager(
+                store,
+                &caller.person.tenant,
+                &automation,
+                &caller.person.user.id,
+            )
+            .await,
+        )? {
             return Ok(refusal);
         }
         let title = automation.title.clone();
         let outcome = match action {
-            AutomationAction::Run => self.run_by_hand(caller, &automation, scheduler).await?,
+            AutomationAction::Run => self.run_by_hand(caller, &automation).await?,
             AutomationAction::Pause if !automation.enabled => {
                 Outcome::ok(format!("“{title}” was already paused; nothing changed."))
             }
@@ -131,7 +141,7 @@ impl SlackSurface {
             AutomationAction::Delete => {
                 if store
                     .automations()
-                    .delete(&caller.tenant, &automation.id)
+                    .delete(&caller.person.tenant, &automation.id)
                     .await?
                 {
                     Outcome::ok(format!("Deleted “{title}” and its run history."))
@@ -139,26 +149,20 @@ impl SlackSurface {
                     Outcome::refused(format!("“{title}” was deleted meanwhile."))
                 }
             }
-            _ => Outcome::refused("This automation action is not available on Slack."),
         };
         tracing::info!(
-            tenant = %caller.tenant,
+            tenant = %caller.person.tenant,
             automation = %automation.id,
-            by = %caller.user.id,
+            by = %caller.person.user.id,
             action = ?action,
-            "Automation command from Slack."
+            "Automation command from chat."
         );
         Ok(outcome)
     }
 
-    async fn run_by_hand(
-        &self,
-        caller: &Caller,
-        automation: &Automation,
-        scheduler: Option<&Scheduler>,
-    ) -> Result<Outcome, ApiError> {
+    async fn run_by_hand(&self, caller: &Caller, automation: &Automation) -> Result<Outcome> {
         let title = &automation.title;
-        let Some(scheduler) = scheduler else {
+        let Some(scheduler) = self.inner.scheduler.get() else {
             return Ok(Outcome::refused(format!(
                 "Runs by hand are not available on this connection; start “{title}” with \
                  POST /v1/automations/{}/run.",
@@ -166,7 +170,11 @@ impl SlackSurface {
             )));
         };
         match scheduler
-            .run_now(&caller.tenant, &automation.id, &caller.user.id)
+            .run_now(
+                &caller.person.tenant,
+                &automation.id,
+                &caller.person.user.id,
+            )
             .await
         {
             Ok(run) => {
@@ -195,21 +203,20 @@ impl SlackSurface {
         caller: &Caller,
         automation: &Automation,
         enabled: bool,
-    ) -> Result<Option<Automation>, ApiError> {
+    ) -> Result<Option<Automation>> {
         let request = AutomationChange {
             enabled: Some(enabled),
             ..AutomationChange::default()
         };
-        Ok(change(self.hub.store(), &caller.tenant, &automation.id, request).await?)
+        Ok(change(self.store(), &caller.person.tenant, &automation.id, request).await?)
     }
 
     /// The standing rules, grouped by automation.
-    pub(super) async fn rules(&self, caller: &Caller) -> Result<Outcome, ApiError> {
+    pub(super) async fn rules(&self, caller: &Caller) -> Result<Outcome> {
         let automations = self
-            .hub
             .store()
             .automations()
-            .list(&caller.tenant, LIST_LIMIT)
+            .list(&caller.person.tenant, LIST_LIMIT)
             .await?;
         let mut text = String::from(
             "Standing rules (calls an automation's runs make without asking), by automation:",
@@ -241,13 +248,12 @@ impl SlackSurface {
 
     /// Removes a standing rule: `<tool> <target>`, or `<automation id> <tool> <target>` when the
     /// same rule stands on several automations.
-    pub(super) async fn revoke_rule(
-        &self,
-        caller: &Caller,
-        typed: &str,
-    ) -> Result<Outcome, ApiError> {
-        let store = self.hub.store();
-        let automations = store.automations().list(&caller.tenant, LIST_LIMIT).await?;
+    pub(super) async fn revoke_rule(&self, caller: &Caller, typed: &str) -> Result<Outcome> {
+        let store = self.store();
+        let automations = store
+            .automations()
+            .list(&caller.person.tenant, LIST_LIMIT)
+            .await?;
         let named = typed
             .split_once(char::is_whitespace)
             .and_then(|(first, rest)| {
@@ -289,24 +295,30 @@ impl SlackSurface {
                 )));
             }
         };
-        if let Some(refusal) =
-            refusal(check_manager(store, &caller.tenant, automation, &caller.user.id).await)?
-        {
+        if let Some(refusal) = refusal(
+            check_manager(
+                store,
+                &caller.person.tenant,
+                automation,
+                &caller.person.user.id,
+            )
+            .await,
+        )? {
             return Ok(refusal);
         }
         let request = AutomationChange {
             revoke: Some(entry.clone()),
             ..AutomationChange::default()
         };
-        let changed = change(store, &caller.tenant, &automation.id, request).await;
+        let changed = change(store, &caller.person.tenant, &automation.id, request).await;
         if let Some(refusal) = refusal(changed.map(|_| ()))? {
             return Ok(refusal);
         }
         tracing::info!(
-            tenant = %caller.tenant,
+            tenant = %caller.person.tenant,
             automation = %automation.id,
-            by = %caller.user.id,
-            "Standing rule revoked from Slack."
+            by = %caller.person.user.id,
+            "Standing rule revoked from chat."
         );
         Ok(Outcome::ok(format!(
             "Revoked “{entry}” from “{}”. Its runs will ask before that call again.",
@@ -316,7 +328,7 @@ impl SlackSurface {
 }
 
 /// A refused or invalid request as the reply; store failures stay errors.
-fn refusal(result: Result<(), AutomationError>) -> Result<Option<Outcome>, ApiError> {
+fn refusal(result: Result<(), AutomationError>) -> Result<Option<Outcome>> {
     match result {
         Ok(()) => Ok(None),
         Err(AutomationError::Forbidden(why) | AutomationError::Invalid(why)) => {

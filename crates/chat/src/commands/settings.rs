@@ -1,41 +1,40 @@
 //! `/workmate settings [KEY VALUE]`: the workspace's tenant settings, from a chat.
 //!
 //! Invariants: anyone lists the settings; only a tenant admin changes one, and the change goes
-//! through [`crate::tenant_settings::update`], so it is validated, stored and audited exactly as
-//! `PATCH /v1/tenant/settings` does it.
+//! through [`workmate_engine::tenant_settings::update`], so it is validated, stored and audited
+//! exactly as `PATCH /v1/tenant/settings` does it.
 
 use std::fmt::Write as _;
 
 use serde_json::{Map, Value, json};
 use workmate_store::Role;
 
-use super::SlackSurface;
-use super::commands::{Caller, Outcome, role_name};
-use crate::http::ApiError;
-use crate::tenant_settings::{SettingError, describe, update};
+use workmate_engine::tenant_settings::{SettingError, describe, update};
+
+use super::{Caller, Outcome, role_name};
+use crate::{Chat, Result};
 
 /// The value text that restores a setting's default.
 const DEFAULT_WORD: &str = "default";
 
-impl SlackSurface {
+impl Chat {
     /// Lists the settings (`None`) or sets one.
     pub(super) async fn settings(
         &self,
         caller: &Caller,
         change: Option<(String, String)>,
-    ) -> Result<Outcome, ApiError> {
+    ) -> Result<Outcome> {
         match change {
             None => self.list_settings(caller).await,
             Some((key, value)) => self.set_setting(caller, key, &value).await,
         }
     }
 
-    async fn list_settings(&self, caller: &Caller) -> Result<Outcome, ApiError> {
+    async fn list_settings(&self, caller: &Caller) -> Result<Outcome> {
         let settings = self
-            .hub
             .store()
             .tenants()
-            .get(&caller.tenant)
+            .get(&caller.person.tenant)
             .await?
             .map_or_else(|| json!({}), |t| t.settings);
         let mut text = String::from(
@@ -48,25 +47,26 @@ impl SlackSurface {
         Ok(Outcome::ok(text))
     }
 
-    async fn set_setting(
-        &self,
-        caller: &Caller,
-        key: String,
-        raw: &str,
-    ) -> Result<Outcome, ApiError> {
-        if caller.user.role != Role::Admin {
+    async fn set_setting(&self, caller: &Caller, key: String, raw: &str) -> Result<Outcome> {
+        if caller.person.role() != Role::Admin {
             return Ok(Outcome::refused(format!(
                 "Only admins may change workspace settings; you are {}. `/workmate settings` \
                  shows them to everyone.",
-                role_name(caller.user.role)
+                role_name(caller.person.role())
             )));
         }
         let value = value_of(raw);
         let removing = value.is_null();
         let mut changes = Map::new();
         changes.insert(key.clone(), value);
-        let store = self.hub.store();
-        let settings = match update(store, &caller.tenant, &caller.user.id, &changes, "slack").await
+        let settings = match update(
+            self.store(),
+            &caller.person.tenant,
+            &caller.person.user.id,
+            &changes,
+            caller.surface.as_str(),
+        )
+        .await
         {
             Ok(settings) => settings,
             Err(SettingError::Store(e)) => return Err(e.into()),

@@ -1,4 +1,5 @@
-//! Card pumps: one task per live session that turns the hub's events into card updates.
+//! Card pumps: one task per live session that turns the hub's events into card updates, the
+//! same for every platform.
 //!
 //! Invariants: at most one pump runs per session; a pump is subscribed before the command that
 //! starts it is submitted (so it misses no event), and it first folds the session's stored events
@@ -15,9 +16,10 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{debug, warn};
 use workmate_adapter::{CardId, ChatTarget, Coalescer};
-use workmate_cards::{CardRef, SessionView, approval_card, question_card, turn_card};
+use workmate_cards::{SessionView, card_for};
 use workmate_engine::SessionHub;
 use workmate_protocol::{Event, SessionId, TenantId};
+use workmate_store::Store;
 
 /// Events read from the store per page when a pump catches up.
 const PAGE: u32 = 500;
@@ -28,6 +30,7 @@ type Key = (TenantId, SessionId);
 #[derive(Debug)]
 pub(crate) struct Pumps {
     hub: SessionHub,
+    store: Store,
     coalescer: Arc<Coalescer>,
     idle: Duration,
     running: Mutex<HashMap<Key, u64>>,
@@ -36,9 +39,15 @@ pub(crate) struct Pumps {
 }
 
 impl Pumps {
-    pub(crate) fn new(hub: SessionHub, coalescer: Arc<Coalescer>, idle: Duration) -> Self {
+    pub(crate) fn new(
+        hub: SessionHub,
+        store: Store,
+        coalescer: Arc<Coalescer>,
+        idle: Duration,
+    ) -> Self {
         Self {
             hub,
+            store,
             coalescer,
             idle,
             running: Mutex::default(),
@@ -63,7 +72,7 @@ impl Pumps {
         tenant: &TenantId,
         session: &SessionId,
         target: ChatTarget,
-    ) -> Result<(), super::SlackError> {
+    ) -> crate::Result<()> {
         let key = (tenant.clone(), session.clone());
         if self.touch(&key) {
             return Ok(());
@@ -108,12 +117,11 @@ impl Pumps {
         tenant: &TenantId,
         session: &SessionId,
         mut after: u64,
-    ) -> Result<Vec<Event>, super::SlackError> {
+    ) -> crate::Result<Vec<Event>> {
         let mut out = Vec::new();
         loop {
             let page = self
-                .hub
-                .store()
+                .store
                 .events()
                 .list_after(tenant, session, after, PAGE)
                 .await?;
@@ -175,17 +183,7 @@ impl Pumps {
     /// Folds one event and hands every card it changed to the coalescer.
     fn show(&self, view: &mut SessionView, event: &Event, key: &Key, target: &ChatTarget) {
         for changed in view.apply(event) {
-            let rendered = match &changed {
-                CardRef::Turn(id) => view.turn(id).map(|t| (format!("turn:{id}"), turn_card(t))),
-                CardRef::Approval(item) => view
-                    .approval(item)
-                    .map(|a| (format!("approval:{item}"), approval_card(a))),
-                CardRef::Question(item) => view
-                    .question(item)
-                    .map(|q| (format!("question:{item}"), question_card(q))),
-                _ => None,
-            };
-            let Some((card_key, card)) = rendered else {
+            let Some((card_key, card)) = card_for(view, &changed) else {
                 continue;
             };
             let id = CardId {

@@ -16,7 +16,6 @@ pub const USAGE: &str = "usage: /workmate help | whoami | mode [discuss|plan|int
 
 /// A parsed chat command.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum ChatCommand {
     /// The command list.
     Help,
@@ -67,7 +66,6 @@ pub enum ChatCommand {
 
 /// What `/workmate automations <action> <id>` does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum AutomationAction {
     /// Start a run now.
     Run,

@@ -1,0 +1,62 @@
+//! Long-lived connection modes: Slack Socket Mode today; the Feishu long connection, DingTalk
+//! Stream and the WeCom smart-robot WebSocket next.
+//!
+//! Invariant: a connection acknowledges a delivery to its platform only after the
+//! [`InboundSink`] said it is durable ([`Taken::Stored`] or [`Taken::Duplicate`]); one the sink
+//! could not take is left unacknowledged, so the platform delivers it again.
+
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+use workmate_cards::Card;
+use workmate_protocol::Surface;
+
+use crate::{BoxFuture, Inbound};
+
+/// What the sink did with a delivery.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Taken {
+    /// Stored: it will run, exactly once, even across a crash. Acknowledge it.
+    Stored,
+    /// Seen before: acknowledge it and do nothing.
+    Duplicate,
+}
+
+/// The sink could not store a delivery (the database is down, or the service is stopping):
+/// leave it unacknowledged so the platform delivers it again.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the delivery was not stored: {0}")]
+pub struct NotTaken(pub String);
+
+/// The reply to a native slash command, shown to its caller only.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandReply {
+    /// The reply as plain text (the fallback where a card cannot be shown).
+    pub text: String,
+    /// The reply as a card, when it has buttons.
+    pub card: Option<Card>,
+}
+
+/// Where a connection hands what it receives: the chat layer.
+pub trait InboundSink: Send + Sync + Debug {
+    /// Stores a message, click or reply durably; it runs later.
+    fn deliver(&self, inbound: Inbound) -> BoxFuture<'_, Result<Taken, NotTaken>>;
+
+    /// Runs a native slash command now; its reply travels back with the acknowledgement.
+    fn command(&self, inbound: Inbound) -> BoxFuture<'_, CommandReply>;
+}
+
+/// A long-lived connection to a platform, held by one task until cancelled.
+pub trait Connection: Send + Sync + Debug {
+    /// The platform it connects to.
+    fn surface(&self) -> Surface;
+
+    /// Connects, reconnects with backoff when dropped, and hands every delivery to `sink`, until
+    /// `stop` is cancelled.
+    fn run(
+        self: Arc<Self>,
+        sink: Arc<dyn InboundSink>,
+        stop: CancellationToken,
+    ) -> BoxFuture<'static, ()>;
+}

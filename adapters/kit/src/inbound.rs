@@ -1,0 +1,86 @@
+//! What a platform hands the chat layer: one neutral shape for every platform's messages, clicks
+//! and commands.
+//!
+//! Invariant: a platform maps its verified, decoded delivery to an [`Inbound`] and decides nothing
+//! else. Whatever depends on tenants, sessions, roles or the engine (is this text a command, does
+//! it quote a reply token, may this person click) is decided once, by the chat layer. An
+//! `Inbound` round-trips through JSON, because the chat layer stores it before the platform gets
+//! its acknowledgement.
+
+use serde::{Deserialize, Serialize};
+use workmate_cards::ButtonAction;
+use workmate_protocol::Surface;
+
+/// One delivery from a chat platform.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Inbound {
+    /// The platform it came from.
+    pub surface: Surface,
+    /// The platform installation it belongs to: Slack team, Feishu tenant key, WeCom corp,
+    /// DingTalk corp. It names the tenant.
+    pub tenant_key: String,
+    /// The platform's id of this delivery (Slack `event_id` or `trigger_id`, Feishu `event_id`,
+    /// …): a redelivery carries the same id, and is not applied twice.
+    pub delivery_id: String,
+    /// Who sent it.
+    pub user: InboundUser,
+    /// The chat it happened in (channel, group, DM).
+    pub chat_id: String,
+    /// The thread: the root message of the conversation it belongs to. `None` where the platform
+    /// gives none (a native slash command).
+    pub thread_id: Option<String>,
+    /// Whether the chat is a one-to-one chat with the bot.
+    pub direct: bool,
+    /// What happened.
+    pub kind: InboundKind,
+}
+
+/// A platform user, as the platform names them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InboundUser {
+    /// The platform's user id (Slack `U…`, Feishu `open_id`, …).
+    pub id: String,
+    /// The name the delivery carried, if any; otherwise the platform's profile is asked.
+    pub name: Option<String>,
+}
+
+/// What an [`Inbound`] is.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum InboundKind {
+    /// Text addressed to workmate (a mention or a direct message), the mention removed. Text
+    /// that starts with `/workmate` is a command on the thread's session; text quoting a reply
+    /// token answers that item.
+    Message {
+        /// The text.
+        text: String,
+    },
+    /// Text in a thread that does not address workmate. It counts only when it quotes a reply
+    /// token (`approve [wm:…]`); otherwise it is ignored.
+    Reply {
+        /// The text.
+        text: String,
+    },
+    /// A click on one of workmate's card buttons.
+    Click {
+        /// The button's action, decoded from its value.
+        action: ButtonAction,
+    },
+    /// A native slash command (`/workmate …`): the text after the command's name.
+    Command {
+        /// The text.
+        text: String,
+    },
+}
+
+impl InboundKind {
+    /// A short word for logs and the intake table: `message`, `reply`, `click` or `command`.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Self::Message { .. } => "message",
+            Self::Reply { .. } => "reply",
+            Self::Click { .. } => "click",
+            Self::Command { .. } => "command",
+        }
+    }
+}

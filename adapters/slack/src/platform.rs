@@ -1,0 +1,196 @@
+//! Slack as a [`Platform`]: Block Kit out through `chat.postMessage`, `chat.update` and
+//! `chat.postEphemeral`; profiles from `users.info`.
+//!
+//! Invariants: a rendered card is `{"blocks": […], "text": "…"}`, so the fallback text travels
+//! with the blocks to every post and update; the Web API client makes one attempt per call, so
+//! the chat layer's retry policy is the only one, and a 429 reaches it with Slack's
+//! `Retry-After`.
+
+use std::time::Duration;
+
+use secrecy::SecretString;
+use serde_json::{Value, json};
+use tokio::sync::OnceCell;
+use workmate_adapter::{
+    AdapterError, BoxFuture, ChatAdapter, ChatTarget, Platform, PostedCard, Profile,
+};
+use workmate_cards::Card;
+use workmate_protocol::Surface;
+
+use crate::blocks;
+use crate::web::{AuthInfo, RetryPolicy, SlackWeb, WebError};
+
+/// `chat.update` is Tier 3; about one update a second per message keeps well inside it.
+const MIN_UPDATE_INTERVAL: Duration = Duration::from_secs(1);
+/// The longest wait for Slack to say who a user is.
+const PROFILE_LOOKUP: Duration = Duration::from_millis(800);
+/// A 429 without a readable `Retry-After`: Slack's documented default wait.
+const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(1);
+
+/// Slack's side of the chat layer.
+#[derive(Debug)]
+pub struct SlackPlatform {
+    web: SlackWeb,
+    bot: OnceCell<Option<AuthInfo>>,
+}
+
+impl SlackPlatform {
+    /// Slack's Web API at `api_base`, called with `bot_token`.
+    pub fn new(api_base: &str, bot_token: SecretString) -> Result<Self, WebError> {
+        Ok(Self {
+            web: SlackWeb::new(api_base, bot_token)?.with_retry_policy(RetryPolicy::none()),
+            bot: OnceCell::new(),
+        })
+    }
+
+    /// The bot's own identity (`auth.test`), asked once; `None` if Slack would not say.
+    pub async fn bot(&self) -> Option<&AuthInfo> {
+        self.bot
+            .get_or_init(|| async {
+                self.web
+                    .auth_test()
+                    .await
+                    .inspect_err(|e| tracing::warn!(error = %e, "Slack auth.test failed."))
+                    .ok()
+            })
+            .await
+            .as_ref()
+    }
+
+    /// The bot's identity if it was asked already (never waits).
+    pub fn known_bot(&self) -> Option<&AuthInfo> {
+        self.bot.get().and_then(Option::as_ref)
+    }
+}
+
+fn parts(rendered: &Value) -> (&Value, &str) {
+    (
+        rendered.get("blocks").unwrap_or(&Value::Null),
+        rendered.get("text").and_then(Value::as_str).unwrap_or(""),
+    )
+}
+
+/// What a failed Web API call means for a retry.
+fn classify(error: &WebError) -> AdapterError {
+    match error {
+        WebError::Http {
+            status: 429,
+            retry_after,
+            ..
+        } => AdapterError::RateLimited {
+            retry_after: retry_after.unwrap_or(DEFAULT_RETRY_AFTER),
+        },
+        WebError::Api { error, .. } if error == "ratelimited" => AdapterError::RateLimited {
+            retry_after: DEFAULT_RETRY_AFTER,
+        },
+        WebError::Http { status, .. } if *status >= 500 => {
+            AdapterError::Transient(error.to_string())
+        }
+        WebError::Transport { .. } => AdapterError::Transient(error.to_string()),
+        _ => AdapterError::Rejected(error.to_string()),
+    }
+}
+
+impl ChatAdapter for SlackPlatform {
+    fn surface(&self) -> Surface {
+        Surface::Slack
+    }
+
+    fn render(&self, card: &Card) -> Value {
+        json!({ "blocks": blocks::render(card), "text": blocks::fallback_text(card) })
+    }
+
+    fn post<'a>(
+        &'a self,
+        target: &'a ChatTarget,
+        rendered: &'a Value,
+    ) -> BoxFuture<'a, Result<PostedCard, AdapterError>> {
+        Box::pin(async move {
+            let (blocks, text) = parts(rendered);
+            let posted = self
+                .web
+                .post_message(&target.chat_id, target.thread_id.as_deref(), blocks, text)
+                .await
+                .map_err(|e| classify(&e))?;
+            Ok(PostedCard {
+                chat_id: posted.channel,
+                message_id: posted.ts,
+            })
+        })
+    }
+
+    fn update<'a>(
+        &'a self,
+        posted: &'a PostedCard,
+        rendered: &'a Value,
+        _version: i64,
+    ) -> BoxFuture<'a, Result<(), AdapterError>> {
+        Box::pin(async move {
+            let (blocks, text) = parts(rendered);
+            self.web
+                .update_message(&posted.chat_id, &posted.message_id, blocks, text)
+                .await
+                .map(drop)
+                .map_err(|e| classify(&e))
+        })
+    }
+
+    fn min_update_interval(&self) -> Duration {
+        MIN_UPDATE_INTERVAL
+    }
+}
+
+impl Platform for SlackPlatform {
+    fn profile<'a>(&'a self, user: &'a str) -> BoxFuture<'a, Profile> {
+        Box::pin(async move {
+            match tokio::time::timeout(PROFILE_LOOKUP, self.web.user_info(user)).await {
+                Ok(Ok(info)) => Profile {
+                    name: info.name,
+                    time_zone: info.tz,
+                },
+                Ok(Err(e)) => {
+                    tracing::debug!(error = %e, "No answer from users.info.");
+                    Profile::default()
+                }
+                Err(_) => Profile::default(),
+            }
+        })
+    }
+
+    fn notice<'a>(
+        &'a self,
+        target: &'a ChatTarget,
+        text: &'a str,
+    ) -> BoxFuture<'a, Result<(), AdapterError>> {
+        Box::pin(async move {
+            let blocks = json!([{"type": "section", "text": {"type": "mrkdwn", "text": text}}]);
+            self.web
+                .post_message(&target.chat_id, target.thread_id.as_deref(), &blocks, text)
+                .await
+                .map(drop)
+                .map_err(|e| classify(&e))
+        })
+    }
+
+    fn private_notice<'a>(
+        &'a self,
+        target: &'a ChatTarget,
+        user: &'a str,
+        card: &'a Card,
+    ) -> BoxFuture<'a, Result<(), AdapterError>> {
+        Box::pin(async move {
+            let blocks = blocks::render(card);
+            let text = blocks::fallback_text(card);
+            self.web
+                .post_ephemeral(
+                    &target.chat_id,
+                    target.thread_id.as_deref(),
+                    user,
+                    Some(&blocks),
+                    &text,
+                )
+                .await
+                .map_err(|e| classify(&e))
+        })
+    }
+}

@@ -1,0 +1,292 @@
+//! The `/workmate …` commands, the same on every platform: parsed once, run once, audited once.
+//!
+//! Invariants: every command, refused or not, leaves one `chat_command` audit record naming the
+//! platform it came from; a refusal says why; a command's answer is built from a few store reads
+//! and at most one engine command that does not wait on a turn, so it comes back well inside a
+//! platform's deadline. The automation commands live in `automations.rs`, settings in
+//! `settings.rs`, roles in `roles.rs`, the session commands in the crate's `session_commands`.
+
+mod automations;
+mod parse;
+mod roles;
+mod settings;
+
+use std::fmt::Write as _;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::json;
+use workmate_adapter::Inbound;
+use workmate_cards::Card;
+use workmate_engine::reply_token;
+use workmate_protocol::{Command, SessionId, Surface};
+use workmate_store::{InboxFilter, InboxItemState, NewAuditRecord, Role, Sight, utc_day};
+
+pub use parse::{AutomationAction, ChatCommand, CommandError, USAGE, parse_command};
+
+use crate::identity::Person;
+use crate::session_commands::Change;
+use crate::text::text_card;
+use crate::{Chat, Result};
+
+/// Inbox lines shown at most.
+const INBOX_LINES: usize = 20;
+/// Pending items read for the inbox.
+const INBOX_READ: u32 = 500;
+
+/// What a command came to, for the reply and the audit record.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// `ok`, `refused` or `invalid`.
+    pub status: &'static str,
+    /// The reply as text.
+    pub text: String,
+    /// The reply as a card, when it has more than text (buttons).
+    pub card: Option<Card>,
+    /// The session it acted on, if any.
+    pub session: Option<SessionId>,
+}
+
+impl Outcome {
+    pub(crate) fn ok(text: impl Into<String>) -> Self {
+        Self {
+            status: "ok",
+            text: text.into(),
+            card: None,
+            session: None,
+        }
+    }
+
+    pub(crate) fn refused(text: impl Into<String>) -> Self {
+        Self {
+            status: "refused",
+            ..Self::ok(text)
+        }
+    }
+
+    pub(crate) fn in_session(mut self, session: &SessionId) -> Self {
+        self.session = Some(session.clone());
+        self
+    }
+
+    pub(crate) fn with_card(mut self, card: Card) -> Self {
+        self.card = Some(card);
+        self
+    }
+
+    /// The card to show: the command's own, or its text as a card.
+    pub(crate) fn card_or_text(&self) -> Card {
+        self.card.clone().unwrap_or_else(|| text_card(&self.text))
+    }
+}
+
+/// Who typed a command, where.
+#[derive(Clone, Debug)]
+pub(crate) struct Caller {
+    pub(crate) person: Person,
+    pub(crate) surface: Surface,
+    pub(crate) chat_id: String,
+    /// The thread it was typed in; `None` for a native slash command.
+    pub(crate) thread_id: Option<String>,
+    pub(crate) direct: bool,
+}
+
+impl Caller {
+    pub(crate) fn new(person: &Person, inbound: &Inbound) -> Self {
+        Self {
+            person: person.clone(),
+            surface: inbound.surface,
+            chat_id: inbound.chat_id.clone(),
+            thread_id: inbound.thread_id.clone(),
+            direct: inbound.direct,
+        }
+    }
+
+    /// The surface its sessions are keyed by (the sandbox stands in for Slack).
+    pub(crate) fn session_surface(&self) -> Surface {
+        match self.surface {
+            Surface::Sandbox => Surface::Slack,
+            other => other,
+        }
+    }
+
+    fn is_admin(&self) -> bool {
+        self.person.role() == Role::Admin
+    }
+}
+
+/// Parses and runs `text` (what follows `/workmate`), audits it, and returns the reply.
+pub(crate) async fn run(chat: &Chat, caller: &Caller, text: &str) -> Result<Outcome> {
+    let (name, outcome) = match parse_command(text) {
+        Ok(parsed) => (parsed.name(), chat.run_parsed(caller, parsed).await?),
+        Err(error) => (
+            "invalid",
+            Outcome {
+                status: "invalid",
+                ..Outcome::ok(error.to_string())
+            },
+        ),
+    };
+    let record = NewAuditRecord {
+        session_id: outcome.session.clone(),
+        actor: Some(caller.person.user.id.as_str().to_owned()),
+        stage: "chat_command".into(),
+        tool: None,
+        status: Some(outcome.status.into()),
+        detail: json!({"command": name, "outcome": outcome.status, "via": caller.surface.as_str()}),
+    };
+    chat.store()
+        .audit()
+        .append(&caller.person.tenant, &record)
+        .await?;
+    Ok(outcome)
+}
+
+impl Chat {
+    async fn run_parsed(&self, caller: &Caller, command: ChatCommand) -> Result<Outcome> {
+        let actor = caller.person.actor();
+        Ok(match command {
+            ChatCommand::Help => Outcome::ok(help()),
+            ChatCommand::Whoami => {
+                let user = &caller.person.user;
+                Outcome::ok(format!(
+                    "You are {} ({}), {} in tenant {}.",
+                    user.id,
+                    user.display_name,
+                    role_name(user.role),
+                    caller.person.tenant
+                ))
+            }
+            ChatCommand::Mode(mode) => {
+                self.on_session(caller, false, |session| match mode {
+                    None => Change::Show(format!("The mode is {}", session.mode.as_str())),
+                    Some(mode) => Change::Apply(
+                        Command::SetMode { mode, actor },
+                        format!("mode set to {}", mode.as_str()),
+                    ),
+                })
+                .await?
+            }
+            ChatCommand::Model(model) => {
+                self.on_session(caller, false, |session| match model {
+                    None => Change::Show(format!("The model is {}", session.model)),
+                    Some(model) => Change::Apply(
+                        Command::SwitchModel {
+                            model: model.clone(),
+                            actor,
+                        },
+                        format!("model set to {model}"),
+                    ),
+                })
+                .await?
+            }
+            ChatCommand::Stop => {
+                self.on_session(caller, true, |_| {
+                    Change::Apply(
+                        Command::Interrupt { actor },
+                        "asked the running turn (if any) to stop".into(),
+                    )
+                })
+                .await?
+            }
+            ChatCommand::Inbox => self.inbox(caller).await?,
+            ChatCommand::Automations => self.automations(caller).await?,
+            ChatCommand::Automation { action, id } => self.automation(caller, action, &id).await?,
+            ChatCommand::Rules => self.rules(caller).await?,
+            ChatCommand::RulesRevoke(entry) => self.revoke_rule(caller, &entry).await?,
+            ChatCommand::Usage => self.usage(caller).await?,
+            ChatCommand::Settings(change) => self.settings(caller, change).await?,
+            ChatCommand::RoleGrant { user, role } => self.grant(caller, &user, role).await?,
+            ChatCommand::RoleRevoke { user, role } => self.revoke(caller, &user, role).await?,
+        })
+    }
+
+    /// The pending items the caller sees: see [`workmate_store::Sight`].
+    async fn inbox(&self, caller: &Caller) -> Result<Outcome> {
+        let sight = Sight::of(&caller.person.user);
+        let filter = InboxFilter {
+            state: Some(InboxItemState::Pending),
+            owner: sight.owner().cloned(),
+            ..InboxFilter::default()
+        };
+        let items = self
+            .store()
+            .inbox()
+            .list(&caller.person.tenant, &filter, INBOX_READ)
+            .await?;
+        let lines: Vec<String> = items
+            .iter()
+            .map(|item| format!("• {} {}", reply_token(&item.id), item.title))
+            .collect();
+        if lines.is_empty() {
+            return Ok(Outcome::ok("Nothing is waiting for you."));
+        }
+        let total = lines.len();
+        let mut text = format!(
+            "{total} pending (answer in its thread, or reply there with `approve` or `deny` and \
+             the token):"
+        );
+        for line in lines.iter().take(INBOX_LINES) {
+            let _ = write!(text, "\n{line}");
+        }
+        if total > INBOX_LINES {
+            let _ = write!(text, "\n… and {} more", total - INBOX_LINES);
+        }
+        Ok(Outcome::ok(text))
+    }
+
+    async fn usage(&self, caller: &Caller) -> Result<Outcome> {
+        let now_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+            .unwrap_or(0);
+        let day = utc_day(now_ms);
+        let usage = self.store().usage();
+        let tenant = &caller.person.tenant;
+        let mine = usage
+            .tokens_on_day(tenant, Some(&caller.person.user.id), &day)
+            .await?;
+        let mut text = format!("Today ({day} UTC) you used {mine} tokens.");
+        if caller.is_admin() {
+            let all = usage.tokens_on_day(tenant, None, &day).await?;
+            let _ = write!(text, " The tenant used {all}.");
+        }
+        Ok(Outcome::ok(text))
+    }
+}
+
+/// A role as people read it.
+pub(crate) fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::Member => "member",
+        Role::Approver => "approver",
+        Role::Admin => "admin",
+    }
+}
+
+fn help() -> String {
+    [
+        "/workmate commands (only you see the answers):",
+        "• help: this list",
+        "• whoami: your user id, role and tenant",
+        "• mode [discuss|plan|interactive|auto|custom]: show or set the conversation's mode",
+        "• model [provider:model]: show or set the conversation's model",
+        "• stop: stop the conversation's running turn",
+        "• inbox: your pending approvals and questions",
+        "• automations: this workspace's automations with their ids, schedules and next runs",
+        "• automations run|pause|resume|delete <id>: run one now, pause it, resume it or delete it \
+         (its owner or an admin)",
+        "• rules: the standing rules of the automations (calls their runs make without asking)",
+        "• rules revoke [<automation id>] <tool> <target>: remove one (its owner or an admin)",
+        "• usage: tokens used today",
+        "• settings: the workspace settings (time zone, who may create automations, separation of \
+         duties, permissions) with their defaults",
+        "• settings <key> <value>: set one (the value as JSON or plain text, `default` to restore \
+         the default): admins only",
+        "• role grant <user> <member|approver|admin>, role revoke <user> <approver|admin>: admins only",
+        "In a thread, mention workmate and type the command (`@workmate /workmate stop`): mode, \
+         model and stop then act on that thread's conversation, for its owner or an admin. The \
+         native slash command acts on your latest conversation in a direct message; in a \
+         channel, `stop` lists your running conversations there, each with a Stop button.",
+    ]
+    .join("\n")
+}

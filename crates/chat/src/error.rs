@@ -1,0 +1,55 @@
+//! What the chat layer can fail with. Surfaces map it to their own answer (an HTTP status, a
+//! notice in the thread); it never carries an HTTP type.
+
+use workmate_protocol::SessionId;
+
+/// A chat-layer failure.
+#[derive(Debug, thiserror::Error)]
+pub enum ChatError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] workmate_store::Error),
+    /// The engine refused or failed.
+    #[error(transparent)]
+    Engine(#[from] workmate_engine::Error),
+    /// A platform call failed after its retries.
+    #[error(transparent)]
+    Platform(#[from] workmate_adapter::AdapterError),
+    /// The card plumbing failed.
+    #[error(transparent)]
+    Cards(#[from] workmate_adapter::Error),
+    /// An automation could not be read or changed.
+    #[error(transparent)]
+    Automation(#[from] workmate_tools::automations::AutomationError),
+    /// A stored delivery could not be read back.
+    #[error("stored delivery is unreadable: {0}")]
+    Unreadable(String),
+    /// No platform is registered for the surface a delivery names.
+    #[error("no {0} platform is configured")]
+    NoPlatform(&'static str),
+    /// The session stayed busy for every attempt.
+    #[error("session {0} stayed busy")]
+    Busy(SessionId),
+    /// The chat layer is stopping and takes no new work.
+    #[error("the chat layer is shutting down")]
+    ShuttingDown,
+}
+
+impl ChatError {
+    /// Why a message was not taken, in words for the person who sent it (details stay in the
+    /// log).
+    pub fn for_people(&self) -> &'static str {
+        match self {
+            Self::Busy(_) | Self::Engine(workmate_engine::Error::Busy(_)) => {
+                "it was still finishing the previous one"
+            }
+            Self::ShuttingDown | Self::Engine(workmate_engine::Error::ShuttingDown) => {
+                "it is restarting"
+            }
+            _ => "an internal error; the details are in the service log",
+        }
+    }
+}
+
+/// The chat layer's result type.
+pub type Result<T, E = ChatError> = std::result::Result<T, E>;

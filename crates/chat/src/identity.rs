@@ -1,0 +1,118 @@
+//! Who a delivery is from: platform installations are tenants, platform users are tenant users.
+//!
+//! Invariants: an installation's tenant is `<platform>-<installation>` (Slack team `T1` is tenant
+//! `slack-T1`) and is created on first sight; a platform user is bound once to a tenant user
+//! (`<platform>-<user>` unless bound otherwise before) and keeps that binding; a new user is
+//! named as the platform shows them, and is a member unless the operator listed them among the
+//! platform's `admins`, which makes them an admin at first sight.
+
+use workmate_adapter::{Inbound, InboundUser};
+use workmate_protocol::{Actor, Surface, TenantId, UserId};
+use workmate_store::{NewUser, Role, User};
+
+use crate::layer::Slot;
+use crate::{Chat, Result};
+
+/// The tenant of a platform installation.
+pub fn tenant_of(surface: Surface, installation: &str) -> TenantId {
+    let platform = match surface {
+        Surface::Sandbox => Surface::Slack,
+        other => other,
+    };
+    TenantId::from(format!("{}-{installation}", platform.as_str()))
+}
+
+/// A person acting through a platform, resolved to a tenant user.
+#[derive(Clone, Debug)]
+pub(crate) struct Person {
+    pub(crate) tenant: TenantId,
+    pub(crate) user: User,
+    /// Their id on the platform.
+    pub(crate) platform_id: String,
+}
+
+impl Person {
+    pub(crate) fn actor(&self) -> Actor {
+        let mut actor = Actor::new(self.user.id.clone());
+        actor.name = Some(self.user.display_name.clone());
+        actor
+    }
+
+    pub(crate) fn role(&self) -> Role {
+        self.user.role
+    }
+}
+
+impl Chat {
+    /// The tenant and user behind a delivery, created on first sight.
+    pub(crate) async fn person(&self, slot: &Slot, inbound: &Inbound) -> Result<Person> {
+        let tenant = tenant_of(inbound.surface, &inbound.tenant_key);
+        let label = match inbound.surface {
+            Surface::Slack | Surface::Sandbox => "Slack",
+            Surface::Feishu => "Feishu",
+            Surface::Wecom => "WeCom",
+            Surface::Dingtalk => "DingTalk",
+            _ => "Chat",
+        };
+        self.store()
+            .tenants()
+            .ensure(&tenant, &format!("{label} {}", inbound.tenant_key))
+            .await?;
+        let user = self.user(slot, &tenant, &inbound.user).await?;
+        Ok(Person {
+            tenant,
+            user,
+            platform_id: inbound.user.id.clone(),
+        })
+    }
+
+    /// The tenant user of a platform user: bound before, or `<platform>-<id>`, created now.
+    pub(crate) async fn user(
+        &self,
+        slot: &Slot,
+        tenant: &TenantId,
+        who: &InboundUser,
+    ) -> Result<User> {
+        let tenants = self.store().tenants();
+        let platform = slot.platform.surface().as_str();
+        let id = match tenants
+            .user_for_platform_identity(tenant, platform, &who.id)
+            .await?
+        {
+            Some(bound) => bound,
+            None => {
+                let id = UserId::from(format!("{platform}-{}", who.id));
+                if tenants.get_user(tenant, &id).await?.is_none() {
+                    let name = match &who.name {
+                        Some(name) => Some(name.clone()),
+                        None => slot.platform.profile(&who.id).await.name,
+                    };
+                    let role = if slot.admins.contains(&who.id) {
+                        tracing::info!(tenant = %tenant, user = %id, "A configured admin was seen for the first time.");
+                        Role::Admin
+                    } else {
+                        Role::Member
+                    };
+                    let new = NewUser {
+                        id: id.clone(),
+                        display_name: name.unwrap_or_else(|| who.id.clone()),
+                        email: None,
+                        role,
+                        sso_subject: None,
+                    };
+                    tenants.upsert_user(tenant, &new).await?;
+                }
+                tenants
+                    .bind_platform_identity(tenant, platform, &who.id, &id)
+                    .await?
+            }
+        };
+        tenants
+            .get_user(tenant, &id)
+            .await?
+            .ok_or_else(|| workmate_store::Error::NotFound {
+                what: format!("user {id} right after binding them"),
+            })
+            .map_err(Into::into)
+    }
+}

@@ -1,0 +1,284 @@
+//! Durable intake: deliveries are stored before they are acknowledged, and workers drain the
+//! table.
+//!
+//! Invariants:
+//! - [`accept`] returns [`Taken::Stored`] only after the row is committed; a redelivery of the
+//!   same (tenant, platform, delivery id) within the platform's window is [`Taken::Duplicate`].
+//! - The table is the queue. A fresh row is handed to the workers at once when the in-process
+//!   channel has room; otherwise the sweeper finds it. A burst is never refused while the
+//!   database takes writes.
+//! - A row is run by whoever claims it (a conditional update with a lease), so two workers or two
+//!   replicas never run it at once; a worker that dies loses its lease and the row runs again.
+//! - A message's row is finished by the engine, in the transaction that stores the message, so
+//!   a crash in between runs it again rather than losing it or running it twice. While the
+//!   message waits to join a running turn, its lease is renewed.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tracing::{debug, info, warn};
+use workmate_adapter::{Inbound, Taken, dedupe_ttl};
+use workmate_store::{Delivery, IntakeKey, NewDelivery};
+
+use crate::identity::tenant_of;
+use crate::jobs::{self, Handled};
+use crate::{Chat, ChatError, Result};
+
+/// Fresh rows waiting for a worker in memory; more are left to the sweeper.
+const FAST_PATH: usize = 4096;
+/// The longest pause before a failed delivery is tried again.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// The workers' shared state.
+#[derive(Debug)]
+pub(crate) struct Intake {
+    tx: mpsc::Sender<IntakeKey>,
+    rx: Mutex<Option<mpsc::Receiver<IntakeKey>>>,
+    permits: Arc<Semaphore>,
+    in_flight: Arc<AtomicUsize>,
+}
+
+impl Intake {
+    pub(crate) fn new(workers: usize) -> Self {
+        let (tx, rx) = mpsc::channel(FAST_PATH);
+        Self {
+            tx,
+            rx: Mutex::new(Some(rx)),
+            permits: Arc::new(Semaphore::new(workers.max(1))),
+            in_flight: Arc::default(),
+        }
+    }
+
+    pub(crate) fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Relaxed)
+    }
+}
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// Stores `inbound` for the workers; see [`Chat::accept`].
+pub(crate) async fn accept(chat: &Chat, inbound: &Inbound) -> Result<Taken> {
+    let Some(key) = store(chat, inbound, None).await? else {
+        return Ok(Taken::Duplicate);
+    };
+    // A full channel only means the sweeper takes this row a moment later.
+    let _ = chat.inner.intake.tx.try_send(key);
+    Ok(Taken::Stored)
+}
+
+/// Stores `inbound` already claimed by the caller, who runs it now (a slash command, whose
+/// reply is its request's response); `None` for a delivery seen before.
+pub(crate) async fn accept_claimed(chat: &Chat, inbound: &Inbound) -> Result<Option<IntakeKey>> {
+    store(chat, inbound, Some(chat.lease_ms())).await
+}
+
+/// Writes the intake row; `None` when the delivery was seen before.
+async fn store(chat: &Chat, inbound: &Inbound, claimed: Option<i64>) -> Result<Option<IntakeKey>> {
+    if chat.inner.stop.is_cancelled() {
+        return Err(ChatError::ShuttingDown);
+    }
+    if inbound.delivery_id.is_empty() {
+        return Err(ChatError::Unreadable(
+            "the delivery carries no id to deduplicate it on".into(),
+        ));
+    }
+    let tenant = tenant_of(inbound.surface, &inbound.tenant_key);
+    let payload =
+        serde_json::to_value(inbound).map_err(|e| ChatError::Unreadable(e.to_string()))?;
+    let new = NewDelivery {
+        platform: inbound.surface.as_str().to_owned(),
+        delivery_id: inbound.delivery_id.clone(),
+        kind: inbound.kind.word().to_owned(),
+        payload,
+        ttl_ms: millis(dedupe_ttl(inbound.surface)),
+    };
+    let intake = chat.store().intake();
+    let new_row = match claimed {
+        None => intake.accept(&tenant, &new).await?,
+        Some(lease) => intake.accept_claimed(&tenant, &new, lease).await?,
+    };
+    if !new_row {
+        debug!(delivery = %inbound.delivery_id, "Delivery seen before; acknowledged, not applied.");
+        return Ok(None);
+    }
+    Ok(Some(IntakeKey {
+        tenant_id: tenant,
+        platform: new.platform,
+        delivery_id: new.delivery_id,
+    }))
+}
+
+/// Starts the dispatcher: fresh rows from the channel, and every `sweep_every` the rows nobody
+/// runs (left by a restart or a dead replica, or not taken by a full channel).
+pub(crate) fn start(chat: &Chat) {
+    let Some(mut rx) = chat
+        .inner
+        .intake
+        .rx
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take()
+    else {
+        return;
+    };
+    let chat = chat.clone();
+    let tasks = chat.inner.tasks.clone();
+    tasks.spawn(async move {
+        let mut sweep = tokio::time::interval(chat.inner.config.sweep_every);
+        sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let stop = chat.inner.stop.clone();
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => break,
+                key = rx.recv() => {
+                    let Some(key) = key else { break };
+                    let Some(permit) = permit(&chat).await else { break };
+                    let worker = chat.clone();
+                    chat.inner.tasks.spawn(async move { worker.claim_and_run(key, permit).await });
+                }
+                _ = sweep.tick() => chat.sweep().await,
+            }
+        }
+        debug!("Intake dispatcher stopped.");
+    });
+}
+
+async fn permit(chat: &Chat) -> Option<OwnedSemaphorePermit> {
+    let permits = Arc::clone(&chat.inner.intake.permits);
+    tokio::select! {
+        permit = permits.acquire_owned() => permit.ok(),
+        () = chat.inner.stop.cancelled() => None,
+    }
+}
+
+impl Chat {
+    pub(crate) fn lease_ms(&self) -> i64 {
+        millis(self.inner.config.lease)
+    }
+
+    /// Claims as many unfinished rows as there are free workers, and runs them.
+    async fn sweep(&self) {
+        let free = self.inner.intake.permits.available_permits();
+        if free == 0 {
+            return;
+        }
+        let limit = u32::try_from(free).unwrap_or(u32::MAX);
+        let due = match self
+            .store()
+            .intake()
+            .claim_due(limit, self.lease_ms())
+            .await
+        {
+            Ok(due) => due,
+            Err(e) => {
+                warn!(error = %e, "Cannot sweep the intake table.");
+                return;
+            }
+        };
+        if !due.is_empty() {
+            info!(
+                deliveries = due.len(),
+                "Running deliveries nobody was running."
+            );
+        }
+        for delivery in due {
+            let Some(permit) = permit(self).await else {
+                return;
+            };
+            let worker = self.clone();
+            self.inner
+                .tasks
+                .spawn(async move { worker.run(delivery, permit).await });
+        }
+    }
+
+    async fn claim_and_run(self, key: IntakeKey, permit: OwnedSemaphorePermit) {
+        match self.store().intake().claim(&key, self.lease_ms()).await {
+            Ok(Some(delivery)) => self.run(delivery, permit).await,
+            Ok(None) => {}
+            Err(e) => {
+                warn!(error = %e, delivery = %key.delivery_id, "Cannot claim a delivery; the sweeper will.");
+            }
+        }
+    }
+
+    async fn run(self, delivery: Delivery, permit: OwnedSemaphorePermit) {
+        let in_flight = Arc::clone(&self.inner.intake.in_flight);
+        in_flight.fetch_add(1, Ordering::Relaxed);
+        let key = delivery.key();
+        let outcome = jobs::handle(&self, &delivery).await;
+        drop(permit);
+        let intake = self.store().intake();
+        let recorded = match outcome {
+            Ok(Handled::Done) => intake.finish(&key).await,
+            Ok(Handled::ByEngine) => {
+                let (keeper, kept) = (self.clone(), key.clone());
+                self.inner
+                    .tasks
+                    .spawn(async move { keeper.keep_leased(kept).await });
+                Ok(())
+            }
+            Err(e) if retryable(&e) && delivery.attempts < self.inner.config.max_attempts => {
+                let wait = backoff(self.inner.config.backoff, delivery.attempts);
+                debug!(delivery = %key.delivery_id, error = %e, ?wait, "Delivery will be tried again.");
+                intake.retry_later(&key, millis(wait), &e.to_string()).await
+            }
+            Err(e) => {
+                warn!(delivery = %key.delivery_id, attempts = delivery.attempts, error = %e, "Delivery given up.");
+                let failed = intake.fail(&key, &e.to_string()).await;
+                jobs::tell_not_taken(&self, &delivery, &e).await;
+                failed
+            }
+        };
+        if let Err(e) = recorded {
+            warn!(delivery = %key.delivery_id, error = %e, "Cannot record a delivery's outcome; its lease will lapse and it runs again.");
+        }
+        in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Renews the lease of a message the engine has not stored yet (it waits to join a running
+    /// turn), until the engine finishes its row. If this process stops first, the lease lapses
+    /// and the message runs again.
+    async fn keep_leased(self, key: IntakeKey) {
+        let every = self.inner.config.lease / 3;
+        loop {
+            tokio::select! {
+                () = self.inner.stop.cancelled() => return,
+                () = tokio::time::sleep(every) => {}
+            }
+            match self.store().intake().renew(&key, self.lease_ms()).await {
+                Ok(true) => {}
+                Ok(false) => return,
+                Err(e) => {
+                    warn!(delivery = %key.delivery_id, error = %e, "Cannot renew a delivery's lease.");
+                }
+            }
+        }
+    }
+}
+
+/// Whether another attempt may succeed.
+fn retryable(error: &ChatError) -> bool {
+    match error {
+        ChatError::Store(_) | ChatError::Busy(_) | ChatError::ShuttingDown => true,
+        ChatError::Engine(e) => matches!(
+            e,
+            workmate_engine::Error::Busy(_)
+                | workmate_engine::Error::ShuttingDown
+                | workmate_engine::Error::Store(_)
+        ),
+        ChatError::Platform(e) => !matches!(e, workmate_adapter::AdapterError::Rejected(_)),
+        ChatError::Cards(_) => true,
+        ChatError::Automation(_) | ChatError::Unreadable(_) | ChatError::NoPlatform(_) => false,
+    }
+}
+
+/// `first`, doubling with each attempt, at most [`MAX_BACKOFF`].
+fn backoff(first: Duration, attempts: i64) -> Duration {
+    let doublings = u32::try_from(attempts.saturating_sub(1).clamp(0, 5)).unwrap_or(5);
+    first.saturating_mul(1 << doublings).min(MAX_BACKOFF)
+}

@@ -1,0 +1,325 @@
+//! The one job path behind every stored delivery: identity, session, card pump, then what the
+//! delivery asks for — a `/workmate` command, a reply token, a click, or a user message.
+//!
+//! Invariants: a job runs after the platform was acknowledged, so it reports failures to the
+//! person in their thread, never to the platform's request; a message for a session between
+//! turns is retried briefly, then given back to the intake table rather than dropped; text that
+//! quotes a reply token answers the item through the engine's authority checks, and text without
+//! one is an ordinary message.
+
+use std::time::Duration;
+
+use tracing::{debug, info, warn};
+use workmate_adapter::{ChatTarget, CommandReply, Inbound, InboundKind};
+use workmate_engine::parse_reply;
+use workmate_protocol::{Command, SessionId, Surface};
+use workmate_store::{Delivery, NewSession, SessionKey, SessionRecord};
+
+use crate::commands::{self, Caller};
+use crate::identity::Person;
+use crate::layer::Slot;
+use crate::text::text_card;
+use crate::{Chat, ChatError, Result};
+
+/// Attempts to hand a message to a session that is between turns.
+const BUSY_RETRIES: usize = 20;
+/// The pause between those attempts.
+const BUSY_PAUSE: Duration = Duration::from_millis(50);
+/// The word a thread command starts with.
+const COMMAND_WORD: &str = "/workmate";
+
+/// Who finishes a delivery's intake row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Handled {
+    /// The job is done: the worker marks the row.
+    Done,
+    /// The engine marks the row when it stores the message.
+    ByEngine,
+}
+
+/// Reads a stored delivery and runs it.
+pub(crate) async fn handle(chat: &Chat, delivery: &Delivery) -> Result<Handled> {
+    let inbound: Inbound = serde_json::from_value(delivery.payload.clone())
+        .map_err(|e| ChatError::Unreadable(e.to_string()))?;
+    let slot = chat.slot(inbound.surface)?;
+    let person = chat.person(&slot, &inbound).await?;
+    let target = thread_of(&inbound);
+    match &inbound.kind {
+        InboundKind::Message { text } => {
+            if let Some(command) = thread_command(text) {
+                let caller = Caller::new(&person, &inbound);
+                let reply = commands::run(chat, &caller, command).await?;
+                private(&slot, &target, &person, &reply.card_or_text()).await;
+                return Ok(Handled::Done);
+            }
+            if parse_reply(text).is_some() {
+                chat.answer_reply(&slot, &person, &target, text).await?;
+                return Ok(Handled::Done);
+            }
+            chat.user_message(&slot, &person, &inbound, delivery, text)
+                .await
+        }
+        InboundKind::Reply { text } => {
+            if parse_reply(text).is_some() {
+                chat.answer_reply(&slot, &person, &target, text).await?;
+            }
+            Ok(Handled::Done)
+        }
+        InboundKind::Click { action } => {
+            chat.click(&slot, &person, &target, action).await?;
+            Ok(Handled::Done)
+        }
+        InboundKind::Command { text } => {
+            // A slash command runs while its request waits; finding one here means the process
+            // stopped mid-way. Its caller saw an error, so it is not applied again behind their
+            // back.
+            info!(delivery = %delivery.delivery_id, "A slash command cut short by a restart; not run again.");
+            let why = format!(
+                "Your command `{COMMAND_WORD} {}` was cut short by a restart and may not have \
+                 been applied. Check, and send it again if needed.",
+                text.trim()
+            );
+            private(&slot, &target, &person, &text_card(&why)).await;
+            Ok(Handled::Done)
+        }
+    }
+}
+
+/// Runs a native slash command now (see [`Chat::command`]).
+pub(crate) async fn slash_command(chat: &Chat, inbound: Inbound) -> CommandReply {
+    match run_slash_command(chat, &inbound).await {
+        Ok(reply) => reply,
+        Err(e) => {
+            warn!(error = %e, "A slash command failed.");
+            CommandReply {
+                text: format!("workmate could not run that command: {e}"),
+                card: None,
+            }
+        }
+    }
+}
+
+async fn run_slash_command(chat: &Chat, inbound: &Inbound) -> Result<CommandReply> {
+    let InboundKind::Command { text } = &inbound.kind else {
+        return Err(ChatError::Unreadable("not a slash command".into()));
+    };
+    if chat.inner.stop.is_cancelled() {
+        return Err(ChatError::ShuttingDown);
+    }
+    // Stored already claimed, so no worker runs it while its request waits for the reply.
+    let Some(key) = crate::intake::accept_claimed(chat, inbound).await? else {
+        return Ok(CommandReply {
+            text: "This command was delivered twice; it was applied once, and not again.".into(),
+            card: None,
+        });
+    };
+    let intake = chat.store().intake();
+    let outcome = async {
+        let slot = chat.slot(inbound.surface)?;
+        let person = chat.person(&slot, inbound).await?;
+        let caller = Caller::new(&person, inbound);
+        commands::run(chat, &caller, text).await
+    }
+    .await;
+    match &outcome {
+        Ok(_) => intake.finish(&key).await?,
+        Err(e) => intake.fail(&key, &e.to_string()).await?,
+    }
+    let reply = outcome?;
+    Ok(CommandReply {
+        card: reply.card.clone(),
+        text: reply.text,
+    })
+}
+
+/// The text after `/workmate` when a message is a thread command.
+fn thread_command(text: &str) -> Option<&str> {
+    let rest = text.trim_start().strip_prefix(COMMAND_WORD)?;
+    (rest.is_empty() || rest.starts_with(char::is_whitespace)).then_some(rest.trim())
+}
+
+/// Where a reply to a delivery goes: its own thread.
+pub(crate) fn thread_of(inbound: &Inbound) -> ChatTarget {
+    ChatTarget {
+        chat_id: inbound.chat_id.clone(),
+        thread_id: inbound.thread_id.clone(),
+    }
+}
+
+/// The session key of a delivery's thread.
+pub(crate) fn session_key(inbound: &Inbound) -> SessionKey {
+    SessionKey {
+        surface: match inbound.surface {
+            Surface::Sandbox => Surface::Slack,
+            other => other,
+        },
+        chat_id: inbound.chat_id.clone(),
+        thread_id: inbound.thread_id.clone().unwrap_or_default(),
+    }
+}
+
+/// Shows a card to one person; a failure is only logged (the job itself succeeded).
+pub(crate) async fn private(
+    slot: &Slot,
+    target: &ChatTarget,
+    person: &Person,
+    card: &workmate_cards::Card,
+) {
+    let sent = workmate_adapter::with_retry(&slot.coalescer_policy(), || {
+        slot.platform
+            .private_notice(target, &person.platform_id, card)
+    })
+    .await;
+    if let Err(e) = sent {
+        warn!(error = %e, "Cannot show a private notice.");
+    }
+}
+
+/// Tells a thread that a message was given up, so nobody waits for an answer that will not come.
+pub(crate) async fn tell_not_taken(chat: &Chat, delivery: &Delivery, error: &ChatError) {
+    let Ok(inbound) = serde_json::from_value::<Inbound>(delivery.payload.clone()) else {
+        return;
+    };
+    let Ok(slot) = chat.slot(inbound.surface) else {
+        return;
+    };
+    let what = match inbound.kind {
+        InboundKind::Message { .. } | InboundKind::Reply { .. } => "this message",
+        InboundKind::Click { .. } => "this click",
+        InboundKind::Command { .. } => "this command",
+    };
+    let text = format!(
+        "⚠️ workmate could not take {what} ({}). Please send it again in a moment.",
+        error.for_people()
+    );
+    let target = thread_of(&inbound);
+    let policy = slot.coalescer_policy();
+    let sent = workmate_adapter::with_retry(&policy, || slot.platform.notice(&target, &text)).await;
+    if let Err(e) = sent {
+        warn!(error = %e, "Cannot tell a thread its message was not taken.");
+    }
+}
+
+impl Slot {
+    /// The retry policy of this platform's calls (the one the coalescer uses too).
+    pub(crate) fn coalescer_policy(&self) -> workmate_adapter::RetryPolicy {
+        self.retry.clone()
+    }
+}
+
+impl Chat {
+    /// Starts a turn with the message, or joins the running one.
+    async fn user_message(
+        &self,
+        slot: &Slot,
+        person: &Person,
+        inbound: &Inbound,
+        delivery: &Delivery,
+        text: &str,
+    ) -> Result<Handled> {
+        if text.trim().is_empty() {
+            return Ok(Handled::Done);
+        }
+        let session = self.thread_session(person, inbound).await?;
+        slot.pumps
+            .ensure(&person.tenant, &session.id, thread_of(inbound))
+            .await?;
+        let command = Command::UserMessage {
+            author: person.actor(),
+            text: text.to_owned(),
+            attachments: Vec::new(),
+        };
+        // `Busy` only happens in the instant a turn is ending (too late to steer, not yet free).
+        for _ in 0..BUSY_RETRIES {
+            match self
+                .hub()
+                .submit_delivery(&person.tenant, &session.id, command.clone(), delivery.key())
+                .await
+            {
+                Err(workmate_engine::Error::Busy(_)) => tokio::time::sleep(BUSY_PAUSE).await,
+                Ok(_) => return Ok(Handled::ByEngine),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        debug!(tenant = %person.tenant, session = %session.id, "Session stayed busy; the message waits in the intake.");
+        Err(ChatError::Busy(session.id))
+    }
+
+    /// The session of a delivery's thread, created (owned by the sender) if new.
+    async fn thread_session(&self, person: &Person, inbound: &Inbound) -> Result<SessionRecord> {
+        let new = NewSession {
+            key: session_key(inbound),
+            owner: person.user.id.clone(),
+            title: None,
+            persona: "cowork".into(),
+            model: self.hub().config().default_model.clone(),
+            mode: Default::default(),
+            unattended: false,
+        };
+        Ok(self.hub().create_session(&person.tenant, &new).await?)
+    }
+
+    /// Where a session's cards are shown: its own thread, or, for an automation run, the thread
+    /// its automation posts to. `None` when neither is a chat thread.
+    pub(crate) async fn cards_target(
+        &self,
+        session: &SessionRecord,
+    ) -> Result<Option<(Surface, ChatTarget)>> {
+        match session.key.surface {
+            Surface::Scheduler => {
+                let automation = workmate_protocol::AutomationId::from(session.key.chat_id.clone());
+                let found = self
+                    .store()
+                    .automations()
+                    .get(&session.tenant_id, &automation)
+                    .await?;
+                let target = found.and_then(|a| {
+                    workmate_tools::automations::AutomationSettings::from_json(&a.settings).target
+                });
+                Ok(target.map(|t| (t.surface, crate::runs::chat_target(&t))))
+            }
+            Surface::Http | Surface::Companion | Surface::System => Ok(None),
+            surface => Ok(Some((
+                surface,
+                ChatTarget {
+                    chat_id: session.key.chat_id.clone(),
+                    thread_id: Some(session.key.thread_id.clone()).filter(|t| !t.is_empty()),
+                },
+            ))),
+        }
+    }
+
+    /// Makes sure a session's cards are live, on whichever platform shows them.
+    pub(crate) async fn show_session(
+        &self,
+        tenant: &workmate_protocol::TenantId,
+        session: &SessionId,
+    ) -> Result<()> {
+        let Some(record) = self.store().sessions().get(tenant, session).await? else {
+            return Ok(());
+        };
+        if let Some((surface, target)) = self.cards_target(&record).await?
+            && let Ok(slot) = self.slot(surface)
+        {
+            slot.pumps.ensure(tenant, session, target).await?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::thread_command;
+
+    #[test]
+    fn thread_commands_start_with_the_command_word() {
+        assert_eq!(thread_command("/workmate stop"), Some("stop"));
+        assert_eq!(
+            thread_command("  /workmate   mode plan "),
+            Some("mode plan")
+        );
+        assert_eq!(thread_command("/workmate"), Some(""));
+        assert_eq!(thread_command("/workmates stop"), None);
+        assert_eq!(thread_command("please /workmate stop"), None);
+    }
+}

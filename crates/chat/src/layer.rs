@@ -1,0 +1,244 @@
+//! [`Chat`]: the chat layer's handle, shared by every platform's routes and connections.
+//!
+//! Invariants: platforms are registered before their deliveries are accepted; each registered
+//! platform has one coalescer and one set of card pumps; on shutdown no new delivery is taken,
+//! the deliveries already running finish, then pumps stop and pending card updates are sent for
+//! at most the grace period.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use workmate_adapter::{
+    BoxFuture, Coalescer, CommandReply, Inbound, InboundKind, InboundSink, NotTaken, Platform,
+    RetryPolicy, Taken,
+};
+use workmate_engine::{Scheduler, SessionHub};
+use workmate_protocol::Surface;
+use workmate_store::Store;
+
+use crate::cards_store::StoreCards;
+use crate::intake::Intake;
+use crate::pump::Pumps;
+use crate::{ChatError, Result};
+
+/// How the chat layer runs.
+#[derive(Clone, Debug)]
+pub struct ChatConfig {
+    /// Deliveries processed at once.
+    pub workers: usize,
+    /// How long a worker holds a claimed delivery before another may take it over (renewed
+    /// while a message waits to join a running turn).
+    pub lease: Duration,
+    /// How often the intake table is swept for deliveries nobody is running (after a restart,
+    /// or left by a replica that died).
+    pub sweep_every: Duration,
+    /// Attempts at a delivery before it is given up (and the thread told).
+    pub max_attempts: i64,
+    /// The wait after a delivery's first failed attempt; it doubles with each further one, up to
+    /// 30 s.
+    pub backoff: Duration,
+    /// A card pump without events for this long stops; the next delivery restarts it.
+    pub pump_idle: Duration,
+    /// The one retry policy of platform calls.
+    pub retry: RetryPolicy,
+}
+
+impl Default for ChatConfig {
+    fn default() -> Self {
+        Self {
+            workers: 16,
+            lease: Duration::from_secs(15),
+            sweep_every: Duration::from_secs(1),
+            max_attempts: 5,
+            backoff: Duration::from_secs(1),
+            pump_idle: Duration::from_secs(300),
+            retry: RetryPolicy::default(),
+        }
+    }
+}
+
+/// What an operator configured for one platform.
+#[derive(Clone, Debug, Default)]
+pub struct PlatformSettings {
+    /// Platform user ids made tenant admins the first time workmate sees them.
+    pub admins: Vec<String>,
+}
+
+/// One registered platform and its card plumbing.
+#[derive(Debug)]
+pub(crate) struct Slot {
+    pub(crate) platform: Arc<dyn Platform>,
+    pub(crate) coalescer: Arc<Coalescer>,
+    pub(crate) pumps: Arc<Pumps>,
+    pub(crate) admins: HashSet<String>,
+    pub(crate) retry: RetryPolicy,
+}
+
+/// The chat layer. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Chat {
+    pub(crate) inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Inner {
+    pub(crate) hub: SessionHub,
+    pub(crate) store: Store,
+    pub(crate) config: ChatConfig,
+    platforms: RwLock<HashMap<Surface, Arc<Slot>>>,
+    pub(crate) scheduler: OnceLock<Scheduler>,
+    pub(crate) intake: Intake,
+    pub(crate) stop: CancellationToken,
+    pub(crate) tasks: TaskTracker,
+}
+
+impl Chat {
+    /// The chat layer over `hub`, storing deliveries in `store`. Must be called inside a tokio
+    /// runtime: it starts the intake workers, which also pick up deliveries an earlier process
+    /// left unfinished.
+    pub fn new(hub: SessionHub, store: Store, config: ChatConfig) -> Self {
+        let chat = Self {
+            inner: Arc::new(Inner {
+                hub,
+                store,
+                intake: Intake::new(config.workers),
+                config,
+                platforms: RwLock::default(),
+                scheduler: OnceLock::new(),
+                stop: CancellationToken::new(),
+                tasks: TaskTracker::new(),
+            }),
+        };
+        crate::intake::start(&chat);
+        chat
+    }
+
+    /// Registers a platform: its cards are posted through it, its deliveries accepted. A second
+    /// registration of the same surface replaces the first.
+    pub fn register(&self, platform: Arc<dyn Platform>, settings: PlatformSettings) {
+        let surface = platform.surface();
+        let coalescer = Arc::new(Coalescer::new(
+            Arc::clone(&platform) as Arc<dyn workmate_adapter::ChatAdapter>,
+            Arc::new(StoreCards(self.inner.store.clone())),
+            self.inner.config.retry.clone(),
+        ));
+        let pumps = Arc::new(Pumps::new(
+            self.inner.hub.clone(),
+            self.inner.store.clone(),
+            Arc::clone(&coalescer),
+            self.inner.config.pump_idle,
+        ));
+        let slot = Slot {
+            platform,
+            coalescer,
+            pumps,
+            admins: settings.admins.into_iter().collect(),
+            retry: self.inner.config.retry.clone(),
+        };
+        self.inner
+            .platforms
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(surface, Arc::new(slot));
+    }
+
+    /// Gives `/workmate automations run` the scheduler; a second call changes nothing. The
+    /// scheduler's run observer holds this layer, so the two keep each other alive: both are
+    /// meant to live as long as the server.
+    pub fn attach_scheduler(&self, scheduler: Scheduler) {
+        if self.inner.scheduler.set(scheduler).is_err() {
+            tracing::debug!("The chat layer already has a scheduler.");
+        }
+    }
+
+    /// Stores a delivery before the platform is acknowledged. [`Taken::Duplicate`] for one seen
+    /// before (acknowledge it, apply nothing). An error means nothing was stored: answer so the
+    /// platform delivers it again (HTTP 503, or no ack).
+    pub async fn accept(&self, inbound: Inbound) -> Result<Taken> {
+        crate::intake::accept(self, &inbound).await
+    }
+
+    /// Runs a native slash command now and returns its reply. A replayed command (the same
+    /// delivery id) is not applied again; its reply says so.
+    pub async fn command(&self, inbound: Inbound) -> CommandReply {
+        crate::jobs::slash_command(self, inbound).await
+    }
+
+    /// How many sessions have a live card pump, on every platform.
+    pub fn active_pumps(&self) -> usize {
+        self.slots().iter().map(|slot| slot.pumps.active()).sum()
+    }
+
+    /// Deliveries accepted and not yet finished, in this process's intake.
+    pub fn in_flight(&self) -> usize {
+        self.inner.intake.in_flight()
+    }
+
+    /// Takes no new deliveries, lets the running ones finish, stops the pumps, and sends pending
+    /// card updates for at most `grace`. Deliveries not started stay in the table for the next
+    /// start (or another replica).
+    pub async fn shutdown(&self, grace: Duration) {
+        self.inner.stop.cancel();
+        self.inner.tasks.close();
+        self.inner.tasks.wait().await;
+        for slot in self.slots() {
+            slot.pumps.shutdown().await;
+            slot.coalescer.shutdown(grace).await;
+        }
+    }
+
+    pub(crate) fn hub(&self) -> &SessionHub {
+        &self.inner.hub
+    }
+
+    pub(crate) fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    /// The registered platform that shows `surface`'s cards (the sandbox stands in for Slack).
+    pub(crate) fn slot(&self, surface: Surface) -> Result<Arc<Slot>> {
+        let surface = match surface {
+            Surface::Sandbox => Surface::Slack,
+            other => other,
+        };
+        self.inner
+            .platforms
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&surface)
+            .cloned()
+            .ok_or(ChatError::NoPlatform(surface.as_str()))
+    }
+
+    fn slots(&self) -> Vec<Arc<Slot>> {
+        self.inner
+            .platforms
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .cloned()
+            .collect()
+    }
+}
+
+impl InboundSink for Chat {
+    fn deliver(&self, inbound: Inbound) -> BoxFuture<'_, Result<Taken, NotTaken>> {
+        Box::pin(async move {
+            let kind = inbound.kind.word();
+            self.accept(inbound).await.map_err(|e| {
+                tracing::warn!(kind, error = %e, "A delivery was not stored; the platform will send it again.");
+                NotTaken(e.to_string())
+            })
+        })
+    }
+
+    fn command(&self, inbound: Inbound) -> BoxFuture<'_, CommandReply> {
+        Box::pin(async move {
+            debug_assert!(matches!(inbound.kind, InboundKind::Command { .. }));
+            Chat::command(self, inbound).await
+        })
+    }
+}

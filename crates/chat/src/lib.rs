@@ -1,0 +1,45 @@
+//! The platform-neutral chat layer: everything that is the same on Slack, Feishu, WeCom and
+//! DingTalk lives here once.
+//!
+//! A platform maps its verified, decoded deliveries to [`Inbound`]s and hands them to a [`Chat`]
+//! (over its HTTP routes, or through a [`workmate_adapter::Connection`]). From there one path
+//! serves every platform:
+//!
+//! ```text
+//! durable intake -> dedupe -> identity -> session -> card pump ->
+//!     /workmate command | reply token | click | user message (retried while the session is busy)
+//! ```
+//!
+//! Invariants:
+//! - **Nothing is acknowledged before it is durable.** [`Chat::accept`] writes the delivery to
+//!   the intake table and only then says [`Taken::Stored`]; workers drain the table, and after a
+//!   crash the unfinished rows run again. A message's row is marked done in the same
+//!   transaction that puts it in the session's history, so it runs exactly once.
+//! - **A redelivery is not applied twice.** The intake row's key is the platform's delivery id,
+//!   unique per tenant and platform (events, clicks and slash commands alike).
+//! - **One authority rule.** Every way of answering (click, reply token) goes through the
+//!   engine's resolver checks; every session command checks owner-or-admin; what a person sees
+//!   follows the store's one visibility rule ([`workmate_store::Sight`]), as over HTTP.
+//! - **The layer decides, platforms render.** Replies are card IR; a platform only renders and
+//!   sends them.
+
+mod answers;
+mod cards_store;
+pub mod commands;
+mod error;
+mod identity;
+mod intake;
+mod jobs;
+mod layer;
+mod pump;
+mod runs;
+mod session_commands;
+mod text;
+
+pub use cards_store::StoreCards;
+pub use error::{ChatError, Result};
+pub use identity::tenant_of;
+pub use layer::{Chat, ChatConfig, PlatformSettings};
+pub use workmate_adapter::{
+    CommandReply, Inbound, InboundKind, InboundUser, NotTaken, Platform, Taken,
+};

@@ -1,0 +1,16 @@
+//! The chat layer's conformance suite, driven through a fake platform: every platform gets these
+//! behaviours by building on the layer, so they are tested here once. Platforms' own tests keep
+//! only their wire format.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    unreachable_pub
+)]
+
+mod answers;
+mod cards;
+mod commands;
+mod intake;
+mod stop;
+mod support;

@@ -1,0 +1,137 @@
+//! Answering from chat: approval buttons and replies quoting a reply token go through the same
+//! authority checks.
+
+use workmate_cards::ButtonAction;
+use workmate_engine::reply_token;
+use workmate_protocol::{ApprovalChoice, Resolution};
+use workmate_store::{InboxFilter, InboxItem, InboxItemState, IntakeKey, IntakeState};
+
+use crate::support::{
+    SHELL, SURFACE, TestChat, click, eventually, eventually_some, inbound, message,
+};
+
+async fn parked(chat: &TestChat) -> InboxItem {
+    chat.send(message("Ev1", "U1", "t1", "run it")).await;
+    eventually_some("the approval is parked", || async {
+        chat.store
+            .inbox()
+            .list(&chat.tenant, &InboxFilter::default(), 10)
+            .await
+            .unwrap()
+            .into_iter()
+            .next()
+    })
+    .await
+}
+
+async fn state_of(chat: &TestChat, item: &InboxItem) -> InboxItem {
+    chat.store
+        .inbox()
+        .get(&chat.tenant, &item.id)
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_reply_with_the_token_resolves_for_the_owner_and_not_for_a_stranger() {
+    let chat = TestChat::new(SHELL).await;
+    let item = parked(&chat).await;
+    let token = reply_token(&item.id);
+    // A stranger replies in a thread without addressing workmate.
+    let stranger = inbound(
+        "Ev2",
+        "U2",
+        Some("t1"),
+        workmate_adapter::InboundKind::Reply {
+            text: format!("approve {token}"),
+        },
+    );
+    chat.send(stranger).await;
+    eventually("the stranger is told why", || async {
+        !chat.platform.private_to("U2").is_empty()
+    })
+    .await;
+    assert_eq!(state_of(&chat, &item).await.state, InboxItemState::Pending);
+    chat.send(message("Ev3", "U1", "t1", &format!("👍 {token}")))
+        .await;
+    eventually("the owner's reply resolves it", || async {
+        state_of(&chat, &item).await.state == InboxItemState::Resolved
+    })
+    .await;
+    let resolved = state_of(&chat, &item).await;
+    assert_eq!(
+        resolved.resolution,
+        Some(Resolution::Approval {
+            choice: ApprovalChoice::Once
+        })
+    );
+    eventually("the turn goes on to its answer", || async {
+        chat.platform
+            .card_texts()
+            .iter()
+            .any(|t| t.contains("Done."))
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_reply_without_a_token_is_ignored_and_a_message_without_one_is_a_message() {
+    let chat = TestChat::new(SHELL).await;
+    let item = parked(&chat).await;
+    let chatter = inbound(
+        "Ev2",
+        "U1",
+        Some("t1"),
+        workmate_adapter::InboundKind::Reply {
+            text: "approve".into(),
+        },
+    );
+    chat.send(chatter).await;
+    chat.send(message("Ev3", "U1", "t1", "deny")).await;
+    let row = |id: &str| IntakeKey {
+        tenant_id: chat.tenant.clone(),
+        platform: SURFACE.as_str().into(),
+        delivery_id: id.into(),
+    };
+    eventually(
+        "the reply is done and the message waits to steer the turn",
+        || async {
+            let intake = chat.store.intake();
+            intake.get(&row("Ev2")).await.unwrap().unwrap().state == IntakeState::Done
+                && intake.get(&row("Ev3")).await.unwrap().unwrap().state == IntakeState::Running
+        },
+    )
+    .await;
+    assert_eq!(state_of(&chat, &item).await.state, InboxItemState::Pending);
+}
+
+#[tokio::test]
+async fn a_click_by_a_stranger_is_refused_and_the_owners_click_approves() {
+    let chat = TestChat::new(SHELL).await;
+    let item = parked(&chat).await;
+    let approve = ButtonAction::Resolve {
+        item_id: item.id.clone(),
+        resolution: Resolution::Approval {
+            choice: ApprovalChoice::Once,
+        },
+    };
+    chat.send(click("Cl1", "U2", "t1", approve.clone())).await;
+    eventually("the stranger is told why", || async {
+        !chat.platform.private_to("U2").is_empty()
+    })
+    .await;
+    assert_eq!(state_of(&chat, &item).await.state, InboxItemState::Pending);
+    chat.send(click("Cl2", "U1", "t1", approve.clone())).await;
+    eventually("the owner's click resolves it", || async {
+        state_of(&chat, &item).await.state == InboxItemState::Resolved
+    })
+    .await;
+    // A replayed click is not applied again, and tells nobody anything.
+    let before = chat.platform.private_to("U1").len();
+    assert_eq!(
+        chat.send(click("Cl2", "U1", "t1", approve)).await,
+        workmate_chat::Taken::Duplicate
+    );
+    assert_eq!(chat.platform.private_to("U1").len(), before);
+}

@@ -1,0 +1,179 @@
+//! Durable intake: what is acknowledged runs exactly once, replays are not applied again, and a
+//! restart finishes what a crash left.
+
+use std::time::Duration;
+
+use workmate_chat::Taken;
+use workmate_store::{IntakeKey, IntakeState, NewDelivery};
+
+use crate::support::{DONE, SURFACE, TestChat, eventually, message};
+
+fn key(chat: &TestChat, id: &str) -> IntakeKey {
+    IntakeKey {
+        tenant_id: chat.tenant.clone(),
+        platform: SURFACE.as_str().into(),
+        delivery_id: id.into(),
+    }
+}
+
+async fn state(chat: &TestChat, id: &str) -> Option<IntakeState> {
+    chat.store
+        .intake()
+        .get(&key(chat, id))
+        .await
+        .unwrap()
+        .map(|d| d.state)
+}
+
+#[tokio::test]
+async fn a_message_runs_one_turn_and_its_row_is_done() {
+    let chat = TestChat::new(DONE).await;
+    assert_eq!(
+        chat.send(message("Ev1", "U1", "t1", "hello")).await,
+        Taken::Stored
+    );
+    let session = chat.session("t1").await;
+    eventually("the delivery is done", || async {
+        state(&chat, "Ev1").await == Some(IntakeState::Done)
+    })
+    .await;
+    eventually("the answer is on the turn card", || async {
+        chat.platform
+            .card_texts()
+            .iter()
+            .any(|t| t.contains("Done."))
+    })
+    .await;
+    assert_eq!(chat.turns(&session).await, 1);
+    assert_eq!(session.owner.as_str(), "feishu-U1");
+}
+
+#[tokio::test]
+async fn a_redelivery_is_acknowledged_and_not_applied() {
+    let chat = TestChat::new(DONE).await;
+    assert_eq!(
+        chat.send(message("Ev1", "U1", "t1", "hello")).await,
+        Taken::Stored
+    );
+    for _ in 0..3 {
+        assert_eq!(
+            chat.send(message("Ev1", "U1", "t1", "hello")).await,
+            Taken::Duplicate
+        );
+    }
+    let session = chat.session("t1").await;
+    eventually("the turn ends", || async {
+        chat.last_turn_ended(&session).await
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(chat.turns(&session).await, 1);
+}
+
+#[tokio::test]
+async fn deliveries_a_crash_left_run_exactly_once_after_a_restart() {
+    let first = TestChat::new(DONE).await;
+    let tenant = first.tenant.clone();
+    let store = first.store.clone();
+    // The moment of the crash: three deliveries were acknowledged; one was never claimed, one
+    // was claimed by a worker that died, and one was done before the crash.
+    first.chat.shutdown(Duration::from_secs(1)).await;
+    for (id, thread) in [("Ev1", "t1"), ("Ev2", "t2"), ("Ev3", "t3")] {
+        let inbound = message(id, "U1", thread, "hello");
+        let new = NewDelivery {
+            platform: SURFACE.as_str().into(),
+            delivery_id: id.into(),
+            kind: "message".into(),
+            payload: serde_json::to_value(&inbound).unwrap(),
+            ttl_ms: 3_600_000,
+        };
+        assert!(store.intake().accept(&tenant, &new).await.unwrap());
+    }
+    store
+        .intake()
+        .claim(&key(&first, "Ev2"), 1)
+        .await
+        .unwrap()
+        .unwrap();
+    store
+        .intake()
+        .claim(&key(&first, "Ev3"), 1)
+        .await
+        .unwrap()
+        .unwrap();
+    store.intake().finish(&key(&first, "Ev3")).await.unwrap();
+
+    let chat = first.restarted(DONE).await;
+    for thread in ["t1", "t2"] {
+        let session = chat.session(thread).await;
+        eventually("the recovered turn ends", || async {
+            chat.last_turn_ended(&session).await
+        })
+        .await;
+        assert_eq!(chat.turns(&session).await, 1, "{thread}");
+    }
+    eventually("both rows are done", || async {
+        state(&chat, "Ev1").await == Some(IntakeState::Done)
+            && state(&chat, "Ev2").await == Some(IntakeState::Done)
+    })
+    .await;
+    let t3 = workmate_store::SessionKey {
+        surface: SURFACE,
+        chat_id: crate::support::CHAT.into(),
+        thread_id: "t3".into(),
+    };
+    assert!(
+        chat.store
+            .sessions()
+            .find_by_key(&chat.tenant, &t3)
+            .await
+            .unwrap()
+            .is_none(),
+        "a delivery done before the crash is not run again"
+    );
+}
+
+#[tokio::test]
+async fn a_burst_is_stored_whole_and_every_message_runs() {
+    let chat = TestChat::new(DONE).await;
+    let mut sends = Vec::new();
+    for i in 0..60 {
+        let layer = chat.chat.clone();
+        sends.push(tokio::spawn(async move {
+            layer
+                .accept(message(&format!("Ev{i}"), "U1", &format!("t{i}"), "hello"))
+                .await
+                .unwrap()
+        }));
+    }
+    for send in sends {
+        assert_eq!(send.await.unwrap(), Taken::Stored);
+    }
+    eventually("every delivery is done", || async {
+        chat.store.intake().unfinished().await.unwrap() == 0
+    })
+    .await;
+    for i in [0, 29, 59] {
+        let session = chat.session(&format!("t{i}")).await;
+        assert_eq!(chat.turns(&session).await, 1);
+    }
+}
+
+#[tokio::test]
+async fn a_message_that_keeps_failing_is_given_up_and_its_thread_told() {
+    let chat = TestChat::new(DONE).await;
+    // An engine that takes nothing: every attempt fails.
+    chat.hub.shutdown().await;
+    assert_eq!(
+        chat.send(message("Ev1", "U1", "t1", "hello")).await,
+        Taken::Stored
+    );
+    eventually("the thread is told", || async {
+        chat.platform.sent().iter().any(|s| {
+            matches!(s, crate::support::Sent::Notice { thread, text }
+                if thread.as_deref() == Some("t1") && text.contains("could not take this message"))
+        })
+    })
+    .await;
+    assert_eq!(state(&chat, "Ev1").await, Some(IntakeState::Failed));
+}

@@ -1,0 +1,251 @@
+//! The chat layer's test harness: a migrated SQLite store, a hub on a scripted model, and a fake
+//! platform that records everything the chat layer sends it. Shared by every test module.
+
+#![allow(dead_code)]
+
+pub mod platform;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use workmate_adapter::{Inbound, InboundKind, InboundUser, RetryPolicy};
+use workmate_cards::ButtonAction;
+use workmate_chat::{Chat, ChatConfig, PlatformSettings, Taken};
+use workmate_engine::permissions::PermissionConfig;
+use workmate_engine::{EngineConfig, EngineParts, SessionHub};
+use workmate_protocol::{Surface, TenantId};
+use workmate_providers::{ProviderRouter, ScriptedProvider};
+use workmate_store::{ConnectOptions, SessionKey, SessionRecord, Store};
+use workmate_tools::{BuiltinOptions, builtin_registry};
+
+pub use platform::{FakePlatform, Sent};
+
+/// The surface the fake platform plays: not Slack, so nothing Slack-only can hide in the layer.
+pub const SURFACE: Surface = Surface::Feishu;
+/// The installation every delivery comes from.
+pub const INSTALLATION: &str = "T1";
+/// The group chat of the tests.
+pub const CHAT: &str = "C1";
+
+/// A model that answers every message "Done.".
+pub const DONE: &str = r#"{"conversations": [{"when": "*", "turns": [{"text": "Done."}]}]}"#;
+/// A model that streams a long answer slowly (a turn to stop).
+pub const SLOW: &str = r#"{"conversations": [{"when": "*", "turns": [
+    {"text": "one two three four five six seven eight nine ten eleven twelve", "chunk_delay_ms": 300}]}]}"#;
+/// A model that asks to run a shell command, then answers.
+pub const SHELL: &str = r#"{"conversations": [{"when": "*", "turns": [
+    {"tool_calls": [{"name": "run_shell", "arguments": {"command": "echo hi"}}]}, {"text": "Done."}]}]}"#;
+
+/// Waits until `check` holds, for at most ten seconds.
+pub async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    eventually_some(what, || {
+        let checked = check();
+        async move { checked.await.then_some(()) }
+    })
+    .await;
+}
+
+/// Waits until `find` finds something, for at most ten seconds, and returns it.
+pub async fn eventually_some<T, F, Fut>(what: &str, mut find: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while tokio::time::Instant::now() < deadline {
+        if let Some(found) = find().await {
+            return found;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("{what} did not happen within 10 s");
+}
+
+/// A chat layer on a fresh SQLite store, with the fake platform registered.
+pub struct TestChat {
+    pub chat: Chat,
+    pub hub: SessionHub,
+    pub store: Store,
+    pub platform: Arc<FakePlatform>,
+    pub tenant: TenantId,
+    dir: tempfile::TempDir,
+}
+
+impl TestChat {
+    pub async fn new(script: &str) -> Self {
+        Self::with(script, PlatformSettings::default()).await
+    }
+
+    pub async fn with(script: &str, settings: PlatformSettings) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("chat.db").display());
+        let store = Store::connect(&url, ConnectOptions::default())
+            .await
+            .unwrap();
+        store.migrate().await.unwrap();
+        Self::on(store, dir, script, settings).await
+    }
+
+    /// A second layer (a restarted process) over the same store and folder.
+    pub async fn restarted(self, script: &str) -> Self {
+        let Self {
+            chat,
+            hub,
+            store,
+            dir,
+            ..
+        } = self;
+        chat.shutdown(Duration::from_secs(1)).await;
+        hub.shutdown().await;
+        Self::on(store, dir, script, PlatformSettings::default()).await
+    }
+
+    async fn on(
+        store: Store,
+        dir: tempfile::TempDir,
+        script: &str,
+        settings: PlatformSettings,
+    ) -> Self {
+        let hub = hub(&store, dir.path(), script);
+        let chat = Chat::new(hub.clone(), store.clone(), config());
+        let platform = FakePlatform::new();
+        chat.register(platform.clone(), settings);
+        Self {
+            chat,
+            hub,
+            store,
+            platform,
+            tenant: workmate_chat::tenant_of(SURFACE, INSTALLATION),
+            dir,
+        }
+    }
+
+    /// Stores a delivery as a platform route would.
+    pub async fn send(&self, inbound: Inbound) -> Taken {
+        self.chat.accept(inbound).await.unwrap()
+    }
+
+    /// The session of a thread of the test chat, once it exists.
+    pub async fn session(&self, thread: &str) -> SessionRecord {
+        let key = SessionKey {
+            surface: SURFACE,
+            chat_id: CHAT.into(),
+            thread_id: thread.into(),
+        };
+        eventually_some("the thread's session", || async {
+            self.store
+                .sessions()
+                .find_by_key(&self.tenant, &key)
+                .await
+                .unwrap()
+        })
+        .await
+    }
+
+    /// How many turns the session has started.
+    pub async fn turns(&self, session: &SessionRecord) -> usize {
+        self.store
+            .events()
+            .list_after(&self.tenant, &session.id, 0, 10_000)
+            .await
+            .unwrap()
+            .iter()
+            .filter(|e| matches!(e.kind, workmate_protocol::EventKind::TurnStart { .. }))
+            .count()
+    }
+
+    /// Whether the session's last turn ended (by an answer, an error or a stop).
+    pub async fn last_turn_ended(&self, session: &SessionRecord) -> bool {
+        let events = self
+            .store
+            .events()
+            .list_after(&self.tenant, &session.id, 0, 10_000)
+            .await
+            .unwrap();
+        events.last().is_some_and(|e| {
+            matches!(
+                e.kind,
+                workmate_protocol::EventKind::TurnEnd { .. }
+                    | workmate_protocol::EventKind::Interrupted { .. }
+            )
+        })
+    }
+}
+
+fn config() -> ChatConfig {
+    ChatConfig {
+        lease: Duration::from_millis(600),
+        sweep_every: Duration::from_millis(100),
+        backoff: Duration::from_millis(20),
+        retry: RetryPolicy {
+            max_attempts: 2,
+            base_backoff: Duration::from_millis(10),
+            jitter: false,
+            ..RetryPolicy::default()
+        },
+        ..ChatConfig::default()
+    }
+}
+
+fn hub(store: &Store, dir: &std::path::Path, script: &str) -> SessionHub {
+    let mut providers = ProviderRouter::new("scripted");
+    providers.register(
+        "scripted",
+        Arc::new(ScriptedProvider::from_json(script).unwrap()),
+    );
+    SessionHub::new(EngineParts {
+        store: store.clone(),
+        providers,
+        tools: builtin_registry(&BuiltinOptions::default()),
+        permissions: PermissionConfig::default(),
+        config: EngineConfig {
+            data_dir: dir.to_owned(),
+            default_model: "scripted:test".into(),
+            inbox_poll: Duration::from_millis(50),
+            ..EngineConfig::default()
+        },
+        clock: Arc::new(workmate_store::SystemClock),
+    })
+}
+
+/// A delivery from `user` in the test chat.
+pub fn inbound(id: &str, user: &str, thread: Option<&str>, kind: InboundKind) -> Inbound {
+    Inbound {
+        surface: SURFACE,
+        tenant_key: INSTALLATION.into(),
+        delivery_id: id.into(),
+        user: InboundUser {
+            id: user.into(),
+            name: None,
+        },
+        chat_id: CHAT.into(),
+        thread_id: thread.map(str::to_owned),
+        direct: false,
+        kind,
+    }
+}
+
+/// A message addressed to workmate in a thread.
+pub fn message(id: &str, user: &str, thread: &str, text: &str) -> Inbound {
+    inbound(
+        id,
+        user,
+        Some(thread),
+        InboundKind::Message { text: text.into() },
+    )
+}
+
+/// A click on a card button in a thread.
+pub fn click(id: &str, user: &str, thread: &str, action: ButtonAction) -> Inbound {
+    inbound(id, user, Some(thread), InboundKind::Click { action })
+}
+
+/// A native slash command in the test chat (no thread).
+pub fn command(id: &str, user: &str, text: &str) -> Inbound {
+    inbound(id, user, None, InboundKind::Command { text: text.into() })
+}

@@ -1,0 +1,80 @@
+//! Stopping a streaming turn from Slack: `@workmate /workmate stop` in its thread, and the Stop
+//! button on its turn card.
+
+use super::*;
+
+const SLOW: &str = r#"{"conversations": [{"when": "*", "turns": [
+    {"text": "one two three four five six seven eight nine ten eleven twelve", "chunk_delay_ms": 300}]}]}"#;
+
+async fn streaming() -> (SlackApp, workmate_store::SessionRecord) {
+    let app = slack_app_with(SLOW).await;
+    signed(&app, "events", &mention("Ev1"), SECRET).await;
+    let session = app.session_of(THREAD).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !app
+        .hub
+        .is_running(&tenant_of("T1"), &session.id)
+        .await
+        .unwrap()
+    {
+        assert!(Instant::now() < deadline, "the turn never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    (app, session)
+}
+
+async fn interrupted(app: &SlackApp, session: &workmate_store::SessionRecord) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let events = app
+            .store
+            .events()
+            .list_after(&tenant_of("T1"), &session.id, 0, 1000)
+            .await
+            .unwrap();
+        if events
+            .iter()
+            .any(|e| matches!(e.kind, workmate_protocol::EventKind::Interrupted { .. }))
+        {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the turn was not stopped: {events:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn workmate_stop_in_the_thread_stops_a_streaming_turn() {
+    let (app, session) = streaming().await;
+    let stop = json!({
+        "type": "event_callback", "team_id": "T1", "api_app_id": "A1",
+        "event_id": "Ev2", "event_time": 1_700_000_000,
+        "event": {"type": "app_mention", "user": "U1", "text": "<@UBOT> /workmate stop",
+                  "ts": "1700000000.0100", "thread_ts": THREAD, "channel": "C1",
+                  "event_ts": "1700000000.0100"}
+    });
+    let (status, _) = signed(&app, "events", &stop.to_string(), SECRET).await;
+    assert_eq!(status, StatusCode::OK);
+    interrupted(&app, &session).await;
+}
+
+#[tokio::test]
+async fn the_stop_button_stops_a_streaming_turn() {
+    let (app, session) = streaming().await;
+    let posts = wait_for(&app.fake, "chat.postMessage", "the turn card", |p| {
+        p.iter()
+            .any(|b| button_values(b).iter().any(|v| v.contains("stop")))
+    })
+    .await;
+    let stop = posts
+        .iter()
+        .flat_map(button_values)
+        .find(|v| v.contains("stop"))
+        .unwrap();
+    let (status, _) = signed(&app, "interactions", &click("U1", &stop), SECRET).await;
+    assert_eq!(status, StatusCode::OK);
+    interrupted(&app, &session).await;
+}
