@@ -137,7 +137,11 @@ async fn transient_failures_back_off_and_are_retried() {
         .map(|c| (c.at().as_millis(), c.ok()))
         .collect();
     assert_eq!(summary, [(0, false), (500, false), (1500, true)]);
-    let stored = store.get(&card("turn:1"), workmate_protocol::Surface::Sandbox).await.unwrap().unwrap();
+    let stored = store
+        .get(&card("turn:1"), workmate_protocol::Surface::Sandbox)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(stored.posted.message_id, "m1");
 }
 

@@ -12,6 +12,7 @@
 //! - A message's row is finished by the engine, in the transaction that stores the message, so
 //!   a crash in between runs it again rather than losing it or running it twice. While the
 //!   message waits to join a running turn, its lease is renewed.
+//! - Finished rows stay for their platform's dedupe window, then are purged in bounded batches.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -30,6 +31,9 @@ use crate::{Chat, ChatError, Result};
 const FAST_PATH: usize = 4096;
 /// The longest pause before a failed delivery is tried again.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// How often finished rows past their dedupe window are deleted, and how many at a time.
+const PURGE_EVERY: Duration = Duration::from_secs(60);
+const PURGE_BATCH: u32 = 1000;
 
 /// The workers' shared state.
 #[derive(Debug)]
@@ -130,6 +134,8 @@ pub(crate) fn start(chat: &Chat) {
     tasks.spawn(async move {
         let mut sweep = tokio::time::interval(chat.inner.config.sweep_every);
         sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut purge = tokio::time::interval(PURGE_EVERY);
+        purge.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let stop = chat.inner.stop.clone();
         loop {
             tokio::select! {
@@ -141,6 +147,7 @@ pub(crate) fn start(chat: &Chat) {
                     chat.inner.tasks.spawn(async move { worker.claim_and_run(key, permit).await });
                 }
                 _ = sweep.tick() => chat.sweep().await,
+                _ = purge.tick() => chat.purge().await,
             }
         }
         debug!("Intake dispatcher stopped.");
@@ -193,6 +200,15 @@ impl Chat {
             self.inner
                 .tasks
                 .spawn(async move { worker.run(delivery, permit).await });
+        }
+    }
+
+    /// Deletes finished rows whose dedupe window has passed.
+    async fn purge(&self) {
+        match self.store().intake().purge_expired(PURGE_BATCH).await {
+            Ok(0) => {}
+            Ok(purged) => debug!(purged, "Expired deliveries purged."),
+            Err(e) => warn!(error = %e, "Cannot purge expired deliveries."),
         }
     }
 

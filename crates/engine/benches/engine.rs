@@ -159,6 +159,7 @@ fn script() -> String {
 /// A hub over a fresh store with the scripted model and the echo tool.
 struct Fixture {
     hub: SessionHub,
+    store: Store,
     tenant: TenantId,
     dir: PathBuf,
     sessions: usize,
@@ -193,7 +194,7 @@ impl Fixture {
         let tenant = TenantId::from("t_bench");
         store.tenants().ensure(&tenant, "Bench").await.unwrap();
         let hub = SessionHub::new(EngineParts {
-            store,
+            store: store.clone(),
             providers,
             tools,
             permissions: PermissionConfig::default(),
@@ -206,6 +207,7 @@ impl Fixture {
         });
         Self {
             hub,
+            store,
             tenant,
             dir,
             sessions: 0,
@@ -333,7 +335,7 @@ async fn measure(fixture: &mut Fixture, scenario: &Scenario) -> Measured {
 /// The baseline: one state event written the way the emitter writes it (one transaction).
 async fn baseline(fixture: &mut Fixture) -> Measured {
     let session = fixture.create().await;
-    let events = fixture.hub.store().events();
+    let events = fixture.store.events();
     let mut micros = Vec::with_capacity(BASELINE_WRITES);
     for n in 0..BASELINE_WRITES + 200 {
         let started = Instant::now();

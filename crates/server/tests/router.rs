@@ -74,11 +74,7 @@ pub(crate) async fn app_with_script(script: &str) -> App {
         hub: hub.clone(),
         auth: Arc::new(Auth::admin(TOKEN.to_owned().into())),
         scheduler,
-        chat: workmate_chat::Chat::new(
-            hub,
-            store.clone(),
-            workmate_chat::ChatConfig::default(),
-        ),
+        chat: workmate_chat::Chat::new(hub, store.clone(), workmate_chat::ChatConfig::default()),
         slack: None,
         shutdown: tokio_util::sync::CancellationToken::new(),
     };

@@ -88,8 +88,9 @@ impl SessionHub {
         }
     }
 
-    /// The store the hub writes to.
-    pub fn store(&self) -> &Store {
+    /// The store the hub writes to. Surfaces never reach it through the hub: they submit
+    /// commands, and read through their own handle.
+    pub(crate) fn store(&self) -> &Store {
         &self.inner.deps.store
     }
 

@@ -43,7 +43,7 @@ pub(crate) async fn stream(
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
     let session = SessionId::from(id);
-    super::visible::session(state.hub.store(), &caller, &session).await?;
+    super::visible::session(&state.store, &caller, &session).await?;
     let last_event_id = headers
         .get("last-event-id")
         .map(|v| v.to_str().ok().and_then(|s| s.trim().parse::<u64>().ok()))
@@ -58,7 +58,7 @@ pub(crate) async fn stream(
     let live = state.hub.subscribe(&caller.tenant, &session).await?;
     let (tx, rx) = mpsc::channel(CLIENT_BUFFER);
     let forward = Forwarder {
-        store: state.hub.store().clone(),
+        store: state.store.clone(),
         tenant: caller.tenant,
         session,
         tx,

@@ -31,7 +31,7 @@ pub(crate) async fn list(
     Extension(caller): Extension<Principal>,
     Query(query): Query<ListQuery>,
 ) -> Result<Json<Value>, ApiError> {
-    let store = state.hub.store();
+    let store = &state.store;
     let sight = visible::sight(store, &caller).await?;
     let filter = InboxFilter {
         session: query.session.map(SessionId::from),
@@ -67,7 +67,7 @@ pub(crate) async fn resolve(
         ))
     })?;
     let item = InboxItemId::from(item);
-    visible::inbox_item(state.hub.store(), &caller, &item).await?;
+    visible::inbox_item(&state.store, &caller, &item).await?;
     let outcome = state
         .hub
         .resolve(

@@ -66,7 +66,7 @@ pub(crate) async fn list(
     Extension(caller): Extension<Principal>,
     Query(query): Query<ListQuery>,
 ) -> Result<Json<Value>, ApiError> {
-    let store = state.hub.store();
+    let store = &state.store;
     let sight = visible::sight(store, &caller).await?;
     let limit = query.limit.unwrap_or(100).clamp(1, 1000);
     let sessions = store
@@ -91,7 +91,7 @@ pub(crate) async fn get_one(
     Extension(caller): Extension<Principal>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let record = visible::session(state.hub.store(), &caller, &SessionId::from(id)).await?;
+    let record = visible::session(&state.store, &caller, &SessionId::from(id)).await?;
     Ok(Json(json!({ "session": session_json(&record) })))
 }
 
@@ -118,7 +118,7 @@ pub(crate) async fn command(
     object.entry("attachments").or_insert_with(|| json!([]));
     let command = parse_command(value)?;
     let session = SessionId::from(id);
-    visible::session(state.hub.store(), &caller, &session).await?;
+    visible::session(&state.store, &caller, &session).await?;
     let accepted = state.hub.submit(&caller.tenant, &session, command).await?;
     Ok(match accepted {
         Accepted::TurnStarted(turn) => (
@@ -203,7 +203,7 @@ pub(crate) async fn update(
         ApiError::BadRequest(format!("invalid body: {e}; e.g. {{\"unattended\": true}}"))
     })?;
     let session = SessionId::from(id);
-    let store = state.hub.store();
+    let store = &state.store;
     let record = visible::session(store, &caller, &session).await?;
     let admin = store
         .tenants()
@@ -232,7 +232,7 @@ pub(crate) async fn messages(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let session = SessionId::from(id);
-    let store = state.hub.store();
+    let store = &state.store;
     visible::session(store, &caller, &session).await?;
     let messages = store.messages().list(&caller.tenant, &session).await?;
     Ok(Json(json!({ "messages": messages })))

@@ -30,7 +30,7 @@ pub(crate) async fn usage(
     Extension(caller): Extension<Principal>,
     Query(query): Query<UsageQuery>,
 ) -> Result<Json<Value>, ApiError> {
-    let store = state.hub.store();
+    let store = &state.store;
     let admin = store
         .tenants()
         .get_user(&caller.tenant, &caller.actor.user_id)
