@@ -71,6 +71,11 @@ async fn slack_app() -> SlackApp {
 }
 
 async fn slack_app_with(script: &str) -> SlackApp {
+    slack_app_admins(script, &[]).await
+}
+
+/// The app with `[platforms.slack] admins` set.
+async fn slack_app_admins(script: &str, admins: &[&str]) -> SlackApp {
     let fake = MockServer::start().await;
     let ok = |extra: Value| {
         let mut body = json!({"ok": true});
@@ -109,7 +114,8 @@ async fn slack_app_with(script: &str) -> SlackApp {
         .mount(&fake)
         .await;
     let app = app_with_script(script).await;
-    let config = SlackConfig::http(SECRET.into(), "xoxb-test".into(), &fake.uri());
+    let mut config = SlackConfig::http(SECRET.into(), "xoxb-test".into(), &fake.uri());
+    config.admins = admins.iter().map(|a| (*a).to_owned()).collect();
     let chat = app.state.chat.clone();
     chat.attach_scheduler(app.state.scheduler.clone());
     let slack = SlackSurface::new(&config, chat.clone()).unwrap();
@@ -418,6 +424,7 @@ mod automation_commands;
 mod automation_runs;
 mod commands;
 mod latency;
+mod replies;
 mod settings_commands;
 mod socket;
 mod stop;
