@@ -4,6 +4,8 @@
 //! Invariant: a target on a platform that is not configured shows nothing (the run still
 //! happens, and its outcome is in the API and the inbox).
 
+use std::sync::Arc;
+
 use tracing::warn;
 use workmate_adapter::{CardId, ChatTarget};
 use workmate_cards::{RunResult, run_card};
@@ -12,6 +14,7 @@ use workmate_store::{Automation, AutomationRun, RunStatus};
 use workmate_tools::automations::{AutomationSettings, RunTarget};
 
 use crate::Chat;
+use crate::layer::Slot;
 
 /// The chat thread a run target names.
 pub(crate) fn chat_target(target: &RunTarget) -> ChatTarget {
@@ -21,8 +24,13 @@ pub(crate) fn chat_target(target: &RunTarget) -> ChatTarget {
     }
 }
 
-fn target_of(automation: &Automation) -> Option<RunTarget> {
-    AutomationSettings::from_json(&automation.settings).target
+impl Chat {
+    /// The thread an automation posts to, and the platform that shows it, if configured.
+    fn run_thread(&self, automation: &Automation) -> Option<(Arc<Slot>, RunTarget)> {
+        let target = AutomationSettings::from_json(&automation.settings).target?;
+        let slot = self.slot(target.surface).ok()?;
+        Some((slot, target))
+    }
 }
 
 impl RunObserver for Chat {
@@ -32,10 +40,7 @@ impl RunObserver for Chat {
         run: &'a AutomationRun,
     ) -> ObserverFuture<'a> {
         Box::pin(async move {
-            let Some(target) = target_of(automation) else {
-                return;
-            };
-            let Ok(slot) = self.slot(target.surface) else {
+            let Some((slot, target)) = self.run_thread(automation) else {
                 return;
             };
             if let Err(e) = slot
@@ -54,10 +59,7 @@ impl RunObserver for Chat {
         run: &'a AutomationRun,
     ) -> ObserverFuture<'a> {
         Box::pin(async move {
-            let Some(target) = target_of(automation) else {
-                return;
-            };
-            let Ok(slot) = self.slot(target.surface) else {
+            let Some((slot, target)) = self.run_thread(automation) else {
                 return;
             };
             let result = RunResult {

@@ -135,3 +135,30 @@ async fn a_click_by_a_stranger_is_refused_and_the_owners_click_approves() {
     );
     assert_eq!(chat.platform.private_to("U1").len(), before);
 }
+
+#[tokio::test]
+async fn the_answered_approval_card_is_updated_for_everyone_not_only_the_clicker() {
+    let chat = TestChat::new(SHELL).await;
+    let item = parked(&chat).await;
+    let approve = ButtonAction::Resolve {
+        item_id: item.id.clone(),
+        resolution: Resolution::Approval {
+            choice: ApprovalChoice::Once,
+        },
+    };
+    chat.send(click("Cl1", "U1", "t1", approve)).await;
+    // The card everyone in the thread sees is the posted message: it is updated in place, and
+    // nothing about the answer goes to the clicker alone.
+    eventually("the shared approval card says who approved", || async {
+        chat.platform.sent().iter().any(|s| {
+            matches!(s, crate::support::Sent::Update { card, .. }
+                if card["text"].as_str().unwrap_or_default().contains("Approved by Alice"))
+        })
+    })
+    .await;
+    assert!(
+        chat.platform.private_to("U1").is_empty(),
+        "{:#?}",
+        chat.platform.sent()
+    );
+}

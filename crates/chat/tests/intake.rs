@@ -177,3 +177,23 @@ async fn a_message_that_keeps_failing_is_given_up_and_its_thread_told() {
     .await;
     assert_eq!(state(&chat, "Ev1").await, Some(IntakeState::Failed));
 }
+
+#[tokio::test]
+async fn nothing_is_acknowledged_when_it_cannot_be_stored() {
+    let chat = TestChat::new(DONE).await;
+    chat.store.close().await;
+    let refused = chat.chat.accept(message("Ev1", "U1", "t1", "hello")).await;
+    assert!(
+        refused.is_err(),
+        "a delivery the database did not take is not acknowledged"
+    );
+    let reply = chat
+        .chat
+        .command(crate::support::command("tr1", "U1", "whoami"))
+        .await;
+    assert!(
+        reply.text.contains("could not run that command"),
+        "{}",
+        reply.text
+    );
+}

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use tower::ServiceExt;
 
 use crate::router::{App, TOKEN, app};
+use crate::support::eventually;
 
 /// One request, with `token` as bearer if given; the status and the JSON body (null if none).
 pub(crate) async fn call(
@@ -52,25 +53,6 @@ pub(crate) async fn authed(
     body: Option<Value>,
 ) -> (StatusCode, Value) {
     call(app, method, path, body, Some(TOKEN)).await
-}
-
-/// Polls `probe` until it returns `Some`, failing after a generous deadline.
-pub(crate) async fn eventually<T, F, Fut>(mut probe: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(found) = probe().await {
-            return found;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "condition not reached in time"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 #[tokio::test]

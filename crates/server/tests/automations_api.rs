@@ -6,9 +6,10 @@ use serde_json::{Value, json};
 use workmate_protocol::{PermissionMode, TenantId};
 use workmate_store::{NewSession, NewWake, SessionKey, WakeKind};
 
-use crate::api::{authed, eventually};
+use crate::api::authed;
 use crate::authority::{as_user, people};
 use crate::router::App;
+use crate::support::eventually;
 
 fn tenant() -> TenantId {
     TenantId::from("default")

@@ -219,3 +219,22 @@ pub(crate) fn fresh_database(variable: &str) -> Option<String> {
             .unwrap(),
     )
 }
+
+/// Polls `probe` until it returns `Some`, failing after a generous deadline.
+pub(crate) async fn eventually<T, F, Fut>(mut probe: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(found) = probe().await {
+            return found;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "condition not reached in time"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

@@ -27,7 +27,6 @@ pub use repo::automations::{
     Automation, AutomationRepo, AutomationRun, Claim, NewAutomation, RunEnd, RunStatus, RunTrigger,
 };
 pub use repo::cards::{CardMessage, CardRepo};
-pub use repo::dedupe::DedupeRepo;
 pub use repo::events::EventRepo;
 pub use repo::inbox::{
     Answer, InboxFilter, InboxItem, InboxItemState, InboxRepo, NewInboxItem, ResolveOutcome,
@@ -130,11 +129,6 @@ impl Store {
     /// Platform message ids of rendered cards.
     pub fn cards(&self) -> CardRepo<'_> {
         CardRepo::new(self)
-    }
-
-    /// Platform event ids already seen.
-    pub fn dedupe(&self) -> DedupeRepo<'_> {
-        DedupeRepo::new(self)
     }
 
     /// Inbound chat deliveries, stored before they are acknowledged.

@@ -58,6 +58,13 @@ const MIGRATIONS: &[Migration] = &[
         mysql: include_str!("../../../migrations/mysql/0005_intake.sql"),
         postgres: include_str!("../../../migrations/postgres/0005_intake.sql"),
     },
+    Migration {
+        version: 6,
+        name: "0006_drop_inbound_dedupe",
+        sqlite: include_str!("../../../migrations/sqlite/0006_drop_inbound_dedupe.sql"),
+        mysql: include_str!("../../../migrations/mysql/0006_drop_inbound_dedupe.sql"),
+        postgres: include_str!("../../../migrations/postgres/0006_drop_inbound_dedupe.sql"),
+    },
 ];
 
 /// What a migration run did.

@@ -100,24 +100,4 @@ backend_matrix! {
             assert_eq!(loser.resolved_by, winner.resolved_by, "and who gave it");
         }
     }
-
-    async fn inbound_event_ids_are_processed_once_until_they_expire(ctx: Ctx) {
-        let (tenant, _) = tenant_with_session(&ctx.store, "dedupe").await;
-        let mut sightings = Vec::new();
-        for _ in 0..8 {
-            let store = ctx.store.clone();
-            let tenant = tenant.clone();
-            sightings.push(tokio::spawn(async move {
-                store.dedupe().first_sighting(&tenant, "slack", "Ev01", 60_000).await.unwrap()
-            }));
-        }
-        let mut firsts = 0;
-        for sighting in sightings {
-            firsts += usize::from(sighting.await.unwrap());
-        }
-        assert_eq!(firsts, 1);
-        ctx.clock.advance(60_001);
-        assert!(ctx.store.dedupe().first_sighting(&tenant, "slack", "Ev01", 60_000).await.unwrap());
-        assert!(!ctx.store.dedupe().first_sighting(&tenant, "slack", "Ev01", 60_000).await.unwrap());
-    }
 }

@@ -20,6 +20,7 @@ use workmate_server::platforms::slack::SlackSurface;
 use workmate_store::{InboxItemState, SessionKey, Store};
 
 use crate::router::app_with_script;
+use crate::support::eventually;
 
 const SECRET: &str = "test-signing-secret";
 const SCRIPT: &str = r#"{"conversations": [{"when": "*", "turns": [
@@ -49,20 +50,14 @@ impl SlackApp {
             chat_id: "C1".into(),
             thread_id: thread.into(),
         };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Some(found) = self
-                .store
+        eventually(|| async {
+            self.store
                 .sessions()
                 .find_by_key(&tenant_of("T1"), &key)
                 .await
                 .unwrap()
-            {
-                return found;
-            }
-            assert!(Instant::now() < deadline, "no session for thread {thread}");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        })
+        .await
     }
 }
 

@@ -29,20 +29,12 @@ async fn a_thread_reply_with_the_token_answers_through_the_same_checks() {
     signed(&app, "events", &mention("Ev1"), SECRET).await;
     let session = app.session_of(THREAD).await;
     let tenant = tenant_of("T1");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let item = loop {
-        let items = app
-            .store
-            .inbox()
-            .list(&tenant, &workmate_store::InboxFilter::default(), 10)
-            .await
-            .unwrap();
-        if let Some(item) = items.into_iter().next() {
-            break item;
-        }
-        assert!(Instant::now() < deadline, "no approval was parked");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let item = eventually(|| async {
+        let filter = workmate_store::InboxFilter::default();
+        let items = app.store.inbox().list(&tenant, &filter, 10).await.unwrap();
+        items.into_iter().next()
+    })
+    .await;
     let token = workmate_engine::reply_token(&item.id);
     // Chatter without a token is ignored; a stranger's token reply is refused, privately.
     let body = thread_reply("Ev2", "U2", "1700000000.0300", "looks fine to me");

@@ -6,7 +6,6 @@ pub(crate) mod audit;
 pub(crate) mod automations;
 pub(crate) mod cards;
 mod counters;
-pub(crate) mod dedupe;
 pub(crate) mod events;
 pub(crate) mod inbox;
 pub(crate) mod intake;
