@@ -111,6 +111,8 @@ impl Chat {
         if let Some(why) = crate::session_commands::may_change(person, &record) {
             return Ok(Some(why));
         }
+        // The turn card must be live to show that the turn stopped.
+        self.show_session(&person.tenant, session).await?;
         if self.running_turn(&person.tenant, &record).await?.as_ref() != Some(turn) {
             return Ok(Some("That turn has already ended.".into()));
         }

@@ -96,11 +96,10 @@ pub(crate) struct Inner {
 }
 
 impl Chat {
-    /// The chat layer over `hub`, storing deliveries in `store`. Must be called inside a tokio
-    /// runtime: it starts the intake workers, which also pick up deliveries an earlier process
-    /// left unfinished.
+    /// The chat layer over `hub`, storing deliveries in `store`. Register the platforms, then
+    /// [`Chat::start`] the workers.
     pub fn new(hub: SessionHub, store: Store, config: ChatConfig) -> Self {
-        let chat = Self {
+        Self {
             inner: Arc::new(Inner {
                 hub,
                 store,
@@ -111,9 +110,15 @@ impl Chat {
                 stop: CancellationToken::new(),
                 tasks: TaskTracker::new(),
             }),
-        };
-        crate::intake::start(&chat);
-        chat
+        }
+    }
+
+    /// Starts the intake workers, which also pick up what an earlier process left unfinished.
+    /// Call it once the platforms are registered (a delivery for a platform not registered yet
+    /// would wait for a retry). Must be called inside a tokio runtime; a second call does
+    /// nothing.
+    pub fn start(&self) {
+        crate::intake::start(self);
     }
 
     /// Registers a platform: its cards are posted through it, its deliveries accepted. A second
@@ -177,13 +182,21 @@ impl Chat {
         self.inner.intake.in_flight()
     }
 
-    /// Takes no new deliveries, lets the running ones finish, stops the pumps, and sends pending
-    /// card updates for at most `grace`. Deliveries not started stay in the table for the next
-    /// start (or another replica).
+    /// Takes no new deliveries, lets the running ones finish for at most `grace`, stops the
+    /// pumps, and sends pending card updates for at most `grace`. Deliveries not started, or not
+    /// finished in time, stay in the table and run again at the next start (or on another
+    /// replica); a message's row is finished only with the message stored, so none runs twice.
     pub async fn shutdown(&self, grace: Duration) {
         self.inner.stop.cancel();
         self.inner.tasks.close();
-        self.inner.tasks.wait().await;
+        if tokio::time::timeout(grace, self.inner.tasks.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "Deliveries still running after the grace period are left for the next start."
+            );
+        }
         for slot in self.slots() {
             slot.pumps.shutdown().await;
             slot.coalescer.shutdown(grace).await;

@@ -119,6 +119,7 @@ async fn measure(args: &WebhooksArgs, dir: &std::path::Path) -> Result<String, S
     let chat = Chat::new(hub.clone(), store.clone(), ChatConfig::default());
     let slack = SlackSurface::new(&slack_config, chat.clone())
         .map_err(|e| StartupError::Bench(format!("cannot set up Slack: {e}")))?;
+    chat.start();
     let state = AppState {
         store: store.clone(),
         metrics: Arc::new(Metrics::new()),

@@ -107,6 +107,7 @@ async fn open_and_run(
         );
         // `/workmate automations run` starts runs through it.
         chat.attach_scheduler(scheduler.clone());
+        chat.start();
         let metrics = Arc::new(Metrics::new());
         scheduler.observe_ticks(metrics.clone());
         scheduler.start();

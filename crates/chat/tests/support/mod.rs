@@ -115,6 +115,7 @@ impl TestChat {
         let chat = Chat::new(hub.clone(), store.clone(), config());
         let platform = FakePlatform::new();
         chat.register(platform.clone(), settings);
+        chat.start();
         Self {
             chat,
             hub,

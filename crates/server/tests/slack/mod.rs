@@ -114,6 +114,7 @@ async fn slack_app_admins(script: &str, admins: &[&str]) -> SlackApp {
     let chat = app.state.chat.clone();
     chat.attach_scheduler(app.state.scheduler.clone());
     let slack = SlackSurface::new(&config, chat.clone()).unwrap();
+    chat.start();
     let state = AppState {
         slack: Some(Arc::clone(&slack)),
         ..app.state.clone()
