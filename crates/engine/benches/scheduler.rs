@@ -14,7 +14,6 @@
 )]
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
 use workmate_engine::permissions::PermissionConfig;
@@ -23,7 +22,8 @@ use workmate_engine::{
 };
 use workmate_protocol::{TenantId, UserId};
 use workmate_providers::{ProviderRouter, ScriptedProvider};
-use workmate_store::{Clock, ConnectOptions, NewAutomation, RunTrigger, Store};
+use workmate_store::test_support::ManualClock;
+use workmate_store::{ConnectOptions, NewAutomation, RunTrigger, Store};
 use workmate_tools::ToolRegistry;
 use workmate_tools::automations::{AutomationSettings, Schedule};
 
@@ -36,16 +36,6 @@ const ROUNDS: usize = 5;
 /// 2026-12-01T10:30:00Z: every hourly automation is due at 10:00.
 const START_MS: i64 = 1_796_121_000_000;
 const HOUR_MS: i64 = 3_600_000;
-
-/// A clock the bench moves by hand.
-#[derive(Debug)]
-struct BenchClock(AtomicI64);
-
-impl Clock for BenchClock {
-    fn now_ms(&self) -> i64 {
-        self.0.load(Ordering::SeqCst)
-    }
-}
 
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -74,7 +64,7 @@ fn main() {
 }
 
 async fn measure(label: &str, url: &str, dir: &std::path::Path) {
-    let clock = Arc::new(BenchClock(AtomicI64::new(START_MS)));
+    let clock = ManualClock::at_ms(START_MS);
     let options = ConnectOptions {
         clock: clock.clone(),
         ..ConnectOptions::default()
@@ -128,7 +118,7 @@ async fn measure(label: &str, url: &str, dir: &std::path::Path) {
         let (took, report) = timed_tick(&scheduler).await;
         assert_eq!(report.fired, 0, "{report:?}");
         idle.push((took, report));
-        clock.0.fetch_add(HOUR_MS, Ordering::SeqCst);
+        clock.advance_ms(HOUR_MS);
     }
     print_row(label, "tick, 1,000 due", &firing);
     print_row(label, "tick, none due", &idle);

@@ -8,7 +8,7 @@ use workmate_engine::{NoObserver, Scheduler, SchedulerConfig};
 use workmate_protocol::{Actor, ApprovalChoice, Message, SessionId};
 use workmate_store::{NewWake, RunTrigger, WakeKind};
 
-use crate::scheduler::{FixedClock, Fixture};
+use crate::scheduler::{Fixture, clock_at, ms};
 use crate::support::{Harness, Options, script};
 
 fn timer(session: &SessionId, fire_at_ms: i64) -> NewWake {
@@ -83,7 +83,7 @@ async fn a_completion_wake_fires_when_the_run_it_waits_on_ends() {
     let daily = f
         .automation(json!({"title": "Digest", "cron": "0 9 * * *", "timezone": "UTC"}))
         .await;
-    f.clock.set("2026-12-01T09:00:10Z");
+    f.clock.set_ms(ms("2026-12-01T09:00:10Z"));
     f.tick().await;
     let item = f.parked_item().await;
     let run = f.runs(&daily.id).await.remove(0);
@@ -192,7 +192,7 @@ async fn a_busy_session_gets_its_wake_as_steering() {
 
 #[tokio::test]
 async fn a_wake_set_before_a_restart_fires_after_it() {
-    let clock = FixedClock::at("2026-12-01T09:00:00Z");
+    let clock = clock_at("2026-12-01T09:00:00Z");
     let options = || Options {
         clock: clock.clone(),
         ..Options::default()

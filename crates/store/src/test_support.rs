@@ -4,9 +4,46 @@
 //! `WORKMATE_TEST_MYSQL_URL` / `WORKMATE_TEST_POSTGRES_URL`. Each test creates its own database
 //! there, so tests run in parallel without seeing each other's rows or schema.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
 use sqlx::{AnyConnection, Connection, Executor};
 
-use crate::{Dialect, Error, Result};
+use crate::{Clock, Dialect, Error, Result};
+
+/// A clock tests move by hand, the one every crate's tests share (leases, TTLs, schedules and
+/// budgets are then tested without sleeping).
+#[derive(Debug)]
+pub struct ManualClock(AtomicI64);
+
+impl ManualClock {
+    /// A clock standing at `ms` (Unix milliseconds).
+    pub fn at_ms(ms: i64) -> Arc<Self> {
+        Arc::new(Self(AtomicI64::new(ms)))
+    }
+
+    /// Moves the clock to `ms`.
+    pub fn set_ms(&self, ms: i64) {
+        self.0.store(ms, Ordering::SeqCst);
+    }
+
+    /// Moves the clock forward by `ms` milliseconds.
+    pub fn advance_ms(&self, ms: i64) {
+        self.0.fetch_add(ms, Ordering::SeqCst);
+    }
+
+    /// Moves the clock forward by `by`.
+    pub fn advance(&self, by: Duration) {
+        self.advance_ms(i64::try_from(by.as_millis()).unwrap_or(i64::MAX));
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> i64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
 
 /// The environment variable naming the test server for a dialect (SQLite needs none).
 pub fn server_url_variable(dialect: Dialect) -> Option<&'static str> {

@@ -98,9 +98,9 @@ backend_matrix! {
         let other = crate::support::session_at(&ctx.store, &tenant, "C02", "").await;
         let inbox = ctx.store.inbox();
         let (inline, _) = inbox.park(&tenant, &prompt(&session.id, Some("c1"), Visibility::Inline)).await.unwrap();
-        ctx.clock.advance(1);
+        ctx.clock.advance_ms(1);
         let (parked, _) = inbox.park(&tenant, &prompt(&session.id, Some("c2"), Visibility::Inbox)).await.unwrap();
-        ctx.clock.advance(1);
+        ctx.clock.advance_ms(1);
         let (elsewhere, _) = inbox.park(&tenant, &prompt(&other.id, Some("c1"), Visibility::Inbox)).await.unwrap();
         let answer = Resolution::Answer { text: "ok".into() };
         inbox.resolve(&tenant, &parked.id, &answer, &UserId::from("u_alice"), Surface::Http).await.unwrap();

@@ -75,9 +75,9 @@ backend_matrix! {
         let claimed = ctx.store.intake().claim(&k, LEASE).await.unwrap().unwrap();
         assert_eq!((claimed.state, claimed.attempts), (IntakeState::Running, 1));
         assert!(ctx.store.intake().claim(&k, LEASE).await.unwrap().is_none(), "held by the first claim");
-        ctx.clock.advance(LEASE);
+        ctx.clock.advance_ms(LEASE);
         assert!(ctx.store.intake().claim(&k, LEASE).await.unwrap().is_none(), "the lease holds up to its last millisecond");
-        ctx.clock.advance(1);
+        ctx.clock.advance_ms(1);
         let again = ctx.store.intake().claim(&k, LEASE).await.unwrap().unwrap();
         assert_eq!(again.attempts, 2, "a dead worker's row is claimed again");
     }
@@ -88,9 +88,9 @@ backend_matrix! {
         ctx.store.intake().accept(&t, &delivery("Ev1")).await.unwrap();
         assert!(!ctx.store.intake().renew(&k, LEASE).await.unwrap(), "a pending row has no lease to renew");
         ctx.store.intake().claim(&k, LEASE).await.unwrap().unwrap();
-        ctx.clock.advance(LEASE - 1);
+        ctx.clock.advance_ms(LEASE - 1);
         assert!(ctx.store.intake().renew(&k, LEASE).await.unwrap());
-        ctx.clock.advance(LEASE - 1);
+        ctx.clock.advance_ms(LEASE - 1);
         assert!(ctx.store.intake().claim(&k, LEASE).await.unwrap().is_none(), "the renewal holds");
         ctx.store.intake().finish(&k).await.unwrap();
         assert!(!ctx.store.intake().renew(&k, LEASE).await.unwrap(), "a finished row stops its renewals");
@@ -106,7 +106,7 @@ backend_matrix! {
         let row = ctx.store.intake().get(&k).await.unwrap().unwrap();
         assert_eq!(row.state, IntakeState::Done);
         assert_eq!(row.payload, serde_json::json!({}), "the payload is cleared");
-        ctx.clock.advance(LEASE + 1);
+        ctx.clock.advance_ms(LEASE + 1);
         assert!(ctx.store.intake().claim(&k, LEASE).await.unwrap().is_none());
         ctx.store.intake().retry_later(&k, 0, "late").await.unwrap();
         ctx.store.intake().fail(&k, "late").await.unwrap();
@@ -129,7 +129,7 @@ backend_matrix! {
         let t = tenant(&ctx.store, "intake").await;
         for id in ["Ev1", "Ev2", "Ev3", "Ev4"] {
             ctx.store.intake().accept(&t, &delivery(id)).await.unwrap();
-            ctx.clock.advance(10);
+            ctx.clock.advance_ms(10);
         }
         // Ev1 is running under a live lease, Ev2 is done, Ev3 and Ev4 are pending.
         ctx.store.intake().claim(&key(&t, "Ev1"), LEASE).await.unwrap().unwrap();
@@ -139,7 +139,7 @@ backend_matrix! {
         assert_eq!(ids(ctx.store.intake().claim_due(10, LEASE).await.unwrap()), vec!["Ev4"]);
         assert!(ctx.store.intake().claim_due(10, LEASE).await.unwrap().is_empty());
         // Every lease lapses: the running rows come back, oldest first, the done one never.
-        ctx.clock.advance(LEASE + 1);
+        ctx.clock.advance_ms(LEASE + 1);
         let again = ctx.store.intake().claim_due(10, LEASE).await.unwrap();
         assert!(again.iter().all(|d| d.state == IntakeState::Running));
         assert_eq!(ids(again), vec!["Ev1", "Ev3", "Ev4"]);
@@ -188,7 +188,7 @@ backend_matrix! {
         assert_eq!((row.state, row.error.as_deref()), (IntakeState::Pending, Some("rate limited")));
         assert!(ctx.store.intake().claim(&k, LEASE).await.unwrap().is_none());
         assert!(ctx.store.intake().claim_due(10, LEASE).await.unwrap().is_empty());
-        ctx.clock.advance(5_000);
+        ctx.clock.advance_ms(5_000);
         let due = ctx.store.intake().claim_due(10, LEASE).await.unwrap();
         assert_eq!(due.len(), 1);
         assert_eq!(due[0].attempts, 2);
@@ -203,7 +203,7 @@ backend_matrix! {
         ctx.store.intake().fail(&key(&t, "Failed"), "bad").await.unwrap();
         ctx.store.intake().claim(&key(&t, "Running"), TTL * 10).await.unwrap().unwrap();
         assert_eq!(ctx.store.intake().purge_expired(100).await.unwrap(), 0, "nothing expired yet");
-        ctx.clock.advance(TTL);
+        ctx.clock.advance_ms(TTL);
         assert_eq!(ctx.store.intake().purge_expired(1).await.unwrap(), 1, "at most the limit");
         assert_eq!(ctx.store.intake().purge_expired(100).await.unwrap(), 1);
         assert!(ctx.store.intake().get(&key(&t, "Done")).await.unwrap().is_none());
@@ -220,9 +220,9 @@ backend_matrix! {
         ctx.store.intake().accept(&t, &delivery("Ev1")).await.unwrap();
         ctx.store.intake().claim(&k, LEASE).await.unwrap().unwrap();
         ctx.store.intake().finish(&k).await.unwrap();
-        ctx.clock.advance(TTL - 1);
+        ctx.clock.advance_ms(TTL - 1);
         assert!(!ctx.store.intake().accept(&t, &delivery("Ev1")).await.unwrap());
-        ctx.clock.advance(1);
+        ctx.clock.advance_ms(1);
         assert!(ctx.store.intake().accept(&t, &delivery("Ev1")).await.unwrap());
         let row = ctx.store.intake().get(&k).await.unwrap().unwrap();
         assert_eq!((row.state, row.attempts), (IntakeState::Pending, 0));

@@ -3,29 +3,12 @@
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
 
 use workmate_protocol::{PermissionMode, Surface, TenantId, UserId};
 use workmate_store::test_support::{drop_database, fresh_database, server_url_variable};
-use workmate_store::{
-    Clock, ConnectOptions, Dialect, NewSession, SessionKey, SessionRecord, Store,
-};
+use workmate_store::{ConnectOptions, Dialect, NewSession, SessionKey, SessionRecord, Store};
 
-/// A clock the test moves by hand.
-#[derive(Debug)]
-pub(crate) struct ManualClock(AtomicI64);
-
-impl ManualClock {
-    pub(crate) fn advance(&self, ms: i64) {
-        self.0.fetch_add(ms, Ordering::SeqCst);
-    }
-}
-
-impl Clock for ManualClock {
-    fn now_ms(&self) -> i64 {
-        self.0.load(Ordering::SeqCst)
-    }
-}
+pub(crate) use workmate_store::test_support::ManualClock;
 
 /// What a test body gets: a migrated, empty store and the clock it runs on.
 #[derive(Clone, Debug)]
@@ -62,7 +45,7 @@ where
             }
         },
     };
-    let clock = Arc::new(ManualClock(AtomicI64::new(1_780_000_000_000)));
+    let clock = ManualClock::at_ms(1_780_000_000_000);
     let options = ConnectOptions {
         clock: clock.clone(),
         ..ConnectOptions::default()

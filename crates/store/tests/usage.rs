@@ -43,15 +43,15 @@ backend_matrix! {
         let day_one = utc_day(start);
         assert_eq!(day_one, "2026-05-28");
         usage.record(&tenant, &call(&session.id, Some("u_alice"), "claude-x", [100, 10, 1_000, 5])).await.unwrap();
-        ctx.clock.advance(MINUTE);
+        ctx.clock.advance_ms(MINUTE);
         usage.record(&tenant, &call(&session.id, Some("u_bob"), "gpt-y", [200, 20, 0, 0])).await.unwrap();
-        ctx.clock.advance(MINUTE);
+        ctx.clock.advance_ms(MINUTE);
         usage.record(&tenant, &call(&session.id, Some("u_alice"), "gpt-y", [50, 5, 0, 0])).await.unwrap();
-        ctx.clock.advance(MINUTE);
+        ctx.clock.advance_ms(MINUTE);
         usage.record(&tenant, &call(&session.id, None, "claude-x", [7, 3, 0, 0])).await.unwrap();
 
         // Day two, a few hours later.
-        ctx.clock.advance(4 * HOUR);
+        ctx.clock.advance_ms(4 * HOUR);
         let day_two_at = ctx.clock.now_ms();
         let day_two = utc_day(day_two_at);
         assert_eq!(day_two, "2026-05-29");

@@ -10,7 +10,7 @@ use workmate_protocol::{Actor, ApprovalChoice, UserId};
 use workmate_store::{RunStatus, RunTrigger};
 use workmate_tools::automations::{AutomationDraft, create};
 
-use super::{FixedClock, Fixture, Seen, asks_to_write, settle};
+use super::{Fixture, Seen, asks_to_write, clock_at, ms, settle};
 use crate::support::{Harness, Options, script};
 
 /// Two schedulers, each with its own connection pool and hub (as two processes would have), tick
@@ -26,7 +26,7 @@ async fn two_schedulers_on_one_database_fire_each_slot_once() {
         let url = workmate_store::test_support::fresh_database(&server)
             .await
             .unwrap();
-        let clock = FixedClock::at("2026-12-01T09:00:30Z");
+        let clock = clock_at("2026-12-01T09:00:30Z");
         let turns = json!([
             {"tool_calls": [{"name": "probe_read", "arguments": {}}]},
             {"text": "Counted."}
@@ -115,7 +115,7 @@ async fn a_run_left_by_a_stopped_process_is_adopted_not_repeated() {
     let daily = f
         .automation(json!({"title": "Write", "cron": "0 9 * * *", "timezone": "UTC"}))
         .await;
-    f.clock.set("2026-12-01T09:00:10Z");
+    f.clock.set_ms(ms("2026-12-01T09:00:10Z"));
     assert_eq!(f.tick().await.fired, 1);
     let item = f.parked_item().await;
     let (h, scheduler, seen) = restart_and_adopt(f, asks_to_write()).await;
@@ -144,7 +144,7 @@ async fn a_run_cut_short_by_a_restart_carries_on_when_adopted() {
     let daily = f
         .automation(json!({"title": "Digest", "cron": "0 9 * * *", "timezone": "UTC"}))
         .await;
-    f.clock.set("2026-12-01T09:00:10Z");
+    f.clock.set_ms(ms("2026-12-01T09:00:10Z"));
     assert_eq!(f.tick().await.fired, 1);
     f.streaming(&daily.id).await;
     // The scripted model counts the answers already in the history: the cut-short one is first.

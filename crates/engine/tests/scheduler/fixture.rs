@@ -1,39 +1,23 @@
 //! The scheduler tests' fixture: a fixed clock, an observer that remembers, a hub with its
 //! scheduler, and scripted runs.
 
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
 use workmate_engine::{ObserverFuture, RunObserver, Scheduler, SchedulerConfig};
 use workmate_protocol::{AutomationId, UserId};
-use workmate_store::{Automation, AutomationRun, Clock, InboxFilter, InboxItemState, RunTrigger};
+use workmate_store::{Automation, AutomationRun, InboxFilter, InboxItemState, RunTrigger};
 use workmate_tools::automations::{AutomationDraft, create};
 
 use crate::support::{Harness, Options, PATIENCE, script};
 
-/// A clock tests set by hand.
-#[derive(Debug)]
-pub struct FixedClock(AtomicI64);
+/// The shared hand-moved clock, set in RFC 3339 here.
+pub type FixedClock = workmate_store::test_support::ManualClock;
 
-impl FixedClock {
-    pub fn at(rfc3339: &str) -> Arc<Self> {
-        Arc::new(Self(AtomicI64::new(ms(rfc3339))))
-    }
-    pub fn set(&self, rfc3339: &str) {
-        self.0.store(ms(rfc3339), Ordering::SeqCst);
-    }
-    pub fn advance(&self, by: Duration) {
-        let by = i64::try_from(by.as_millis()).unwrap();
-        self.0.fetch_add(by, Ordering::SeqCst);
-    }
-}
-
-impl Clock for FixedClock {
-    fn now_ms(&self) -> i64 {
-        self.0.load(Ordering::SeqCst)
-    }
+/// A clock standing at `rfc3339`.
+pub fn clock_at(rfc3339: &str) -> Arc<FixedClock> {
+    FixedClock::at_ms(ms(rfc3339))
 }
 
 pub fn ms(rfc3339: &str) -> i64 {
@@ -69,7 +53,7 @@ pub struct Fixture {
 
 impl Fixture {
     pub async fn new(turns: serde_json::Value, now: &str) -> Self {
-        let clock = FixedClock::at(now);
+        let clock = clock_at(now);
         let options = Options {
             clock: clock.clone(),
             ..Options::default()

@@ -13,7 +13,7 @@ use workmate_tools::automations::AutomationSettings;
 
 use crate::support::PATIENCE;
 
-pub use fixture::{FixedClock, Fixture, Seen, asks_to_write, done, ms, settle};
+pub use fixture::{Fixture, Seen, asks_to_write, clock_at, done, ms, settle};
 
 #[tokio::test]
 async fn a_long_downtime_is_caught_up_by_one_run() {
@@ -24,7 +24,7 @@ async fn a_long_downtime_is_caught_up_by_one_run() {
     assert_eq!(daily.next_run_ms, Some(ms("2026-12-01T09:00:00Z")));
 
     // The service was down for four days and five slots.
-    f.clock.set("2026-12-05T12:00:00Z");
+    f.clock.set_ms(ms("2026-12-05T12:00:00Z"));
     let report = f.scheduler.tick(RunTrigger::Catchup).await.unwrap();
     assert_eq!((report.due, report.fired), (1, 1));
     f.settle().await;
@@ -86,11 +86,11 @@ async fn a_run_parked_on_an_approval_delays_no_other_automation() {
     let other = f
         .automation(json!({"title": "Later", "cron": "0 10 * * *", "timezone": "UTC"}))
         .await;
-    f.clock.set("2026-12-01T09:00:10Z");
+    f.clock.set_ms(ms("2026-12-01T09:00:10Z"));
     assert_eq!(f.tick().await.fired, 1);
     f.parked_item().await;
 
-    f.clock.set("2026-12-01T10:00:10Z");
+    f.clock.set_ms(ms("2026-12-01T10:00:10Z"));
     assert_eq!(f.tick().await.fired, 1, "the parked run blocks nothing");
     // The second automation's run parks too (same script); both wait side by side.
     let deadline = std::time::Instant::now() + PATIENCE;
@@ -115,9 +115,9 @@ async fn a_one_off_fires_once() {
         .automation(json!({"title": "Reminder", "fire_at": "2026-12-01T09:30", "timezone": "Europe/Berlin"}))
         .await;
     assert_eq!(once.next_run_ms, Some(ms("2026-12-01T09:30:00+01:00")));
-    f.clock.set("2026-12-01T08:29:00Z");
+    f.clock.set_ms(ms("2026-12-01T08:29:00Z"));
     assert_eq!(f.tick().await.fired, 0, "not yet");
-    f.clock.set("2026-12-01T08:31:00Z");
+    f.clock.set_ms(ms("2026-12-01T08:31:00Z"));
     assert_eq!(f.tick().await.fired, 1);
     f.settle().await;
     for _ in 0..3 {
@@ -181,7 +181,7 @@ async fn always_for_this_automation_and_target_mints_a_standing_rule() {
     let daily = f
         .automation(json!({"title": "Write", "cron": "0 9 * * *", "timezone": "UTC"}))
         .await;
-    f.clock.set("2026-12-01T09:00:10Z");
+    f.clock.set_ms(ms("2026-12-01T09:00:10Z"));
     f.tick().await;
     let item = f.parked_item().await;
     let parked =
@@ -210,7 +210,7 @@ async fn always_for_this_automation_and_target_mints_a_standing_rule() {
     );
 
     // The next run writes the same target without asking.
-    f.clock.set("2026-12-02T09:00:10Z");
+    f.clock.set_ms(ms("2026-12-02T09:00:10Z"));
     assert_eq!(f.tick().await.fired, 1);
     f.settle().await;
     let runs = f.runs(&daily.id).await;
@@ -225,7 +225,7 @@ async fn a_run_gets_its_instructions_unattended_and_no_scheduling_tools() {
     let daily = f
         .automation(json!({"title": "Digest", "cron": "0 9 * * *", "timezone": "UTC", "instructions": "Summarise the merged PRs."}))
         .await;
-    f.clock.set("2026-12-01T09:00:10Z");
+    f.clock.set_ms(ms("2026-12-01T09:00:10Z"));
     f.tick().await;
     f.settle().await;
     let run = f.runs(&daily.id).await.remove(0);
