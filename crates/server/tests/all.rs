@@ -10,6 +10,7 @@ mod config;
 mod crash;
 mod explain;
 mod gateways;
+mod intake_crash;
 mod models;
 mod router;
 mod sandbox_e2e;

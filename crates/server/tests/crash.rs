@@ -23,7 +23,15 @@ pub(crate) fn prepare_rounds(dir: &Path, seconds: u32, rounds: usize) -> Vec<(St
         json!({"text": "done"}),
     ];
     let turns: Vec<Value> = (0..rounds).flat_map(|_| round.clone()).collect();
-    let script = json!({"conversations": [{"when": "*", "turns": turns}]});
+    scripted(
+        dir,
+        &json!({"conversations": [{"when": "*", "turns": turns}]}),
+    )
+}
+
+/// The environment of a server that answers with the scripted model playing `script`, and takes
+/// the admin [`TOKEN`].
+pub(crate) fn scripted(dir: &Path, script: &Value) -> Vec<(String, String)> {
     let path = dir.join("script.json");
     std::fs::write(&path, script.to_string()).unwrap();
     vec![

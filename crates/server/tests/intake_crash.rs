@@ -1,0 +1,308 @@
+//! The durable intake's acceptance test: `workmate serve` acknowledges 200 signed Slack events,
+//! is killed with SIGKILL right after the last acknowledgement, and is started again on the same
+//! data. Every acknowledged event must run exactly one turn: one session, one user message, one
+//! `turn_start`, one end, and no intake row left unfinished.
+
+use std::path::Path;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+use workmate_protocol::{EventKind, Message, Surface, TenantId, UserContent};
+use workmate_store::{ConnectOptions, SessionKey, Store};
+
+use crate::crash::{eventually, scripted, start};
+use crate::support::{Server, http_send};
+
+const SECRET: &str = "intake-crash-signing-secret";
+const EVENTS: usize = 200;
+const SENDERS: usize = 8;
+
+/// The thread (and so the session) of event `i`.
+fn thread_of(i: usize) -> String {
+    format!("1700000100.{i:06}")
+}
+
+fn text_of(i: usize) -> String {
+    format!("event number {i}")
+}
+
+fn mention(i: usize) -> String {
+    let ts = thread_of(i);
+    json!({
+        "type": "event_callback", "team_id": "T1", "api_app_id": "A1",
+        "event_id": format!("EvCrash{i:04}"), "event_time": 1_700_000_100,
+        "event": {"type": "app_mention", "user": "U1", "text": format!("<@UBOT> {}", text_of(i)),
+                  "ts": ts, "channel": "C1", "event_ts": ts}
+    })
+    .to_string()
+}
+
+/// Posts event `i` signed as Slack does; the status code.
+fn post(server: &Server, i: usize) -> u16 {
+    let body = mention(i);
+    let timestamp = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        .to_string();
+    let signature = workmate_slack::sign(SECRET.as_bytes(), &timestamp, body.as_bytes());
+    let headers = [
+        ("X-Slack-Request-Timestamp", timestamp.as_str()),
+        ("X-Slack-Signature", signature.as_str()),
+    ];
+    http_send(
+        server.addr,
+        "POST",
+        "/v1/platforms/slack/events",
+        &headers,
+        Some(&body),
+    )
+    .map_or(0, |(status, _)| status)
+}
+
+/// A fake Slack Web API that accepts every call the server makes.
+async fn fake_slack() -> MockServer {
+    let fake = MockServer::start().await;
+    let answers = [
+        (
+            "/auth.test",
+            json!({"team_id": "T1", "user_id": "UBOT", "bot_id": "BBOT"}),
+        ),
+        (
+            "/chat.postMessage",
+            json!({"channel": "C1", "ts": "1700000000.0001"}),
+        ),
+        (
+            "/chat.update",
+            json!({"channel": "C1", "ts": "1700000000.0001"}),
+        ),
+        (
+            "/chat.postEphemeral",
+            json!({"message_ts": "1700000000.0009"}),
+        ),
+        (
+            "/users.info",
+            json!({"user": {"id": "U1", "name": "ana", "real_name": "Ana Lima",
+                            "profile": {"display_name": "", "real_name": "Ana Lima"}}}),
+        ),
+    ];
+    for (route, extra) in answers {
+        let mut body = json!({"ok": true});
+        body.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        Mock::given(method("POST"))
+            .and(path(route))
+            .respond_with(ResponseTemplate::new(200).set_body_json(body))
+            .mount(&fake)
+            .await;
+    }
+    fake
+}
+
+/// What the database holds for one event's thread.
+#[derive(Debug, Default)]
+struct Outcome {
+    sessions: usize,
+    user_texts: Vec<String>,
+    assistant_messages: usize,
+    turn_starts: usize,
+    turn_ends: usize,
+}
+
+impl Outcome {
+    fn finished(&self) -> bool {
+        self.turn_starts > 0 && self.turn_ends == self.turn_starts
+    }
+}
+
+async fn outcome(store: &Store, tenant: &TenantId, i: usize) -> Outcome {
+    let key = SessionKey {
+        surface: Surface::Slack,
+        chat_id: "C1".into(),
+        thread_id: thread_of(i),
+    };
+    let Some(session) = store.sessions().find_by_key(tenant, &key).await.unwrap() else {
+        return Outcome::default();
+    };
+    let history = store.messages().list(tenant, &session.id).await.unwrap();
+    let events = store
+        .events()
+        .list_after(tenant, &session.id, 0, 10_000)
+        .await
+        .unwrap();
+    Outcome {
+        sessions: 1,
+        user_texts: history
+            .iter()
+            .filter_map(|m| match m {
+                Message::User {
+                    content: UserContent::Text(t),
+                    ..
+                } => Some(t.clone()),
+                Message::User { .. } => Some("(parts)".into()),
+                _ => None,
+            })
+            .collect(),
+        assistant_messages: history
+            .iter()
+            .filter(|m| matches!(m, Message::Assistant { .. }))
+            .count(),
+        turn_starts: events
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::TurnStart { .. }))
+            .count(),
+        turn_ends: events.iter().filter(|e| e.kind.is_terminal()).count(),
+    }
+}
+
+async fn open(dir: &Path) -> Store {
+    let url = format!("sqlite://{}/data/workmate.db", dir.display());
+    Store::connect(&url, ConnectOptions::default())
+        .await
+        .unwrap()
+}
+
+#[test]
+#[allow(
+    clippy::print_stderr,
+    reason = "the test output documents how much work the kill interrupted"
+)]
+fn every_acknowledged_slack_event_runs_exactly_one_turn_after_a_sigkill() {
+    let began = Instant::now();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let fake = runtime.block_on(fake_slack());
+    let dir = tempfile::tempdir().unwrap();
+    // Several streamed words with a pause between them, so the kill lands while turns run.
+    let script = json!({"conversations": [{"when": "*", "turns": [
+        {"text": "Done, all of it, nothing left.", "chunk_delay_ms": 15}]}]});
+    let mut env = scripted(dir.path(), &script);
+    env.extend(
+        [
+            ("WORKMATE__PLATFORMS__SLACK__SIGNING_SECRET", SECRET),
+            ("WORKMATE__PLATFORMS__SLACK__BOT_TOKEN", "xoxb-crash-test"),
+            ("WORKMATE__PLATFORMS__SLACK__API_BASE", &fake.uri()),
+            ("WORKMATE__PLATFORMS__SLACK__MODE", "http"),
+        ]
+        .map(|(k, v)| (k.to_owned(), v.to_owned())),
+    );
+    let server = start(dir.path(), &env);
+
+    let acked: Vec<usize> = std::thread::scope(|scope| {
+        let senders: Vec<_> = (0..SENDERS)
+            .map(|first| {
+                let server = &server;
+                scope.spawn(move || {
+                    (first..EVENTS)
+                        .step_by(SENDERS)
+                        .filter(|&i| post(server, i) == 200)
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let mut acked: Vec<usize> = senders
+            .into_iter()
+            .flat_map(|s| s.join().unwrap())
+            .collect();
+        acked.sort_unstable();
+        acked
+    });
+    let log = server.log_text();
+    server.crash();
+    assert_eq!(acked.len(), EVENTS, "every event acknowledged: {log}");
+
+    let tenant = workmate_chat::tenant_of(Surface::Slack, "T1");
+    let (done_before, started_before) = runtime.block_on(async {
+        let store = open(dir.path()).await;
+        let mut done = 0;
+        let mut started = 0;
+        for &i in &acked {
+            let found = outcome(&store, &tenant, i).await;
+            done += usize::from(found.finished());
+            started += usize::from(found.turn_starts > 0);
+        }
+        store.close().await;
+        (done, started)
+    });
+
+    let server = start(dir.path(), &env);
+    let store = runtime.block_on(open(dir.path()));
+    // What was still unfinished at the last look, so a timeout names the events.
+    let mut waiting = Vec::new();
+    let waited = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        eventually("every acknowledged event's turn to finish", || {
+            runtime.block_on(async {
+                let mut all = Vec::with_capacity(acked.len());
+                waiting.clear();
+                for &i in &acked {
+                    let found = outcome(&store, &tenant, i).await;
+                    if !found.finished() {
+                        waiting.push((i, found));
+                        continue;
+                    }
+                    all.push((i, found));
+                }
+                waiting.is_empty().then_some(all)
+            })
+        })
+    }));
+    let Ok(outcomes) = waited else {
+        // Whether anything also ran twice or went missing, besides the turns left open.
+        let doubled = runtime.block_on(async {
+            let mut doubled = Vec::new();
+            for &i in &acked {
+                let found = outcome(&store, &tenant, i).await;
+                if found.user_texts.len() != 1 || found.turn_starts != 1 {
+                    let key = workmate_store::IntakeKey {
+                        tenant_id: tenant.clone(),
+                        platform: "slack".into(),
+                        delivery_id: format!("EvCrash{i:04}"),
+                    };
+                    let row = store.intake().get(&key).await.unwrap();
+                    doubled.push((i, found, row.map(|r| (r.state, r.attempts, r.error))));
+                }
+            }
+            doubled
+        });
+        panic!(
+            "{} of {} acknowledged events never finished a turn (done before the kill: \
+             {done_before}, started: {started_before}; events without exactly one message and \
+             one turn_start, with their intake rows: {doubled:#?}); first ones: {:#?}",
+            waiting.len(),
+            acked.len(),
+            &waiting[..waiting.len().min(3)]
+        );
+    };
+    for (i, found) in &outcomes {
+        assert_eq!(found.sessions, 1, "event {i}: {found:?}");
+        assert_eq!(found.user_texts, [text_of(*i)], "event {i}: {found:?}");
+        assert_eq!(found.turn_starts, 1, "event {i} ran one turn: {found:?}");
+        assert_eq!(found.turn_ends, 1, "event {i}: {found:?}");
+        assert_eq!(found.assistant_messages, 1, "event {i}: {found:?}");
+    }
+    let sessions = runtime
+        .block_on(store.sessions().list(&tenant, 10_000))
+        .unwrap();
+    assert_eq!(sessions.len(), acked.len(), "one session per event");
+    let unfinished = runtime.block_on(store.intake().unfinished()).unwrap();
+    assert_eq!(unfinished, 0, "no intake row left unfinished");
+    runtime.block_on(store.close());
+    assert_eq!(
+        server.terminate(std::time::Duration::from_secs(10)).code(),
+        Some(0)
+    );
+    eprintln!(
+        "intake crash: {} acked, {done_before} done before the kill ({} started), {} recovered \
+         after the restart, in {:.1} s",
+        acked.len(),
+        started_before,
+        acked.len() - done_before,
+        began.elapsed().as_secs_f64()
+    );
+}
