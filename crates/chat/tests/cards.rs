@@ -7,7 +7,9 @@ use workmate_adapter::{CardId, CardStore, Coalescer, RetryPolicy};
 use workmate_cards::{Block, Card};
 use workmate_chat::StoreCards;
 
-use crate::support::{FakePlatform, SHELL, TestChat, eventually, message};
+use crate::support::{
+    FakePlatform, SHELL, Sent, TestChat, click, eventually, eventually_some, message,
+};
 
 #[tokio::test]
 async fn approval_cards_name_the_requester_as_the_platform_shows_them() {
@@ -61,5 +63,54 @@ async fn a_card_posted_before_a_restart_is_updated_after_it() {
         matches!(&after.sent()[..], [crate::support::Sent::Update { message, .. }] if message == "m0"),
         "{:#?}",
         after.sent()
+    );
+}
+
+#[tokio::test]
+async fn the_thread_reads_in_the_order_things_happened() {
+    let chat = TestChat::new(SHELL).await;
+    chat.send(message("Ev1", "U1", "t1", "run it")).await;
+    let approve = eventually_some("the approval card's buttons", || {
+        std::future::ready(
+            chat.platform
+                .buttons()
+                .into_iter()
+                .find(|b| matches!(b, workmate_cards::ButtonAction::Resolve { .. })),
+        )
+    })
+    .await;
+    chat.send(click("Cl1", "U1", "t1", approve)).await;
+    eventually("the answer", || async {
+        chat.platform
+            .card_texts()
+            .iter()
+            .any(|t| t.contains("Done."))
+    })
+    .await;
+    // Posts, in order: the turn card, the approval card, then the rest of the turn below it;
+    // the answer never lands in a card above the approval.
+    let posts: Vec<String> = chat
+        .platform
+        .sent()
+        .into_iter()
+        .filter_map(|s| match s {
+            Sent::Post { card, .. } => Some(card["text"].as_str().unwrap_or_default().to_owned()),
+            _ => None,
+        })
+        .collect();
+    let approval = posts.iter().position(|t| t.contains("echo hi")).unwrap();
+    let first_turn_card = 0;
+    assert!(first_turn_card < approval, "{posts:#?}");
+    let answer_card = posts.len() - 1;
+    assert!(answer_card > approval, "{posts:#?}");
+    let above = chat.platform.sent().into_iter().filter_map(|s| match s {
+        Sent::Update { message, card } if message == "m0" => {
+            Some(card["text"].as_str().unwrap_or_default().to_owned())
+        }
+        _ => None,
+    });
+    assert!(
+        above.into_iter().all(|t| !t.contains("Done.")),
+        "the first card keeps what it showed"
     );
 }

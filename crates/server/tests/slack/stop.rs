@@ -78,3 +78,20 @@ async fn the_stop_button_stops_a_streaming_turn() {
     assert_eq!(status, StatusCode::OK);
     interrupted(&app, &session).await;
 }
+
+#[tokio::test]
+async fn the_slash_command_in_a_channel_lists_running_turns_with_stop_buttons() {
+    let (app, session) = streaming().await;
+    let body = super::commands::slash_body_with("U1", "stop", "stop-list.1.t");
+    let (status, reply) = signed(&app, "commands", &body, SECRET).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(reply["response_type"], "ephemeral", "{reply:#}");
+    let stop = button_values(&reply)
+        .into_iter()
+        .find(|v| v.contains("stop"))
+        .unwrap_or_else(|| panic!("a Stop button: {reply:#}"));
+    assert!(stop.contains(session.id.as_str()), "{stop}");
+    let (status, _) = signed(&app, "interactions", &click("U1", &stop), SECRET).await;
+    assert_eq!(status, StatusCode::OK);
+    interrupted(&app, &session).await;
+}
