@@ -165,7 +165,7 @@ pub(crate) async fn private(
     person: &Person,
     card: &workmate_cards::Card,
 ) {
-    let sent = workmate_adapter::with_retry(&slot.coalescer_policy(), || {
+    let sent = workmate_adapter::with_retry(&slot.retry, || {
         slot.platform
             .private_notice(target, &person.platform_id, card)
     })
@@ -193,17 +193,10 @@ pub(crate) async fn tell_not_taken(chat: &Chat, delivery: &Delivery, error: &Cha
         error.for_people()
     );
     let target = thread_of(&inbound);
-    let policy = slot.coalescer_policy();
-    let sent = workmate_adapter::with_retry(&policy, || slot.platform.notice(&target, &text)).await;
+    let sent =
+        workmate_adapter::with_retry(&slot.retry, || slot.platform.notice(&target, &text)).await;
     if let Err(e) = sent {
         warn!(error = %e, "Cannot tell a thread its message was not taken.");
-    }
-}
-
-impl Slot {
-    /// The retry policy of this platform's calls (the one the coalescer uses too).
-    pub(crate) fn coalescer_policy(&self) -> workmate_adapter::RetryPolicy {
-        self.retry.clone()
     }
 }
 

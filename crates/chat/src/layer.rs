@@ -74,6 +74,7 @@ pub(crate) struct Slot {
     pub(crate) coalescer: Arc<Coalescer>,
     pub(crate) pumps: Arc<Pumps>,
     pub(crate) admins: HashSet<String>,
+    /// The one retry policy of this platform's calls (the coalescer's too).
     pub(crate) retry: RetryPolicy,
 }
 
