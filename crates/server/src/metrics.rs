@@ -48,6 +48,8 @@ pub struct Metrics {
     durations: HistogramFamily,
     pool_connections: Gauge,
     pool_idle: Gauge,
+    intake_unfinished: Gauge,
+    intake_in_flight: Gauge,
     scheduler: SchedulerMetrics,
 }
 
@@ -106,6 +108,18 @@ impl Metrics {
             "Open database connections not in use",
             pool_idle.clone(),
         );
+        let intake_unfinished = Gauge::default();
+        registry.register(
+            "intake_unfinished",
+            "Chat deliveries stored and not yet finished, on every replica (pending or running)",
+            intake_unfinished.clone(),
+        );
+        let intake_in_flight = Gauge::default();
+        registry.register(
+            "intake_in_flight",
+            "Chat deliveries this process is running now",
+            intake_in_flight.clone(),
+        );
         let scheduler = SchedulerMetrics::register(&mut registry);
         Self {
             registry,
@@ -113,6 +127,8 @@ impl Metrics {
             durations,
             pool_connections,
             pool_idle,
+            intake_unfinished,
+            intake_in_flight,
             scheduler,
         }
     }
@@ -122,6 +138,14 @@ impl Metrics {
         self.scheduler
             .running
             .set(i64::try_from(running).unwrap_or(i64::MAX));
+    }
+
+    /// Sets the intake gauges (read at scrape time): deliveries unfinished in the table, and
+    /// those this process runs.
+    pub fn set_intake(&self, unfinished: i64, in_flight: usize) {
+        self.intake_unfinished.set(unfinished);
+        self.intake_in_flight
+            .set(i64::try_from(in_flight).unwrap_or(i64::MAX));
     }
 
     /// Counts one answered request. `route` is the matched route template, if any.
@@ -260,6 +284,7 @@ mod tests {
         metrics.tick_finished(Some(&report), Duration::from_millis(12));
         metrics.tick_finished(None, Duration::from_millis(1));
         metrics.set_runs_in_progress(2);
+        metrics.set_intake(7, 4);
         let text = metrics.render((3, 2)).unwrap();
         for line in [
             r#"workmate_scheduler_ticks_total{outcome="ok"} 1"#,
@@ -267,6 +292,8 @@ mod tests {
             "workmate_scheduler_runs_fired_total 3",
             "workmate_scheduler_runs_in_progress 2",
             "workmate_scheduler_tick_duration_seconds_count 2",
+            "workmate_intake_unfinished 7",
+            "workmate_intake_in_flight 4",
         ] {
             assert!(text.contains(line), "{line} missing from {text}");
         }

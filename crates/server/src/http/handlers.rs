@@ -41,6 +41,10 @@ pub(crate) async fn metrics(State(state): State<AppState>) -> Result<impl IntoRe
     state
         .metrics
         .set_runs_in_progress(state.scheduler.running());
+    match state.store.intake().unfinished().await {
+        Ok(unfinished) => state.metrics.set_intake(unfinished, state.chat.in_flight()),
+        Err(e) => tracing::warn!(error = %e, "Cannot count unfinished chat deliveries."),
+    }
     let text = state
         .metrics
         .render(state.store.pool_stats())
