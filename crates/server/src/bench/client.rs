@@ -36,9 +36,12 @@ struct Tally {
     ok: usize,
     rejected: usize,
     io_errors: usize,
+    /// The first answer other than 200: its status and the start of its body.
+    first_rejection: Option<String>,
 }
 
-/// Runs the client and returns `acked=… rejected=… io_errors=… elapsed_ns=… p50_ns=… p99_ns=…`.
+/// Runs the client and returns `acked=… rejected=… io_errors=… elapsed_ns=… p50_ns=… p99_ns=…`,
+/// then, if any answer was not 200, a line `first_rejection: <status> <body>`.
 pub fn run(args: &ClientArgs) -> Result<String, StartupError> {
     let next = AtomicUsize::new(0);
     let started = Instant::now();
@@ -64,7 +67,7 @@ pub fn run(args: &ClientArgs) -> Result<String, StartupError> {
             .unwrap_or(0)
     };
     let sum = |f: fn(&Tally) -> usize| tallies.iter().map(f).sum::<usize>();
-    Ok(format!(
+    let mut out = format!(
         "acked={} rejected={} io_errors={} elapsed_ns={} p50_ns={} p99_ns={}\n",
         sum(|t| t.ok),
         sum(|t| t.rejected),
@@ -72,7 +75,11 @@ pub fn run(args: &ClientArgs) -> Result<String, StartupError> {
         elapsed.as_nanos(),
         at(50),
         at(99),
-    ))
+    );
+    if let Some(first) = tallies.iter().find_map(|t| t.first_rejection.as_ref()) {
+        out.push_str(&format!("first_rejection: {first}\n"));
+    }
+    Ok(out)
 }
 
 fn worker(args: &ClientArgs, next: &AtomicUsize) -> Tally {
@@ -95,8 +102,8 @@ fn worker(args: &ClientArgs, next: &AtomicUsize) -> Tally {
                 },
             };
             let started = Instant::now();
-            if let Ok((status, keep)) = exchange(&stream, &request) {
-                outcome = Some((status, started.elapsed()));
+            if let Ok((status, keep, body)) = exchange(&stream, &request) {
+                outcome = Some((status, started.elapsed(), body));
                 if keep {
                     connection = Some(stream);
                 }
@@ -104,7 +111,7 @@ fn worker(args: &ClientArgs, next: &AtomicUsize) -> Tally {
             }
         }
         match outcome {
-            Some((status, took)) => {
+            Some((status, took, body)) => {
                 tally
                     .latencies_ns
                     .push(u64::try_from(took.as_nanos()).unwrap_or(u64::MAX));
@@ -112,6 +119,10 @@ fn worker(args: &ClientArgs, next: &AtomicUsize) -> Tally {
                     tally.ok += 1;
                 } else {
                     tally.rejected += 1;
+                    if tally.first_rejection.is_none() {
+                        let body: String = body.chars().take(300).collect();
+                        tally.first_rejection = Some(format!("{status} {}", body.trim()));
+                    }
                 }
             }
             None => tally.io_errors += 1,
@@ -154,8 +165,9 @@ fn signed_request(args: &ClientArgs, i: usize) -> Vec<u8> {
     request
 }
 
-/// Writes the request, reads one response; returns its status and whether the connection stays.
-fn exchange(mut stream: &TcpStream, request: &[u8]) -> std::io::Result<(u16, bool)> {
+/// Writes the request, reads one response; returns its status, whether the connection stays,
+/// and its body (empty for a chunked one).
+fn exchange(mut stream: &TcpStream, request: &[u8]) -> std::io::Result<(u16, bool, String)> {
     stream.write_all(request)?;
     let mut buffer = Vec::with_capacity(512);
     let mut chunk = [0_u8; 1024];
@@ -181,7 +193,7 @@ fn exchange(mut stream: &TcpStream, request: &[u8]) -> std::io::Result<(u16, boo
     };
     if header("transfer-encoding:").is_some() {
         // Not needed for these answers; a chunked one ends the connection after it.
-        return Ok((status, false));
+        return Ok((status, false, String::new()));
     }
     let length: usize = header("content-length:")
         .and_then(|v| v.parse().ok())
@@ -194,5 +206,6 @@ fn exchange(mut stream: &TcpStream, request: &[u8]) -> std::io::Result<(u16, boo
         buffer.extend_from_slice(chunk.get(..read).unwrap_or_default());
     }
     let keep = header("connection:").is_none_or(|v| v != "close");
-    Ok((status, keep))
+    let body = buffer.get(head_end..head_end + length).unwrap_or_default();
+    Ok((status, keep, String::from_utf8_lossy(body).into_owned()))
 }

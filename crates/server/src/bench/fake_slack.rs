@@ -1,0 +1,114 @@
+//! The Slack Web API as the bench's service sees it: every call answers `ok`, and the
+//! `chat.postMessage` bodies are tallied per thread.
+//!
+//! Invariant: a thread counts as carded at its first posted message that is not a "could not
+//! take this message" notice, and the time of the last thread carded is kept. Each bench event
+//! opens its own thread, so the threads carded are the events whose turn card was posted, however
+//! many messages a turn posts, and the last one's time ends the end-to-end figure.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::routing::post;
+use serde_json::{Value, json};
+
+/// The text the chat layer starts a delivery's "not taken" notice with.
+const NOT_TAKEN: &str = "⚠️ workmate could not take";
+
+/// What the fake saw, shared with the bench.
+#[derive(Debug, Default)]
+pub(super) struct Cards {
+    tally: Mutex<Tally>,
+}
+
+/// A copy of the tally at one moment.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Seen {
+    /// Distinct threads with a posted turn card.
+    pub(super) threads: usize,
+    /// `chat.postMessage` calls in all (notices included).
+    pub(super) posts: usize,
+    /// Posted "could not take" notices.
+    pub(super) notices: usize,
+    /// `chat.update` calls.
+    pub(super) updates: usize,
+    /// When the last thread got its first turn card.
+    pub(super) last_card: Option<Instant>,
+}
+
+#[derive(Debug, Default)]
+struct Tally {
+    threads: HashSet<String>,
+    seen: Seen,
+}
+
+impl Cards {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Tally> {
+        self.tally.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn posted(&self, body: &[u8]) {
+        let body: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+        let text = body["text"].as_str().unwrap_or_default();
+        let thread = body["thread_ts"].as_str().map(str::to_owned);
+        let mut tally = self.lock();
+        tally.seen.posts += 1;
+        if text.starts_with(NOT_TAKEN) {
+            tally.seen.notices += 1;
+            return;
+        }
+        if let Some(thread) = thread
+            && tally.threads.insert(thread)
+        {
+            tally.seen.threads += 1;
+            tally.seen.last_card = Some(Instant::now());
+        }
+    }
+
+    fn updated(&self) {
+        self.lock().seen.updates += 1;
+    }
+
+    pub(super) fn seen(&self) -> Seen {
+        self.lock().seen.clone()
+    }
+}
+
+/// A stand-in for the Slack Web API calls the adapter makes.
+pub(super) fn router(cards: Arc<Cards>) -> Router {
+    let ok = |extra: Value| {
+        let mut body = json!({"ok": true});
+        if let (Some(body), Some(extra)) = (body.as_object_mut(), extra.as_object()) {
+            body.extend(extra.clone());
+        }
+        axum::Json(body)
+    };
+    let message = ok(json!({"channel": "C1", "ts": "1700000000.0001"}));
+    let update = message.clone();
+    let auth = ok(json!({"team_id": "TBENCH", "user_id": "UBOT", "bot_id": "BBOT"}));
+    let ephemeral = ok(json!({"message_ts": "1700000000.0009"}));
+    let updates = Arc::clone(&cards);
+    Router::new()
+        .route(
+            "/chat.postMessage",
+            post(move |body: Bytes| {
+                cards.posted(&body);
+                async move { message }
+            }),
+        )
+        .route(
+            "/chat.update",
+            post(move || {
+                updates.updated();
+                async move { update }
+            }),
+        )
+        .route("/auth.test", post(move || async move { auth }))
+        .route(
+            "/chat.postEphemeral",
+            post(move || async move { ephemeral }),
+        )
+}
