@@ -6,6 +6,9 @@
 //! named as the platform shows them, and is a member unless the operator listed them among the
 //! platform's `admins`, which makes them an admin at first sight.
 
+use std::collections::HashSet;
+use std::sync::{Mutex, PoisonError};
+
 use workmate_adapter::{Inbound, InboundUser};
 use workmate_protocol::{Actor, Surface, TenantId, UserId};
 use workmate_store::{NewUser, Role, User};
@@ -20,6 +23,31 @@ pub fn tenant_of(surface: Surface, installation: &str) -> TenantId {
         other => other,
     };
     TenantId::from(format!("{}-{installation}", platform.as_str()))
+}
+
+/// Tenants remembered at most; past it the set starts over (a forgotten tenant costs one more
+/// idempotent write).
+const KNOWN_TENANTS: usize = 10_000;
+
+/// The tenants this process has made sure exist.
+#[derive(Debug, Default)]
+pub(crate) struct KnownTenants(Mutex<HashSet<TenantId>>);
+
+impl KnownTenants {
+    fn contains(&self, tenant: &TenantId) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(tenant)
+    }
+
+    fn insert(&self, tenant: TenantId) {
+        let mut known = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if known.len() >= KNOWN_TENANTS {
+            known.clear();
+        }
+        known.insert(tenant);
+    }
 }
 
 /// A person acting through a platform, resolved to a tenant user.
@@ -54,10 +82,13 @@ impl Chat {
             Surface::Dingtalk => "DingTalk",
             _ => "Chat",
         };
-        self.store()
-            .tenants()
-            .ensure(&tenant, &format!("{label} {}", inbound.tenant_key))
-            .await?;
+        if !self.inner.tenants.contains(&tenant) {
+            self.store()
+                .tenants()
+                .ensure(&tenant, &format!("{label} {}", inbound.tenant_key))
+                .await?;
+            self.inner.tenants.insert(tenant.clone());
+        }
         let user = self.user(slot, &tenant, &inbound.user).await?;
         Ok(Person {
             tenant,

@@ -92,6 +92,8 @@ pub(crate) struct Inner {
     platforms: RwLock<HashMap<Surface, Arc<Slot>>>,
     pub(crate) scheduler: OnceLock<Scheduler>,
     pub(crate) intake: Intake,
+    /// Tenants known to exist, so a delivery does not write to ensure its tenant again.
+    pub(crate) tenants: crate::identity::KnownTenants,
     pub(crate) stop: CancellationToken,
     pub(crate) tasks: TaskTracker,
 }
@@ -105,6 +107,7 @@ impl Chat {
                 hub,
                 store,
                 intake: Intake::new(config.workers),
+                tenants: crate::identity::KnownTenants::default(),
                 config,
                 platforms: RwLock::default(),
                 scheduler: OnceLock::new(),

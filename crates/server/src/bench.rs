@@ -144,12 +144,11 @@ async fn measure(args: &WebhooksArgs, dir: &std::path::Path) -> Result<String, S
     // The end-to-end figure starts when the first event reaches the service.
     let first_request = Arc::new(OnceLock::<Instant>::new());
     let marker = Arc::clone(&first_request);
-    let service_router = router(state).layer(middleware::from_fn(
-        move |request: Request, next: Next| {
+    let service_router =
+        router(state).layer(middleware::from_fn(move |request: Request, next: Next| {
             marker.get_or_init(Instant::now);
             next.run(request)
-        },
-    ));
+        }));
     let service_addr = serve(service_router, token.clone()).await?;
 
     // The baseline runs first, while the server is idle; the events run leaves turns behind.

@@ -108,7 +108,10 @@ fn outcome(out: &mut String, args: &WebhooksArgs, service: &Run, after: Option<&
              server CPU per event up to its turn card: {} µs",
             tail.as_secs_f64(),
             service.elapsed.as_secs_f64(),
-            micros_per(after.cpu.zip(service.cpu).map(|(w, s)| w + s), service.acked),
+            micros_per(
+                after.cpu.zip(service.cpu).map(|(w, s)| w + s),
+                service.acked
+            ),
         );
     }
     out.push('\n');

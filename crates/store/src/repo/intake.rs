@@ -136,17 +136,39 @@ impl<'s> IntakeRepo<'s> {
         new: &NewDelivery,
         lease_ms: Option<i64>,
     ) -> Result<bool> {
-        let d = self.store.dialect;
-        let now = self.store.clock_ms();
-        d.query("DELETE FROM intake WHERE tenant_id = ? AND platform = ? AND delivery_id = ? AND state IN ('done', 'failed') AND expires_at_ms <= ?")
+        // The common case, a new delivery, is one insert. Only a key already present is checked
+        // for an expired, finished row, which is replaced: it counts as new.
+        if self.try_insert(tenant, new, lease_ms).await? {
+            return Ok(true);
+        }
+        let expired = self
+            .store
+            .dialect
+            .query("DELETE FROM intake WHERE tenant_id = ? AND platform = ? AND delivery_id = ? AND state IN ('done', 'failed') AND expires_at_ms <= ?")
             .bind(tenant.as_str().to_owned())
             .bind(new.platform.clone())
             .bind(new.delivery_id.clone())
-            .bind(now)
+            .bind(self.store.clock_ms())
             .execute(&self.store.pool)
             .await?;
-        // A plain insert: the primary key decides, and its violation is the answer "seen".
-        let inserted = d
+        if expired.rows_affected() == 0 {
+            return Ok(false);
+        }
+        // Of concurrent replacements, the primary key again lets one through.
+        self.try_insert(tenant, new, lease_ms).await
+    }
+
+    /// One insert; `false` when the key is taken.
+    async fn try_insert(
+        &self,
+        tenant: &TenantId,
+        new: &NewDelivery,
+        lease_ms: Option<i64>,
+    ) -> Result<bool> {
+        let now = self.store.clock_ms();
+        let inserted = self
+            .store
+            .dialect
             .query("INSERT INTO intake (tenant_id, platform, delivery_id, kind, payload_json, state, attempts, not_before_ms, lease_until_ms, received_at_ms, finished_at_ms, expires_at_ms, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL)")
             .bind(tenant.as_str().to_owned())
             .bind(new.platform.clone())
