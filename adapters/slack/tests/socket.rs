@@ -23,7 +23,7 @@ const APP_TOKEN: &str = "xapp-1-test";
 const WAIT: Duration = Duration::from_secs(5);
 
 /// Forwards what arrives; answers slash commands with a message; cannot take event `EvFull`
-/// (as when the work queue is full).
+/// (as when the delivery could not be stored).
 struct Collect(mpsc::UnboundedSender<SocketInbound>);
 
 impl SocketHandler for Collect {
