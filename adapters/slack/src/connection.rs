@@ -7,13 +7,12 @@
 
 use std::sync::Arc;
 
-use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use workmate_adapter::{BoxFuture, Connection, Inbound, InboundSink};
 use workmate_protocol::Surface;
 
 use crate::inbound::{EventEnvelope, Interaction};
-use crate::mapping::{click_inbounds, command_inbound, event_inbound};
+use crate::mapping::{click_inbounds, command_inbound, command_reply, event_inbound};
 use crate::platform::SlackPlatform;
 use crate::socket::{Handled, SocketHandler, SocketInbound, SocketMode};
 
@@ -85,11 +84,7 @@ impl SocketHandler for Sink {
             }
             SocketInbound::SlashCommand(command) => {
                 let reply = self.sink.command(command_inbound(&command)).await;
-                let mut payload = json!({"response_type": "ephemeral", "text": reply.text});
-                if let (Some(card), Some(object)) = (&reply.card, payload.as_object_mut()) {
-                    object.insert("blocks".into(), crate::blocks::render(card));
-                }
-                Handled::Ack(Some(payload))
+                Handled::Ack(Some(command_reply(&reply)))
             }
             _ => Handled::Ack(None),
         }

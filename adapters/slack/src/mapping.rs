@@ -7,7 +7,8 @@
 //! is what Slack repeats on a redelivery: the event id for events, the trigger id for clicks and
 //! slash commands.
 
-use workmate_adapter::{Inbound, InboundKind, InboundUser};
+use serde_json::{Value, json};
+use workmate_adapter::{CommandReply, Inbound, InboundKind, InboundUser};
 use workmate_protocol::Surface;
 
 use crate::blocks::decode_button_value;
@@ -140,6 +141,16 @@ pub fn command_inbound(command: &SlashCommand) -> Inbound {
             text: command.text.clone(),
         },
     }
+}
+
+/// A slash command's reply as Slack takes it (the HTTP response, or the Socket Mode ack's
+/// payload): ephemeral, with Block Kit when the reply has a card.
+pub fn command_reply(reply: &CommandReply) -> Value {
+    let mut answer = json!({"response_type": "ephemeral", "text": reply.text});
+    if let (Some(card), Some(object)) = (&reply.card, answer.as_object_mut()) {
+        object.insert("blocks".into(), crate::blocks::render(card));
+    }
+    answer
 }
 
 /// The text without the leading mention of the bot (of anyone, if the bot's id is unknown).

@@ -13,21 +13,24 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 use workmate_adapter::Inbound;
-use workmate_slack::mapping::{click_inbounds, command_inbound, event_inbound};
-use workmate_slack::{EventEnvelope, Interaction, decode_event_envelope, decode_interaction};
-use workmate_slack::{blocks, decode_slash_command};
+use workmate_slack::mapping::{click_inbounds, command_inbound, command_reply, event_inbound};
+use workmate_slack::{
+    EventEnvelope, Interaction, decode_event_envelope, decode_interaction, decode_slash_command,
+};
 
 use super::SlackSurface;
 use crate::http::{ApiError, AppState};
 
-fn configured(state: &AppState) -> Result<Arc<SlackSurface>, ApiError> {
-    state
+/// The Slack surface, once the request's signature checked out.
+fn verified(
+    state: &AppState,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Arc<SlackSurface>, ApiError> {
+    let slack = state
         .slack
         .clone()
-        .ok_or_else(|| ApiError::Missing("Slack is not configured".into()))
-}
-
-fn verified(slack: &SlackSurface, headers: &HeaderMap, body: &[u8]) -> Result<(), ApiError> {
+        .ok_or_else(|| ApiError::Missing("Slack is not configured".into()))?;
     let header = |name: &str| {
         headers
             .get(name)
@@ -41,7 +44,8 @@ fn verified(slack: &SlackSurface, headers: &HeaderMap, body: &[u8]) -> Result<()
             &header("x-slack-signature"),
             body,
         )
-        .map_err(ApiError::BadSignature)
+        .map_err(ApiError::BadSignature)?;
+    Ok(slack)
 }
 
 /// Stores every delivery of one request; a failure leaves the rest to Slack's redelivery.
@@ -64,8 +68,7 @@ pub(crate) async fn events(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let slack = configured(&state)?;
-    verified(&slack, &headers, &body)?;
+    let slack = verified(&state, &headers, &body)?;
     let envelope = decode_event_envelope(&body).map_err(|e| ApiError::BadRequest(e.to_string()))?;
     match envelope {
         EventEnvelope::UrlVerification { challenge } => {
@@ -85,8 +88,7 @@ pub(crate) async fn interactions(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let slack = configured(&state)?;
-    verified(&slack, &headers, &body)?;
+    let slack = verified(&state, &headers, &body)?;
     let interaction = decode_interaction(&body).map_err(|e| ApiError::BadRequest(e.to_string()))?;
     match interaction {
         Interaction::BlockActions(actions) => store_all(&slack, click_inbounds(&actions)).await,
@@ -100,13 +102,8 @@ pub(crate) async fn slash_commands(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let slack = configured(&state)?;
-    verified(&slack, &headers, &body)?;
+    let slack = verified(&state, &headers, &body)?;
     let command = decode_slash_command(&body).map_err(|e| ApiError::BadRequest(e.to_string()))?;
     let reply = slack.chat.command(command_inbound(&command)).await;
-    let mut answer = json!({"response_type": "ephemeral", "text": reply.text});
-    if let (Some(card), Some(object)) = (&reply.card, answer.as_object_mut()) {
-        object.insert("blocks".into(), blocks::render(card));
-    }
-    Ok(Json(answer).into_response())
+    Ok(Json(command_reply(&reply)).into_response())
 }
