@@ -32,7 +32,7 @@ pub const CHAT: &str = "C1";
 pub const DONE: &str = r#"{"conversations": [{"when": "*", "turns": [{"text": "Done."}]}]}"#;
 /// A model that streams a long answer slowly (a turn to stop).
 pub const SLOW: &str = r#"{"conversations": [{"when": "*", "turns": [
-    {"text": "one two three four five six seven eight nine ten eleven twelve", "chunk_delay_ms": 300}]}]}"#;
+    {"text": "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty twenty-one twenty-two twenty-three twenty-four twenty-five twenty-six twenty-seven twenty-eight twenty-nine thirty", "chunk_delay_ms": 300}]}]}"#;
 /// A model that asks to run a shell command, then answers.
 pub const SHELL: &str = r#"{"conversations": [{"when": "*", "turns": [
     {"tool_calls": [{"name": "run_shell", "arguments": {"command": "echo hi"}}]}, {"text": "Done."}]}]}"#;

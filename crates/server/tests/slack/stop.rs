@@ -4,7 +4,7 @@
 use super::*;
 
 const SLOW: &str = r#"{"conversations": [{"when": "*", "turns": [
-    {"text": "one two three four five six seven eight nine ten eleven twelve", "chunk_delay_ms": 300}]}]}"#;
+    {"text": "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty twenty-one twenty-two twenty-three twenty-four twenty-five twenty-six twenty-seven twenty-eight twenty-nine thirty", "chunk_delay_ms": 300}]}]}"#;
 
 async fn streaming() -> (SlackApp, workmate_store::SessionRecord) {
     let app = slack_app_with(SLOW).await;
