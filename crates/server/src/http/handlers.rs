@@ -41,13 +41,15 @@ pub(crate) async fn metrics(State(state): State<AppState>) -> Result<impl IntoRe
     state
         .metrics
         .set_runs_in_progress(state.scheduler.running());
+    // Read before the intake query below takes a connection of its own.
+    let pool = state.store.pool_stats();
     match state.store.intake().unfinished().await {
         Ok(unfinished) => state.metrics.set_intake(unfinished, state.chat.in_flight()),
         Err(e) => tracing::warn!(error = %e, "Cannot count unfinished chat deliveries."),
     }
     let text = state
         .metrics
-        .render(state.store.pool_stats())
+        .render(pool)
         .map_err(|e| ApiError::Internal(format!("encoding metrics: {e}")))?;
     Ok(([(header::CONTENT_TYPE, metrics::CONTENT_TYPE)], text))
 }
