@@ -21,10 +21,11 @@ use workmate_providers::ProviderRouter;
 use workmate_store::{NewUser, Role};
 
 use crate::config::Config;
+use crate::config::HttpLimits;
 use crate::engine::{self, Script};
 use crate::error::StartupError;
 use crate::http::api::{Auth, auth};
-use crate::http::{AppState, router};
+use crate::http::{AppState, BoundedListener, router_with};
 use crate::metrics::Metrics;
 use crate::platforms::slack::SlackSurface;
 use crate::sandbox::DemoSandbox;
@@ -128,7 +129,14 @@ async fn open_and_run(
                 sandbox.show_banner();
                 sandbox.router
             });
-            run_with(listener, state, extra, config.server.shutdown_grace).await
+            run_with(
+                listener,
+                state,
+                extra,
+                config.server.limits,
+                config.server.shutdown_grace,
+            )
+            .await
         };
         // Runs stay claimed (another process, or the next start, adopts them); then deliveries
         // already running, which still submit to the hub, end before it does. Deliveries not
@@ -164,7 +172,8 @@ async fn prepare_default_tenant(
     Ok(())
 }
 
-/// The API's token: configured, kept from an earlier start, or generated now (and shown once).
+/// The API's tokens: the admin token (configured, kept from an earlier start, or generated now)
+/// and the surfaces' tokens.
 fn admin_auth(config: &Config) -> Result<Auth, StartupError> {
     let (token, generated) =
         auth::load_or_generate(config.server.admin_token.as_ref(), &config.server.data_dir)
@@ -172,32 +181,47 @@ fn admin_auth(config: &Config) -> Result<Auth, StartupError> {
     if generated {
         let path = config.server.data_dir.join(auth::TOKEN_FILE);
         warn!(path = %path.display(), "Generated an admin token for the HTTP API.");
-        show_generated_token(&token, &path);
+        show_where_the_token_is(&path);
     }
-    Ok(Auth::admin(token))
+    let auth = Auth::admin(token).with_surfaces(
+        config
+            .server
+            .surface_tokens
+            .iter()
+            .map(|s| (s.name.clone(), s.token.clone())),
+    );
+    if let Some(surface) = auth.surface_sharing_admin_token() {
+        return Err(StartupError::Usage(format!(
+            "[server.surface_tokens] {surface} is the admin token; give the surface its own token"
+        )));
+    }
+    Ok(auth)
 }
 
+/// Tells the operator where a generated token is; the token itself is never printed or logged
+/// (terminal scrollback and captured stderr outlive it).
 #[allow(
     clippy::print_stderr,
-    reason = "the operator must see a generated token once; it never goes to the log pipeline"
+    reason = "the operator must learn once where a generated token is kept"
 )]
-fn show_generated_token(token: &secrecy::SecretString, path: &std::path::Path) {
-    use secrecy::ExposeSecret;
+fn show_where_the_token_is(path: &std::path::Path) {
     eprintln!(
-        "\nworkmate generated an admin token for the HTTP API (kept in {}):\n\n    {}\n\nSend it as `Authorization: Bearer <token>`.\n",
+        "\nworkmate generated an admin token for the HTTP API and keeps it in {} (readable by \
+         its owner only).\nSend it as `Authorization: Bearer $(cat {})`.\n",
         path.display(),
-        token.expose_secret()
+        path.display()
     );
 }
 
-/// Serves on `listener` until `state.shutdown` is cancelled, then waits up to `grace` for
-/// in-flight requests. Stops neither the hub nor the store.
+/// Serves on `listener`, bounded by `limits`, until `state.shutdown` is cancelled, then waits up
+/// to `grace` for in-flight requests. Stops neither the hub nor the store.
 pub async fn run(
     listener: TcpListener,
     state: AppState,
+    limits: HttpLimits,
     grace: Duration,
 ) -> Result<(), StartupError> {
-    run_with(listener, state, None, grace).await
+    run_with(listener, state, None, limits, grace).await
 }
 
 /// [`run`] with `extra` routes (the demo's sandbox) beside the application's.
@@ -205,15 +229,13 @@ async fn run_with(
     listener: TcpListener,
     state: AppState,
     extra: Option<axum::Router>,
+    limits: HttpLimits,
     grace: Duration,
 ) -> Result<(), StartupError> {
     let address = listener.local_addr().map_err(StartupError::Serve)?;
     let shutdown = state.shutdown.clone();
-    let app = match extra {
-        Some(extra) => router(state).merge(extra),
-        None => router(state),
-    };
-    let server = axum::serve(listener, app)
+    let app = router_with(state, extra, limits);
+    let server = axum::serve(BoundedListener::new(listener, limits), app)
         .with_graceful_shutdown(shutdown.clone().cancelled_owned())
         .into_future();
     let mut server = std::pin::pin!(server);

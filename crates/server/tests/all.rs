@@ -17,5 +17,6 @@ mod sandbox_e2e;
 mod scheduler_processes;
 mod slack;
 mod support;
+mod surfaces;
 mod tenant_settings;
 mod visibility;

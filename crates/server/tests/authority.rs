@@ -12,12 +12,12 @@ use workmate_protocol::TenantId;
 use workmate_store::{NewUser, Role};
 
 use crate::crash;
-use crate::router::{App, TOKEN, app_with_script};
+use crate::router::{App, SURFACE_TOKEN, app_with_script};
 
 const SHELL_SCRIPT: &str = r#"{"conversations": [{"when": "*", "turns": [
     {"tool_calls": [{"name": "run_shell", "arguments": {"command": "echo hi"}}]}, {"text": "done"}]}]}"#;
 
-/// One request with the admin token, acting as `user`; the status and the JSON body.
+/// One request with the surface token, acting as `user`; the status and the JSON body.
 pub(crate) async fn as_user(
     app: &App,
     user: &str,
@@ -28,7 +28,7 @@ pub(crate) async fn as_user(
     let request = Request::builder()
         .method(method)
         .uri(path)
-        .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+        .header(header::AUTHORIZATION, format!("Bearer {SURFACE_TOKEN}"))
         .header("x-workmate-acting-user", user)
         .body(body.map_or_else(Body::empty, |b| Body::from(b.to_string())))
         .unwrap();

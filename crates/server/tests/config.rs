@@ -495,3 +495,138 @@ fn slack_socket_mode_needs_an_app_token_and_no_signing_secret() {
     .to_string();
     assert!(err.contains("\"socket\""), "{err}");
 }
+
+#[test]
+fn rendered_config_redacts_provider_headers_url_credentials_and_surface_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("workmate.toml"),
+        "[server]\nadmin_token = \"  admin-token-0123456789\\n\"\n\
+         [server.surface_tokens]\nslack-bridge = \"bridge-secret-0123456789\"\n\
+         [providers.gateway]\nkind = \"openai\"\nbase_url = \"https://bot:hunter2@llm.internal/v1?key=AIzaSecret\"\n\
+         [providers.gateway.headers]\nx-api-key = \"header-secret\"\n",
+    )
+    .unwrap();
+    let config = load(
+        dir.path(),
+        &[(
+            "WORKMATE__SERVER__SURFACE_TOKENS__TEAMS",
+            "teams-secret-0123456789",
+        )],
+        Overrides::default(),
+    )
+    .unwrap();
+    use secrecy::ExposeSecret;
+    assert_eq!(
+        config.server.admin_token.as_ref().unwrap().expose_secret(),
+        "admin-token-0123456789",
+        "the configured token is trimmed like a presented one"
+    );
+    let surfaces: Vec<(&str, &str)> = config
+        .server
+        .surface_tokens
+        .iter()
+        .map(|s| (s.name.as_str(), s.token.expose_secret()))
+        .collect();
+    assert_eq!(
+        surfaces,
+        [
+            ("slack-bridge", "bridge-secret-0123456789"),
+            ("teams", "teams-secret-0123456789")
+        ]
+    );
+    assert_eq!(
+        config.origin("server.surface_tokens", "teams"),
+        Source::Env("WORKMATE__SERVER__SURFACE_TOKENS__TEAMS".into())
+    );
+    let shown = config.to_redacted_toml();
+    for secret in [
+        "hunter2",
+        "AIzaSecret",
+        "header-secret",
+        "bridge-secret",
+        "teams-secret",
+        "admin-token",
+    ] {
+        assert!(!shown.contains(secret), "{secret} shown in {shown}");
+    }
+    assert!(
+        shown.contains(r#"base_url = "https://bot:***@llm.internal/v1?key=***""#),
+        "{shown}"
+    );
+    assert!(shown.contains(r#"x-api-key = "***""#), "{shown}");
+    assert!(shown.contains(r#"slack-bridge = "***""#), "{shown}");
+}
+
+#[test]
+fn http_limits_have_defaults_and_bounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = load(dir.path(), &[], Overrides::default()).unwrap();
+    let limits = config.server.limits;
+    assert_eq!(limits.request_timeout, Duration::from_millis(30_000));
+    assert_eq!(limits.header_read_timeout, Duration::from_millis(10_000));
+    assert_eq!(limits.max_body_bytes, 2 * 1024 * 1024);
+    assert_eq!(limits.max_connections, 1024);
+    assert!(config.server.surface_tokens.is_empty());
+
+    let config = load(
+        dir.path(),
+        &[
+            ("WORKMATE__SERVER__REQUEST_TIMEOUT_MS", "500"),
+            ("WORKMATE__SERVER__MAX_BODY_BYTES", "4096"),
+            ("WORKMATE__SERVER__MAX_CONNECTIONS", "8"),
+            ("WORKMATE__SERVER__HEADER_READ_TIMEOUT_MS", "250"),
+        ],
+        Overrides::default(),
+    )
+    .unwrap();
+    let limits = config.server.limits;
+    assert_eq!(
+        (
+            limits.request_timeout,
+            limits.header_read_timeout,
+            limits.max_body_bytes,
+            limits.max_connections
+        ),
+        (
+            Duration::from_millis(500),
+            Duration::from_millis(250),
+            4096,
+            8
+        )
+    );
+
+    for (name, value, says) in [
+        (
+            "WORKMATE__SERVER__REQUEST_TIMEOUT_MS",
+            "0",
+            "request_timeout_ms",
+        ),
+        ("WORKMATE__SERVER__MAX_CONNECTIONS", "0", "max_connections"),
+        ("WORKMATE__SERVER__MAX_BODY_BYTES", "10", "max_body_bytes"),
+        (
+            "WORKMATE__SERVER__SURFACE_TOKENS__SHORT",
+            "short",
+            "at least 16",
+        ),
+    ] {
+        let err = load(dir.path(), &[(name, value)], Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(says), "{name}={value}: {err}");
+    }
+    let err = load(
+        dir.path(),
+        &[
+            ("WORKMATE__SERVER__ADMIN_TOKEN", "same-token-0123456789"),
+            (
+                "WORKMATE__SERVER__SURFACE_TOKENS__BRIDGE",
+                "same-token-0123456789",
+            ),
+        ],
+        Overrides::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("differ from the admin token"), "{err}");
+}

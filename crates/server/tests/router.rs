@@ -28,6 +28,10 @@ pub(crate) struct App {
 /// The admin token of test apps.
 pub(crate) const TOKEN: &str = "test-admin-token-0123456789";
 
+/// The token of test apps' surface (`[server.surface_tokens] tests`): it acts for the user each
+/// request names in `X-Workmate-Acting-User`.
+pub(crate) const SURFACE_TOKEN: &str = "test-surface-token-0123456789";
+
 /// An app on a temporary SQLite store whose sessions run the demo script.
 pub(crate) async fn app() -> App {
     app_with_script(DEMO_SCRIPT).await
@@ -72,7 +76,10 @@ pub(crate) async fn app_with_script(script: &str) -> App {
         store: store.clone(),
         metrics: Arc::new(Metrics::new()),
         hub: hub.clone(),
-        auth: Arc::new(Auth::admin(TOKEN.to_owned().into())),
+        auth: Arc::new(
+            Auth::admin(TOKEN.to_owned().into())
+                .with_surfaces([("tests".to_owned(), SURFACE_TOKEN.to_owned().into())]),
+        ),
         scheduler,
         chat: workmate_chat::Chat::new(hub, store.clone(), workmate_chat::ChatConfig::default()),
         slack: None,
@@ -230,6 +237,7 @@ async fn run_serves_until_cancelled_and_leaves_the_store_open() {
     let server = tokio::spawn(workmate_server::serve::run(
         listener,
         app.state.clone(),
+        workmate_server::config::HttpLimits::default(),
         std::time::Duration::from_millis(200),
     ));
     let (status, body) =

@@ -7,13 +7,13 @@ use serde_json::{Value, json};
 use tower::ServiceExt;
 
 use crate::authority::{as_user, asks, people};
-use crate::router::{App, TOKEN};
+use crate::router::{App, SURFACE_TOKEN};
 
 /// The status of `GET /v1/sessions/{session}/events` as `user` (the stream itself is not read).
 async fn events_status(app: &App, user: &str, session: &str) -> StatusCode {
     let request = Request::builder()
         .uri(format!("/v1/sessions/{session}/events"))
-        .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+        .header(header::AUTHORIZATION, format!("Bearer {SURFACE_TOKEN}"))
         .header("x-workmate-acting-user", user)
         .body(Body::empty())
         .unwrap();

@@ -94,6 +94,12 @@ impl SessionHub {
         &self.inner.deps.store
     }
 
+    /// What the tool `name` declares about itself (its risk, its target argument), if the hub
+    /// has such a tool; surfaces validate standing rules against it.
+    pub fn tool_metadata(&self, name: &str) -> Option<workmate_tools::ToolMetadata> {
+        self.inner.deps.tools.metadata(name)
+    }
+
     /// The engine settings.
     pub fn config(&self) -> &EngineConfig {
         &self.inner.deps.config

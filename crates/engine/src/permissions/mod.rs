@@ -25,7 +25,7 @@ pub use allowlist::{command_allowed, has_shell_operator};
 pub use readonly::is_read_only_command;
 pub use risk::{RiskClass, RiskOverride, classify};
 pub use shell_words::split_words;
-pub use standing::{grant_entries, standing_target};
+pub use standing::{RequestedPermission, grant_entries, standing_target};
 
 /// The tenant's policy: what its admins configured.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -98,7 +98,9 @@ pub(crate) fn validate_admin_token(
             "the admin token must be at least 16 characters; leave it unset to have one generated"
                 .into(),
         )),
-        Some(token) => Ok(Some(SecretString::from(token))),
+        // Trimmed like a presented token and the token file, so a stray newline from a secrets
+        // mount cannot make every request fail.
+        Some(token) => Ok(Some(SecretString::from(token.trim().to_owned()))),
         None => Ok(None),
     }
 }

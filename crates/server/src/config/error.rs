@@ -104,6 +104,16 @@ pub enum ConfigError {
         /// How to set it.
         how: String,
     },
+    /// A `[server.surface_tokens] NAME` entry cannot be used.
+    #[error("invalid [server.surface_tokens] {name} (from {origin}): {problem}")]
+    SurfaceToken {
+        /// The surface's name.
+        name: String,
+        /// Where the offending value came from.
+        origin: Source,
+        /// What is wrong, and what would be accepted.
+        problem: String,
+    },
     /// A `[providers.NAME]` section cannot be used.
     #[error("invalid [providers.{name}] (from {origin}): {problem}")]
     Provider {

@@ -75,6 +75,37 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
         flag: None,
     },
     Key {
+        section: "server",
+        key: "request_timeout_ms",
+        kind: Kind::Int,
+        flag: None,
+    },
+    Key {
+        section: "server",
+        key: "header_read_timeout_ms",
+        kind: Kind::Int,
+        flag: None,
+    },
+    Key {
+        section: "server",
+        key: "max_body_bytes",
+        kind: Kind::Int,
+        flag: None,
+    },
+    Key {
+        section: "server",
+        key: "max_connections",
+        kind: Kind::Int,
+        flag: None,
+    },
+    // `[server.surface_tokens]`: `*` stands for any surface name.
+    Key {
+        section: "server.surface_tokens",
+        key: "*",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
         section: "database",
         key: "url",
         kind: Kind::Str,

@@ -18,6 +18,7 @@ mod platforms;
 mod providers;
 mod render;
 mod secret;
+mod server;
 mod validate;
 
 use std::collections::BTreeMap;
@@ -31,6 +32,7 @@ pub use keys::Source;
 pub use platforms::{PlatformsConfig, SlackConfig, SlackMode};
 pub use providers::{GatewayProvider, ProvidersConfig};
 pub use secret::DatabaseUrl;
+pub use server::{HttpLimits, SurfaceToken};
 
 /// The name of the configuration file looked for in the working directory.
 pub const DEFAULT_CONFIG_FILE: &str = "workmate.toml";
@@ -69,6 +71,11 @@ pub struct ServerConfig {
     /// `admin_token`: the bearer token of the HTTP API; generated into the data directory at
     /// first start when unset.
     pub admin_token: Option<secrecy::SecretString>,
+    /// `[server.surface_tokens]`: one token per trusted surface; only these may name the user
+    /// they act for (`X-Workmate-Acting-User`).
+    pub surface_tokens: Vec<SurfaceToken>,
+    /// `request_timeout_ms`, `header_read_timeout_ms`, `max_body_bytes`, `max_connections`.
+    pub limits: HttpLimits,
 }
 
 /// `[database]`.
@@ -168,7 +175,8 @@ impl Config {
             .unwrap_or(Source::Default)
     }
 
-    /// The configuration as TOML, with any database password replaced by `***`.
+    /// The configuration as TOML, with every secret (tokens, keys, provider headers, passwords in
+    /// URLs) replaced by `***`.
     pub fn to_redacted_toml(&self) -> String {
         render::redacted_toml(self)
     }

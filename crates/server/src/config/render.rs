@@ -1,9 +1,15 @@
 //! The resolved configuration rendered back as TOML, for `workmate config`.
 //!
 //! Invariant: the output is a valid `workmate.toml` (same schema as the input, sections in the
-//! documented order) that reproduces the configuration, except that a database password is `***`.
+//! documented order) that reproduces the configuration, except that every secret is `***`: the
+//! admin and surface tokens, platform secrets, provider keys, every provider header value (they
+//! carry credentials more often than not), and credentials inside URLs (user info, `password=`,
+//! `key=`, `token=` and the like in the database URL and in provider base URLs).
+
+use std::time::Duration;
 
 use super::Config;
+use super::secret::redact_credentials;
 use super::validate::{
     RawConfig, RawDatabase, RawEngine, RawLog, RawPlatforms, RawProvider, RawScheduler, RawServer,
     RawSlack,
@@ -18,6 +24,20 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
                 i64::try_from(config.server.shutdown_grace.as_millis()).unwrap_or(i64::MAX),
             ),
             admin_token: config.server.admin_token.as_ref().map(|_| "***".to_owned()),
+            request_timeout_ms: Some(millis(config.server.limits.request_timeout)),
+            header_read_timeout_ms: Some(millis(config.server.limits.header_read_timeout)),
+            max_body_bytes: Some(
+                i64::try_from(config.server.limits.max_body_bytes).unwrap_or(i64::MAX),
+            ),
+            max_connections: Some(
+                i64::try_from(config.server.limits.max_connections).unwrap_or(i64::MAX),
+            ),
+            surface_tokens: config
+                .server
+                .surface_tokens
+                .iter()
+                .map(|s| (s.name.clone(), "***".to_owned()))
+                .collect(),
         },
         engine: RawEngine {
             max_iterations: Some(i64::from(config.engine.max_iterations)),
@@ -69,10 +89,14 @@ fn providers(config: &Config) -> std::collections::BTreeMap<String, RawProvider>
         };
         let provider = RawProvider {
             kind: Some(kind.to_owned()),
-            base_url: Some(gateway.base_url.clone()),
+            base_url: Some(redact_credentials(&gateway.base_url)),
             api_key: gateway.api_key.as_ref().map(|_| "***".to_owned()),
             timeout_ms: Some(i64::try_from(gateway.timeout.as_millis()).unwrap_or(i64::MAX)),
-            headers: gateway.headers.iter().cloned().collect(),
+            headers: gateway
+                .headers
+                .iter()
+                .map(|(name, _)| (name.clone(), "***".to_owned()))
+                .collect(),
             models: (!gateway.models.is_empty()).then(|| gateway.models.clone()),
             vision_models: (!gateway.capabilities.vision_models.is_empty())
                 .then(|| gateway.capabilities.vision_models.clone()),
@@ -84,4 +108,8 @@ fn providers(config: &Config) -> std::collections::BTreeMap<String, RawProvider>
         out.insert(gateway.name.clone(), provider);
     }
     out
+}
+
+fn millis(duration: Duration) -> i64 {
+    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
 }

@@ -11,6 +11,22 @@ use secrecy::{ExposeSecret, SecretString};
 /// Query parameters that carry a password in some drivers' URLs.
 const PASSWORD_PARAMS: &[&str] = &["password", "sslpassword"];
 
+/// Query parameters that carry a credential in an HTTP API's URL (Gemini's `key=`, say).
+const CREDENTIAL_PARAMS: &[&str] = &[
+    "password",
+    "sslpassword",
+    "key",
+    "api_key",
+    "apikey",
+    "api-key",
+    "token",
+    "access_token",
+    "secret",
+    "client_secret",
+    "sig",
+    "signature",
+];
+
 /// A database URL that may hold a password.
 #[derive(Clone)]
 pub struct DatabaseUrl(SecretString);
@@ -41,6 +57,15 @@ impl fmt::Debug for DatabaseUrl {
 
 /// Replaces passwords in a URL with `***`, keeping the rest of the text as written.
 pub(crate) fn redact(url: &str) -> String {
+    redact_with(url, PASSWORD_PARAMS)
+}
+
+/// Replaces the credentials in an HTTP URL (user info, `key=`, `token=`, …) with `***`.
+pub(crate) fn redact_credentials(url: &str) -> String {
+    redact_with(url, CREDENTIAL_PARAMS)
+}
+
+fn redact_with(url: &str, params: &[&str]) -> String {
     let (base, query) = match url.split_once('?') {
         Some((base, query)) => (base, Some(query)),
         None => (url, None),
@@ -51,7 +76,7 @@ pub(crate) fn redact(url: &str) -> String {
         let params: Vec<String> = query
             .split('&')
             .map(|param| match param.split_once('=') {
-                Some((k, _)) if PASSWORD_PARAMS.contains(&k.to_ascii_lowercase().as_str()) => {
+                Some((k, _)) if params.contains(&k.to_ascii_lowercase().as_str()) => {
                     format!("{k}=***")
                 }
                 _ => param.to_owned(),
@@ -66,7 +91,7 @@ pub(crate) fn redact(url: &str) -> String {
         && out.contains(&password)
         && parsed.set_password(Some("***")).is_ok()
     {
-        return redact(parsed.as_str());
+        return redact_with(parsed.as_str(), params);
     }
     out
 }
@@ -105,6 +130,18 @@ mod tests {
             "sqlite://./data/workmate.db"
         );
         assert_eq!(redact("postgres://u@db/wm"), "postgres://u@db/wm");
+    }
+
+    #[test]
+    fn credentials_in_http_urls_are_replaced() {
+        assert_eq!(
+            redact_credentials("https://bot:hunter2@llm.internal/v1?key=AIza123&region=eu"),
+            "https://bot:***@llm.internal/v1?key=***&region=eu"
+        );
+        assert_eq!(
+            redact_credentials("https://llm.internal/v1"),
+            "https://llm.internal/v1"
+        );
     }
 
     #[test]

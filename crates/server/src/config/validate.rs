@@ -120,6 +120,12 @@ pub(crate) struct RawServer {
     pub(crate) shutdown_grace_ms: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) admin_token: Option<String>,
+    pub(crate) request_timeout_ms: Option<i64>,
+    pub(crate) header_read_timeout_ms: Option<i64>,
+    pub(crate) max_body_bytes: Option<i64>,
+    pub(crate) max_connections: Option<i64>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) surface_tokens: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]
@@ -155,6 +161,14 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
         .map_err(|e: toml::de::Error| ConfigError::Schema {
             message: e.message().to_owned(),
         })?;
+    let admin_token =
+        super::engine::validate_admin_token(raw.server.admin_token.clone(), &invalid)?;
+    let limits = super::server::validate_limits(&raw.server, &invalid)?;
+    let surface_tokens = super::server::validate_surface_tokens(
+        &raw.server.surface_tokens,
+        admin_token.as_ref(),
+        |name| merged.origin("server.surface_tokens", name),
+    )?;
 
     let listen_text = raw
         .server
@@ -248,7 +262,6 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
     let providers = super::providers::validate_providers(&raw.providers, env, |name, key| {
         merged.origin(&format!("providers.{name}"), key)
     })?;
-    let admin_token = super::engine::validate_admin_token(raw.server.admin_token, &invalid)?;
     let platforms = super::platforms::validate_platforms(&raw.platforms, &invalid)?;
 
     Ok(Config {
@@ -257,6 +270,8 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
             data_dir: PathBuf::from(data_dir),
             shutdown_grace: Duration::from_millis(grace),
             admin_token,
+            surface_tokens,
+            limits,
         },
         engine,
         scheduler,
@@ -295,6 +310,11 @@ mod tests {
                 data_dir: Some(String::new()),
                 shutdown_grace_ms: Some(0),
                 admin_token: Some(String::new()),
+                request_timeout_ms: Some(0),
+                header_read_timeout_ms: Some(0),
+                max_body_bytes: Some(0),
+                max_connections: Some(0),
+                surface_tokens: BTreeMap::from([("*".to_owned(), String::new())]),
             },
             engine: RawEngine {
                 max_iterations: Some(0),

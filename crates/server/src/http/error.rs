@@ -59,6 +59,18 @@ pub enum ApiError {
         /// The state that won, e.g. the inbox item as resolved by someone else.
         detail: serde_json::Value,
     },
+    /// The request body is larger than `[server] max_body_bytes`.
+    #[error("the request body is larger than {limit} bytes ([server] max_body_bytes)")]
+    TooLarge {
+        /// The limit, in bytes.
+        limit: usize,
+    },
+    /// The request took longer than `[server] request_timeout_ms` to be answered.
+    #[error("the request took longer than {ms} ms ([server] request_timeout_ms)")]
+    TimedOut {
+        /// The limit, in milliseconds.
+        ms: u128,
+    },
     /// The request is well-formed but cannot be applied.
     #[error("{0}")]
     Unprocessable(String),
@@ -115,6 +127,8 @@ impl ApiError {
             Self::Missing(_) => StatusCode::NOT_FOUND,
             Self::Conflict { .. } => StatusCode::CONFLICT,
             Self::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::TimedOut { .. } => StatusCode::REQUEST_TIMEOUT,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }

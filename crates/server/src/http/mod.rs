@@ -1,11 +1,13 @@
 //! The HTTP surface: routes, the request-metrics layer and the shared state.
 //!
 //! Invariant: every response, matched or not, passes through the metrics layer exactly once, and
-//! every non-2xx response is built by [`error::ApiError`].
+//! every non-2xx response is built by [`error::ApiError`] (except a chunked body found too large
+//! while it is read, which gets axum's own `413`); every request is bounded by [`HttpLimits`].
 
 pub mod api;
 mod error;
 mod handlers;
+mod limits;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -20,7 +22,9 @@ use workmate_engine::SessionHub;
 use workmate_store::Store;
 
 pub use error::ApiError;
+pub use limits::{BoundedIo, BoundedListener};
 
+use crate::config::HttpLimits;
 use crate::metrics::Metrics;
 
 /// What handlers share.
@@ -44,10 +48,16 @@ pub struct AppState {
     pub shutdown: CancellationToken,
 }
 
-/// The application's routes.
+/// The application's routes, with the default [`HttpLimits`].
 pub fn router(state: AppState) -> Router {
+    router_with(state, None, HttpLimits::default())
+}
+
+/// The application's routes and `extra` ones (the demo's sandbox), every request bounded by
+/// `limits` and counted by the metrics layer.
+pub fn router_with(state: AppState, extra: Option<Router>, limits: HttpLimits) -> Router {
     let metrics = Arc::clone(&state.metrics);
-    Router::new()
+    let app = Router::new()
         .merge(api::routes(state.clone()))
         .route("/healthz", get(handlers::healthz))
         .route("/readyz", get(handlers::readyz))
@@ -67,8 +77,12 @@ pub fn router(state: AppState) -> Router {
         )
         .fallback(handlers::not_found)
         .method_not_allowed_fallback(handlers::method_not_allowed)
-        .with_state(state)
-        .layer(middleware::from_fn_with_state(metrics, track))
+        .with_state(state);
+    let app = match extra {
+        Some(extra) => app.merge(extra),
+        None => app,
+    };
+    limits::bound_requests(app, limits).layer(middleware::from_fn_with_state(metrics, track))
 }
 
 /// Records the method, matched route template, status and duration of every request.

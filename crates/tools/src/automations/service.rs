@@ -4,7 +4,9 @@
 //! Invariants: nothing is stored unless the whole request is valid; the next run is computed
 //! from the schedule whenever the schedule, the enabled flag or the run cap changes; who may
 //! create automations is the tenant's `automation_creators` setting (`member`, the default,
-//! `approver` or `admin`); who may manage one is its owner or a tenant admin.
+//! `approver` or `admin`); who may manage one is its owner or a tenant admin; standing rules an
+//! owner asked for but may not grant wait in `requested_rules` until an approver or an admin
+//! settles them, and only then become rules.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -55,6 +57,10 @@ pub struct AutomationDraft {
     pub max_runs: Option<u32>,
     /// Whether it starts enabled (default true).
     pub enabled: Option<bool>,
+    /// Standing rules stored as waiting for an approver instead of granted. Set by the caller
+    /// after it has validated them, never from a request body.
+    #[serde(skip)]
+    pub requested_rules: Vec<StandingRule>,
 }
 
 /// One permission asked for at creation.
@@ -194,8 +200,14 @@ pub async fn create(
         model: draft.model.filter(|m| !m.trim().is_empty()),
         target: draft.target,
         standing_rules: Vec::new(),
+        requested_rules: Vec::new(),
         max_runs: draft.max_runs,
     };
+    for rule in draft.requested_rules {
+        if !settings.requested_rules.contains(&rule) {
+            settings.requested_rules.push(rule);
+        }
+    }
     for permission in draft.permissions {
         let (tool, target) = (permission.tool.trim(), permission.target.trim());
         if permission.access == "write" && !tool.is_empty() && !target.is_empty() {
@@ -221,6 +233,67 @@ pub async fn create(
         settings: settings.to_json(),
     };
     Ok(store.automations().create(tenant, &new).await?)
+}
+
+/// Refuses unless `user` is an approver or an admin of the tenant: those may grant standing rules.
+pub async fn check_approver(store: &Store, tenant: &TenantId, user: &UserId) -> Result<()> {
+    let role = store
+        .tenants()
+        .get_user(tenant, user)
+        .await?
+        .map_or(Role::Member, |u| u.role);
+    match role {
+        Role::Approver | Role::Admin => Ok(()),
+        Role::Member => Err(AutomationError::Forbidden(
+            "only approvers and admins may approve or deny an automation's standing rules".into(),
+        )),
+    }
+}
+
+/// Whether `user` may grant standing rules at once (an approver or an admin).
+pub async fn may_grant_rules(store: &Store, tenant: &TenantId, user: &UserId) -> Result<bool> {
+    match check_approver(store, tenant, user).await {
+        Ok(()) => Ok(true),
+        Err(AutomationError::Forbidden(_)) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Settles the rules waiting on an automation: with `allow`, those `keep` accepts become standing
+/// rules; either way none wait any more. `None` if the tenant has no such automation; `Invalid`
+/// if nothing was waiting. The caller checks that the person settling may ([`check_approver`]).
+pub async fn settle_requested_rules(
+    store: &Store,
+    tenant: &TenantId,
+    id: &AutomationId,
+    allow: bool,
+    keep: impl Fn(&StandingRule) -> bool,
+) -> Result<Option<(Automation, Vec<StandingRule>)>> {
+    let Some(mut automation) = store.automations().get(tenant, id).await? else {
+        return Ok(None);
+    };
+    let mut settings = AutomationSettings::from_json(&automation.settings);
+    if settings.requested_rules.is_empty() {
+        return Err(AutomationError::Invalid(format!(
+            "“{}” has no standing rules waiting for approval",
+            automation.title
+        )));
+    }
+    let requested = std::mem::take(&mut settings.requested_rules);
+    let mut granted = Vec::new();
+    if allow {
+        for rule in requested.into_iter().filter(|r| keep(r)) {
+            if settings.add_rule(rule.clone()) {
+                granted.push(rule);
+            }
+        }
+    }
+    automation.settings = settings.to_json();
+    Ok(store
+        .automations()
+        .update(&automation)
+        .await?
+        .map(|a| (a, granted)))
 }
 
 /// Applies a change; `None` if the tenant has no such automation.
@@ -318,6 +391,7 @@ pub fn public_view(automation: &Automation, viewer_tz: Option<&str>) -> Value {
         "target": settings.target,
         "max_runs": settings.max_runs,
         "always_allowed": settings.standing_rules.iter().map(|r| json!({"entry": r.entry(), "tool": r.tool, "target": r.target})).collect::<Vec<_>>(),
+        "requested_rules": settings.requested_rules.iter().map(|r| json!({"entry": r.entry(), "tool": r.tool, "target": r.target})).collect::<Vec<_>>(),
         "next_run_ms": automation.next_run_ms,
         "next_run": automation.next_run_ms.map(|ms| format_in(ms, &zone)),
         "last_run_ms": automation.last_run_ms,

@@ -15,6 +15,10 @@ pub struct AutomationSettings {
     pub target: Option<RunTarget>,
     /// Calls its runs may make without asking: one tool, one exact target each.
     pub standing_rules: Vec<StandingRule>,
+    /// Standing rules asked for by an owner who may not grant them: they wait for an approver
+    /// or an admin, and do nothing until then.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub requested_rules: Vec<StandingRule>,
     /// How many runs it gets before it stops (unlimited when absent).
     pub max_runs: Option<u32>,
 }

@@ -1,8 +1,12 @@
-//! Who is calling the API: the admin bearer token, until single sign-on replaces it.
+//! Who is calling the API: the admin bearer token, or a surface's token acting for a person,
+//! until single sign-on replaces them.
 //!
-//! Invariants: every `/v1` route except the published contract requires the token; the token is
-//! compared in constant time and never logged; a generated token is written to the data directory
-//! readable by its owner only, and reused on the next start.
+//! Invariants: every `/v1` route except the published contract requires a token; tokens are
+//! trimmed, compared in constant time and never logged; only a surface token
+//! (`[server.surface_tokens]`) may name the person it acts for (`X-Workmate-Acting-User`), and it
+//! must (a surface is not a person, so it gets no authority of its own); the admin token always
+//! acts as the admin and is refused when it names someone else; a token file in the data directory
+//! is readable by its owner only, which is enforced (and repaired) on every start.
 
 use std::io::Write;
 use std::path::Path;
@@ -12,6 +16,7 @@ use axum::http::header;
 use axum::middleware::Next;
 use axum::response::Response;
 use secrecy::{ExposeSecret, SecretString};
+use tracing::warn;
 use workmate_protocol::{Actor, TenantId, UserId};
 
 use crate::http::{ApiError, AppState};
@@ -19,11 +24,15 @@ use crate::http::{ApiError, AppState};
 /// The file a generated admin token is kept in, inside the data directory.
 pub const TOKEN_FILE: &str = "admin_token";
 
-/// The tenant the admin token acts in.
+/// The tenant the admin token and surface tokens act in.
 pub const DEFAULT_TENANT: &str = "default";
 
 /// The user the admin token acts as.
 pub const ADMIN_USER: &str = "admin";
+
+/// The header a surface names the person it acts for with; that person must be a user of the
+/// tenant.
+pub const ACTING_USER_HEADER: &str = "x-workmate-acting-user";
 
 /// The caller of an authenticated request.
 #[derive(Clone, Debug)]
@@ -32,39 +41,78 @@ pub struct Principal {
     pub tenant: TenantId,
     /// Who they are.
     pub actor: Actor,
+    /// The surface that acts for them (`None`: the admin token).
+    pub surface: Option<String>,
 }
 
 /// Checks bearer tokens.
 #[derive(Clone, Debug)]
 pub struct Auth {
-    token: SecretString,
-    principal: Principal,
+    admin: SecretString,
+    surfaces: Vec<(String, SecretString)>,
+}
+
+/// Whose token was presented.
+enum Caller<'a> {
+    Admin,
+    Surface(&'a str),
 }
 
 impl Auth {
-    /// The admin token's authority: the default tenant, as the `admin` user.
+    /// The admin token's authority: the default tenant, as the `admin` user. No surface tokens.
     pub fn admin(token: SecretString) -> Self {
         Self {
-            token,
-            principal: Principal {
-                tenant: TenantId::from(DEFAULT_TENANT),
-                actor: Actor::named(ADMIN_USER, "Admin"),
-            },
+            admin: trimmed(token),
+            surfaces: Vec::new(),
         }
     }
 
-    /// The caller a token authenticates, if any.
-    fn check(&self, presented: &str) -> Option<&Principal> {
-        constant_time_eq(presented.as_bytes(), self.token.expose_secret().as_bytes())
-            .then_some(&self.principal)
+    /// Adds surface tokens (`name`, token); each acts for the user its requests name.
+    #[must_use]
+    pub fn with_surfaces(
+        mut self,
+        surfaces: impl IntoIterator<Item = (String, SecretString)>,
+    ) -> Self {
+        self.surfaces
+            .extend(surfaces.into_iter().map(|(name, t)| (name, trimmed(t))));
+        self
+    }
+
+    /// The surface whose token equals the admin token, if one does (a startup error).
+    pub fn surface_sharing_admin_token(&self) -> Option<&str> {
+        self.surfaces
+            .iter()
+            .find(|(_, t)| t.expose_secret() == self.admin.expose_secret())
+            .map(|(name, _)| name.as_str())
+    }
+
+    /// Whose token `presented` is, if anyone's. Every token is compared, so the time taken does
+    /// not tell which one matched.
+    fn check(&self, presented: &str) -> Option<Caller<'_>> {
+        let presented = presented.trim().as_bytes();
+        let mut found = None;
+        for (name, token) in &self.surfaces {
+            if constant_time_eq(presented, token.expose_secret().as_bytes()) && found.is_none() {
+                found = Some(Caller::Surface(name.as_str()));
+            }
+        }
+        if constant_time_eq(presented, self.admin.expose_secret().as_bytes()) {
+            return Some(Caller::Admin);
+        }
+        found
     }
 }
 
-/// The header a trusted surface (a chat adapter holding the admin token) names the person it acts
-/// for with; that person must be a user of the tenant.
-pub const ACTING_USER_HEADER: &str = "x-workmate-acting-user";
+fn trimmed(token: SecretString) -> SecretString {
+    let text = token.expose_secret();
+    if text.trim().len() == text.len() {
+        return token;
+    }
+    SecretString::from(text.trim().to_owned())
+}
 
-/// Rejects requests without the token; passes the caller on as a request extension.
+/// Rejects requests without a valid token or with an acting user the token may not name; passes
+/// the caller on as a request extension.
 pub(crate) async fn require_token(
     State(state): State<AppState>,
     mut request: Request,
@@ -77,42 +125,77 @@ pub(crate) async fn require_token(
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::trim)
         .unwrap_or_default();
-    let mut principal = state
-        .auth
-        .check(presented)
-        .cloned()
-        .ok_or(ApiError::Unauthorized)?;
-    if let Some(acting) = request.headers().get(ACTING_USER_HEADER) {
-        let user = acting
-            .to_str()
-            .map_err(|_| ApiError::BadRequest(format!("{ACTING_USER_HEADER} must be text")))?
-            .trim()
-            .to_owned();
-        let known = state
-            .store
-            .tenants()
-            .get_user(&principal.tenant, &UserId::from(user.as_str()))
-            .await?;
-        let known = known
-            .ok_or_else(|| ApiError::Forbidden(format!("{user} is not a user of this tenant")))?;
-        principal.actor = Actor::named(known.id, known.display_name);
-    }
+    let caller = state.auth.check(presented).ok_or(ApiError::Unauthorized)?;
+    let acting = match request.headers().get(ACTING_USER_HEADER) {
+        Some(value) => Some(
+            value
+                .to_str()
+                .map_err(|_| ApiError::BadRequest(format!("{ACTING_USER_HEADER} must be text")))?
+                .trim()
+                .to_owned(),
+        ),
+        None => None,
+    };
+    let tenant = TenantId::from(DEFAULT_TENANT);
+    let principal = match (caller, acting) {
+        (Caller::Admin, None) => Principal {
+            tenant,
+            actor: Actor::named(ADMIN_USER, "Admin"),
+            surface: None,
+        },
+        (Caller::Admin, Some(_)) => {
+            return Err(ApiError::Forbidden(format!(
+                "the admin token acts only as the admin and may not send {ACTING_USER_HEADER}; \
+                 a surface acting for people needs its own token ([server.surface_tokens])"
+            )));
+        }
+        (Caller::Surface(surface), None) => {
+            return Err(ApiError::Forbidden(format!(
+                "surface {surface} must name the person it acts for in {ACTING_USER_HEADER}"
+            )));
+        }
+        (Caller::Surface(surface), Some(user)) => {
+            if user.is_empty() {
+                return Err(ApiError::BadRequest(format!(
+                    "{ACTING_USER_HEADER} must name a user"
+                )));
+            }
+            let known = state
+                .store
+                .tenants()
+                .get_user(&tenant, &UserId::from(user.as_str()))
+                .await?
+                .ok_or_else(|| {
+                    ApiError::Forbidden(format!("{user} is not a user of this tenant"))
+                })?;
+            Principal {
+                tenant,
+                actor: Actor::named(known.id, known.display_name),
+                surface: Some(surface.to_owned()),
+            }
+        }
+    };
     request.extensions_mut().insert(principal);
     Ok(next.run(request).await)
 }
 
 /// The configured token, or the one kept in the data directory, or a new one written there.
-/// The flag is `true` when the token was generated by this call.
+/// The flag is `true` when the token was generated by this call. A token file that others could
+/// read is made owner-only, with a warning.
 pub fn load_or_generate(
     configured: Option<&SecretString>,
     data_dir: &Path,
 ) -> std::io::Result<(SecretString, bool)> {
-    if let Some(token) = configured {
-        return Ok((token.clone(), false));
-    }
     let path = data_dir.join(TOKEN_FILE);
+    if let Some(token) = configured {
+        if path.exists() {
+            restrict(&path)?;
+        }
+        return Ok((trimmed(token.clone()), false));
+    }
     match std::fs::read_to_string(&path) {
         Ok(token) if !token.trim().is_empty() => {
+            restrict(&path)?;
             return Ok((SecretString::from(token.trim().to_owned()), false));
         }
         Ok(_) => {}
@@ -128,8 +211,33 @@ pub fn load_or_generate(
     options.write(true).create(true).truncate(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    // An empty file left from before keeps its mode through `open`; restrict it first.
+    if path.exists() {
+        restrict(&path)?;
+    }
     options.open(&path)?.write_all(token.as_bytes())?;
     Ok((SecretString::from(token), true))
+}
+
+/// Makes the token file readable and writable by its owner only.
+#[cfg(unix)]
+fn restrict(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path)?.permissions().mode() & 0o777;
+    if mode != 0o600 {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+        warn!(
+            path = %path.display(),
+            was = format!("{mode:o}"),
+            "The admin token file was not owner-only; its mode is now 600."
+        );
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn restrict(_path: &Path) -> std::io::Result<()> {
+    Ok(())
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -163,11 +271,37 @@ mod tests {
         }
     }
 
+    #[cfg(unix)]
     #[test]
-    fn tokens_must_match_exactly() {
-        let auth = Auth::admin(SecretString::from("s3cret-token-value"));
-        assert!(auth.check("s3cret-token-value").is_some());
+    fn a_loose_token_file_is_made_owner_only_on_start() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(TOKEN_FILE);
+        std::fs::write(&path, "wm_kept-token-0123456789\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let (token, generated) = load_or_generate(None, dir.path()).unwrap();
+        assert!(!generated);
+        assert_eq!(token.expose_secret(), "wm_kept-token-0123456789");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn tokens_must_match_exactly_after_trimming() {
+        let auth = Auth::admin(SecretString::from(" s3cret-token-value\n")).with_surfaces([(
+            "slack".to_owned(),
+            SecretString::from("surface-token-0123456"),
+        )]);
+        assert!(matches!(
+            auth.check("s3cret-token-value"),
+            Some(Caller::Admin)
+        ));
+        assert!(matches!(
+            auth.check(" surface-token-0123456 "),
+            Some(Caller::Surface("slack"))
+        ));
         assert!(auth.check("s3cret-token-valuE").is_none());
         assert!(auth.check("").is_none());
+        assert_eq!(auth.surface_sharing_admin_token(), None);
     }
 }

@@ -3,7 +3,11 @@
 //! Invariants: every request goes through the automation service, so the API validates, refuses
 //! and shows automations exactly as the agent's tools and the chat commands do; only an
 //! automation's owner or a tenant admin changes, runs or deletes it; an automation of another
-//! tenant is indistinguishable from one that does not exist (404).
+//! tenant is indistinguishable from one that does not exist (404); the standing rules a request
+//! asks for pass the engine's grant validation or the request is refused (400), and they become
+//! rules at once only for an approver or an admin: a member's wait on the automation
+//! (`requested_rules`) until an approver or an admin allows or denies them
+//! (`POST /v1/automations/{id}/rules/approve` or `…/rules/deny`).
 
 use axum::Json;
 use axum::body::Bytes;
@@ -13,10 +17,12 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tracing::info;
+use workmate_engine::permissions::{RequestedPermission, RiskClass, classify, grant_entries};
 use workmate_protocol::AutomationId;
 use workmate_store::Automation;
 use workmate_tools::automations::{
-    AutomationChange, AutomationDraft, change, check_manager, create, public_view, zone,
+    AutomationChange, AutomationDraft, PermissionRequest, StandingRule, change, check_approver,
+    check_manager, create, may_grant_rules, public_view, settle_requested_rules, zone,
 };
 
 use super::Principal;
@@ -67,10 +73,27 @@ pub(crate) async fn create_one(
     Extension(caller): Extension<Principal>,
     body: Bytes,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let draft: AutomationDraft = body_of(
+    let mut draft: AutomationDraft = body_of(
         &body,
         r#"{"title": "Sales digest", "instructions": "…", "cron": "0 9 * * 1-5"}"#,
     )?;
+    let rules = valid_rules(&state, &draft.permissions)?;
+    let granted_now = may_grant_rules(&state.store, &caller.tenant, &caller.actor.user_id).await?;
+    // The service turns `write` permissions into rules; only validated ones reach it, and only
+    // when the caller may grant them.
+    draft.permissions = if granted_now {
+        rules
+            .iter()
+            .map(|r| PermissionRequest {
+                tool: r.tool.clone(),
+                target: r.target.clone(),
+                access: "write".into(),
+            })
+            .collect()
+    } else {
+        draft.requested_rules = rules.clone();
+        Vec::new()
+    };
     let automation = create(
         &state.store,
         &caller.tenant,
@@ -80,7 +103,123 @@ pub(crate) async fn create_one(
     )
     .await?;
     info!(tenant = %caller.tenant, automation = %automation.id, by = %caller.actor.user_id, "Automation created.");
+    if !granted_now && !rules.is_empty() {
+        let entries: Vec<String> = rules.iter().map(StandingRule::entry).collect();
+        info!(tenant = %caller.tenant, automation = %automation.id, by = %caller.actor.user_id, ?entries, "Standing rules wait for an approver.");
+    }
     Ok((StatusCode::CREATED, Json(public_view(&automation, None))))
+}
+
+/// The standing rules `permissions` ask for, validated as the engine validates minted rules;
+/// a `write` entry it would not keep (no such tool, a tool without a target argument, a blank
+/// target) or an unknown access refuses the whole request.
+fn valid_rules(
+    state: &AppState,
+    permissions: &[PermissionRequest],
+) -> Result<Vec<StandingRule>, ApiError> {
+    let mut rules = Vec::new();
+    for permission in permissions {
+        let requested = RequestedPermission {
+            tool: permission.tool.trim().to_owned(),
+            target: permission.target.clone(),
+            access: permission.access.trim().to_owned(),
+        };
+        match requested.access.as_str() {
+            "read" => continue,
+            "write" => {}
+            other => {
+                return Err(ApiError::BadRequest(format!(
+                    "permission access {other:?} of {:?} is neither \"read\" nor \"write\"",
+                    requested.tool
+                )));
+            }
+        }
+        let entry = grantable(state, &requested);
+        let Some(entry) = entry else {
+            return Err(ApiError::BadRequest(format!(
+                "{:?} on {:?} cannot be a standing rule: a rule names one tool that declares a \
+                 target (such as send_message) and one exact, non-blank target",
+                requested.tool,
+                requested.target.trim()
+            )));
+        };
+        if let Some((tool, target)) = entry.split_once(' ') {
+            let rule = StandingRule {
+                tool: tool.to_owned(),
+                target: target.to_owned(),
+            };
+            if !rules.contains(&rule) {
+                rules.push(rule);
+            }
+        }
+    }
+    Ok(rules)
+}
+
+/// The rule entry (`"<tool> <target>"`) the engine would mint for `requested`, if any. Shell
+/// and local writes are refused besides: the engine only ever matches rules of external calls,
+/// so such a rule would be inert, and alarming to read.
+fn grantable(state: &AppState, requested: &RequestedPermission) -> Option<String> {
+    let metadata = |tool: &str| state.hub.tool_metadata(tool);
+    let never = matches!(
+        classify(&requested.tool, metadata(&requested.tool).as_ref(), &[]),
+        RiskClass::Exec | RiskClass::WriteLocal
+    );
+    grant_entries(std::slice::from_ref(requested), metadata)
+        .into_iter()
+        .next()
+        .filter(|_| !never)
+}
+
+/// `POST /v1/automations/{id}/rules/approve` → the automation with the standing rules its owner
+/// asked for granted; for approvers and admins. `400` when none are waiting.
+pub(crate) async fn approve_rules(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    settle(&state, &caller, &id, true).await
+}
+
+/// `POST /v1/automations/{id}/rules/deny` → the automation with the standing rules its owner
+/// asked for dropped; for approvers and admins. `400` when none are waiting.
+pub(crate) async fn deny_rules(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    settle(&state, &caller, &id, false).await
+}
+
+async fn settle(
+    state: &AppState,
+    caller: &Principal,
+    id: &str,
+    allow: bool,
+) -> Result<Json<Value>, ApiError> {
+    let automation = found(state, caller, id).await?;
+    check_approver(&state.store, &caller.tenant, &caller.actor.user_id).await?;
+    // Checked again: the tools may have changed since the rules were asked for.
+    let still_valid = |rule: &StandingRule| {
+        let requested = RequestedPermission {
+            tool: rule.tool.clone(),
+            target: rule.target.clone(),
+            access: "write".into(),
+        };
+        grantable(state, &requested).is_some()
+    };
+    let (settled, granted) = settle_requested_rules(
+        &state.store,
+        &caller.tenant,
+        &automation.id,
+        allow,
+        still_valid,
+    )
+    .await?
+    .ok_or_else(|| missing(id))?;
+    let entries: Vec<String> = granted.iter().map(StandingRule::entry).collect();
+    info!(tenant = %caller.tenant, automation = %settled.id, by = %caller.actor.user_id, allow, ?entries, "Requested standing rules settled.");
+    Ok(Json(public_view(&settled, None)))
 }
 
 /// `GET /v1/automations/{id}`.

@@ -48,6 +48,14 @@ pub(crate) fn routes(state: AppState) -> Router<AppState> {
         )
         .route("/v1/automations/{id}/run", post(automations::run))
         .route("/v1/automations/{id}/runs", get(automations::runs))
+        .route(
+            "/v1/automations/{id}/rules/approve",
+            post(automations::approve_rules),
+        )
+        .route(
+            "/v1/automations/{id}/rules/deny",
+            post(automations::deny_rules),
+        )
         .route("/v1/wakes/events", post(automations::fire_event))
         .route(
             "/v1/tenant/settings",

@@ -1,0 +1,179 @@
+//! `[server]` bounds of the HTTP listener and the surface tokens.
+//!
+//! Invariants: every bound is a positive number within a range that keeps the server usable (a
+//! request timeout of zero would refuse everything); a surface token is at least 16 characters,
+//! trimmed, unique among surfaces and different from a configured admin token, so a presented
+//! token names exactly one caller.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use secrecy::{ExposeSecret, SecretString};
+
+use super::validate::RawServer;
+use super::{ConfigError, Source};
+
+/// `request_timeout_ms` by default: a request's head to its response's head.
+pub(crate) const DEFAULT_REQUEST_TIMEOUT_MS: i64 = 30_000;
+/// `header_read_timeout_ms` by default: a new connection's first request head.
+pub(crate) const DEFAULT_HEADER_READ_TIMEOUT_MS: i64 = 10_000;
+/// `max_body_bytes` by default (axum's own default).
+pub(crate) const DEFAULT_MAX_BODY_BYTES: i64 = 2 * 1024 * 1024;
+/// `max_connections` by default: open HTTP connections at once.
+pub(crate) const DEFAULT_MAX_CONNECTIONS: i64 = 1024;
+
+/// The shortest surface token accepted, like the admin token.
+const MIN_TOKEN_CHARS: usize = 16;
+
+/// Bounds on what one client can hold of the HTTP listener.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HttpLimits {
+    /// `request_timeout_ms`: how long a request may take until its response starts (default
+    /// 30000). Reading the body counts; an event stream's body, once started, does not.
+    pub request_timeout: Duration,
+    /// `header_read_timeout_ms`: how long a new connection may take to send its first request
+    /// head (default 10000).
+    pub header_read_timeout: Duration,
+    /// `max_body_bytes`: the largest request body accepted; larger ones get 413 (default 2 MiB).
+    pub max_body_bytes: usize,
+    /// `max_connections`: open connections at once; more wait to be accepted (default 1024).
+    pub max_connections: usize,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        let ms = |v: i64| Duration::from_millis(u64::try_from(v).unwrap_or_default());
+        Self {
+            request_timeout: ms(DEFAULT_REQUEST_TIMEOUT_MS),
+            header_read_timeout: ms(DEFAULT_HEADER_READ_TIMEOUT_MS),
+            max_body_bytes: usize::try_from(DEFAULT_MAX_BODY_BYTES).unwrap_or(usize::MAX),
+            max_connections: usize::try_from(DEFAULT_MAX_CONNECTIONS).unwrap_or(usize::MAX),
+        }
+    }
+}
+
+impl HttpLimits {
+    /// Limits with every bound given, for tests and embedders.
+    pub fn new(
+        request_timeout: Duration,
+        header_read_timeout: Duration,
+        max_body_bytes: usize,
+        max_connections: usize,
+    ) -> Self {
+        Self {
+            request_timeout,
+            header_read_timeout,
+            max_body_bytes,
+            max_connections,
+        }
+    }
+}
+
+/// A surface (a chat adapter or another trusted front end) and its token.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct SurfaceToken {
+    /// The name it is configured under (`[server.surface_tokens] NAME`).
+    pub name: String,
+    /// The token, trimmed.
+    pub token: SecretString,
+}
+
+type Invalid<'a> = &'a dyn Fn(&'static str, &'static str, String) -> ConfigError;
+
+pub(crate) fn validate_limits(
+    raw: &RawServer,
+    invalid: Invalid<'_>,
+) -> Result<HttpLimits, ConfigError> {
+    let bounded = |key: &'static str, value: Option<i64>, default: i64, range: (u64, u64)| {
+        let value = value.unwrap_or(default);
+        u64::try_from(value)
+            .ok()
+            .filter(|v| (range.0..=range.1).contains(v))
+            .ok_or_else(|| {
+                invalid(
+                    "server",
+                    key,
+                    format!("{value} is not between {} and {}", range.0, range.1),
+                )
+            })
+    };
+    let request = bounded(
+        "request_timeout_ms",
+        raw.request_timeout_ms,
+        DEFAULT_REQUEST_TIMEOUT_MS,
+        (100, 3_600_000),
+    )?;
+    let header = bounded(
+        "header_read_timeout_ms",
+        raw.header_read_timeout_ms,
+        DEFAULT_HEADER_READ_TIMEOUT_MS,
+        (100, 600_000),
+    )?;
+    let body = bounded(
+        "max_body_bytes",
+        raw.max_body_bytes,
+        DEFAULT_MAX_BODY_BYTES,
+        (1024, 1024 * 1024 * 1024),
+    )?;
+    let connections = bounded(
+        "max_connections",
+        raw.max_connections,
+        DEFAULT_MAX_CONNECTIONS,
+        (1, 1_000_000),
+    )?;
+    Ok(HttpLimits {
+        request_timeout: Duration::from_millis(request),
+        header_read_timeout: Duration::from_millis(header),
+        max_body_bytes: usize::try_from(body).unwrap_or(usize::MAX),
+        max_connections: usize::try_from(connections).unwrap_or(usize::MAX),
+    })
+}
+
+pub(crate) fn validate_surface_tokens(
+    raw: &BTreeMap<String, String>,
+    admin: Option<&SecretString>,
+    origin: impl Fn(&str) -> Source,
+) -> Result<Vec<SurfaceToken>, ConfigError> {
+    let mut out: Vec<SurfaceToken> = Vec::new();
+    for (name, token) in raw {
+        let fail = |problem: String| ConfigError::SurfaceToken {
+            name: name.clone(),
+            origin: origin(name),
+            problem,
+        };
+        let valid_name = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
+        if !valid_name {
+            return Err(fail(
+                "a surface name is lowercase letters, digits, `-` and `_` (e.g. slack-bridge)"
+                    .into(),
+            ));
+        }
+        let token = token.trim();
+        if token.chars().count() < MIN_TOKEN_CHARS {
+            return Err(fail(format!(
+                "a surface token must be at least {MIN_TOKEN_CHARS} characters"
+            )));
+        }
+        if admin.is_some_and(|a| a.expose_secret() == token) {
+            return Err(fail(
+                "a surface token must differ from the admin token".into(),
+            ));
+        }
+        if let Some(other) = out.iter().find(|s| s.token.expose_secret() == token) {
+            return Err(fail(format!(
+                "the token is also the token of surface {}; give each surface its own",
+                other.name
+            )));
+        }
+        out.push(SurfaceToken {
+            name: name.clone(),
+            token: SecretString::from(token.to_owned()),
+        });
+    }
+    Ok(out)
+}
