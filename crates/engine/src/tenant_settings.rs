@@ -454,8 +454,63 @@ mod tests {
         assert_eq!(
             error,
             "unknown setting `time_zone`; the settings are timezone, automation_creators, \
-             separation_of_duties, permissions, gateway"
+             separation_of_duties, modes_allowed, permissions, shell_standing_choices, \
+             web_fetch_allow, gateway"
         );
+    }
+
+    #[test]
+    fn modes_allowed_lists_modes_and_defaults_to_the_safe_three() {
+        let empty = json!({});
+        assert_eq!(modes_allowed(&empty), DEFAULT_MODES_ALLOWED.to_vec());
+        let set = apply(&empty, "modes_allowed", &json!(["Plan", "auto", "plan"])).unwrap();
+        assert_eq!(set, json!({"modes_allowed": ["plan", "auto"]}));
+        assert_eq!(
+            modes_allowed(&set),
+            vec![PermissionMode::Plan, PermissionMode::Auto]
+        );
+        let error = apply(&empty, "modes_allowed", &json!(["yolo"]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("yolo") && error.contains("discuss"),
+            "{error}"
+        );
+        assert!(apply(&empty, "modes_allowed", &json!("auto")).is_err());
+        // An unreadable stored value falls back to the default, and says so.
+        let stored = json!({"modes_allowed": "auto"});
+        assert_eq!(modes_allowed(&stored), DEFAULT_MODES_ALLOWED.to_vec());
+        assert!(shown(&stored, "modes_allowed").contains("not valid"));
+        assert!(shown(&empty, "modes_allowed").starts_with("(default: discuss, plan, interactive"));
+    }
+
+    #[test]
+    fn shell_choices_and_web_fetch_hosts() {
+        let empty = json!({});
+        assert!(!shell_standing_choices(&empty));
+        let on = apply(&empty, "shell_standing_choices", &json!(true)).unwrap();
+        assert!(shell_standing_choices(&on));
+        assert!(apply(&empty, "shell_standing_choices", &json!("yes")).is_err());
+        assert!(web_fetch_allow(&empty).is_empty());
+        let hosts = apply(
+            &empty,
+            "web_fetch_allow",
+            &json!([" Docs.rs ", "*.example.com"]),
+        )
+        .unwrap();
+        assert_eq!(
+            hosts,
+            json!({"web_fetch_allow": ["docs.rs", "*.example.com"]})
+        );
+        assert_eq!(web_fetch_allow(&hosts), vec!["docs.rs", "*.example.com"]);
+        for bad in [
+            json!(["*"]),
+            json!(["https://docs.rs"]),
+            json!("docs.rs"),
+            json!([1]),
+        ] {
+            assert!(apply(&empty, "web_fetch_allow", &bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

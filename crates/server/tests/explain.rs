@@ -90,6 +90,13 @@ fn explain_args(case: &Value, root: &Path) -> Vec<String> {
     if case["automation"].as_bool() == Some(true) {
         args.push("--automation".into());
     }
+    if case["shell_standing_choices"].as_bool() == Some(true) {
+        args.push("--shell-standing-choices".into());
+    }
+    for host in strings("web_fetch_allow") {
+        args.push("--web-fetch-allow".into());
+        args.push(host);
+    }
     args.push(case["tool"].as_str().unwrap().to_owned());
     args.push(
         case["args"]

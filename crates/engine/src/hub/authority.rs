@@ -13,8 +13,7 @@
 //! changes nothing, says why, and is audited.
 
 use workmate_protocol::{
-    Actor, Command, InboxItemKind, PermissionMode, Resolution, SessionId, Surface, TenantId,
-    UserId,
+    Actor, Command, InboxItemKind, PermissionMode, Resolution, SessionId, Surface, TenantId, UserId,
 };
 use workmate_store::{InboxItem, NewAuditRecord, Role, Store};
 
@@ -32,7 +31,11 @@ pub async fn check_mode(
     user: &UserId,
     mode: PermissionMode,
 ) -> Result<()> {
-    let role = store.tenants().get_user(tenant, user).await?.map(|u| u.role);
+    let role = store
+        .tenants()
+        .get_user(tenant, user)
+        .await?
+        .map(|u| u.role);
     if role == Some(Role::Admin) {
         return Ok(());
     }

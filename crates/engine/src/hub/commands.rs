@@ -105,6 +105,7 @@ impl SessionHub {
                     author: author.clone(),
                     text: text.clone(),
                     delivery: delivery.clone(),
+                    deferred: false,
                 };
                 if attachments.is_empty() && runtime.steer(steering) {
                     return Ok(Accepted::Steered);

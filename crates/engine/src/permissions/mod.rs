@@ -257,8 +257,8 @@ impl PermissionEngine {
         if ctx.mode == PermissionMode::Custom && self.config.auto_allow.iter().any(|t| t == tool) {
             return Decision::allow("auto-allowed by config");
         }
-        let readonly_ok = risk == RiskClass::Exec
-            && command.is_some_and(|c| is_read_only_command(c, &ctx.roots));
+        let readonly_ok =
+            risk == RiskClass::Exec && command.is_some_and(|c| is_read_only_command(c, &ctx.roots));
         let choices = choices::offered(
             risk,
             connector,

@@ -152,10 +152,12 @@ const DANGEROUS_ENV_PREFIXES: &[&str] = &[
 /// ones against the first, where the shell tool runs), so `cat ../../x`, `cat /etc/passwd` or a
 /// symlink out of the workspace is not read-only.
 pub fn is_read_only_command(command: &str, roots: &[Root]) -> bool {
-    read_only_args(command).is_some_and(|args| {
-        args.iter()
-            .all(|arg| super::paths::word_inside_roots(roots, arg))
-    })
+    // Without a folder the shell tool runs nothing, and a relative path would have no anchor.
+    !roots.is_empty()
+        && read_only_args(command).is_some_and(|args| {
+            args.iter()
+                .all(|arg| super::paths::word_inside_roots(roots, arg))
+        })
 }
 
 /// The arguments of every program of `command` when it only reads (wherever its files are).
@@ -270,7 +272,12 @@ mod tests {
             writable: true,
         }];
         let inside = format!("cat {}/src/x", root.display());
-        for command in ["cat Cargo.toml", "ls -la src", "grep -rn foo src | head", &inside] {
+        for command in [
+            "cat Cargo.toml",
+            "ls -la src",
+            "grep -rn foo src | head",
+            &inside,
+        ] {
             assert!(is_read_only_command(command, &roots), "{command}");
         }
         for command in [
@@ -436,10 +443,7 @@ mod tests {
     fn long_inputs_are_handled() {
         let arg = "a".repeat(100_000);
         assert!(reads_only(&format!("echo {arg}")));
-        assert!(reads_only(&format!(
-            "grep x {}",
-            "f ".repeat(50_000)
-        )));
+        assert!(reads_only(&format!("grep x {}", "f ".repeat(50_000))));
         let pipeline = vec!["cat f"; 10_000].join(" | ");
         assert!(reads_only(&pipeline));
         assert!(!reads_only(&format!("{pipeline} ; rm x")));
@@ -453,10 +457,7 @@ mod tests {
             "awk '{}system' f",
             "{".repeat(100_000)
         )));
-        assert!(!reads_only(&format!(
-            "git {}",
-            "-C x ".repeat(20_000)
-        )));
+        assert!(!reads_only(&format!("git {}", "-C x ".repeat(20_000))));
         let many_rules = "s/a/b/;".repeat(10_000);
         assert!(reads_only(&format!("sed '{many_rules}' f")));
     }
