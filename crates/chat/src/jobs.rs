@@ -230,6 +230,16 @@ impl Chat {
                 .await
             {
                 Err(workmate_engine::Error::Busy(_)) => tokio::time::sleep(BUSY_PAUSE).await,
+                // Anyone in the channel may write in a thread, but only its session's owner (or
+                // an admin) talks to the session; the others are told privately, once.
+                Err(workmate_engine::Error::Forbidden(reason)) => {
+                    let why = format!(
+                        "I did not pass your message to this thread's session: {reason}. \
+                         Start your own thread to ask me something."
+                    );
+                    private(slot, &thread_of(inbound), person, &text_card(&why)).await;
+                    return Ok(Handled::Done);
+                }
                 Ok(_) => return Ok(Handled::ByEngine),
                 Err(e) => return Err(e.into()),
             }

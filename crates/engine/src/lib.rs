@@ -20,7 +20,9 @@ mod turn;
 
 pub use config::EngineConfig;
 pub use error::{Error, Result};
-pub use hub::{Accepted, EngineParts, Reply, SessionHub, Verdict, parse_reply, reply_token};
+pub use hub::{
+    Accepted, EngineParts, Reply, SessionHub, Verdict, check_mode, parse_reply, reply_token,
+};
 pub use scheduler::{
     NoObserver, ObserverFuture, RunObserver, Scheduler, SchedulerConfig, TickObserver, TickReport,
 };

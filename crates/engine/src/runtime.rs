@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
-use workmate_protocol::{Actor, Event};
+use workmate_protocol::{Actor, Event, UserId};
 use workmate_store::IntakeKey;
 
 /// Events buffered for a slow live subscriber before it is told it lagged. Kept small: the buffer
@@ -24,12 +24,16 @@ pub(crate) struct Steering {
     pub(crate) text: String,
     /// The intake row it came from, marked done when the message is stored.
     pub(crate) delivery: Option<IntakeKey>,
+    /// Kept for the next turn: it came from someone else while a prompt of this one waited.
+    pub(crate) deferred: bool,
 }
 
 #[derive(Debug, Default)]
 struct TurnSlot {
     cancel: Option<CancellationToken>,
     steering: Vec<Steering>,
+    /// Whose call a pending prompt of the running turn is about.
+    waiting_for: Option<UserId>,
 }
 
 /// One session's live state.
@@ -86,6 +90,7 @@ impl SessionRuntime {
         let token = CancellationToken::new();
         slot.cancel = Some(token.clone());
         slot.steering.clear();
+        slot.waiting_for = None;
         drop(slot);
         self.running.send_replace(true);
         Some(token)
@@ -96,26 +101,45 @@ impl SessionRuntime {
     pub(crate) fn release(&self) -> Vec<Steering> {
         let mut slot = self.turn.lock().unwrap_or_else(|e| e.into_inner());
         slot.cancel = None;
+        slot.waiting_for = None;
         let late = std::mem::take(&mut slot.steering);
         drop(slot);
         self.running.send_replace(false);
         late
     }
 
-    /// Queues a message for the running turn; `false` if no turn runs.
-    pub(crate) fn steer(&self, steering: Steering) -> bool {
+    /// Queues a message for the running turn; `false` if no turn runs. While a prompt about
+    /// someone's call waits, a message from anyone else (and any later one of theirs, to keep
+    /// their order) is kept for the next turn.
+    pub(crate) fn steer(&self, mut steering: Steering) -> bool {
         let mut slot = self.turn.lock().unwrap_or_else(|e| e.into_inner());
         if slot.cancel.is_none() {
             return false;
         }
+        let author = &steering.author.user_id;
+        steering.deferred = slot.waiting_for.as_ref().is_some_and(|u| u != author)
+            || slot
+                .steering
+                .iter()
+                .any(|s| s.deferred && &s.author.user_id == author);
         slot.steering.push(steering);
         true
     }
 
-    /// Takes the queued steering messages.
+    /// Takes the queued steering messages that may join this turn.
     pub(crate) fn take_steering(&self) -> Vec<Steering> {
         let mut slot = self.turn.lock().unwrap_or_else(|e| e.into_inner());
-        std::mem::take(&mut slot.steering)
+        let (deferred, now) = std::mem::take(&mut slot.steering)
+            .into_iter()
+            .partition(|s| s.deferred);
+        slot.steering = deferred;
+        now
+    }
+
+    /// Records whose call a prompt of the running turn waits on (`None` once answered).
+    pub(crate) fn set_waiting_for(&self, user: Option<UserId>) {
+        let mut slot = self.turn.lock().unwrap_or_else(|e| e.into_inner());
+        slot.waiting_for = user;
     }
 
     /// Asks the running turn to stop; `false` if none runs.

@@ -13,18 +13,104 @@
 use crate::permissions::PermissionConfig;
 use serde_json::{Map, Value, json};
 use tracing::info;
-use workmate_protocol::{TenantId, UserId};
+use workmate_protocol::{PermissionMode, TenantId, UserId};
 use workmate_store::{NewAuditRecord, Store};
 use workmate_tools::automations::zone;
 
 /// The settings an admin may change, in the order they are shown.
-pub const KNOWN: [&str; 5] = [
+pub const KNOWN: [&str; 8] = [
     "timezone",
     "automation_creators",
     "separation_of_duties",
+    "modes_allowed",
     "permissions",
+    "shell_standing_choices",
+    "web_fetch_allow",
     "gateway",
 ];
+
+/// The modes members may choose when `modes_allowed` is unset (admins may choose any).
+pub const DEFAULT_MODES_ALLOWED: [PermissionMode; 3] = [
+    PermissionMode::Discuss,
+    PermissionMode::Plan,
+    PermissionMode::Interactive,
+];
+
+/// The modes anyone but an admin may choose: the setting `modes_allowed`, else
+/// [`DEFAULT_MODES_ALLOWED`] (also when the stored value is not valid).
+pub fn modes_allowed(settings: &Value) -> Vec<PermissionMode> {
+    settings
+        .get("modes_allowed")
+        .and_then(|v| parse_modes(v).ok())
+        .unwrap_or_else(|| DEFAULT_MODES_ALLOWED.to_vec())
+}
+
+/// Whether the tenant lets people grant `run_shell` for the whole session ("always this tool",
+/// "read-only commands for this session"): the setting `shell_standing_choices`, default false.
+pub fn shell_standing_choices(settings: &Value) -> bool {
+    settings
+        .get("shell_standing_choices")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+/// The hosts `web_fetch` may reach without asking: the setting `web_fetch_allow` (exact host
+/// names, or `*.suffix` for any subdomain of `suffix`), default none.
+pub fn web_fetch_allow(settings: &Value) -> Vec<String> {
+    settings
+        .get("web_fetch_allow")
+        .and_then(|v| parse_hosts(v).ok())
+        .unwrap_or_default()
+}
+
+fn parse_modes(value: &Value) -> Result<Vec<PermissionMode>, String> {
+    let items = value.as_array().ok_or_else(|| {
+        format!(
+            "is a list of modes such as [\"discuss\", \"plan\", \"interactive\"], not {}",
+            kind(value)
+        )
+    })?;
+    let mut modes = Vec::new();
+    for item in items {
+        let mode = item
+            .as_str()
+            .map(|s| Value::from(s.trim().to_ascii_lowercase()))
+            .and_then(|s| serde_json::from_value::<PermissionMode>(s).ok())
+            .ok_or_else(|| {
+                format!(
+                    "lists modes: discuss, plan, interactive, auto or custom, not {}",
+                    show(item)
+                )
+            })?;
+        if !modes.contains(&mode) {
+            modes.push(mode);
+        }
+    }
+    Ok(modes)
+}
+
+fn parse_hosts(value: &Value) -> Result<Vec<String>, String> {
+    let items = value.as_array().ok_or_else(|| {
+        format!(
+            "is a list of hosts such as [\"docs.rs\", \"*.example.com\"], not {}",
+            kind(value)
+        )
+    })?;
+    items
+        .iter()
+        .map(|item| {
+            let host = item.as_str().map(|s| s.trim().to_ascii_lowercase());
+            match host {
+                Some(host) if crate::permissions::valid_host_pattern(&host) => Ok(host),
+                _ => Err(format!(
+                    "lists host names (\"docs.rs\") or \"*.\" and a domain (\"*.example.com\"), \
+                     not {}",
+                    show(item)
+                )),
+            }
+        })
+        .collect()
+}
 
 /// The audit stage of a settings change.
 pub const AUDIT_STAGE: &str = "tenant_settings_changed";
@@ -188,10 +274,17 @@ fn validated(key: &'static str, value: &Value) -> Result<Value, SettingError> {
                 })?;
             Ok(Value::from(role))
         }
-        "separation_of_duties" => match value {
+        "separation_of_duties" | "shell_standing_choices" => match value {
             Value::Bool(_) => Ok(value.clone()),
             _ => Err(invalid(format!("is true or false, not {}", show(value)))),
         },
+        "modes_allowed" => {
+            let modes = parse_modes(value).map_err(invalid)?;
+            Ok(Value::from(
+                modes.iter().map(|m| m.as_str()).collect::<Vec<_>>(),
+            ))
+        }
+        "web_fetch_allow" => Ok(Value::from(parse_hosts(value).map_err(invalid)?)),
         "permissions" => {
             let example = r#"{"allowed_commands": ["git status"], "auto_allow": [], "risk_overrides": [{"pattern": "mcp__*", "risk": "read"}]}"#;
             if !value.is_object() {
@@ -219,6 +312,11 @@ fn default_of(key: &str) -> &'static str {
         "timezone" => "UTC",
         "automation_creators" => "member",
         "separation_of_duties" => "false",
+        "modes_allowed" => "discuss, plan, interactive (admins may choose any mode)",
+        "shell_standing_choices" => {
+            "false (run_shell approvals offer no session-wide \"always this tool\" or \"read-only commands\")"
+        }
+        "web_fetch_allow" => "none (every web_fetch asks)",
         "permissions" => "no allowed_commands, auto_allow or risk_overrides",
         "gateway" => "no fallback, budgets or routes",
         _ => "none",
@@ -356,8 +454,63 @@ mod tests {
         assert_eq!(
             error,
             "unknown setting `time_zone`; the settings are timezone, automation_creators, \
-             separation_of_duties, permissions, gateway"
+             separation_of_duties, modes_allowed, permissions, shell_standing_choices, \
+             web_fetch_allow, gateway"
         );
+    }
+
+    #[test]
+    fn modes_allowed_lists_modes_and_defaults_to_the_safe_three() {
+        let empty = json!({});
+        assert_eq!(modes_allowed(&empty), DEFAULT_MODES_ALLOWED.to_vec());
+        let set = apply(&empty, "modes_allowed", &json!(["Plan", "auto", "plan"])).unwrap();
+        assert_eq!(set, json!({"modes_allowed": ["plan", "auto"]}));
+        assert_eq!(
+            modes_allowed(&set),
+            vec![PermissionMode::Plan, PermissionMode::Auto]
+        );
+        let error = apply(&empty, "modes_allowed", &json!(["yolo"]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("yolo") && error.contains("discuss"),
+            "{error}"
+        );
+        assert!(apply(&empty, "modes_allowed", &json!("auto")).is_err());
+        // An unreadable stored value falls back to the default, and says so.
+        let stored = json!({"modes_allowed": "auto"});
+        assert_eq!(modes_allowed(&stored), DEFAULT_MODES_ALLOWED.to_vec());
+        assert!(shown(&stored, "modes_allowed").contains("not valid"));
+        assert!(shown(&empty, "modes_allowed").starts_with("(default: discuss, plan, interactive"));
+    }
+
+    #[test]
+    fn shell_choices_and_web_fetch_hosts() {
+        let empty = json!({});
+        assert!(!shell_standing_choices(&empty));
+        let on = apply(&empty, "shell_standing_choices", &json!(true)).unwrap();
+        assert!(shell_standing_choices(&on));
+        assert!(apply(&empty, "shell_standing_choices", &json!("yes")).is_err());
+        assert!(web_fetch_allow(&empty).is_empty());
+        let hosts = apply(
+            &empty,
+            "web_fetch_allow",
+            &json!([" Docs.rs ", "*.example.com"]),
+        )
+        .unwrap();
+        assert_eq!(
+            hosts,
+            json!({"web_fetch_allow": ["docs.rs", "*.example.com"]})
+        );
+        assert_eq!(web_fetch_allow(&hosts), vec!["docs.rs", "*.example.com"]);
+        for bad in [
+            json!(["*"]),
+            json!(["https://docs.rs"]),
+            json!("docs.rs"),
+            json!([1]),
+        ] {
+            assert!(apply(&empty, "web_fetch_allow", &bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use workmate_engine::permissions::{
-    PermissionConfig, PermissionEngine, PolicyContext, RiskOverride, SessionGrants,
+    Decision, PermissionConfig, PermissionEngine, PolicyContext, RiskOverride, SessionGrants,
+    TenantPolicy,
 };
 use workmate_protocol::PermissionMode;
 use workmate_tools::{BuiltinOptions, Root, ToolMetadata, builtin_registry};
@@ -85,6 +86,15 @@ pub(crate) struct Case {
     pub(crate) overrides: Vec<RiskOverride>,
     #[serde(default)]
     pub(crate) auto_allow: Vec<String>,
+    /// The tenant setting `shell_standing_choices`.
+    #[serde(default)]
+    pub(crate) shell_standing_choices: bool,
+    /// The tenant setting `web_fetch_allow`.
+    #[serde(default)]
+    pub(crate) web_fetch_allow: Vec<String>,
+    /// The choices an `ask` must offer, when the case says.
+    #[serde(default)]
+    pub(crate) choices: Option<Vec<String>>,
     /// Metadata of a tool that is not built in (built-ins come from the registry).
     #[serde(default)]
     pub(crate) metadata: Option<ToolMetadata>,
@@ -157,18 +167,33 @@ impl Case {
 
     /// What the engine decides for this case.
     pub(crate) fn evaluate(&self, root: &Path) -> Verdict {
-        let engine = PermissionEngine::new(self.config());
+        self.evaluate_with_choices(root).0
+    }
+
+    /// What the engine decides for this case, and the choices an `ask` offers.
+    pub(crate) fn evaluate_with_choices(&self, root: &Path) -> (Verdict, Vec<String>) {
+        let engine = PermissionEngine::new(self.config()).with_policy(TenantPolicy {
+            shell_standing_choices: self.shell_standing_choices,
+            web_fetch_allow: self.web_fetch_allow.clone(),
+        });
         let decision = engine.evaluate(
             &self.context(root),
             &self.tool,
             &self.arguments(root),
             self.tool_metadata().as_ref(),
         );
-        match decision.verdict() {
+        let choices = match &decision {
+            Decision::Ask { choices, .. } => {
+                choices.iter().map(|c| c.as_str().to_owned()).collect()
+            }
+            _ => Vec::new(),
+        };
+        let verdict = match decision.verdict() {
             "allow" => Verdict::Allow,
             "ask" => Verdict::Ask,
             _ => Verdict::Deny,
-        }
+        };
+        (verdict, choices)
     }
 }
 
@@ -342,6 +367,22 @@ fn every_case_gets_the_decision_the_spec_requires() {
         "{wrong} of {} red-team cases got the wrong decision:\n{report}",
         results.len()
     );
+}
+
+#[test]
+fn asks_offer_the_choices_the_case_names() {
+    let (_fixture, root) = fixture_root();
+    let mut report = String::new();
+    for case in load_corpus() {
+        let Some(expected) = &case.choices else {
+            continue;
+        };
+        let (_, got) = case.evaluate_with_choices(&root);
+        if &got != expected {
+            let _ = writeln!(report, "  {}: expected {expected:?}, got {got:?}", case.id);
+        }
+    }
+    assert!(report.is_empty(), "wrong choices:\n{report}");
 }
 
 #[test]

@@ -232,3 +232,127 @@ async fn images_reach_only_models_that_can_see_them() {
         .unwrap_err();
     assert!(refused.to_string().contains("data URL"), "{refused}");
 }
+
+/// Makes `id` a tenant user with `role`.
+async fn add_user(h: &Harness, id: &str, role: workmate_store::Role) {
+    let user = workmate_store::NewUser {
+        id: id.into(),
+        display_name: id.into(),
+        email: None,
+        role,
+        sso_subject: None,
+    };
+    h.store
+        .tenants()
+        .upsert_user(&h.tenant, &user)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn only_the_owner_or_an_admin_acts_on_a_session() {
+    let h = Harness::new(&script(json!([{"text": "hi"}, {"text": "hello admin"}]))).await;
+    add_user(&h, "u_dana", workmate_store::Role::Admin).await;
+    let bob = Actor::new("u_bob");
+    let refused = [
+        Command::UserMessage {
+            author: bob.clone(),
+            text: "run rm -rf".into(),
+            attachments: vec![],
+        },
+        Command::Interrupt { actor: bob.clone() },
+        Command::SwitchModel {
+            model: "scripted:other".into(),
+            actor: bob.clone(),
+        },
+        Command::SetMode {
+            mode: PermissionMode::Plan,
+            actor: bob.clone(),
+        },
+    ];
+    for command in refused {
+        let name = command.name();
+        let Err(Error::Forbidden(reason)) = h.command(command).await else {
+            panic!("{name} from an approver who is not the owner must be refused");
+        };
+        assert!(
+            reason.contains("only its owner (u_alice) or a tenant admin"),
+            "{reason}"
+        );
+    }
+    assert!(h.history().await.is_empty(), "nothing changed");
+    let record = h
+        .store
+        .sessions()
+        .get(&h.tenant, &h.session)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(record.mode, PermissionMode::Interactive);
+    // The owner and an admin may.
+    h.say("hello").await;
+    h.idle().await;
+    let admin = Command::UserMessage {
+        author: Actor::new("u_dana"),
+        text: "hello from an admin".into(),
+        attachments: vec![],
+    };
+    assert!(matches!(
+        h.command(admin).await,
+        Ok(Accepted::TurnStarted(_))
+    ));
+    h.idle().await;
+    let set = Command::SetMode {
+        mode: PermissionMode::Auto,
+        actor: Actor::new("u_dana"),
+    };
+    assert_eq!(h.command(set).await.unwrap(), Accepted::Updated);
+}
+
+#[tokio::test]
+async fn members_choose_only_the_modes_the_tenant_allows() {
+    let h = Harness::new(&script(json!([]))).await;
+    let set = |mode| Command::SetMode {
+        mode,
+        actor: Harness::alice(),
+    };
+    let Err(Error::Forbidden(reason)) = h.command(set(PermissionMode::Auto)).await else {
+        panic!("auto is not among the default modes_allowed");
+    };
+    assert!(
+        reason.contains("modes_allowed") && reason.contains("discuss, plan, interactive"),
+        "{reason}"
+    );
+    assert_eq!(
+        h.command(set(PermissionMode::Plan)).await.unwrap(),
+        Accepted::Updated
+    );
+    let changes = json!({"modes_allowed": ["interactive", "auto"]});
+    workmate_engine::tenant_settings::update(
+        &h.store,
+        &h.tenant,
+        &"u_admin".into(),
+        changes.as_object().unwrap(),
+        "http",
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        h.command(set(PermissionMode::Auto)).await.unwrap(),
+        Accepted::Updated
+    );
+    assert!(matches!(
+        h.command(set(PermissionMode::Plan)).await,
+        Err(Error::Forbidden(_))
+    ));
+    assert!(
+        workmate_engine::check_mode(
+            &h.store,
+            &h.tenant,
+            &"u_alice".into(),
+            PermissionMode::Custom
+        )
+        .await
+        .is_err()
+    );
+}

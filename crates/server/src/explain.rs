@@ -11,7 +11,7 @@ use clap::Args;
 use serde_json::{Value, json};
 use workmate_engine::permissions::{
     Decision, PermissionConfig, PermissionEngine, PolicyContext, RiskClass, RiskOverride,
-    SessionGrants,
+    SessionGrants, TenantPolicy,
 };
 use workmate_protocol::PermissionMode;
 use workmate_tools::{BuiltinOptions, Root, ToolMetadata, builtin_registry};
@@ -50,6 +50,12 @@ pub struct ExplainArgs {
     /// A tenant risk override PATTERN=RISK, e.g. 'mcp__*=read' (repeatable).
     #[arg(long = "risk-override", value_name = "PATTERN=RISK")]
     pub risk_overrides: Vec<String>,
+    /// The tenant lets run_shell approvals offer session-wide choices (`shell_standing_choices`).
+    #[arg(long)]
+    pub shell_standing_choices: bool,
+    /// A host web_fetch reaches unasked, exact or `*.suffix` (`web_fetch_allow`; repeatable).
+    #[arg(long = "web-fetch-allow", value_name = "HOST")]
+    pub web_fetch_allow: Vec<String>,
     /// The tool's metadata as JSON, for tools that are not built in.
     #[arg(long, value_name = "JSON")]
     pub metadata: Option<String>,
@@ -104,6 +110,10 @@ pub fn explain(args: &ExplainArgs) -> Result<String, String> {
             .iter()
             .map(|o| parse_override(o))
             .collect::<Result<_, _>>()?,
+    })
+    .with_policy(TenantPolicy {
+        shell_standing_choices: args.shell_standing_choices,
+        web_fetch_allow: args.web_fetch_allow.clone(),
     });
     let context = PolicyContext {
         mode: args.mode,

@@ -90,6 +90,13 @@ fn explain_args(case: &Value, root: &Path) -> Vec<String> {
     if case["automation"].as_bool() == Some(true) {
         args.push("--automation".into());
     }
+    if case["shell_standing_choices"].as_bool() == Some(true) {
+        args.push("--shell-standing-choices".into());
+    }
+    for host in strings("web_fetch_allow") {
+        args.push("--web-fetch-allow".into());
+        args.push(host);
+    }
     args.push(case["tool"].as_str().unwrap().to_owned());
     args.push(
         case["args"]
@@ -173,7 +180,25 @@ fn explain_prints_the_rule_and_the_choices() {
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert_eq!(
         stdout,
-        "ask\nrule: requires approval\nrisk: exec\nchoices: once, always_tool, always_command, deny\n"
+        "ask\nrule: requires approval\nrisk: exec\nchoices: once, always_command, deny\n"
+    );
+    let output = run(
+        dir.path(),
+        &[
+            "policy",
+            "explain",
+            "--shell-standing-choices",
+            "run_shell",
+            "--",
+            "git",
+            "push",
+        ],
+        &[],
+    );
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        stdout.ends_with("choices: once, always_tool, always_command, deny\n"),
+        "{stdout}"
     );
     let output = run(
         dir.path(),
@@ -185,7 +210,8 @@ fn explain_prints_the_rule_and_the_choices() {
             "run_shell",
             "--",
             "git",
-            "log",
+            "rev-parse",
+            "HEAD",
         ],
         &[],
     );

@@ -3,7 +3,8 @@
 //! Invariants: memory changes only through these explicit calls (nothing is extracted); every
 //! read and write is scoped to the calling session's tenant; and a global memory belongs to one
 //! person — another user of the same tenant sees it as missing, so ids cannot be used to read or
-//! change a coworker's personal facts.
+//! change a coworker's personal facts. Saving, changing and deleting are writes (the permission
+//! engine refuses them in read-only modes); reading is a read.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -71,7 +72,7 @@ simple_tool!(
     "Save a durable fact for future sessions: scope `workspace` for facts about this project, \
      `global` for facts about the user. Only save what the user would want remembered; update an \
      existing memory instead of saving a duplicate.",
-    ToolMetadata::read("memory"),
+    memory_write(),
     remember
 );
 
@@ -91,7 +92,7 @@ simple_tool!(
     "memory_update",
     MemoryUpdateArgs,
     "Replace the text of a saved memory (e.g. when a remembered fact changed).",
-    ToolMetadata::read("memory"),
+    memory_write(),
     update
 );
 
@@ -101,9 +102,21 @@ simple_tool!(
     "memory_forget",
     MemoryForgetArgs,
     "Delete a saved memory that is wrong or no longer wanted.",
-    ToolMetadata::read("memory"),
+    memory_write(),
     forget
 );
+
+/// Metadata of a tool that saves or deletes a memory: a write (what every later session is told
+/// changes), so read-only modes refuse it and it never runs concurrently with other calls.
+fn memory_write() -> ToolMetadata {
+    ToolMetadata {
+        risk_level: crate::RiskLevel::Medium,
+        requires_approval: true,
+        category: "memory".to_owned(),
+        target_arg: None,
+        idempotent: false,
+    }
+}
 
 async fn remember(ctx: &ToolContext, args: RememberArgs) -> ToolResult {
     check_content(&args.content)?;

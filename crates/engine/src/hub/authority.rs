@@ -1,20 +1,131 @@
-//! Who may answer a parked prompt.
+//! Who may act on a session, and who may answer a parked prompt.
 //!
-//! Invariants, for every way of answering (API, card button, text reply): the session's owner,
+//! Invariants, for every surface (API, chat, scheduler), checked here in the engine rather than
+//! per route: only the session's owner or a tenant admin may send a session messages, stop it,
+//! retry it, switch its model or set its mode (the scheduler and wakes act as the owner); a mode
+//! must be one the actor may choose (tenant setting `modes_allowed` for everyone but admins).
+//! A refused command changes nothing, says why, and is audited (`command_refused`).
+//!
+//! For every way of answering a prompt (API, card button, text reply): the session's owner,
 //! the tenant's approvers and its admins may answer; anyone else is refused; under the tenant
 //! setting `separation_of_duties`, nobody may approve a shell or external call they asked for
 //! themselves (they may still deny it); a choice the prompt did not offer is refused. A refusal
 //! changes nothing, says why, and is audited.
 
-use workmate_protocol::{Actor, InboxItemKind, Resolution, Surface, TenantId};
-use workmate_store::{InboxItem, NewAuditRecord, Role};
+use workmate_protocol::{
+    Actor, Command, InboxItemKind, PermissionMode, Resolution, SessionId, Surface, TenantId, UserId,
+};
+use workmate_store::{InboxItem, NewAuditRecord, Role, Store};
 
 use super::SessionHub;
 use crate::permissions::{PermissionConfig, PermissionEngine, RiskClass};
 use crate::turn::engine_tool_metadata;
 use crate::{Error, Result};
 
+/// Refuses `mode` unless `user` may choose it: an admin may choose any mode, anyone else one
+/// listed in the tenant setting `modes_allowed` (default `discuss`, `plan`, `interactive`). Used
+/// for `SetMode` and by whatever creates a session with a mode (e.g. `POST /v1/sessions`).
+pub async fn check_mode(
+    store: &Store,
+    tenant: &TenantId,
+    user: &UserId,
+    mode: PermissionMode,
+) -> Result<()> {
+    let role = store
+        .tenants()
+        .get_user(tenant, user)
+        .await?
+        .map(|u| u.role);
+    if role == Some(Role::Admin) {
+        return Ok(());
+    }
+    let settings = store
+        .tenants()
+        .get(tenant)
+        .await?
+        .map(|t| t.settings)
+        .unwrap_or_default();
+    let allowed = crate::tenant_settings::modes_allowed(&settings);
+    if allowed.contains(&mode) {
+        return Ok(());
+    }
+    let names: Vec<&str> = allowed.iter().map(|m| m.as_str()).collect();
+    Err(Error::Forbidden(format!(
+        "{user} may not choose the {} mode: this tenant lets members choose {} \
+         (setting `modes_allowed`); a tenant admin may choose any mode",
+        mode.as_str(),
+        names.join(", ")
+    )))
+}
+
+/// What a command would do, for a refusal: "may not {verb} this session".
+fn verb(command: &Command) -> &'static str {
+    match command {
+        Command::UserMessage { .. } => "send messages to",
+        Command::Interrupt { .. } => "stop",
+        Command::SetMode { .. } => "change the mode of",
+        Command::SwitchModel { .. } => "switch the model of",
+        Command::Retry { .. } => "retry",
+        _ => "act on",
+    }
+}
+
 impl SessionHub {
+    /// Refuses (and audits) a command from anyone but the session's owner or a tenant admin, and
+    /// a mode its actor may not choose. Answers to prompts have their own rule
+    /// ([`SessionHub::check_resolver`]).
+    pub(super) async fn check_acting(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+        command: &Command,
+    ) -> Result<()> {
+        if matches!(command, Command::ResolveInbox { .. }) {
+            return Ok(());
+        }
+        let actor = command.actor();
+        let record = self.load(tenant, session).await?;
+        let mut refusal = None;
+        if record.owner != actor.user_id {
+            let role = self
+                .store()
+                .tenants()
+                .get_user(tenant, &actor.user_id)
+                .await?
+                .map(|u| u.role);
+            if role != Some(Role::Admin) {
+                refusal = Some(format!(
+                    "{} may not {} this session: only its owner ({}) or a tenant admin can",
+                    actor.user_id,
+                    verb(command),
+                    record.owner
+                ));
+            }
+        }
+        if refusal.is_none()
+            && let Command::SetMode { mode, .. } = command
+        {
+            match check_mode(self.store(), tenant, &actor.user_id, *mode).await {
+                Ok(()) => {}
+                Err(Error::Forbidden(reason)) => refusal = Some(reason),
+                Err(e) => return Err(e),
+            }
+        }
+        let Some(reason) = refusal else {
+            return Ok(());
+        };
+        let record = NewAuditRecord {
+            session_id: Some(session.clone()),
+            actor: Some(actor.user_id.to_string()),
+            stage: "command_refused".into(),
+            tool: None,
+            status: Some("refused".into()),
+            detail: serde_json::json!({ "command": command.name(), "reason": reason }),
+        };
+        self.store().audit().append(tenant, &record).await?;
+        Err(Error::Forbidden(reason))
+    }
+
     /// Refuses (and audits) an answer `actor` may not give to `item`.
     pub(super) async fn check_resolver(
         &self,

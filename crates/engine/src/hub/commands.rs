@@ -6,6 +6,8 @@
 //! row marks it done only once applied: a message in the transaction that stores it in history
 //! (when its turn starts, when it is injected as steering, or in the next turn when it arrived too
 //! late), any other command right after it took effect; a refused command leaves the row alone.
+//! Only the session's owner or a tenant admin may message, stop, retry or reconfigure a session
+//! (see `authority.rs`); anyone else is refused before anything changes.
 
 use workmate_protocol::{
     Attachment, AttachmentKind, Command, ContentPart, EventKind, FileData, ImageUrl, NoticeKind,
@@ -87,6 +89,7 @@ impl SessionHub {
         if self.inner.shutdown.is_cancelled() {
             return Err(Error::ShuttingDown);
         }
+        self.check_acting(tenant, session, &command).await?;
         let runtime = self.runtime(tenant, session).await?;
         match command {
             Command::UserMessage {
@@ -102,6 +105,7 @@ impl SessionHub {
                     author: author.clone(),
                     text: text.clone(),
                     delivery: delivery.clone(),
+                    deferred: false,
                 };
                 if attachments.is_empty() && runtime.steer(steering) {
                     return Ok(Accepted::Steered);

@@ -29,6 +29,7 @@ use crate::permissions::PermissionConfig;
 use crate::runtime::SessionRuntime;
 use crate::{EngineConfig, Error, Result};
 
+pub use authority::check_mode;
 pub use commands::Accepted;
 pub use replies::{Reply, Verdict, parse_reply, reply_token};
 

@@ -50,12 +50,16 @@ impl SessionHub {
                     }
                 }
                 let late = runtime.release();
-                let Some(next) = late_messages(late) else {
+                let Some((next, others)) = late_messages(late) else {
                     break;
                 };
                 let Some(token) = runtime.try_claim() else {
                     break;
                 };
+                // Messages of other authors steer the new turn, each under its own name.
+                for message in others {
+                    runtime.steer(message);
+                }
                 (turn_id, cancel, start) = (TurnId::new(), token, next);
             }
             hub.evict_if_unused(&tenant, &session, &runtime);
@@ -169,25 +173,41 @@ impl SessionHub {
     }
 }
 
-/// Messages that missed the turn become the next turn: the first as its message, the rest as
-/// steering already queued behind it. Their deliveries are all marked done by that turn's first
-/// write, which stores their text.
-fn late_messages(mut late: Vec<crate::runtime::Steering>) -> Option<TurnStart> {
-    if late.is_empty() {
-        return None;
-    }
+/// Messages that missed the turn become the next turn: the first author's leading messages as
+/// its message (their deliveries marked done by that turn's first write, which stores their
+/// text), the rest returned to steer it, so every message keeps its author.
+fn late_messages(
+    mut late: Vec<crate::runtime::Steering>,
+) -> Option<(TurnStart, Vec<crate::runtime::Steering>)> {
+    let first_author = late.first()?.author.user_id.clone();
+    let split = late
+        .iter()
+        .position(|s| s.author.user_id != first_author)
+        .unwrap_or(late.len());
+    let others = late.split_off(split);
     let deliveries = late.iter().filter_map(|s| s.delivery.clone()).collect();
-    let first = late.remove(0);
+    let mut late = late.into_iter();
+    let first = late.next()?;
     let text = std::iter::once(first.text)
-        .chain(late.into_iter().map(|s| s.text))
+        .chain(late.map(|s| s.text))
         .collect::<Vec<_>>()
         .join("\n\n");
-    Some(TurnStart::Message {
-        author: first.author,
-        content: workmate_protocol::UserContent::Text(text.clone()),
-        text,
-        deliveries,
-    })
+    let others = others
+        .into_iter()
+        .map(|mut s| {
+            s.deferred = false;
+            s
+        })
+        .collect();
+    Some((
+        TurnStart::Message {
+            author: first.author,
+            content: workmate_protocol::UserContent::Text(text.clone()),
+            text,
+            deliveries,
+        },
+        others,
+    ))
 }
 
 #[cfg(test)]
@@ -207,6 +227,7 @@ mod tests {
                 platform: "slack".into(),
                 delivery_id: id.into(),
             }),
+            deferred: false,
         }
     }
 
@@ -218,14 +239,38 @@ mod tests {
             late("two", None),
             late("three", Some("Ev3")),
         ]);
-        let Some(TurnStart::Message {
-            text, deliveries, ..
-        }) = next
+        let Some((
+            TurnStart::Message {
+                text, deliveries, ..
+            },
+            others,
+        )) = next
         else {
             panic!("a message turn");
         };
         assert_eq!(text, "one\n\ntwo\n\nthree");
         let ids: Vec<&str> = deliveries.iter().map(|k| k.delivery_id.as_str()).collect();
         assert_eq!(ids, vec!["Ev1", "Ev3"]);
+        assert!(others.is_empty());
+    }
+
+    #[test]
+    fn late_messages_of_another_author_steer_the_next_turn_under_their_name() {
+        let mut bob = late("from bob", Some("Ev2"));
+        bob.author = Actor::new("u_bob");
+        bob.deferred = true;
+        let next = late_messages(vec![late("one", Some("Ev1")), bob, late("three", None)]);
+        let Some((TurnStart::Message { text, author, .. }, others)) = next else {
+            panic!("a message turn");
+        };
+        assert_eq!((text.as_str(), author.user_id.as_str()), ("one", "u_alice"));
+        let rest: Vec<(&str, &str, bool)> = others
+            .iter()
+            .map(|s| (s.author.user_id.as_str(), s.text.as_str(), s.deferred))
+            .collect();
+        assert_eq!(
+            rest,
+            vec![("u_bob", "from bob", false), ("u_alice", "three", false)]
+        );
     }
 }

@@ -11,16 +11,20 @@ pub(crate) fn offered(
     command: Option<&str>,
     readonly_ok: bool,
     automation_target: bool,
+    shell_standing: bool,
 ) -> Vec<ApprovalChoice> {
     let mut choices = vec![ApprovalChoice::Once];
+    // In a shared channel whoever approves one command would let every later command of the
+    // session run unasked; the tenant decides whether shell calls may get such grants.
+    let session_wide = risk != RiskClass::Exec || shell_standing;
     // A connector tool ignores session-wide allowances, so offering one would be a lie.
-    if !connector {
+    if !connector && session_wide {
         choices.push(ApprovalChoice::AlwaysTool);
     }
     if risk == RiskClass::Exec && command.is_some_and(|c| !c.is_empty()) {
         choices.push(ApprovalChoice::AlwaysCommand);
     }
-    if readonly_ok {
+    if readonly_ok && session_wide {
         choices.push(ApprovalChoice::ReadonlySession);
     }
     if automation_target && risk == RiskClass::External {

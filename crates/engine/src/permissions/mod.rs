@@ -5,7 +5,10 @@
 //! consequential call without asking; a write outside the session's writable roots is refused
 //! without asking in every mode, `auto` included; nothing but an explicit allowlist entry, a grant a
 //! person gave, or a standing rule for one exact target lets a consequential call run unasked
-//! outside `auto`; choices are offered only where they apply.
+//! outside `auto`; choices are offered only where they apply (and session-wide choices for
+//! `run_shell` only where the tenant allows them, `shell_standing_choices`); a shell command that
+//! names a file outside the session's folders is never read-only; a `web_fetch` asks unless its
+//! URL's host is on the tenant's `web_fetch_allow` list.
 
 mod allowlist;
 mod choices;
@@ -14,6 +17,7 @@ mod readonly;
 mod risk;
 mod shell_words;
 mod standing;
+mod web;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -26,6 +30,7 @@ pub use readonly::is_read_only_command;
 pub use risk::{RiskClass, RiskOverride, classify};
 pub use shell_words::split_words;
 pub use standing::{RequestedPermission, grant_entries, standing_target};
+pub use web::{host_matches, valid_host_pattern};
 
 /// The tenant's policy: what its admins configured.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -119,16 +124,52 @@ impl Decision {
     }
 }
 
+/// Tenant settings beside `permissions` that decisions depend on.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TenantPolicy {
+    /// Whether `run_shell` approvals may offer "always this tool" and "read-only commands for
+    /// this session" (setting `shell_standing_choices`, default false).
+    pub shell_standing_choices: bool,
+    /// Hosts `web_fetch` reaches without asking: exact names or `*.suffix` (setting
+    /// `web_fetch_allow`, default none).
+    pub web_fetch_allow: Vec<String>,
+}
+
+impl TenantPolicy {
+    /// The policy a tenant's `settings` object sets (defaults for what is unset or invalid).
+    pub fn from_settings(settings: &serde_json::Value) -> Self {
+        Self {
+            shell_standing_choices: crate::tenant_settings::shell_standing_choices(settings),
+            web_fetch_allow: crate::tenant_settings::web_fetch_allow(settings),
+        }
+    }
+}
+
 /// Decides about tool calls for one tenant's policy.
 #[derive(Clone, Debug, Default)]
 pub struct PermissionEngine {
     config: PermissionConfig,
+    policy: TenantPolicy,
 }
 
 impl PermissionEngine {
     /// An engine for a tenant's policy.
     pub fn new(config: PermissionConfig) -> Self {
-        Self { config }
+        Self {
+            config,
+            policy: TenantPolicy::default(),
+        }
+    }
+
+    /// This engine with the tenant's other settings applied.
+    pub fn with_policy(mut self, policy: TenantPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// The tenant settings beside `permissions` this engine applies.
+    pub fn policy(&self) -> &TenantPolicy {
+        &self.policy
     }
 
     /// The policy this engine applies.
@@ -151,6 +192,18 @@ impl PermissionEngine {
     ) -> Decision {
         let connector = metadata.is_some_and(|m| m.category == "connector");
         let risk = self.classify(tool, metadata);
+        // An allowed host is a read the tenant vouched for, in every mode.
+        if tool == web::WEB_FETCH
+            && risk == RiskClass::External
+            && let Some(host) = web::fetch_host(arguments)
+            && self
+                .policy
+                .web_fetch_allow
+                .iter()
+                .any(|p| host_matches(p, &host))
+        {
+            return Decision::allow(format!("host on web_fetch_allow: {host}"));
+        }
         let read_only_mode = matches!(ctx.mode, PermissionMode::Discuss | PermissionMode::Plan);
         if read_only_mode && risk.is_consequential() {
             return Decision::Deny {
@@ -184,7 +237,7 @@ impl PermissionEngine {
             if ctx.grants.commands.contains(command) {
                 return Decision::allow("command allowed for session");
             }
-            if ctx.grants.readonly && is_read_only_command(command) {
+            if ctx.grants.readonly && is_read_only_command(command, &ctx.roots) {
                 return Decision::allow("read-only command (session grant)");
             }
         }
@@ -204,13 +257,15 @@ impl PermissionEngine {
         if ctx.mode == PermissionMode::Custom && self.config.auto_allow.iter().any(|t| t == tool) {
             return Decision::allow("auto-allowed by config");
         }
-        let readonly_ok = risk == RiskClass::Exec && command.is_some_and(is_read_only_command);
+        let readonly_ok =
+            risk == RiskClass::Exec && command.is_some_and(|c| is_read_only_command(c, &ctx.roots));
         let choices = choices::offered(
             risk,
             connector,
             command,
             readonly_ok,
             ctx.automation && target.is_some(),
+            self.policy.shell_standing_choices,
         );
         Decision::Ask {
             reason: "requires approval".into(),

@@ -13,6 +13,7 @@ mod lexer;
 mod sed;
 
 use lexer::{Token, Word};
+use workmate_tools::Root;
 
 /// Programs that only read, whatever their arguments (but the few `heads::plain_ok` checks).
 const SAFE_HEADS: &[&str] = &[
@@ -146,28 +147,53 @@ const DANGEROUS_ENV_PREFIXES: &[&str] = &[
     "MALLOC_",
 ];
 
-/// Whether `command` is a single command or a pure `|` pipeline of local reads.
-pub fn is_read_only_command(command: &str) -> bool {
+/// Whether `command` is a single command or a pure `|` pipeline of local reads of the session's
+/// folders: every argument that could name a file must resolve inside one of `roots` (relative
+/// ones against the first, where the shell tool runs), so `cat ../../x`, `cat /etc/passwd` or a
+/// symlink out of the workspace is not read-only.
+pub fn is_read_only_command(command: &str, roots: &[Root]) -> bool {
+    // Without a folder the shell tool runs nothing, and a relative path would have no anchor.
+    !roots.is_empty()
+        && read_only_args(command).is_some_and(|args| {
+            args.iter()
+                .all(|arg| super::paths::word_inside_roots(roots, arg))
+        })
+}
+
+/// The arguments of every program of `command` when it only reads (wherever its files are).
+fn read_only_args(command: &str) -> Option<Vec<String>> {
     if ["`", "$(", "<(", ">(", "\0"]
         .iter()
         .any(|s| command.contains(s))
     {
-        return false;
+        return None;
     }
-    let Some(tokens) = lexer::lex(command) else {
-        return false;
-    };
+    let tokens = lexer::lex(command)?;
     let mut stages = Vec::new();
     let mut stage = Vec::new();
     for token in tokens {
         match token {
             Token::Word(word) => stage.push(word),
             Token::Op(op) if op == "|" => stages.push(std::mem::take(&mut stage)),
-            Token::Op(_) => return false,
+            Token::Op(_) => return None,
         }
     }
     stages.push(stage);
-    stages.iter().all(|stage| stage_ok(stage))
+    if !stages.iter().all(|stage| stage_ok(stage)) {
+        return None;
+    }
+    Some(
+        stages
+            .into_iter()
+            .flat_map(|stage| {
+                stage
+                    .into_iter()
+                    .skip_while(|w| w.assigns.is_some())
+                    .skip(1)
+                    .map(|w| w.text)
+            })
+            .collect(),
+    )
 }
 
 fn dangerous_env(name: &str) -> bool {
@@ -207,17 +233,23 @@ fn stage_ok(words: &[Word]) -> bool {
     }
 }
 
+/// Whether `command` only reads, wherever its files are (the tests of the syntax).
+#[cfg(test)]
+fn reads_only(command: &str) -> bool {
+    read_only_args(command).is_some()
+}
+
 #[cfg(test)]
 fn accepts(commands: &[&str]) {
     for command in commands {
-        assert!(is_read_only_command(command), "should accept {command:?}");
+        assert!(reads_only(command), "should accept {command:?}");
     }
 }
 
 #[cfg(test)]
 fn rejects(commands: &[&str]) {
     for command in commands {
-        assert!(!is_read_only_command(command), "should reject {command:?}");
+        assert!(!reads_only(command), "should reject {command:?}");
     }
 }
 
@@ -226,6 +258,47 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+
+    #[test]
+    fn paths_outside_the_roots_are_not_read_only() {
+        let base = std::env::temp_dir().join(format!("workmate-ro-{}", std::process::id()));
+        let root = base.join("root");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::create_dir_all(base.join("outside")).unwrap();
+        let _ = std::os::unix::fs::symlink(base.join("outside"), root.join("escape"));
+        let root = root.canonicalize().unwrap();
+        let roots = [Root {
+            path: root.clone(),
+            writable: true,
+        }];
+        let inside = format!("cat {}/src/x", root.display());
+        for command in [
+            "cat Cargo.toml",
+            "ls -la src",
+            "grep -rn foo src | head",
+            &inside,
+        ] {
+            assert!(is_read_only_command(command, &roots), "{command}");
+        }
+        for command in [
+            "cat ../../../admin_token",
+            "cat /etc/passwd",
+            "cat /proc/self/environ",
+            "cat ~/.ssh/id_rsa",
+            "cat escape/secret",
+            "ls escape",
+            "grep -r x ..",
+            "ls .*",
+            "rg --ignore-file=/etc/x foo",
+            "git -C ../other rev-parse HEAD",
+            "find / -name x",
+        ] {
+            assert!(reads_only(command), "the syntax of {command} is read-only");
+            assert!(!is_read_only_command(command, &roots), "{command}");
+        }
+        assert!(!is_read_only_command("ls", &[]), "no folder, no read");
+        let _ = std::fs::remove_dir_all(&base);
+    }
 
     #[test]
     fn plain_reads_and_pipelines() {
@@ -369,30 +442,24 @@ mod tests {
     #[test]
     fn long_inputs_are_handled() {
         let arg = "a".repeat(100_000);
-        assert!(is_read_only_command(&format!("echo {arg}")));
-        assert!(is_read_only_command(&format!(
-            "grep x {}",
-            "f ".repeat(50_000)
-        )));
+        assert!(reads_only(&format!("echo {arg}")));
+        assert!(reads_only(&format!("grep x {}", "f ".repeat(50_000))));
         let pipeline = vec!["cat f"; 10_000].join(" | ");
-        assert!(is_read_only_command(&pipeline));
-        assert!(!is_read_only_command(&format!("{pipeline} ; rm x")));
-        assert!(!is_read_only_command(&format!("echo '{arg}")));
-        assert!(!is_read_only_command(&"|".repeat(100_000)));
-        assert!(!is_read_only_command(&"(".repeat(100_000)));
+        assert!(reads_only(&pipeline));
+        assert!(!reads_only(&format!("{pipeline} ; rm x")));
+        assert!(!reads_only(&format!("echo '{arg}")));
+        assert!(!reads_only(&"|".repeat(100_000)));
+        assert!(!reads_only(&"(".repeat(100_000)));
         let script = "p;".repeat(50_000);
-        assert!(is_read_only_command(&format!("sed -n '{script}' f")));
-        assert!(!is_read_only_command(&format!("sed -n '{script}w x' f")));
-        assert!(!is_read_only_command(&format!(
+        assert!(reads_only(&format!("sed -n '{script}' f")));
+        assert!(!reads_only(&format!("sed -n '{script}w x' f")));
+        assert!(!reads_only(&format!(
             "awk '{}system' f",
             "{".repeat(100_000)
         )));
-        assert!(!is_read_only_command(&format!(
-            "git {}",
-            "-C x ".repeat(20_000)
-        )));
+        assert!(!reads_only(&format!("git {}", "-C x ".repeat(20_000))));
         let many_rules = "s/a/b/;".repeat(10_000);
-        assert!(is_read_only_command(&format!("sed '{many_rules}' f")));
+        assert!(reads_only(&format!("sed '{many_rules}' f")));
     }
 
     const KNOWN_HEADS: [&str; 9] = [
@@ -412,12 +479,12 @@ mod tests {
     proptest! {
         #[test]
         fn never_panics(command in any::<String>()) {
-            let _ = is_read_only_command(&command);
+            let _ = reads_only(&command);
         }
 
         #[test]
         fn never_panics_on_shell_text(command in "[a-z |;&<>()$`'\"\\\\#={},.*\n\t-]{0,60}") {
-            let _ = is_read_only_command(&command);
+            let _ = reads_only(&command);
         }
 
         #[test]
@@ -425,7 +492,7 @@ mod tests {
             head in prop::sample::select(KNOWN_HEADS.as_slice()),
             rest in "[a-z =;'\"\\\\{}/,.!$~:#\n-]{0,40}",
         ) {
-            let _ = is_read_only_command(&format!("{head} {rest}"));
+            let _ = reads_only(&format!("{head} {rest}"));
         }
 
         #[test]
@@ -434,12 +501,12 @@ mod tests {
             sep in prop::sample::select(SEPARATORS.as_slice()),
         ) {
             let command = format!("ls {args}{sep}rm -rf /");
-            prop_assert!(!is_read_only_command(&command), "{:?}", command);
+            prop_assert!(!reads_only(&command), "{:?}", command);
         }
 
         #[test]
         fn is_deterministic(command in "[a-z |;'\"-]{0,30}") {
-            prop_assert_eq!(is_read_only_command(&command), is_read_only_command(&command));
+            prop_assert_eq!(reads_only(&command), reads_only(&command));
         }
     }
 }

@@ -59,10 +59,12 @@ pub fn classify(
         return risk;
     }
     match tool {
-        "write_file" | "replace_in_file" | "apply_patch" | "apply_unified_diff" => {
-            RiskClass::WriteLocal
-        }
+        // Saving or deleting a memory changes what every later session is told.
+        "write_file" | "replace_in_file" | "apply_patch" | "apply_unified_diff" | "remember"
+        | "memory_update" | "memory_forget" => RiskClass::WriteLocal,
         "run_shell" => RiskClass::Exec,
+        // A fetched URL can carry whatever the session read to any host.
+        "web_fetch" => RiskClass::External,
         _ if metadata.is_some_and(|m| m.requires_approval) => RiskClass::External,
         _ => RiskClass::Read,
     }
@@ -256,10 +258,15 @@ mod tests {
             "replace_in_file",
             "apply_patch",
             "apply_unified_diff",
+            "remember",
+            "memory_update",
+            "memory_forget",
         ] {
             assert_eq!(classify(tool, None, &[]), RiskClass::WriteLocal, "{tool}");
         }
         assert_eq!(classify("run_shell", None, &[]), RiskClass::Exec);
+        assert_eq!(classify("web_fetch", None, &[]), RiskClass::External);
+        assert_eq!(classify("memory_read", None, &[]), RiskClass::Read);
         assert_eq!(
             classify("send_message", Some(&approval()), &[]),
             RiskClass::External

@@ -17,7 +17,9 @@ use super::preview::args_preview;
 use super::{INTERRUPTED_BY_USER, Turn};
 use crate::Result;
 use crate::inbox_wait::Waited;
-use crate::permissions::{PermissionConfig, PermissionEngine, PolicyContext, SessionGrants};
+use crate::permissions::{
+    PermissionConfig, PermissionEngine, PolicyContext, SessionGrants, TenantPolicy,
+};
 
 /// What an approval prompt shows.
 #[derive(Debug)]
@@ -30,10 +32,12 @@ pub(crate) struct Prompt {
 }
 
 impl Turn {
-    /// The tenant's permission policy: its `permissions` setting, else the engine's default.
+    /// The tenant's permission policy: its `permissions` setting, else the engine's default, and
+    /// the settings beside it (`shell_standing_choices`, `web_fetch_allow`).
     pub(crate) async fn tenant_permissions(&self) -> Result<PermissionEngine> {
         let tenant = self.deps.store.tenants().get(&self.emit.tenant).await?;
-        let configured = tenant.and_then(|t| t.settings.get("permissions").cloned());
+        let settings = tenant.map(|t| t.settings).unwrap_or_default();
+        let configured = settings.get("permissions").cloned();
         let config = match configured.map(serde_json::from_value::<PermissionConfig>) {
             Some(Ok(config)) => config,
             Some(Err(e)) => {
@@ -42,7 +46,7 @@ impl Turn {
             }
             None => self.deps.permissions.clone(),
         };
-        Ok(PermissionEngine::new(config))
+        Ok(PermissionEngine::new(config).with_policy(TenantPolicy::from_settings(&settings)))
     }
 
     /// The session's current permission context (its mode and grants are re-read, so a change

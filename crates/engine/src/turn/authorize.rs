@@ -192,6 +192,9 @@ impl Turn {
     /// prompt parked and its call unanswered (`Error::ShuttingDown` ends the turn where it is),
     /// so the next start resumes the wait instead of recording a denial nobody gave.
     pub(crate) async fn wait_for(&self, item: &InboxItem) -> Result<Waited> {
+        self.emit
+            .runtime
+            .set_waiting_for(Some(self.requester.clone()));
         let waited = self
             .deps
             .waiters
@@ -202,7 +205,9 @@ impl Turn {
                 self.deps.config.inbox_poll,
                 &self.cancel,
             )
-            .await?;
+            .await;
+        self.emit.runtime.set_waiting_for(None);
+        let waited = waited?;
         if matches!(waited, Waited::Interrupted) && self.deps.shutdown.is_cancelled() {
             return Err(crate::Error::ShuttingDown);
         }

@@ -94,7 +94,8 @@ pub(crate) struct Turn {
     pub(crate) history: Vec<Message>,
     pub(crate) cancel: CancellationToken,
     pub(crate) roots: Vec<Root>,
-    /// Who the turn acts for: the author of its message, else the session owner.
+    /// Who the calls being made act for: the author of the latest message of the turn (its
+    /// first, or a steering message), else the session owner.
     pub(crate) requester: UserId,
     /// The tenant's permission policy.
     pub(crate) permissions: crate::permissions::PermissionEngine,
@@ -249,11 +250,13 @@ impl Turn {
         }
     }
 
-    /// Appends queued steering messages as user messages; whether there were any.
+    /// Appends queued steering messages as user messages; whether there were any. The calls
+    /// that follow act for the author of the last one.
     async fn inject_steering(&mut self) -> Result<bool> {
         let steering = self.emit.runtime.take_steering();
         let any = !steering.is_empty();
         for message in steering {
+            self.requester = message.author.user_id.clone();
             let user = Message::User {
                 content: UserContent::Text(message.text),
                 ts: self.now(),

@@ -47,6 +47,17 @@ const DESCRIPTION: &str = "Fetch a web page (http or https) and return its text 
 converted to plain text). Private, loopback and cloud-metadata addresses are refused. Follows up \
 to 5 redirects.";
 
+/// The host a fetch of `url` reaches first (lower case, no trailing dot), read by the same URL
+/// parser the tool uses; `None` for anything it would not fetch (not http(s), no host).
+pub fn fetch_host(url: &str) -> Option<String> {
+    let url = url::Url::parse(url.trim()).ok()?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return None;
+    }
+    let host = url.host_str()?.trim_end_matches('.').to_ascii_lowercase();
+    (!host.is_empty()).then_some(host)
+}
+
 /// `web_fetch(url, max_chars=20000)`.
 #[derive(Clone, Debug, Default)]
 pub struct WebFetch {
@@ -79,8 +90,9 @@ impl Tool for WebFetch {
     }
 
     fn metadata(&self) -> Option<ToolMetadata> {
-        let mut metadata = ToolMetadata::read("web");
-        metadata.target_arg = Some("url".to_owned());
+        // External: the URL itself can carry what the session read to any host, so a person
+        // approves it unless the tenant allows the host (`web_fetch_allow`).
+        let mut metadata = ToolMetadata::high("web", "url");
         metadata.idempotent = true;
         Some(metadata)
     }

@@ -1,33 +1,34 @@
-//! `git` for the read-only classifier: reading subcommands and the listing forms of `branch`,
-//! `tag`, `stash`, `remote`, `config` and `reflog`.
+//! `git` for the read-only classifier: subcommands that read objects, refs and configuration
+//! only, and the listing forms of `branch`, `tag`, `remote` and `config`.
 //!
 //! Invariant: no configuration can be injected (`-c`, `--config-env` and every other global
 //! option but `-C` and `--no-pager` are refused), no option that writes a file or runs a
 //! configured program passes, and a restricted form accepts only options it knows, so a name
 //! that would create a branch or a tag, or a value that would set configuration, is refused.
+//!
+//! The repository itself is not trusted: the session's workspace is writable, so its
+//! `.git/config` (or a bare repository's `config`, or a file it includes) may name programs git
+//! runs on its own: `core.fsmonitor` whenever the index is read or refreshed (`status`, `diff`,
+//! `ls-files`, `describe --dirty`, …), diff and textconv drivers (`diff`, `log -p`, `show`,
+//! `blame`, `grep`), clean filters (`status`, `diff`), `gpg.program` for signatures
+//! (`log.showSignature` turns them on for every `log`, `show`, `reflog`, `stash list`), hooks
+//! such as `post-index-change`, and `core.sshCommand` (`remote show`). Per-driver keys cannot be
+//! neutralised with a fixed set of `-c` overrides, so those subcommands are not read-only here:
+//! they ask (or run from an allowlist entry an admin chose). What stays read-only never loads
+//! the index or the work tree, never diffs and never checks a signature.
 
-use super::heads::{long_opt, short_has};
+use super::heads::long_opt;
 
 /// Git subcommands that only read (beyond the restricted forms checked one by one).
 const GIT_READS: &[&str] = &[
-    "status",
-    "log",
-    "show",
-    "diff",
-    "blame",
-    "shortlog",
-    "describe",
     "rev-parse",
     "rev-list",
-    "ls-files",
     "ls-tree",
-    "grep",
     "cat-file",
     "name-rev",
     "merge-base",
     "count-objects",
     "var",
-    "check-ignore",
 ];
 
 /// `git [-C dir] [--no-pager] SUBCOMMAND …` where the subcommand only reads. Any other global
@@ -50,14 +51,11 @@ pub(super) fn git_ok(args: &[&str]) -> bool {
         return false;
     }
     match sub {
-        "grep" => !rest.iter().any(|a| short_has(a, 'O')),
         _ if GIT_READS.contains(&sub) => true,
         "branch" => git_branch_ok(rest),
         "tag" => git_tag_ok(rest),
-        "stash" => matches!(rest.first(), Some(&("list" | "show"))),
         "remote" => git_remote_ok(rest),
         "config" => git_config_ok(rest),
-        "reflog" => matches!(rest.first(), None | Some(&"show")),
         _ => false,
     }
 }
@@ -72,6 +70,10 @@ fn git_option_writes_or_runs(arg: &str) -> bool {
         || (long_opt(arg, "--textconv") && key != "--text")
         || long_opt(arg, "--filters")
         || long_opt(arg, "--open-files-in-pager")
+        || long_opt(arg, "--show-signature")
+        // Signature placeholders (`%G?`, `%(signature)`) make git run `gpg.program`.
+        || arg.contains("%G")
+        || arg.contains("%(signature")
 }
 
 /// Options that select which refs to list (their values are refs, never new names).
@@ -155,8 +157,11 @@ fn git_tag_ok(args: &[&str]) -> bool {
 fn git_remote_ok(args: &[&str]) -> bool {
     match args.split_first() {
         None => true,
+        // `-n` keeps it from contacting the remote (which would run `core.sshCommand`).
         Some((&"show", names)) => {
-            !names.is_empty() && names.iter().all(|n| *n == "-n" || !n.starts_with('-'))
+            names.contains(&"-n")
+                && names.iter().any(|n| !n.starts_with('-'))
+                && names.iter().all(|n| *n == "-n" || !n.starts_with('-'))
         }
         Some((&"get-url", rest)) => {
             let names = rest.iter().filter(|a| !a.starts_with('-')).count();
@@ -224,25 +229,41 @@ mod tests {
     #[test]
     fn git_reads() {
         accepts(&[
+            "git rev-parse --show-toplevel",
+            "git -C sub rev-parse HEAD",
+            "git --no-pager rev-list --count HEAD",
+            "git rev-list --format='%H %s' HEAD | head",
+            "git ls-tree -r HEAD",
+            "git cat-file -p HEAD",
+            "git -C sub --no-pager cat-file -t HEAD:README.md",
+            "git merge-base main HEAD",
+            "git name-rev HEAD",
+            "git count-objects -v",
+        ]);
+        // What loads the index or the work tree, diffs, or checks signatures can run programs
+        // the repository's own configuration names, so it is never read-only.
+        rejects(&[
             "git status",
             "git status -s",
             "git --no-pager log --oneline -n 5",
             "git -C sub diff --stat",
             "git -C sub --no-pager show HEAD:README.md",
             "git diff --no-ext-diff --no-textconv",
-            "git diff --text",
             "git blame -L 1,10 src/lib.rs",
             "git log --format='%H %s' | head",
             "git grep -n foo",
             "git ls-files | wc -l",
-            "git rev-parse --show-toplevel",
-            "git cat-file -p HEAD",
             "git check-ignore -v target",
-            "git show -c HEAD",
+            "git describe --dirty",
+            "git shortlog -s",
             "git stash list",
             "git stash show -p stash@{0}",
             "git reflog",
             "git reflog show main",
+            "git rev-list --format=%G? HEAD",
+            "git rev-list --pretty=format:%GS HEAD",
+            "git branch --format='%(signature)'",
+            "git rev-list --show-signature HEAD",
         ]);
         rejects(&[
             "git",
@@ -336,7 +357,6 @@ mod tests {
         accepts(&[
             "git remote",
             "git remote -v",
-            "git remote show origin",
             "git remote show -n origin",
             "git remote get-url origin",
             "git remote get-url --push origin",
@@ -354,6 +374,7 @@ mod tests {
             "git remote rename a b",
             "git remote prune origin",
             "git remote show",
+            "git remote show origin",
             "git remote get-url",
             "git config user.name x",
             "git config --global core.pager sh",

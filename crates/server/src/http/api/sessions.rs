@@ -38,6 +38,9 @@ pub(crate) async fn create(
         serde_json::from_slice(&body)
             .map_err(|e| ApiError::BadRequest(format!("invalid session body: {e}")))?
     };
+    let mode = body.mode.unwrap_or_default();
+    // The same rule as a later mode change: members choose among the tenant's `modes_allowed`.
+    workmate_engine::check_mode(&state.store, &caller.tenant, &caller.actor.user_id, mode).await?;
     let new = NewSession {
         key: SessionKey {
             surface: Surface::Http,
@@ -50,7 +53,7 @@ pub(crate) async fn create(
         model: body
             .model
             .unwrap_or_else(|| state.hub.config().default_model.clone()),
-        mode: body.mode.unwrap_or_default(),
+        mode,
         unattended: body.unattended,
     };
     let record = state.hub.create_session(&caller.tenant, &new).await?;
