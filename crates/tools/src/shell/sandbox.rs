@@ -15,7 +15,7 @@
 //!   sandbox's processes only, not every process of that user on the host.
 
 use std::ffi::OsString;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
@@ -333,7 +333,10 @@ pub(crate) fn prepare_root(root: &Root) -> Result<(), String> {
             ));
         }
     }
-    hand_over(&root.path).map_err(|e| {
+    // The session's folder is the sandbox user's alone (the server, as root, still reaches it).
+    let handed = std::fs::set_permissions(&root.path, std::fs::Permissions::from_mode(0o700))
+        .and_then(|()| hand_over(&root.path));
+    handed.map_err(|e| {
         format!(
             "cannot prepare {} for the sandbox: {e}",
             root.path.display()
