@@ -200,7 +200,7 @@ impl Fixture {
             permissions: PermissionConfig::default(),
             config: EngineConfig {
                 default_model: "scripted:bench".into(),
-                data_dir: dir.clone(),
+                workspaces_dir: dir.join("workspaces"),
                 ..EngineConfig::default()
             },
             clock: Arc::new(SystemClock),

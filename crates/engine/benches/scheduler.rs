@@ -94,7 +94,7 @@ async fn measure(label: &str, url: &str, dir: &std::path::Path) {
         permissions: PermissionConfig::default(),
         config: EngineConfig {
             default_model: "scripted:bench".into(),
-            data_dir: dir.to_path_buf(),
+            workspaces_dir: dir.join("workspaces"),
             ..EngineConfig::default()
         },
         clock: clock.clone(),

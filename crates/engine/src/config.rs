@@ -16,8 +16,9 @@ pub struct EngineConfig {
     /// How often a turn parked on the inbox re-reads its item, to notice answers given through
     /// another replica.
     pub inbox_poll: Duration,
-    /// Where per-session workspace folders live (`<data_dir>/workspaces/<tenant>/<session>`).
-    pub data_dir: PathBuf,
+    /// Where per-session workspace folders live (`<workspaces_dir>/<tenant>/<session>`); never
+    /// inside the data directory, which exec tools must not reach.
+    pub workspaces_dir: PathBuf,
 }
 
 impl Default for EngineConfig {
@@ -27,7 +28,7 @@ impl Default for EngineConfig {
             default_model: "scripted:demo".into(),
             tool_concurrency: 8,
             inbox_poll: Duration::from_millis(500),
-            data_dir: PathBuf::from("./data"),
+            workspaces_dir: PathBuf::from("./workspaces"),
         }
     }
 }

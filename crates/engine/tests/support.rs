@@ -280,7 +280,7 @@ impl Harness {
             max_iterations: options.max_iterations,
             default_model: "scripted:test".into(),
             inbox_poll: Duration::from_millis(50),
-            data_dir: dir.clone(),
+            workspaces_dir: dir.join("workspaces"),
             ..EngineConfig::default()
         };
         let hub = SessionHub::new(EngineParts {

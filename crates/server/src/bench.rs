@@ -225,7 +225,7 @@ async fn hub(dir: &std::path::Path) -> Result<(SessionHub, Store), StartupError>
         tools: builtin_registry(&BuiltinOptions::default()),
         permissions: PermissionConfig::default(),
         config: EngineConfig {
-            data_dir: dir.to_owned(),
+            workspaces_dir: dir.join("workspaces"),
             ..EngineConfig::default()
         },
         clock: Arc::new(SystemClock),

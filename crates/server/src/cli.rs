@@ -33,6 +33,8 @@ pub enum Command {
     Migrate,
     /// Print the resolved configuration as TOML, passwords redacted.
     Config,
+    /// Check the database, platforms, providers and shell sandbox; exit 1 if any has a problem.
+    Doctor,
     /// List the configured model providers and models; `models check` calls each once.
     Models {
         /// What to do with them.

@@ -9,7 +9,7 @@ use crate::cli::{BenchCommand, Cli, Command, ModelsCommand, PolicyCommand};
 use crate::config::Config;
 use crate::engine::Script;
 use crate::error::StartupError;
-use crate::{bench, data_dir, database, explain, models, roles, serve, telemetry};
+use crate::{bench, data_dir, database, doctor, explain, models, roles, serve, telemetry};
 
 /// Runs the command line's subcommand. `working_dir` is where `workmate.toml` is looked for and
 /// `env` the process environment. Returns the text to print on stdout, if any.
@@ -49,6 +49,10 @@ pub fn run(
         Command::Demo => runtime
             .block_on(Box::pin(serve::serve(&config, Script::Demo)))
             .map(|()| None),
+        Command::Doctor => match runtime.block_on(doctor::run(&config)) {
+            (report, true) => Ok(Some(report)),
+            (report, false) => Err(StartupError::DoctorFailed(report)),
+        },
         Command::Migrate => runtime.block_on(migrate(&config)).map(Some),
         Command::Role(ref action) => runtime.block_on(roles::run(&config, action)).map(Some),
         Command::Models {

@@ -53,6 +53,30 @@ pub fn prepare(dir: &Path) -> Result<(), StartupError> {
     }
 }
 
+/// Makes sure the session workspaces folder exists, creating it and its ancestors if needed, and
+/// that no other user can list it: mode 0700, or 0711 when the server is root (the shell
+/// sandbox's user must pass through it to the session folder it is given; it still cannot list
+/// the folder or see other sessions' names).
+pub fn prepare_workspaces(dir: &Path) -> Result<(), StartupError> {
+    use std::os::unix::fs::PermissionsExt;
+    let fail = |reason: String| {
+        StartupError::Usage(format!(
+            "workspaces folder {} is not usable: {reason}; set [tools] workspaces_dir / \
+             WORKMATE__TOOLS__WORKSPACES_DIR to a writable folder outside the data directory",
+            dir.display()
+        ))
+    };
+    fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create it ({e})")))?;
+    let root = fs::metadata("/proc/self").is_ok_and(|m| {
+        use std::os::unix::fs::MetadataExt;
+        m.uid() == 0
+    });
+    let mode = if root { 0o711 } else { 0o700 };
+    fs::set_permissions(dir, fs::Permissions::from_mode(mode))
+        .map_err(|e| fail(format!("cannot set its permissions ({e})")))?;
+    probe(dir).map_err(|e| fail(format!("cannot write in it ({e})")))
+}
+
 /// Creates and removes a file in `dir`: the only reliable test of writability (permissions bits
 /// do not account for root, ACLs or read-only mounts).
 fn probe(dir: &Path) -> io::Result<()> {

@@ -71,13 +71,16 @@ pub fn build_hub(
     let engine = EngineConfig {
         max_iterations: config.engine.max_iterations,
         default_model,
-        data_dir: config.server.data_dir.clone(),
+        workspaces_dir: config.tools.workspaces_dir.clone(),
         ..EngineConfig::default()
     };
     SessionHub::new(EngineParts {
         store,
         providers,
-        tools: builtin_registry(&BuiltinOptions::default()),
+        tools: builtin_registry(&BuiltinOptions {
+            shell_sandbox: config.tools.shell_sandbox.sandbox(),
+            ..BuiltinOptions::default()
+        }),
         permissions: PermissionConfig::default(),
         config: engine,
         clock: Arc::new(SystemClock),

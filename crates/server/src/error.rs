@@ -64,6 +64,9 @@ pub enum StartupError {
     /// `workmate models check` found models that do not answer; the report lists them.
     #[error("some models did not answer:\n{0}")]
     ModelsFailed(String),
+    /// `workmate doctor` found a problem; the report says which.
+    #[error("workmate doctor found problems:\n{0}")]
+    DoctorFailed(String),
     /// The scripted provider's script cannot be used.
     #[error(
         "{0}; fix the file or set [providers.scripted] script / WORKMATE__PROVIDERS__SCRIPTED__SCRIPT"
@@ -111,6 +114,7 @@ impl StartupError {
             | Self::Migrate { .. }
             | Self::Token(_)
             | Self::ModelsFailed(_)
+            | Self::DoctorFailed(_)
             | Self::Resume(_)
             | Self::Telemetry(_)
             | Self::Runtime(_)

@@ -9,6 +9,7 @@ mod commands;
 pub mod config;
 pub mod data_dir;
 pub mod database;
+pub mod doctor;
 pub mod engine;
 pub mod error;
 pub mod explain;

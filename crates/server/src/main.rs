@@ -30,6 +30,15 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         }
+        Err(StartupError::DoctorFailed(report)) => {
+            // Like `models check`: the report is the answer, the exit code says a line failed.
+            let _ = std::io::stdout().lock().write_all(report.as_bytes());
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "error: workmate doctor found problems"
+            );
+            ExitCode::FAILURE
+        }
         Err(StartupError::ModelsFailed(report)) => {
             // The report is the answer: every model's outcome, on stdout like a success's.
             let _ = std::io::stdout().lock().write_all(report.as_bytes());

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
-use tracing::{info, warn};
+use tracing::{error, info, warn};
 use workmate_chat::{Chat, ChatConfig};
 use workmate_engine::{Scheduler, SchedulerConfig};
 use workmate_protocol::TenantId;
@@ -36,6 +36,8 @@ pub async fn serve(config: &Config, script: Script) -> Result<(), StartupError> 
     let providers = engine::providers(config, script)?;
     let listener = bind(config.server.listen).await?;
     data_dir::prepare(&config.server.data_dir)?;
+    data_dir::prepare_workspaces(&config.tools.workspaces_dir)?;
+    log_shell_sandbox(config).await;
     // Listening for signals from here on means a stop request during a long migration is honoured
     // once it finishes, with exit code 0, instead of killing the process mid-way.
     let token = CancellationToken::new();
@@ -46,6 +48,19 @@ pub async fn serve(config: &Config, script: Script) -> Result<(), StartupError> 
         warn!(error = %e, "The signal listener ended abnormally.");
     }
     outcome
+}
+
+/// Probes the shell sandbox once and says which is in effect. A sandbox that cannot start does not
+/// stop the server: `run_shell` refuses every call with the same reason until it is fixed.
+async fn log_shell_sandbox(config: &Config) {
+    let mode = config.tools.shell_sandbox.as_str();
+    match config.tools.shell_sandbox.sandbox().probe().await {
+        Ok(described) if mode == "none" => {
+            warn!(shell_sandbox = mode, "Shell sandbox: {described}.");
+        }
+        Ok(described) => info!(shell_sandbox = mode, "Shell sandbox: {described}."),
+        Err(why) => error!(shell_sandbox = mode, "Shell sandbox unavailable: {why}."),
+    }
 }
 
 async fn open_and_run(

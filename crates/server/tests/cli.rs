@@ -27,6 +27,8 @@ fn serve_with_no_configuration_creates_the_database_and_stops_on_sigterm() {
         log.contains("Listening.") && log.contains(&server.addr.to_string()),
         "{log}"
     );
+    assert!(log.contains("Shell sandbox: namespaces"), "{log}");
+    assert!(dir.path().join("workspaces").is_dir(), "outside data/");
 
     let status = server.terminate(Duration::from_secs(2));
     assert_eq!(status.code(), Some(0));
@@ -409,4 +411,36 @@ fn role_words_are_checked() {
         (Some(0), "u in tenant t is now an approver (new user).\n"),
         "{err}"
     );
+}
+
+#[test]
+fn doctor_reports_each_dependency_and_fails_on_a_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    // No database yet: the data directory does not exist, so the database line is a problem.
+    let output = run(dir.path(), &["doctor"], &[]);
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("problem database"), "{stdout}");
+
+    // Migrated: every line is ok, the sandbox one included (it ran `true` in it).
+    assert!(run(dir.path(), &["migrate"], &[]).status.success());
+    let output = run(dir.path(), &["doctor"], &[]);
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 4, "{stdout}");
+    assert!(lines.iter().all(|l| l.starts_with("ok ")), "{stdout}");
+    assert!(lines[0].contains("schema up to date"), "{stdout}");
+    assert!(
+        lines[3].contains("sandbox") && lines[3].contains("namespaces"),
+        "{stdout}"
+    );
+
+    let output = run(
+        dir.path(),
+        &["doctor"],
+        &[("WORKMATE__TOOLS__SHELL_SANDBOX", "none")],
+    );
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(stdout.contains("unsandboxed"), "{stdout}");
 }

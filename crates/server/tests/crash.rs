@@ -75,7 +75,7 @@ pub(crate) fn start_counting(server: &Server, dir: &Path) -> (String, PathBuf) {
     let (status, created) = call(server, "POST", "/v1/sessions", None);
     assert_eq!(status, 201, "{created}");
     let session = created["session_id"].as_str().unwrap().to_owned();
-    let workspace = dir.join("data/workspaces/default").join(&session);
+    let workspace = dir.join("workspaces/default").join(&session);
     std::fs::create_dir_all(&workspace).unwrap();
     std::fs::write(
         workspace.join("count.sh"),

@@ -134,7 +134,7 @@ async fn world() -> World {
         servers.push(server);
     }
     let config = EngineConfig {
-        data_dir: dir.path().to_owned(),
+        workspaces_dir: dir.path().join("workspaces"),
         ..EngineConfig::default()
     };
     let hub = SessionHub::new(EngineParts {

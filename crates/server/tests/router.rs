@@ -56,7 +56,7 @@ pub(crate) async fn app_with_script(script: &str) -> App {
         Arc::new(ScriptedProvider::from_json(script).unwrap()),
     );
     let config = EngineConfig {
-        data_dir: dir.path().to_owned(),
+        workspaces_dir: dir.path().join("workspaces"),
         ..EngineConfig::default()
     };
     let hub = SessionHub::new(EngineParts {

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use crate::shell::sandbox::ShellSandbox;
 use crate::web_fetch::WebFetch;
 use crate::{
     ApplyPatch, Grep, ListFiles, MemoryForget, MemoryRead, MemoryUpdate, ReadFile, Remember,
@@ -16,6 +17,8 @@ use crate::{
 pub struct BuiltinOptions {
     /// Hosts `web_fetch` may reach even when they resolve to loopback or private addresses.
     pub web_allow_hosts: Vec<String>,
+    /// How `run_shell` isolates its commands (default: namespaces).
+    pub shell_sandbox: ShellSandbox,
 }
 
 /// A registry with every built-in tool: files, shell, web fetch, memory, scheduling and self-wake.
@@ -27,7 +30,7 @@ pub fn builtin_registry(options: &BuiltinOptions) -> ToolRegistry {
     registry.register(Arc::new(WriteFile));
     registry.register(Arc::new(ReplaceInFile));
     registry.register(Arc::new(ApplyPatch));
-    registry.register(Arc::new(RunShell));
+    registry.register(Arc::new(RunShell::new(options.shell_sandbox.clone())));
     registry.register(Arc::new(WebFetch::new(options.web_allow_hosts.clone())));
     registry.register(Arc::new(Remember));
     registry.register(Arc::new(MemoryRead));

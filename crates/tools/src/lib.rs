@@ -31,6 +31,7 @@ pub use memory::{MemoryForget, MemoryRead, MemoryUpdate, Remember};
 pub use registry::ToolRegistry;
 pub use roots::{Access, resolve, session_workspace};
 pub use shell::RunShell;
+pub use shell::sandbox::{SANDBOX_UID, Sandbox, ShellSandbox};
 pub use tool::{
     RiskLevel, Root, Tool, ToolContext, ToolError, ToolFuture, ToolMetadata, ToolResult,
 };

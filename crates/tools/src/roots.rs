@@ -134,11 +134,10 @@ pub fn display(roots: &[Root], path: &Path) -> String {
     path.display().to_string()
 }
 
-/// A session's own working folder: `<data_dir>/workspaces/<tenant>/<session>`. Each id becomes one
+/// A session's own working folder: `<workspaces_dir>/<tenant>/<session>`. Each id becomes one
 /// path component by an injective escaping, so no id can name another tenant's folder.
-pub fn session_workspace(data_dir: &Path, tenant: &TenantId, session: &SessionId) -> PathBuf {
-    data_dir
-        .join("workspaces")
+pub fn session_workspace(workspaces_dir: &Path, tenant: &TenantId, session: &SessionId) -> PathBuf {
+    workspaces_dir
         .join(component(tenant.as_str()))
         .join(component(session.as_str()))
 }
@@ -164,7 +163,7 @@ mod tests {
 
     #[test]
     fn session_workspace_escapes_ids() {
-        let data = Path::new("/data");
+        let data = Path::new("/data/workspaces");
         let path = session_workspace(data, &TenantId::from("acme"), &SessionId::from("s-1"));
         assert_eq!(path, Path::new("/data/workspaces/acme/s-1"));
         let evil = session_workspace(data, &TenantId::from(".."), &SessionId::from("a/../../b"));

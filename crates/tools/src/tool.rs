@@ -105,6 +105,9 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// The store, for tools that keep state (memory).
     pub store: Store,
+    /// Whether exec tools may reach the network from their sandbox (the tenant allows it for this
+    /// call). Off, a sandboxed command has only its own loopback.
+    pub network: bool,
 }
 
 /// A failed tool call: the message the model sees as the call's error.

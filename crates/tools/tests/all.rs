@@ -9,5 +9,6 @@ mod files;
 mod memory;
 mod patch;
 mod roots;
+mod sandbox;
 mod shell;
 mod web_fetch;

@@ -1,5 +1,6 @@
 //! A temporary root and store per test, and a helper to call a tool by name.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -29,6 +30,9 @@ impl World {
     pub(crate) async fn with_options(options: &BuiltinOptions) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let base = dir.path().canonicalize().unwrap();
+        // As in a real workspaces folder: a root server's sandbox user must be able to reach the
+        // session's folder (and nothing else: the folder cannot be listed).
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o711)).unwrap();
         let root = base.join("root");
         let outside = base.join("outside");
         std::fs::create_dir_all(&root).unwrap();
@@ -49,6 +53,7 @@ impl World {
             }],
             cancel: CancellationToken::new(),
             store,
+            network: false,
         };
         Self {
             _dir: dir,

@@ -28,6 +28,7 @@ async fn serve(response: String) -> u16 {
 fn allow_localhost_ip() -> BuiltinOptions {
     BuiltinOptions {
         web_allow_hosts: vec!["127.0.0.1".to_owned()],
+        ..BuiltinOptions::default()
     }
 }
 

@@ -205,7 +205,7 @@ fn hub(store: &Store, dir: &std::path::Path, script: &str) -> SessionHub {
         tools: builtin_registry(&BuiltinOptions::default()),
         permissions: PermissionConfig::default(),
         config: EngineConfig {
-            data_dir: dir.to_owned(),
+            workspaces_dir: dir.join("workspaces"),
             default_model: "scripted:test".into(),
             inbox_poll: Duration::from_millis(50),
             ..EngineConfig::default()

@@ -157,8 +157,11 @@ impl SessionHub {
 
     /// The session's folders: its own workspace, created on first use.
     fn roots(&self, tenant: &TenantId, session: &SessionId) -> Result<Vec<Root>> {
-        let dir =
-            workmate_tools::session_workspace(&self.inner.deps.config.data_dir, tenant, session);
+        let dir = workmate_tools::session_workspace(
+            &self.inner.deps.config.workspaces_dir,
+            tenant,
+            session,
+        );
         let made = std::fs::create_dir_all(&dir).and_then(|()| dir.canonicalize());
         let path = made.map_err(|e| {
             Error::Rejected(format!(

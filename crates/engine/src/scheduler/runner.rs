@@ -215,8 +215,11 @@ impl Inner {
                 ),
             },
         };
-        let workspace =
-            workmate_tools::session_workspace(&self.hub.config().data_dir, tenant, &run.session_id);
+        let workspace = workmate_tools::session_workspace(
+            &self.hub.config().workspaces_dir,
+            tenant,
+            &run.session_id,
+        );
         let since = run.started_at_ms;
         let artifacts = tokio::task::spawn_blocking(move || changed_files(&workspace, since))
             .await

@@ -123,6 +123,8 @@ impl Turn {
             roots: self.roots.clone(),
             cancel,
             store: self.deps.store.clone(),
+            // No tenant setting grants network to exec tools yet: sandboxed commands stay offline.
+            network: false,
         }
     }
 }

@@ -246,6 +246,18 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
         flag: None,
     },
     Key {
+        section: "tools",
+        key: "workspaces_dir",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "tools",
+        key: "shell_sandbox",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
         section: "log",
         key: "format",
         kind: Kind::Str,

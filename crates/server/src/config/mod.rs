@@ -3,7 +3,7 @@
 //!
 //! Invariant: a [`Config`] is built only by [`Config::load`], which validates every value, so
 //! holding one means the configuration is usable; it is never changed afterwards. Relative paths
-//! (`data_dir`, a relative SQLite URL) are relative to the process's working directory.
+//! (`data_dir`, `workspaces_dir`, a relative SQLite URL) are relative to the process's working directory.
 //!
 //! `[log] level` also honours `RUST_LOG`, the ecosystem's convention, as a lower-precedence alias
 //! of `WORKMATE__LOG__LEVEL` in the environment layer: `--log-level` beats
@@ -19,6 +19,7 @@ mod providers;
 mod render;
 mod secret;
 mod server;
+mod tools;
 mod validate;
 
 use std::collections::BTreeMap;
@@ -33,6 +34,7 @@ pub use platforms::{PlatformsConfig, SlackConfig, SlackMode};
 pub use providers::{GatewayProvider, ProvidersConfig};
 pub use secret::DatabaseUrl;
 pub use server::{HttpLimits, SurfaceToken};
+pub use tools::{ShellSandboxMode, ToolsSettings};
 
 /// The name of the configuration file looked for in the working directory.
 pub const DEFAULT_CONFIG_FILE: &str = "workmate.toml";
@@ -55,6 +57,8 @@ pub struct Config {
     pub providers: ProvidersConfig,
     /// `[platforms.*]`: the chat platforms workmate answers on.
     pub platforms: PlatformsConfig,
+    /// `[tools]`: session workspaces and the exec sandbox.
+    pub tools: ToolsSettings,
     origins: BTreeMap<(String, String), Source>,
 }
 

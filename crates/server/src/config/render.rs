@@ -57,6 +57,10 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
                 admins: (!slack.admins.is_empty()).then(|| slack.admins.clone()),
             }),
         },
+        tools: super::tools::RawTools {
+            workspaces_dir: Some(config.tools.workspaces_dir.display().to_string()),
+            shell_sandbox: Some(config.tools.shell_sandbox.as_str().to_owned()),
+        },
         database: RawDatabase {
             url: Some(config.database.url.redacted()),
             max_connections: Some(i64::from(config.database.max_connections)),

@@ -42,6 +42,8 @@ pub(crate) struct RawConfig {
     pub(crate) providers: BTreeMap<String, RawProvider>,
     #[serde(default)]
     pub(crate) platforms: RawPlatforms,
+    #[serde(default)]
+    pub(crate) tools: super::tools::RawTools,
 }
 
 /// `[platforms.*]`.
@@ -263,6 +265,8 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
         merged.origin(&format!("providers.{name}"), key)
     })?;
     let platforms = super::platforms::validate_platforms(&raw.platforms, &invalid)?;
+    let tools =
+        super::tools::validate_tools(&raw.tools, std::path::Path::new(&data_dir), &invalid)?;
 
     Ok(Config {
         server: ServerConfig {
@@ -277,6 +281,7 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
         scheduler,
         providers,
         platforms,
+        tools,
         database: DatabaseConfig {
             url: DatabaseUrl::new(url),
             max_connections,
@@ -357,6 +362,10 @@ mod tests {
             log: RawLog {
                 format: Some(String::new()),
                 level: Some(String::new()),
+            },
+            tools: super::super::tools::RawTools {
+                workspaces_dir: Some(String::new()),
+                shell_sandbox: Some(String::new()),
             },
         };
         let table = toml::Table::try_from(full).unwrap();
