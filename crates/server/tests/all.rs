@@ -15,6 +15,8 @@ mod models;
 mod router;
 mod sandbox_e2e;
 mod scheduler_processes;
+#[path = "../../../tests/security/mod.rs"]
+mod security;
 mod slack;
 mod support;
 mod surfaces;

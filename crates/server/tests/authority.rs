@@ -44,7 +44,12 @@ pub(crate) async fn as_user(
 /// An app whose sessions ask to run a shell command, with users alice and eve (members), bob
 /// (approver), carol and admin (admins) in the default tenant.
 pub(crate) async fn people() -> App {
-    let app = app_with_script(SHELL_SCRIPT).await;
+    people_with_script(SHELL_SCRIPT).await
+}
+
+/// [`people`], with sessions that run `script`.
+pub(crate) async fn people_with_script(script: &str) -> App {
+    let app = app_with_script(script).await;
     let tenant = TenantId::from("default");
     for (id, role) in [
         ("alice", Role::Member),

@@ -22,24 +22,24 @@ use workmate_store::{InboxItemState, SessionKey, Store};
 use crate::router::app_with_script;
 use crate::support::eventually;
 
-const SECRET: &str = "test-signing-secret";
+pub(crate) const SECRET: &str = "test-signing-secret";
 const SCRIPT: &str = r#"{"conversations": [{"when": "*", "turns": [
     {"tool_calls": [{"name": "run_shell", "arguments": {"command": "echo hi"}}]}, {"text": "Done."}]}]}"#;
-const THREAD: &str = "1700000000.0000";
+pub(crate) const THREAD: &str = "1700000000.0000";
 
 /// The tenant of a Slack workspace.
-fn tenant_of(team: &str) -> workmate_protocol::TenantId {
+pub(crate) fn tenant_of(team: &str) -> workmate_protocol::TenantId {
     workmate_chat::tenant_of(Surface::Slack, team)
 }
 
-struct SlackApp {
-    router: Router,
-    store: Store,
-    hub: workmate_engine::SessionHub,
-    chat: workmate_chat::Chat,
-    _slack: Arc<SlackSurface>,
-    fake: MockServer,
-    _dir: tempfile::TempDir,
+pub(crate) struct SlackApp {
+    pub(crate) router: Router,
+    pub(crate) store: Store,
+    pub(crate) hub: workmate_engine::SessionHub,
+    pub(crate) chat: workmate_chat::Chat,
+    pub(crate) _slack: Arc<SlackSurface>,
+    pub(crate) fake: MockServer,
+    pub(crate) _dir: tempfile::TempDir,
 }
 
 impl SlackApp {
@@ -65,7 +65,7 @@ async fn slack_app() -> SlackApp {
     slack_app_with(SCRIPT).await
 }
 
-async fn slack_app_with(script: &str) -> SlackApp {
+pub(crate) async fn slack_app_with(script: &str) -> SlackApp {
     slack_app_admins(script, &[]).await
 }
 
@@ -138,7 +138,12 @@ fn now() -> String {
         .to_string()
 }
 
-async fn signed(app: &SlackApp, route: &str, body: &str, secret: &str) -> (StatusCode, Value) {
+pub(crate) async fn signed(
+    app: &SlackApp,
+    route: &str,
+    body: &str,
+    secret: &str,
+) -> (StatusCode, Value) {
     let timestamp = now();
     let signature = workmate_slack::sign(secret.as_bytes(), &timestamp, body.as_bytes());
     let request = Request::builder()
@@ -157,7 +162,7 @@ async fn signed(app: &SlackApp, route: &str, body: &str, secret: &str) -> (Statu
     )
 }
 
-fn mention(event_id: &str) -> String {
+pub(crate) fn mention(event_id: &str) -> String {
     json!({
         "type": "event_callback", "team_id": "T1", "api_app_id": "A1",
         "event_id": event_id, "event_time": 1_700_000_000,
@@ -176,7 +181,7 @@ fn trigger() -> String {
     )
 }
 
-fn click(user: &str, value: &str) -> String {
+pub(crate) fn click(user: &str, value: &str) -> String {
     click_with(user, value, &trigger())
 }
 
@@ -199,7 +204,7 @@ fn click_with(user: &str, value: &str, trigger_id: &str) -> String {
 }
 
 /// The fake's received calls of one method, as JSON bodies.
-async fn calls(fake: &MockServer, api: &str) -> Vec<Value> {
+pub(crate) async fn calls(fake: &MockServer, api: &str) -> Vec<Value> {
     fake.received_requests()
         .await
         .unwrap_or_default()
@@ -210,7 +215,7 @@ async fn calls(fake: &MockServer, api: &str) -> Vec<Value> {
 }
 
 /// Polls until `check` holds on the calls of `api`, for at most 10 s.
-async fn wait_for(
+pub(crate) async fn wait_for(
     fake: &MockServer,
     api: &str,
     what: &str,
@@ -231,7 +236,7 @@ async fn wait_for(
 }
 
 /// Every button value in a message body.
-fn button_values(body: &Value) -> Vec<String> {
+pub(crate) fn button_values(body: &Value) -> Vec<String> {
     let mut out = Vec::new();
     for block in body["blocks"].as_array().into_iter().flatten() {
         for element in block["elements"].as_array().into_iter().flatten() {
