@@ -8,6 +8,7 @@
 //! sandbox is built, in `crates/tools/tests/sandbox.rs`.
 
 mod authority;
+mod automations;
 mod exec_http;
 mod exec_slack;
 mod exfiltration;

@@ -105,8 +105,13 @@ async fn a_cron_task_is_created_and_listed_with_its_next_run() {
     );
     assert_eq!(
         created["always_allowed"],
+        json!([]),
+        "the call that creates a run grants it nothing"
+    );
+    assert_eq!(
+        created["requested_rules"],
         json!([{"entry": "web_fetch https://status.example.com", "tool": "web_fetch", "target": "https://status.example.com"}]),
-        "only write access becomes a standing rule"
+        "only write access is asked for, and it waits for an approver"
     );
 
     let stored = stored_automation(&world, &created["id"]).await.unwrap();

@@ -17,7 +17,7 @@ use workmate_protocol::{AutomationId, Surface};
 use workmate_store::{Automation, SessionRecord};
 
 use super::{
-    AutomationChange, AutomationDraft, AutomationError, PermissionRequest, RunTarget, change,
+    AutomationChange, AutomationDraft, AutomationError, RunTarget, StandingRule, change,
     check_manager, create, public_view,
 };
 use crate::args::simple_tool;
@@ -195,17 +195,18 @@ async fn create_task(ctx: &ToolContext, args: CreateArgs) -> ToolResult {
         fire_at: args.fire_at,
         timezone: args.timezone,
         target,
-        permissions: args
+        // A run's standing rules are never granted by the call that creates it: whoever
+        // approved this call may be its requester. They wait in `requested_rules` until an
+        // approver or an admin grants them (`POST /v1/automations/{id}/rules/approve`), which
+        // validates them as the engine validates minted rules.
+        requested_rules: args
             .permissions
             .into_iter()
-            .map(|p| PermissionRequest {
-                tool: p.tool,
-                target: p.target,
-                access: match p.access {
-                    PermissionAccess::Read => "read",
-                    PermissionAccess::Write => "write",
-                }
-                .to_owned(),
+            .filter(|p| matches!(p.access, PermissionAccess::Write))
+            .filter(|p| !p.tool.trim().is_empty() && !p.target.trim().is_empty())
+            .map(|p| StandingRule {
+                tool: p.tool.trim().to_owned(),
+                target: p.target.trim().to_owned(),
             })
             .collect(),
         ..AutomationDraft::default()
@@ -351,8 +352,18 @@ fn summary(automation: &Automation) -> Value {
         "next_run",
         "next_run_ms",
         "always_allowed",
+        "requested_rules",
     ] {
         result[field] = view[field].clone();
+    }
+    if view["requested_rules"]
+        .as_array()
+        .is_some_and(|r| !r.is_empty())
+    {
+        result["note"] = json!(
+            "the calls in requested_rules wait for an approver or an admin to grant them; until \
+             then, runs ask before making them"
+        );
     }
     result
 }
