@@ -18,7 +18,7 @@ use workmate_store::{NewAuditRecord, Store};
 use workmate_tools::automations::zone;
 
 /// The settings an admin may change, in the order they are shown.
-pub const KNOWN: [&str; 8] = [
+pub const KNOWN: [&str; 9] = [
     "timezone",
     "automation_creators",
     "separation_of_duties",
@@ -26,6 +26,7 @@ pub const KNOWN: [&str; 8] = [
     "permissions",
     "shell_standing_choices",
     "web_fetch_allow",
+    "network_tools",
     "gateway",
 ];
 
@@ -61,6 +62,35 @@ pub fn web_fetch_allow(settings: &Value) -> Vec<String> {
         .get("web_fetch_allow")
         .and_then(|v| parse_hosts(v).ok())
         .unwrap_or_default()
+}
+
+/// The exec tools whose sandbox may reach the network (e.g. `["run_shell"]`): the setting
+/// `network_tools`, default none.
+pub fn network_tools(settings: &Value) -> Vec<String> {
+    settings
+        .get("network_tools")
+        .and_then(|v| parse_tool_names(v).ok())
+        .unwrap_or_default()
+}
+
+fn parse_tool_names(value: &Value) -> Result<Vec<String>, String> {
+    let items = value.as_array().ok_or_else(|| {
+        format!(
+            "is a list of tool names such as [\"run_shell\"], not {}",
+            kind(value)
+        )
+    })?;
+    let mut names = Vec::new();
+    for item in items {
+        let name = item.as_str().map(str::trim).unwrap_or_default();
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(format!("holds {}, which is not a tool name", show(item)));
+        }
+        if !names.iter().any(|n| n == name) {
+            names.push(name.to_owned());
+        }
+    }
+    Ok(names)
 }
 
 fn parse_modes(value: &Value) -> Result<Vec<PermissionMode>, String> {
@@ -285,6 +315,7 @@ fn validated(key: &'static str, value: &Value) -> Result<Value, SettingError> {
             ))
         }
         "web_fetch_allow" => Ok(Value::from(parse_hosts(value).map_err(invalid)?)),
+        "network_tools" => Ok(Value::from(parse_tool_names(value).map_err(invalid)?)),
         "permissions" => {
             let example = r#"{"allowed_commands": ["git status"], "auto_allow": [], "risk_overrides": [{"pattern": "mcp__*", "risk": "read"}]}"#;
             if !value.is_object() {
@@ -317,6 +348,7 @@ fn default_of(key: &str) -> &'static str {
             "false (run_shell approvals offer no session-wide \"always this tool\" or \"read-only commands\")"
         }
         "web_fetch_allow" => "none (every web_fetch asks)",
+        "network_tools" => "none (sandboxed commands have no network)",
         "permissions" => "no allowed_commands, auto_allow or risk_overrides",
         "gateway" => "no fallback, budgets or routes",
         _ => "none",
@@ -455,7 +487,7 @@ mod tests {
             error,
             "unknown setting `time_zone`; the settings are timezone, automation_creators, \
              separation_of_duties, modes_allowed, permissions, shell_standing_choices, \
-             web_fetch_allow, gateway"
+             web_fetch_allow, network_tools, gateway"
         );
     }
 
@@ -492,6 +524,11 @@ mod tests {
         assert!(shell_standing_choices(&on));
         assert!(apply(&empty, "shell_standing_choices", &json!("yes")).is_err());
         assert!(web_fetch_allow(&empty).is_empty());
+        assert!(network_tools(&empty).is_empty());
+        let online = apply(&empty, "network_tools", &json!(["run_shell", "run_shell"])).unwrap();
+        assert_eq!(network_tools(&online), ["run_shell"]);
+        assert!(apply(&empty, "network_tools", &json!(["rm -rf"])).is_err());
+        assert!(apply(&empty, "network_tools", &json!("run_shell")).is_err());
         let hosts = apply(
             &empty,
             "web_fetch_allow",

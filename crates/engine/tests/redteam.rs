@@ -175,6 +175,7 @@ impl Case {
         let engine = PermissionEngine::new(self.config()).with_policy(TenantPolicy {
             shell_standing_choices: self.shell_standing_choices,
             web_fetch_allow: self.web_fetch_allow.clone(),
+            network_tools: Vec::new(),
         });
         let decision = engine.evaluate(
             &self.context(root),

@@ -114,6 +114,7 @@ pub fn explain(args: &ExplainArgs) -> Result<String, String> {
     .with_policy(TenantPolicy {
         shell_standing_choices: args.shell_standing_choices,
         web_fetch_allow: args.web_fetch_allow.clone(),
+        network_tools: Vec::new(),
     });
     let context = PolicyContext {
         mode: args.mode,

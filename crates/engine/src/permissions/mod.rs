@@ -133,6 +133,8 @@ pub struct TenantPolicy {
     /// Hosts `web_fetch` reaches without asking: exact names or `*.suffix` (setting
     /// `web_fetch_allow`, default none).
     pub web_fetch_allow: Vec<String>,
+    /// Exec tools whose sandbox may reach the network (setting `network_tools`, default none).
+    pub network_tools: Vec<String>,
 }
 
 impl TenantPolicy {
@@ -141,6 +143,7 @@ impl TenantPolicy {
         Self {
             shell_standing_choices: crate::tenant_settings::shell_standing_choices(settings),
             web_fetch_allow: crate::tenant_settings::web_fetch_allow(settings),
+            network_tools: crate::tenant_settings::network_tools(settings),
         }
     }
 }

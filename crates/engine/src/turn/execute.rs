@@ -55,7 +55,7 @@ impl Turn {
                 self.answer(&call, Outcome::failed(&reason)).await?;
                 continue;
             };
-            let ctx = self.tool_context(self.cancel.clone());
+            let ctx = self.tool_context(&call.name, self.cancel.clone());
             let outcome = run_one(tool, ctx, call.arguments.clone()).await;
             self.answer(&call, outcome).await?;
         }
@@ -69,11 +69,12 @@ impl Turn {
         }
         let limit = Arc::new(Semaphore::new(self.deps.config.tool_concurrency.max(1)));
         // The batch is not cancellable: its calls only read, and finish quickly.
-        let ctx = self.tool_context(CancellationToken::new());
+        let batch = CancellationToken::new();
         let mut tasks = JoinSet::new();
         for (index, call) in calls.iter().enumerate() {
             let tool = self.deps.tools.get(&call.name).cloned();
-            let (ctx, arguments, limit) = (ctx.clone(), call.arguments.clone(), Arc::clone(&limit));
+            let ctx = self.tool_context(&call.name, batch.clone());
+            let (arguments, limit) = (call.arguments.clone(), Arc::clone(&limit));
             tasks.spawn(async move {
                 let _permit = limit.acquire_owned().await;
                 let outcome = match tool {
@@ -115,7 +116,7 @@ impl Turn {
         Ok(())
     }
 
-    fn tool_context(&self, cancel: CancellationToken) -> ToolContext {
+    fn tool_context(&self, tool: &str, cancel: CancellationToken) -> ToolContext {
         ToolContext {
             tenant_id: self.emit.tenant.clone(),
             session_id: self.emit.session.clone(),
@@ -123,8 +124,13 @@ impl Turn {
             roots: self.roots.clone(),
             cancel,
             store: self.deps.store.clone(),
-            // No tenant setting grants network to exec tools yet: sandboxed commands stay offline.
-            network: false,
+            // Sandboxed commands stay offline unless the tenant's `network_tools` names the tool.
+            network: self
+                .permissions
+                .policy()
+                .network_tools
+                .iter()
+                .any(|t| t == tool),
         }
     }
 }
