@@ -87,7 +87,7 @@ async fn members_see_their_own_sessions_and_items_and_approvers_see_all() {
 }
 
 #[tokio::test]
-async fn a_coworkers_session_and_item_answer_404_to_a_member_on_every_route() {
+async fn a_coworkers_session_and_item_answer_404_to_a_member_and_commands_403() {
     let app = people().await;
     let (session, item) = asks(&app, "alice").await;
     let message = json!({"type": "user_message", "text": "hello"});
@@ -100,11 +100,6 @@ async fn a_coworkers_session_and_item_answer_404_to_a_member_on_every_route() {
             Some(json!({"unattended": true})),
         ),
         ("GET", format!("/v1/sessions/{session}/messages"), None),
-        (
-            "POST",
-            format!("/v1/sessions/{session}/commands"),
-            Some(message),
-        ),
         (
             "POST",
             format!("/v1/inbox/{item}/resolve"),
@@ -123,6 +118,10 @@ async fn a_coworkers_session_and_item_answer_404_to_a_member_on_every_route() {
         events_status(&app, "eve", &session).await,
         StatusCode::NOT_FOUND
     );
+    // A command is refused by the engine's authority rule, with its reason.
+    let path = format!("/v1/sessions/{session}/commands");
+    let (status, answer) = as_user(&app, "eve", "POST", &path, Some(message)).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{answer}");
     // Nothing changed: the item still waits, the session is still attended.
     let (_, shown) = as_user(
         &app,
