@@ -54,3 +54,27 @@ async fn a_member_cannot_choose_auto_and_an_admin_can() {
     let (status, body) = as_user(&app, "carol", "POST", "/v1/sessions", Some(auto)).await;
     assert_eq!(status, 201, "{body}");
 }
+
+#[tokio::test]
+async fn the_admin_token_cannot_act_as_someone_else() {
+    use axum::body::Body;
+    use axum::http::{Request, StatusCode, header};
+    use tower::ServiceExt;
+
+    let app = people().await;
+    let request = Request::builder()
+        .method("POST")
+        .uri("/v1/sessions")
+        .header(
+            header::AUTHORIZATION,
+            format!("Bearer {}", crate::router::TOKEN),
+        )
+        .header("x-workmate-acting-user", "alice")
+        .body(Body::from("{}"))
+        .unwrap();
+    let response = app.router.clone().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+    // A surface token may.
+    let (status, body) = as_user(&app, "alice", "POST", "/v1/sessions", Some(json!({}))).await;
+    assert_eq!(status, 201, "{body}");
+}
