@@ -308,11 +308,15 @@ async fn a_run_by_hand_is_refused_while_it_goes_and_listed_newest_first() {
     assert_eq!(run["session_id"], started["session_id"]);
     let first = run["id"].as_str().unwrap().to_owned();
 
+    // The run's own approval (a member's automation also waits for its rules in the inbox).
     let item = eventually(|| async {
         let (_, listed) = authed(&app, "GET", "/v1/inbox?state=pending", None).await;
-        listed["items"]
-            .as_array()
-            .and_then(|items| items.first().cloned())
+        listed["items"].as_array().and_then(|items| {
+            items
+                .iter()
+                .find(|i| i["session_id"] == started["session_id"])
+                .cloned()
+        })
     })
     .await;
     assert_eq!(item["session_id"], started["session_id"]);

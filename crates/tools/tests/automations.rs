@@ -114,6 +114,25 @@ async fn a_cron_task_is_created_and_listed_with_its_next_run() {
         "only write access is asked for, and it waits for an approver"
     );
 
+    let waiting = world
+        .ctx
+        .store
+        .inbox()
+        .list(
+            &world.ctx.tenant_id,
+            &workmate_store::InboxFilter::default(),
+            10,
+        )
+        .await
+        .unwrap();
+    assert!(
+        waiting
+            .iter()
+            .any(|i| i.data["automation_rules"] == created["id"]
+                && i.body.contains("status.example.com")),
+        "the requested rule waits in the inbox for an approver: {waiting:#?}"
+    );
+
     let stored = stored_automation(&world, &created["id"]).await.unwrap();
     assert_eq!(stored.owner, world.ctx.user_id);
     assert_eq!(

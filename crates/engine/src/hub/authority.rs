@@ -168,6 +168,29 @@ impl SessionHub {
             .get_user(tenant, &actor.user_id)
             .await?
             .map(|u| u.role);
+        if item
+            .data
+            .get(workmate_tools::automations::RULES_ITEM)
+            .is_some()
+        {
+            // An automation's standing rules: an approver or an admin grants them, never the
+            // person who asked for them (its owner, usually a member).
+            if !matches!(role, Some(Role::Approver | Role::Admin)) {
+                return Ok(Err(format!(
+                    "{} may not answer this: only an approver or an admin grants an automation's \
+                     standing rules",
+                    actor.user_id
+                )));
+            }
+            if item.requested_by.as_ref() == Some(&actor.user_id) && resolution_allows(resolution) {
+                return Ok(Err(format!(
+                    "{} asked for these rules and cannot grant them; another approver or an \
+                     admin must",
+                    actor.user_id
+                )));
+            }
+            return Ok(Ok(()));
+        }
         let owner = session.owner == actor.user_id;
         if !owner && !matches!(role, Some(Role::Approver | Role::Admin)) {
             return Ok(Err(format!(
@@ -231,4 +254,9 @@ impl SessionHub {
         }
         Ok(Ok(()))
     }
+}
+
+/// Whether an answer allows what was asked.
+fn resolution_allows(resolution: &Resolution) -> bool {
+    matches!(resolution, Resolution::Approval { choice } if choice.allows())
 }

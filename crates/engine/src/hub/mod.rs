@@ -7,6 +7,7 @@
 mod authority;
 mod commands;
 mod replies;
+mod rules;
 mod turns;
 
 use std::collections::HashMap;
@@ -184,6 +185,15 @@ impl SessionHub {
             .resolve_and_record(tenant, item, &answer, resolved)
             .await?;
         if let ResolveOutcome::Resolved(item) = &outcome {
+            if item
+                .data
+                .get(workmate_tools::automations::RULES_ITEM)
+                .is_some()
+            {
+                // No turn waits on it: the answer grants or drops an automation's rules.
+                self.settle_rules(tenant, item, resolution, actor).await?;
+                return Ok(outcome);
+            }
             let runtime = self.runtime(tenant, &item.session_id).await?;
             if let Some(event) = event {
                 runtime.publish(event);

@@ -9,9 +9,9 @@ mod tools;
 
 pub use schedule::{Schedule, ScheduleError, format_in, zone};
 pub use service::{
-    AutomationChange, AutomationDraft, AutomationError, PermissionRequest, change, check_approver,
-    check_creator, check_manager, create, may_grant_rules, public_view, settle_requested_rules,
-    tenant_timezone,
+    AutomationChange, AutomationDraft, AutomationError, PermissionRequest, RULES_ITEM,
+    ask_for_rules, change, check_approver, check_creator, check_manager, close_rule_requests,
+    create, may_grant_rules, public_view, settle_requested_rules, tenant_timezone,
 };
 pub use settings::{AutomationSettings, RunTarget, StandingRule};
 pub use tools::{

@@ -17,8 +17,8 @@ use workmate_protocol::{AutomationId, Surface};
 use workmate_store::{Automation, SessionRecord};
 
 use super::{
-    AutomationChange, AutomationDraft, AutomationError, RunTarget, StandingRule, change,
-    check_manager, create, public_view,
+    AutomationChange, AutomationDraft, AutomationError, RunTarget, StandingRule, ask_for_rules,
+    change, check_manager, create, public_view,
 };
 use crate::args::simple_tool;
 use crate::{RiskLevel, Tool, ToolContext, ToolError, ToolMetadata, ToolResult};
@@ -220,6 +220,9 @@ async fn create_task(ctx: &ToolContext, args: CreateArgs) -> ToolResult {
     )
     .await
     .map_err(|e| automation_error(&e))?;
+    ask_for_rules(&ctx.store, &ctx.tenant_id, &automation)
+        .await
+        .map_err(|e| automation_error(&e))?;
     tracing::info!(
         tenant = %ctx.tenant_id,
         session = %ctx.session_id,
@@ -361,8 +364,8 @@ fn summary(automation: &Automation) -> Value {
         .is_some_and(|r| !r.is_empty())
     {
         result["note"] = json!(
-            "the calls in requested_rules wait for an approver or an admin to grant them; until \
-             then, runs ask before making them"
+            "the calls in requested_rules wait in the inbox for an approver or an admin to grant \
+             them; until then, runs ask before making them"
         );
     }
     result

@@ -17,12 +17,13 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tracing::info;
-use workmate_engine::permissions::{RequestedPermission, RiskClass, classify, grant_entries};
+use workmate_engine::permissions::RequestedPermission;
 use workmate_protocol::AutomationId;
 use workmate_store::Automation;
 use workmate_tools::automations::{
-    AutomationChange, AutomationDraft, PermissionRequest, StandingRule, change, check_approver,
-    check_manager, create, may_grant_rules, public_view, settle_requested_rules, zone,
+    AutomationChange, AutomationDraft, PermissionRequest, StandingRule, ask_for_rules, change,
+    check_approver, check_manager, close_rule_requests, create, may_grant_rules, public_view,
+    settle_requested_rules, zone,
 };
 
 use super::Principal;
@@ -104,6 +105,7 @@ pub(crate) async fn create_one(
     .await?;
     info!(tenant = %caller.tenant, automation = %automation.id, by = %caller.actor.user_id, "Automation created.");
     if !granted_now && !rules.is_empty() {
+        ask_for_rules(&state.store, &caller.tenant, &automation).await?;
         let entries: Vec<String> = rules.iter().map(StandingRule::entry).collect();
         info!(tenant = %caller.tenant, automation = %automation.id, by = %caller.actor.user_id, ?entries, "Standing rules wait for an approver.");
     }
@@ -156,19 +158,9 @@ fn valid_rules(
     Ok(rules)
 }
 
-/// The rule entry (`"<tool> <target>"`) the engine would mint for `requested`, if any. Shell
-/// and local writes are refused besides: the engine only ever matches rules of external calls,
-/// so such a rule would be inert, and alarming to read.
+/// The rule entry (`"<tool> <target>"`) the engine would mint for `requested`, if any.
 fn grantable(state: &AppState, requested: &RequestedPermission) -> Option<String> {
-    let metadata = |tool: &str| state.hub.tool_metadata(tool);
-    let never = matches!(
-        classify(&requested.tool, metadata(&requested.tool).as_ref(), &[]),
-        RiskClass::Exec | RiskClass::WriteLocal
-    );
-    grant_entries(std::slice::from_ref(requested), metadata)
-        .into_iter()
-        .next()
-        .filter(|_| !never)
+    state.hub.grantable_rule(requested)
 }
 
 /// `POST /v1/automations/{id}/rules/approve` → the automation with the standing rules its owner
@@ -199,6 +191,12 @@ async fn settle(
 ) -> Result<Json<Value>, ApiError> {
     let automation = found(state, caller, id).await?;
     check_approver(&state.store, &caller.tenant, &caller.actor.user_id).await?;
+    if allow && automation.owner == caller.actor.user_id {
+        return Err(ApiError::Forbidden(format!(
+            "{} asked for these rules and cannot grant them; another approver or an admin must",
+            caller.actor.user_id
+        )));
+    }
     // Checked again: the tools may have changed since the rules were asked for.
     let still_valid = |rule: &StandingRule| {
         let requested = RequestedPermission {
@@ -217,6 +215,14 @@ async fn settle(
     )
     .await?
     .ok_or_else(|| missing(id))?;
+    close_rule_requests(
+        &state.store,
+        &caller.tenant,
+        &settled.id,
+        &caller.actor.user_id,
+        allow,
+    )
+    .await?;
     let entries: Vec<String> = granted.iter().map(StandingRule::entry).collect();
     info!(tenant = %caller.tenant, automation = %settled.id, by = %caller.actor.user_id, allow, ?entries, "Requested standing rules settled.");
     Ok(Json(public_view(&settled, None)))
