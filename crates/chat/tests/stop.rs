@@ -9,11 +9,13 @@ async fn streaming(chat: &TestChat) -> workmate_store::SessionRecord {
     chat.send(message("Ev1", "U1", "t1", "tell me a story"))
         .await;
     let session = chat.session("t1").await;
+    // Running, and its turn_start stored (the card's Stop button names that turn).
     eventually("the turn is streaming", || async {
         chat.hub
             .is_running(&chat.tenant, &session.id)
             .await
             .unwrap()
+            && chat.turns(&session).await == 1
     })
     .await;
     session

@@ -10,40 +10,40 @@ async fn streaming() -> (SlackApp, workmate_store::SessionRecord) {
     let app = slack_app_with(SLOW).await;
     signed(&app, "events", &mention("Ev1"), SECRET).await;
     let session = app.session_of(THREAD).await;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !app
-        .hub
-        .is_running(&tenant_of("T1"), &session.id)
-        .await
-        .unwrap()
-    {
-        assert!(Instant::now() < deadline, "the turn never started");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    // Running, and its turn_start stored (the card's Stop button names that turn).
+    eventually(|| async {
+        let running = app.hub.is_running(&tenant_of("T1"), &session.id).await;
+        let tenant = tenant_of("T1");
+        let events = app
+            .store
+            .events()
+            .list_after(&tenant, &session.id, 0, 100)
+            .await;
+        let started = events
+            .unwrap()
+            .iter()
+            .any(|e| matches!(e.kind, workmate_protocol::EventKind::TurnStart { .. }));
+        (running.unwrap() && started).then_some(())
+    })
+    .await;
     (app, session)
 }
 
 async fn interrupted(app: &SlackApp, session: &workmate_store::SessionRecord) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
+    eventually(|| async {
+        let tenant = tenant_of("T1");
         let events = app
             .store
             .events()
-            .list_after(&tenant_of("T1"), &session.id, 0, 1000)
-            .await
-            .unwrap();
-        if events
+            .list_after(&tenant, &session.id, 0, 1000)
+            .await;
+        let events = events.unwrap();
+        events
             .iter()
             .any(|e| matches!(e.kind, workmate_protocol::EventKind::Interrupted { .. }))
-        {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the turn was not stopped: {events:#?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+            .then_some(())
+    })
+    .await;
 }
 
 #[tokio::test]
