@@ -2,16 +2,20 @@
 //! settings stored with each automation, the service every caller goes through, and the agent's
 //! scheduling tools.
 
+mod rules;
 mod schedule;
 mod service;
 mod settings;
 mod tools;
 
+pub use rules::{
+    RULES_ITEM, ask_for_rules, check_approver, close_rule_requests, may_grant_rules,
+    settle_requested_rules,
+};
 pub use schedule::{Schedule, ScheduleError, format_in, zone};
 pub use service::{
-    AutomationChange, AutomationDraft, AutomationError, PermissionRequest, RULES_ITEM,
-    ask_for_rules, change, check_approver, check_creator, check_manager, close_rule_requests,
-    create, may_grant_rules, public_view, settle_requested_rules, tenant_timezone,
+    AutomationChange, AutomationDraft, AutomationError, PermissionRequest, change, check_creator,
+    check_manager, create, public_view, tenant_timezone,
 };
 pub use settings::{AutomationSettings, RunTarget, StandingRule};
 pub use tools::{
