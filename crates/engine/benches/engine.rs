@@ -1,5 +1,5 @@
-//! Engine overhead per turn with a model that answers instantly, and resident memory per live
-//! session. Run with `cargo bench -p workmate-engine`; docs/benchmarks.md explains the figures.
+//! Engine overhead per turn with a model that answers instantly, throughput with many sessions
+//! at once, and resident memory per live session. Run with `cargo bench -p workmate-engine`; docs/benchmarks.md explains the figures.
 //!
 //! Invariant: figures are printed, never asserted. The targets are printed next to them and a miss
 //! does not fail the run; only a turn that did not do its scripted work (wrong number of deltas or
@@ -41,6 +41,11 @@ const LIVE_SESSIONS: usize = 1_000;
 const PAGE_SIZE: u64 = 4096;
 /// The argument that makes this binary measure session memory in a fresh process.
 const MEMORY_CHILD: &str = "--session-memory";
+/// Sessions driven at once for the throughput row, and plain turns each plays.
+const THROUGHPUT_SESSIONS: usize = 100;
+const THROUGHPUT_TURNS: usize = 10;
+/// Target plain turns per second on the SQLite file (the native-speed issue).
+const THROUGHPUT_TARGET: f64 = 5_000.0;
 /// The scripted answer: 20 words, streamed as 20 deltas.
 const ANSWER: &str = "one two three four five six seven eight nine ten \
                       eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty";
@@ -332,6 +337,33 @@ async fn measure(fixture: &mut Fixture, scenario: &Scenario) -> Measured {
     }
 }
 
+/// Throughput: [`THROUGHPUT_SESSIONS`] sessions each playing [`THROUGHPUT_TURNS`] plain turns
+/// one after another, all sessions at once. Returns the turns played and the wall time.
+async fn throughput(backend: Backend) -> (usize, f64) {
+    let mut fixture = Fixture::new(backend).await;
+    let mut sessions = Vec::with_capacity(THROUGHPUT_SESSIONS);
+    for _ in 0..THROUGHPUT_SESSIONS {
+        sessions.push(fixture.session().await);
+    }
+    let fixture = Arc::new(fixture);
+    let started = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for (id, mut events) in sessions {
+        let fixture = Arc::clone(&fixture);
+        tasks.spawn(async move {
+            for _ in 0..THROUGHPUT_TURNS {
+                let counts = fixture.turn(&id, &mut events, "[plain] go").await;
+                assert_eq!(counts.deltas, 20, "a plain turn streams 20 deltas");
+            }
+        });
+    }
+    while let Some(done) = tasks.join_next().await {
+        done.unwrap();
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    (THROUGHPUT_SESSIONS * THROUGHPUT_TURNS, seconds)
+}
+
 /// The baseline: one state event written the way the emitter writes it (one transaction).
 async fn baseline(fixture: &mut Fixture) -> Measured {
     let session = fixture.create().await;
@@ -518,6 +550,28 @@ fn main() {
                 scenario.target_us,
             );
         }
+    }
+    for backend in Backend::ALL {
+        let (turns, seconds) = runtime.block_on(throughput(backend));
+        let rate = turns as f64 / seconds;
+        let target = if backend == Backend::SqliteFile {
+            let verdict = if rate >= THROUGHPUT_TARGET {
+                "met"
+            } else {
+                "missed"
+            };
+            format!(
+                ">= {THROUGHPUT_TARGET:.0} turns/s ({verdict}, x{:.2})",
+                rate / THROUGHPUT_TARGET
+            )
+        } else {
+            "-".to_owned()
+        };
+        println!(
+            "{:<31} {:<14} {rate:>8.0} turns/s ({turns} turns in {seconds:.2} s)  {target}",
+            format!("(d) {THROUGHPUT_SESSIONS} sessions x {THROUGHPUT_TURNS} plain"),
+            backend.name(),
+        );
     }
     drop(runtime);
     for backend in Backend::ALL {
