@@ -338,8 +338,9 @@ async fn measure(fixture: &mut Fixture, scenario: &Scenario) -> Measured {
 }
 
 /// Throughput: [`THROUGHPUT_SESSIONS`] sessions each playing [`THROUGHPUT_TURNS`] plain turns
-/// one after another, all sessions at once. Returns the turns played and the wall time.
-async fn throughput(backend: Backend) -> (usize, f64) {
+/// one after another, all sessions at once. Returns the turns played and the wall time, or why a
+/// turn failed (reported in the row, so the rest of the bench still runs).
+async fn throughput(backend: Backend) -> Result<(usize, f64), String> {
     let mut fixture = Fixture::new(backend).await;
     let mut sessions = Vec::with_capacity(THROUGHPUT_SESSIONS);
     for _ in 0..THROUGHPUT_SESSIONS {
@@ -357,11 +358,36 @@ async fn throughput(backend: Backend) -> (usize, f64) {
             }
         });
     }
-    while let Some(done) = tasks.join_next().await {
-        done.unwrap();
+    let mut failure = None;
+    let joined = tokio::time::timeout(std::time::Duration::from_secs(120), async {
+        while let Some(done) = tasks.join_next().await {
+            if let Err(e) = done
+                && failure.is_none()
+            {
+                failure = Some(if e.is_panic() {
+                    let panic = e.into_panic();
+                    panic
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .unwrap_or_else(|| "a session's task failed".to_owned())
+                } else {
+                    "a session's task was cancelled".to_owned()
+                });
+            }
+        }
+    })
+    .await;
+    if joined.is_err() {
+        return Err(format!(
+            "turns still unfinished after 120 s{}",
+            failure.map_or_else(String::new, |f| format!(" (first failure: {f})"))
+        ));
+    }
+    if let Some(why) = failure {
+        return Err(why);
     }
     let seconds = started.elapsed().as_secs_f64();
-    (THROUGHPUT_SESSIONS * THROUGHPUT_TURNS, seconds)
+    Ok((THROUGHPUT_SESSIONS * THROUGHPUT_TURNS, seconds))
 }
 
 /// The baseline: one state event written the way the emitter writes it (one transaction).
@@ -552,7 +578,14 @@ fn main() {
         }
     }
     for backend in Backend::ALL {
-        let (turns, seconds) = runtime.block_on(throughput(backend));
+        let label = format!("(d) {THROUGHPUT_SESSIONS} sessions x {THROUGHPUT_TURNS} plain");
+        let (turns, seconds) = match runtime.block_on(throughput(backend)) {
+            Ok(done) => done,
+            Err(why) => {
+                println!("{label:<31} {:<14} failed: {why}", backend.name());
+                continue;
+            }
+        };
         let rate = turns as f64 / seconds;
         let target = if backend == Backend::SqliteFile {
             let verdict = if rate >= THROUGHPUT_TARGET {
@@ -568,8 +601,7 @@ fn main() {
             "-".to_owned()
         };
         println!(
-            "{:<31} {:<14} {rate:>8.0} turns/s ({turns} turns in {seconds:.2} s)  {target}",
-            format!("(d) {THROUGHPUT_SESSIONS} sessions x {THROUGHPUT_TURNS} plain"),
+            "{label:<31} {:<14} {rate:>8.0} turns/s ({turns} turns in {seconds:.2} s)  {target}",
             backend.name(),
         );
     }
