@@ -578,7 +578,7 @@ fn main() {
         }
     }
     for backend in Backend::ALL {
-        let label = format!("(d) {THROUGHPUT_SESSIONS} sessions x {THROUGHPUT_TURNS} plain");
+        let label = format!("(e) {THROUGHPUT_SESSIONS} sessions x {THROUGHPUT_TURNS} plain");
         let (turns, seconds) = match runtime.block_on(throughput(backend)) {
             Ok(done) => done,
             Err(why) => {
