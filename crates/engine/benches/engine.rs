@@ -15,6 +15,9 @@
     clippy::print_stderr
 )]
 
+#[path = "engine/throughput.rs"]
+mod throughput;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -41,11 +44,6 @@ const LIVE_SESSIONS: usize = 1_000;
 const PAGE_SIZE: u64 = 4096;
 /// The argument that makes this binary measure session memory in a fresh process.
 const MEMORY_CHILD: &str = "--session-memory";
-/// Sessions driven at once for the throughput row, and plain turns each plays.
-const THROUGHPUT_SESSIONS: usize = 100;
-const THROUGHPUT_TURNS: usize = 10;
-/// Target plain turns per second on the SQLite file (the native-speed issue).
-const THROUGHPUT_TARGET: f64 = 5_000.0;
 /// The scripted answer: 20 words, streamed as 20 deltas.
 const ANSWER: &str = "one two three four five six seven eight nine ten \
                       eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty";
@@ -337,59 +335,6 @@ async fn measure(fixture: &mut Fixture, scenario: &Scenario) -> Measured {
     }
 }
 
-/// Throughput: [`THROUGHPUT_SESSIONS`] sessions each playing [`THROUGHPUT_TURNS`] plain turns
-/// one after another, all sessions at once. Returns the turns played and the wall time, or why a
-/// turn failed (reported in the row, so the rest of the bench still runs).
-async fn throughput(backend: Backend) -> Result<(usize, f64), String> {
-    let mut fixture = Fixture::new(backend).await;
-    let mut sessions = Vec::with_capacity(THROUGHPUT_SESSIONS);
-    for _ in 0..THROUGHPUT_SESSIONS {
-        sessions.push(fixture.session().await);
-    }
-    let fixture = Arc::new(fixture);
-    let started = Instant::now();
-    let mut tasks = tokio::task::JoinSet::new();
-    for (id, mut events) in sessions {
-        let fixture = Arc::clone(&fixture);
-        tasks.spawn(async move {
-            for _ in 0..THROUGHPUT_TURNS {
-                let counts = fixture.turn(&id, &mut events, "[plain] go").await;
-                assert_eq!(counts.deltas, 20, "a plain turn streams 20 deltas");
-            }
-        });
-    }
-    let mut failure = None;
-    let joined = tokio::time::timeout(std::time::Duration::from_secs(120), async {
-        while let Some(done) = tasks.join_next().await {
-            if let Err(e) = done
-                && failure.is_none()
-            {
-                failure = Some(if e.is_panic() {
-                    let panic = e.into_panic();
-                    panic
-                        .downcast_ref::<String>()
-                        .cloned()
-                        .unwrap_or_else(|| "a session's task failed".to_owned())
-                } else {
-                    "a session's task was cancelled".to_owned()
-                });
-            }
-        }
-    })
-    .await;
-    if joined.is_err() {
-        return Err(format!(
-            "turns still unfinished after 120 s{}",
-            failure.map_or_else(String::new, |f| format!(" (first failure: {f})"))
-        ));
-    }
-    if let Some(why) = failure {
-        return Err(why);
-    }
-    let seconds = started.elapsed().as_secs_f64();
-    Ok((THROUGHPUT_SESSIONS * THROUGHPUT_TURNS, seconds))
-}
-
 /// The baseline: one state event written the way the emitter writes it (one transaction).
 async fn baseline(fixture: &mut Fixture) -> Measured {
     let session = fixture.create().await;
@@ -578,32 +523,7 @@ fn main() {
         }
     }
     for backend in Backend::ALL {
-        let label = format!("(e) {THROUGHPUT_SESSIONS} sessions x {THROUGHPUT_TURNS} plain");
-        let (turns, seconds) = match runtime.block_on(throughput(backend)) {
-            Ok(done) => done,
-            Err(why) => {
-                println!("{label:<31} {:<14} failed: {why}", backend.name());
-                continue;
-            }
-        };
-        let rate = turns as f64 / seconds;
-        let target = if backend == Backend::SqliteFile {
-            let verdict = if rate >= THROUGHPUT_TARGET {
-                "met"
-            } else {
-                "missed"
-            };
-            format!(
-                ">= {THROUGHPUT_TARGET:.0} turns/s ({verdict}, x{:.2})",
-                rate / THROUGHPUT_TARGET
-            )
-        } else {
-            "-".to_owned()
-        };
-        println!(
-            "{label:<31} {:<14} {rate:>8.0} turns/s ({turns} turns in {seconds:.2} s)  {target}",
-            backend.name(),
-        );
+        runtime.block_on(throughput::row(backend));
     }
     drop(runtime);
     for backend in Backend::ALL {

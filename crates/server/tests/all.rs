@@ -4,9 +4,11 @@
 
 mod api;
 mod authority;
+mod automation_rules;
 mod automations_api;
 mod cli;
 mod config;
+mod config_sections;
 mod crash;
 mod explain;
 mod gateways;
