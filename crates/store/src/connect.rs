@@ -39,14 +39,29 @@ impl Store {
         // One direct connection first: its error names the real cause (refused, unknown host,
         // bad password, no such database), where the pool would only report a timeout.
         let mut conn = AnyConnection::connect(&url).await?;
-        if dialect == Dialect::Sqlite {
+        if dialect == Dialect::Sqlite && !is_memory(&url) {
             // WAL lets readers run beside the one writer. Setting it needs the file to itself, so
             // it is done once here rather than on every pooled connection.
             conn.execute("PRAGMA journal_mode = WAL").await?;
         }
         conn.close().await?;
+        let memory = is_memory(&url);
+        // An in-memory database lives exactly as long as its one connection, which every caller
+        // shares: it is opened once and never closed while the store lives.
+        let (connections, lifetime) = if memory {
+            (1, None)
+        } else {
+            (options.max_connections, Some(Duration::from_secs(30 * 60)))
+        };
         let pool = AnyPoolOptions::new()
-            .max_connections(options.max_connections)
+            .max_connections(connections)
+            .min_connections(u32::from(memory))
+            .max_lifetime(lifetime)
+            .idle_timeout(if memory {
+                None
+            } else {
+                Some(Duration::from_secs(10 * 60))
+            })
             .acquire_timeout(options.acquire_timeout)
             .after_connect(move |conn, _meta| {
                 Box::pin(async move {
@@ -63,6 +78,7 @@ impl Store {
             pool,
             dialect,
             clock: options.clock,
+            writer: Arc::default(),
         })
     }
 }
@@ -83,6 +99,9 @@ fn normalized_url(dialect: Dialect, url: &str) -> Result<String> {
                 .split('?')
                 .next()
                 .unwrap_or_default();
+            if path == MEMORY {
+                return Ok(MEMORY_URL.to_owned());
+            }
             if path.is_empty() {
                 return Err(Error::InvalidUrl {
                     reason: format!("no database file named; expected e.g. {}", example(dialect)),
@@ -110,6 +129,15 @@ fn normalized_url(dialect: Dialect, url: &str) -> Result<String> {
             Ok(url.to_owned())
         }
     }
+}
+
+/// The SQLite path of a database that lives in memory.
+const MEMORY: &str = ":memory:";
+/// The URL of the in-memory store: for tests, benchmarks and demos; gone when the process ends.
+pub(crate) const MEMORY_URL: &str = "sqlite::memory:";
+
+fn is_memory(url: &str) -> bool {
+    url == MEMORY_URL
 }
 
 fn example(dialect: Dialect) -> &'static str {
@@ -140,6 +168,18 @@ mod tests {
         assert_eq!(
             normalized_url(Dialect::Sqlite, "sqlite:w.db?mode=ro").unwrap(),
             "sqlite:w.db?mode=ro"
+        );
+    }
+
+    #[test]
+    fn memory_urls_name_the_in_memory_store() {
+        assert_eq!(
+            normalized_url(Dialect::Sqlite, "sqlite::memory:").unwrap(),
+            MEMORY_URL
+        );
+        assert_eq!(
+            normalized_url(Dialect::Sqlite, "sqlite://:memory:").unwrap(),
+            MEMORY_URL
         );
     }
 

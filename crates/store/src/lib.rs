@@ -16,6 +16,7 @@ mod migrate;
 mod repo;
 mod row;
 mod visibility;
+mod writer;
 
 pub use clock::{Clock, SystemClock};
 pub use connect::{ConnectOptions, validate_url};
@@ -41,8 +42,9 @@ pub use repo::tool_calls::{ToolCallRecord, ToolCallRepo, ToolCallState, Transiti
 pub use repo::usage::{NewUsage, UsageGroup, UsageRepo, UsageTotal, utc_day};
 pub use repo::wakes::{NewWake, Wake, WakeKind, WakeRepo, WakeState};
 pub use visibility::{Sight, can_see};
+pub use writer::{Counters, LedgerMove, StepDone, StepError, StepWrite, StepWritten, Writer};
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use sqlx::AnyPool;
 
@@ -52,6 +54,8 @@ pub struct Store {
     pool: AnyPool,
     dialect: Dialect,
     clock: Arc<dyn Clock>,
+    /// Started on first use, on the runtime of its first caller.
+    writer: Arc<OnceLock<Writer>>,
 }
 
 impl Store {
@@ -139,6 +143,19 @@ impl Store {
     /// Token usage per model call.
     pub fn usage(&self) -> UsageRepo<'_> {
         UsageRepo::new(self)
+    }
+
+    /// The group-commit writer that stores turn steps (see [`StepWrite`]).
+    pub fn writer(&self) -> &Writer {
+        self.writer.get_or_init(|| {
+            // The task's own handle has no writer, so the queue closes when the last handle
+            // outside it is dropped.
+            let own = Self {
+                writer: Arc::default(),
+                ..self.clone()
+            };
+            Writer::spawn(own)
+        })
     }
 
     /// Now, by the store's clock (the one tests can move).

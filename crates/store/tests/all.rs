@@ -21,3 +21,4 @@ mod migrations;
 mod records;
 mod roles;
 mod usage;
+mod writer;

@@ -52,19 +52,13 @@ pub(crate) async fn append_in(
     let counts = (to_i64(kinds.len() as u64), to_i64(messages.len() as u64));
     let reserved = reserve(tx, d, (tenant, session), counts, now).await?;
     for (index, message) in (reserved.first_index..).zip(messages) {
-        let body = serde_json::to_value(message)
-            .map_err(|e| Error::Invalid(format!("cannot encode message: {e}")))?;
-        let role = body
-            .get("role")
-            .and_then(|r| r.as_str())
-            .unwrap_or("unknown")
-            .to_owned();
+        let (role, body) = message_row(message)?;
         d.query("INSERT INTO messages (tenant_id, session_id, idx, message_role, body_json, created_at_ms) VALUES (?, ?, ?, ?, ?, ?)")
             .bind(tenant.as_str().to_owned())
             .bind(session.as_str().to_owned())
             .bind(index)
             .bind(role)
-            .bind(body.to_string())
+            .bind(body)
             .bind(now)
             .execute(&mut **tx)
             .await?;
@@ -94,4 +88,16 @@ pub(crate) async fn append_in(
         first_index: u64::try_from(reserved.first_index).unwrap_or_default(),
         events,
     })
+}
+
+/// A message's role column and its stored JSON body.
+pub(crate) fn message_row(message: &Message) -> Result<(String, String)> {
+    let body = serde_json::to_value(message)
+        .map_err(|e| Error::Invalid(format!("cannot encode message: {e}")))?;
+    let role = body
+        .get("role")
+        .and_then(|r| r.as_str())
+        .unwrap_or("unknown")
+        .to_owned();
+    Ok((role, body.to_string()))
 }

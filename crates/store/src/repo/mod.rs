@@ -1,7 +1,7 @@
 //! One repository per table (or per pair of tables that only make sense together).
 //! Every method takes the tenant first and names it in every statement.
 
-mod appends;
+pub(crate) mod appends;
 pub(crate) mod audit;
 pub(crate) mod automations;
 pub(crate) mod cards;

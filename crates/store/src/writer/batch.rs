@@ -1,0 +1,313 @@
+//! Writing a batch of steps: many sessions' steps in one transaction.
+//!
+//! Invariants: a step is stored whole or not at all; a step is stored only if its session's
+//! stored counters equal the step's `base` (the fence), checked and moved by one conditional
+//! update per session per batch; steps of one session are stored in the order they were queued,
+//! and a step after a failed one of the same session fails too, so a session's log has no gap.
+//! When the batch as a whole fails, each step is retried in a transaction of its own, so one bad
+//! step fails alone.
+
+use std::collections::HashMap;
+
+use workmate_protocol::{SessionId, TenantId};
+
+use super::rows::{Rows, Value};
+use super::step::{Counters, StepError, StepWrite, StepWritten};
+use crate::repo::appends::message_row;
+use crate::repo::intake;
+use crate::repo::tool_calls::{Transition, transition_on};
+use crate::repo::usage::utc_day;
+use crate::row::{new_id, to_i64, to_json};
+use crate::{Result, Store};
+
+type Outcome = std::result::Result<StepWritten, StepError>;
+
+/// Stores `steps`; one outcome per step, in order.
+pub(crate) async fn write(store: &Store, steps: &[StepWrite]) -> Vec<Outcome> {
+    match write_together(store, steps).await {
+        Ok(outcomes) => outcomes,
+        Err(error) if steps.len() == 1 => vec![Err(StepError::Failed(error.to_string()))],
+        Err(error) => {
+            tracing::warn!(steps = steps.len(), error = %error, "A batch of steps failed; storing them one by one.");
+            write_apart(store, steps).await
+        }
+    }
+}
+
+/// Each step in a transaction of its own, in order; a session whose step failed fails the rest.
+async fn write_apart(store: &Store, steps: &[StepWrite]) -> Vec<Outcome> {
+    let mut failed: HashMap<(&TenantId, &SessionId), StepError> = HashMap::new();
+    let mut outcomes = Vec::with_capacity(steps.len());
+    for step in steps {
+        let key = (&step.tenant, &step.session);
+        if let Some(error) = failed.get(&key) {
+            outcomes.push(Err(error.clone()));
+            continue;
+        }
+        let outcome = match write_together(store, std::slice::from_ref(step)).await {
+            Ok(mut one) => one.pop().unwrap_or(Err(StepError::Stopped)),
+            Err(error) => Err(StepError::Failed(error.to_string())),
+        };
+        if let Err(error) = &outcome {
+            failed.insert(key, error.clone());
+        }
+        outcomes.push(outcome);
+    }
+    outcomes
+}
+
+/// Stores every step the fence lets through in one transaction. `Err` means nothing was stored.
+async fn write_together(store: &Store, steps: &[StepWrite]) -> Result<Vec<Outcome>> {
+    let mut tx = store.begin_write().await?;
+    let fenced = fence(&mut tx, store, steps).await?;
+    let accepted: Vec<&StepWrite> = steps
+        .iter()
+        .zip(&fenced)
+        .filter(|(_, refused)| refused.is_none())
+        .map(|(step, _)| step)
+        .collect();
+    insert_rows(&mut tx, store, &accepted).await?;
+    let mut outcomes = Vec::with_capacity(steps.len());
+    for (step, refused) in steps.iter().zip(fenced) {
+        if let Some(error) = refused {
+            outcomes.push(Err(error));
+            continue;
+        }
+        let key = (&step.tenant, &step.session);
+        let mut moved = Vec::with_capacity(step.moves.len());
+        for change in &step.moves {
+            let transition = Transition {
+                call: &change.call,
+                to: change.to,
+                result: change.result.as_ref(),
+            };
+            moved.push(transition_on(&mut *tx, store, key, &transition).await?);
+        }
+        intake::finish_in(&mut tx, store, &step.tenant, &step.done).await?;
+        outcomes.push(Ok(StepWritten { moved }));
+    }
+    tx.commit().await?;
+    Ok(outcomes)
+}
+
+/// Checks and moves each session's counters once for the whole batch; returns, per step, why it
+/// is refused (`None`: it may be stored).
+async fn fence(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    store: &Store,
+    steps: &[StepWrite],
+) -> Result<Vec<Option<StepError>>> {
+    let mut refused = vec![None; steps.len()];
+    for indexes in by_session(steps) {
+        let first = &steps[indexes[0]];
+        let base = first.base;
+        // Steps must follow each other; a gap means the runtime lost a step, so the rest wait
+        // for the session to be reloaded.
+        let mut end = base;
+        let mut contiguous = indexes.len();
+        for (n, &i) in indexes.iter().enumerate() {
+            if steps[i].base != end {
+                contiguous = n;
+                break;
+            }
+            end = steps[i].end();
+        }
+        let fenced = |expected: Counters| StepError::Fenced {
+            session: first.session.clone(),
+            expected: expected.last_seq,
+        };
+        for &i in &indexes[contiguous..] {
+            refused[i] = Some(fenced(steps[i].base));
+        }
+        if end == base {
+            continue;
+        }
+        let moved = store
+            .dialect
+            .query("UPDATE sessions SET last_seq = ?, message_count = ?, updated_at_ms = ? WHERE tenant_id = ? AND session_id = ? AND last_seq = ? AND message_count = ?")
+            .bind(to_i64(end.last_seq))
+            .bind(to_i64(end.message_count))
+            .bind(store.clock_ms())
+            .bind(first.tenant.as_str().to_owned())
+            .bind(first.session.as_str().to_owned())
+            .bind(to_i64(base.last_seq))
+            .bind(to_i64(base.message_count))
+            .execute(&mut **tx)
+            .await?;
+        if moved.rows_affected() == 0 {
+            for &i in &indexes[..contiguous] {
+                refused[i] = Some(fenced(base));
+            }
+        }
+    }
+    Ok(refused)
+}
+
+/// The steps' indexes grouped by session, sessions in order of first appearance.
+fn by_session(steps: &[StepWrite]) -> Vec<Vec<usize>> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut slot: HashMap<(&TenantId, &SessionId), usize> = HashMap::new();
+    for (i, step) in steps.iter().enumerate() {
+        let next = groups.len();
+        let group = *slot.entry((&step.tenant, &step.session)).or_insert(next);
+        if group == next {
+            groups.push(Vec::new());
+        }
+        groups[group].push(i);
+    }
+    groups
+}
+
+/// The accepted steps' messages, events, proposed calls, audit records and usage, one multi-row
+/// statement per table.
+async fn insert_rows(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    store: &Store,
+    steps: &[&StepWrite],
+) -> Result<()> {
+    let now = store.clock_ms();
+    let mut messages = Rows::new(
+        "messages",
+        &[
+            "tenant_id",
+            "session_id",
+            "idx",
+            "message_role",
+            "body_json",
+            "created_at_ms",
+        ],
+    );
+    let mut events = Rows::new(
+        "session_events",
+        &[
+            "tenant_id",
+            "session_id",
+            "seq",
+            "turn_id",
+            "kind",
+            "at_ms",
+            "body_json",
+        ],
+    );
+    let mut proposed = Rows::new(
+        "tool_calls",
+        &[
+            "tenant_id",
+            "session_id",
+            "tool_call_id",
+            "turn_id",
+            "name",
+            "arguments_json",
+            "state",
+            "result_json",
+            "proposed_at_ms",
+            "updated_at_ms",
+        ],
+    )
+    .keeping_existing("tool_call_id");
+    let mut audit = Rows::new(
+        "audit_events",
+        &[
+            "tenant_id",
+            "audit_id",
+            "at_ms",
+            "session_id",
+            "actor",
+            "stage",
+            "tool",
+            "status",
+            "body_json",
+        ],
+    );
+    let mut usage = Rows::new(
+        "usage_records",
+        &[
+            "tenant_id",
+            "record_id",
+            "at_ms",
+            "day",
+            "session_id",
+            "user_id",
+            "model",
+            "input_tokens",
+            "output_tokens",
+            "cache_read_tokens",
+            "cache_write_tokens",
+        ],
+    );
+    for step in steps {
+        let tenant = || Value::Text(step.tenant.as_str().to_owned());
+        let session = || Value::Text(step.session.as_str().to_owned());
+        let turn = || Value::OptText(step.turn.as_ref().map(|t| t.as_str().to_owned()));
+        for (index, message) in (step.base.message_count + 1..).zip(&step.messages) {
+            let (role, body) = message_row(message)?;
+            messages.push([
+                tenant(),
+                session(),
+                Value::Int(to_i64(index)),
+                Value::Text(role),
+                Value::Text(body),
+                Value::Int(now),
+            ]);
+        }
+        for event in &step.events {
+            events.push([
+                tenant(),
+                session(),
+                Value::Int(to_i64(event.seq)),
+                Value::OptText(event.turn_id.as_ref().map(|t| t.as_str().to_owned())),
+                Value::Text(event.kind.name().to_owned()),
+                Value::Int(event.at_ms),
+                Value::Text(to_json(&event.kind)?),
+            ]);
+        }
+        for call in &step.proposed {
+            proposed.push([
+                tenant(),
+                session(),
+                Value::Text(call.id.as_str().to_owned()),
+                turn(),
+                Value::Text(call.name.clone()),
+                Value::Text(to_json(&call.arguments)?),
+                Value::Text("proposed".into()),
+                Value::OptText(None),
+                Value::Int(now),
+                Value::Int(now),
+            ]);
+        }
+        for record in &step.audit {
+            audit.push([
+                tenant(),
+                Value::Text(new_id()),
+                Value::Int(now),
+                Value::OptText(record.session_id.as_ref().map(|s| s.as_str().to_owned())),
+                Value::OptText(record.actor.clone()),
+                Value::Text(record.stage.clone()),
+                Value::OptText(record.tool.clone()),
+                Value::OptText(record.status.clone()),
+                Value::Text(to_json(&record.detail)?),
+            ]);
+        }
+        for used in &step.usage {
+            usage.push([
+                tenant(),
+                Value::Text(new_id()),
+                Value::Int(now),
+                Value::Text(utc_day(now)),
+                Value::Text(used.session_id.as_str().to_owned()),
+                Value::OptText(used.user_id.as_ref().map(|u| u.as_str().to_owned())),
+                Value::Text(used.model.clone()),
+                Value::Int(to_i64(used.input)),
+                Value::Int(to_i64(used.output)),
+                Value::Int(to_i64(used.cache_read)),
+                Value::Int(to_i64(used.cache_write)),
+            ]);
+        }
+    }
+    let d = store.dialect;
+    // Calls first: moves later in the transaction find them.
+    for rows in [messages, events, proposed, audit, usage] {
+        rows.insert(tx, d).await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,140 @@
+//! The group-commit writer: many sessions' steps in one transaction, fenced by the session's
+//! counters, each step whole or not at all.
+
+use tokio::sync::oneshot;
+use workmate_protocol::{
+    Event, EventKind, Message, NoticeKind, SessionId, TenantId, ToolCall, ToolCallId, TurnId,
+};
+use workmate_store::{
+    Counters, LedgerMove, NewAuditRecord, StepError, StepWrite, StepWritten, Store, ToolCallState,
+};
+
+use crate::support::{session_at, tenant_with_session};
+
+/// A step of `session` after `base`, with `n` notices and as many state events.
+fn step(tenant: &TenantId, session: &SessionId, base: Counters, n: usize) -> StepWrite {
+    let mut step = StepWrite::new(tenant.clone(), session.clone(), Some(TurnId::new()));
+    step.base = base;
+    for i in 0..n {
+        step.messages.push(Message::Notice {
+            kind: NoticeKind::Compacted,
+            text: Some(format!("note {i}")),
+            ts: 1,
+        });
+        step.events.push(Event {
+            tenant_id: tenant.clone(),
+            session_id: session.clone(),
+            seq: base.last_seq + i as u64 + 1,
+            turn_id: step.turn.clone(),
+            at_ms: 1,
+            kind: EventKind::IterationEnd {
+                iteration: i as u32,
+            },
+        });
+    }
+    step
+}
+
+/// Queues every step at once (so they can share a batch) and waits for all outcomes.
+async fn write_all(store: &Store, steps: Vec<StepWrite>) -> Vec<Result<StepWritten, StepError>> {
+    let mut waits = Vec::new();
+    for step in steps {
+        let (tx, rx) = oneshot::channel();
+        store.writer().submit(
+            step,
+            Box::new(move |outcome| {
+                let _ = tx.send(outcome);
+            }),
+        );
+        waits.push(rx);
+    }
+    let mut outcomes = Vec::new();
+    for wait in waits {
+        outcomes.push(wait.await.unwrap());
+    }
+    outcomes
+}
+
+backend_matrix! {
+    async fn steps_of_many_sessions_are_stored_in_order(ctx: Ctx) {
+        let (tenant, first) = tenant_with_session(&ctx.store, "writer").await;
+        let second = session_at(&ctx.store, &tenant, "C02", "1700000000.000200").await;
+        let mut steps = Vec::new();
+        let (mut a, mut b) = (Counters::default(), Counters::default());
+        for _ in 0..20 {
+            let next = step(&tenant, &first.id, a, 2);
+            a = next.end();
+            steps.push(next);
+            let next = step(&tenant, &second.id, b, 1);
+            b = next.end();
+            steps.push(next);
+        }
+        let outcomes = write_all(&ctx.store, steps).await;
+        assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
+        let events = ctx.store.events().list_after(&tenant, &first.id, 0, 1000).await.unwrap();
+        assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), (1..=40).collect::<Vec<_>>());
+        assert_eq!(ctx.store.messages().list(&tenant, &second.id).await.unwrap().len(), 20);
+        let record = ctx.store.sessions().get(&tenant, &first.id).await.unwrap().unwrap();
+        assert_eq!((record.last_seq, record.message_count), (40, 40));
+    }
+
+    async fn a_step_that_does_not_follow_the_stored_counters_is_fenced(ctx: Ctx) {
+        let (tenant, session) = tenant_with_session(&ctx.store, "writer").await;
+        let first = step(&tenant, &session.id, Counters::default(), 1);
+        let after = first.end();
+        assert!(write_all(&ctx.store, vec![first]).await[0].is_ok());
+        // A second writer that still thinks the session is empty is refused, and so is every
+        // later step it queued; the session keeps what the first writer stored.
+        let stale = step(&tenant, &session.id, Counters::default(), 1);
+        let later = step(&tenant, &session.id, stale.end(), 1);
+        let outcomes = write_all(&ctx.store, vec![stale, later]).await;
+        assert!(outcomes.iter().all(|o| matches!(o, Err(StepError::Fenced { .. }))), "{outcomes:?}");
+        let record = ctx.store.sessions().get(&tenant, &session.id).await.unwrap().unwrap();
+        assert_eq!((record.last_seq, record.message_count), (after.last_seq, after.message_count));
+    }
+
+    async fn one_bad_step_fails_alone(ctx: Ctx) {
+        let (tenant, session) = tenant_with_session(&ctx.store, "writer").await;
+        let other = session_at(&ctx.store, &tenant, "C09", "1700000000.000900").await;
+        // The bad step names a session that does not exist: its fence finds no row.
+        let ghost = step(&tenant, &SessionId::from("s_ghost"), Counters::default(), 1);
+        // A step that marks a delivery of another tenant done is refused by the store.
+        let mut foreign = step(&tenant, &other.id, Counters::default(), 1);
+        foreign.done.push(workmate_store::IntakeKey {
+            tenant_id: TenantId::from("someone-else"),
+            platform: "slack".into(),
+            delivery_id: "Ev1".into(),
+        });
+        let good = step(&tenant, &session.id, Counters::default(), 1);
+        let mut audited = step(&tenant, &session.id, good.end(), 0);
+        audited.audit.push(NewAuditRecord {
+            session_id: Some(session.id.clone()),
+            actor: Some("u_alice".into()),
+            stage: "decided".into(),
+            tool: Some("run_shell".into()),
+            status: Some("allowed".into()),
+            detail: serde_json::json!({"why": "test"}),
+        });
+        let outcomes = write_all(&ctx.store, vec![ghost, foreign, good, audited]).await;
+        assert!(matches!(outcomes[0], Err(StepError::Fenced { .. })), "{:?}", outcomes[0]);
+        assert!(matches!(outcomes[1], Err(StepError::Failed(_))), "{:?}", outcomes[1]);
+        assert!(outcomes[2].is_ok() && outcomes[3].is_ok(), "{outcomes:?}");
+        assert_eq!(ctx.store.messages().list(&tenant, &session.id).await.unwrap().len(), 1);
+        assert!(ctx.store.messages().list(&tenant, &other.id).await.unwrap().is_empty(), "the failed step left nothing");
+        assert_eq!(ctx.store.audit().recent(&tenant, 10).await.unwrap().len(), 1);
+    }
+
+    async fn ledger_moves_report_whether_the_call_moved(ctx: Ctx) {
+        let (tenant, session) = tenant_with_session(&ctx.store, "writer").await;
+        let call = ToolCall { id: ToolCallId::from("call_1"), name: "run_shell".into(), arguments: serde_json::json!({"command": "ls"}) };
+        let mut proposed = step(&tenant, &session.id, Counters::default(), 1);
+        proposed.proposed.push(call.clone());
+        let mv = |to| LedgerMove { call: call.id.clone(), to, result: None };
+        let mut approved = step(&tenant, &session.id, proposed.end(), 0);
+        approved.moves = vec![mv(ToolCallState::Approved), mv(ToolCallState::Approved), mv(ToolCallState::Started)];
+        let outcomes = write_all(&ctx.store, vec![proposed, approved]).await;
+        assert_eq!(outcomes[1].as_ref().unwrap().moved, vec![true, false, true]);
+        let row = ctx.store.tool_calls().get(&tenant, &session.id, &call.id).await.unwrap().unwrap();
+        assert_eq!(row.state, ToolCallState::Started);
+    }
+}
