@@ -1,16 +1,66 @@
-//! Emitting a session's events.
+//! Emitting a session's events: the one path every write of a turn step takes.
 //!
-//! Invariant: a state event is published only after the store has given it its `seq`, so every
-//! event a live subscriber sees can also be replayed from the store; transport events are
-//! published only, carrying the latest state `seq`.
+//! Invariants: a step (its history messages, state events, ledger moves, deliveries marked done,
+//! audit records and usage) is stored whole, in one transaction, by the store's group-commit
+//! writer; the session's runtime numbers the step and publishes its state events in `seq` order
+//! at the moment it is queued, so callers go on while it is written and wait for durability only
+//! where an invariant needs it ([`Written::durable`]); a subscriber that joins later and replays
+//! from the store first waits for the queued steps (see `SessionHub::subscribe`). Transport
+//! events are published only, carrying the latest state `seq`.
 
 use std::sync::Arc;
 
-use workmate_protocol::{Event, EventKind, Message, SessionId, TenantId, TurnId};
-use workmate_store::{IntakeKey, Store};
+use tokio::sync::oneshot;
+use workmate_protocol::{Event, EventKind, Message, SessionId, TenantId, ToolCall, TurnId};
+use workmate_store::{
+    IntakeKey, LedgerMove, NewAuditRecord, NewUsage, StepError, StepWrite, StepWritten, Store,
+};
 
-use crate::Result;
 use crate::runtime::SessionRuntime;
+use crate::{Error, Result};
+
+/// What one step writes; [`Emitter::write`] numbers and queues it.
+#[derive(Debug, Default)]
+pub(crate) struct Step {
+    pub(crate) messages: Vec<Message>,
+    pub(crate) events: Vec<EventKind>,
+    pub(crate) proposed: Vec<ToolCall>,
+    pub(crate) moves: Vec<LedgerMove>,
+    pub(crate) done: Vec<IntakeKey>,
+    pub(crate) audit: Vec<NewAuditRecord>,
+    pub(crate) usage: Vec<NewUsage>,
+    pub(crate) set_mode: Option<workmate_protocol::PermissionMode>,
+    pub(crate) set_model: Option<String>,
+}
+
+impl Step {
+    /// A step storing `messages` with the state event `kind` that announces them.
+    pub(crate) fn with_messages(messages: Vec<Message>, kind: Option<EventKind>) -> Self {
+        Self {
+            messages,
+            events: kind.into_iter().collect(),
+            ..Self::default()
+        }
+    }
+}
+
+/// A queued step: its published events, and the store's answer to wait for when it matters.
+#[derive(Debug)]
+pub(crate) struct Written {
+    pub(crate) events: Vec<Event>,
+    answer: oneshot::Receiver<std::result::Result<StepWritten, StepError>>,
+}
+
+impl Written {
+    /// Waits until the step is stored.
+    pub(crate) async fn durable(self) -> Result<StepWritten> {
+        match self.answer.await {
+            Ok(Ok(written)) => Ok(written),
+            Ok(Err(error)) => Err(Error::Log(error)),
+            Err(_) => Err(Error::Log(StepError::Stopped)),
+        }
+    }
+}
 
 /// Emits events for one session (and, inside a turn, one turn).
 #[derive(Clone, Debug)]
@@ -24,66 +74,85 @@ pub(crate) struct Emitter {
 }
 
 impl Emitter {
-    /// Persists and publishes a state event.
-    pub(crate) async fn state(&self, kind: EventKind) -> Result<Event> {
-        self.state_with(&[], kind).await
-    }
-
-    /// Persists history messages together with a state event (one transaction), then publishes
-    /// the event.
-    pub(crate) async fn state_with(&self, messages: &[Message], kind: EventKind) -> Result<Event> {
-        self.state_marking(messages, kind, &[]).await
-    }
-
-    /// [`Emitter::state_with`] that also marks the deliveries `done` in the same transaction.
-    pub(crate) async fn state_marking(
-        &self,
-        messages: &[Message],
-        kind: EventKind,
-        done: &[IntakeKey],
-    ) -> Result<Event> {
-        let mut events = self
-            .store
-            .events()
-            .append_with_messages_marking(
-                &self.tenant,
-                &self.session,
-                self.turn.as_ref(),
-                messages,
-                vec![kind],
-                done,
-            )
-            .await?;
-        let event = events.pop().ok_or_else(|| {
-            crate::Error::Rejected("the store returned no event for an append".into())
-        })?;
-        self.runtime.publish(event.clone());
-        Ok(event)
-    }
-
-    /// Moves a tool call through the ledger and stores its answer with `kind`, in one
-    /// transaction; returns whether the ledger moved.
-    pub(crate) async fn state_closing_call(
-        &self,
-        step: &workmate_store::Transition<'_>,
-        message: &Message,
-        kind: EventKind,
-    ) -> Result<bool> {
-        let (moved, mut events) = self
-            .store
-            .events()
-            .append_call_answer(
-                (&self.tenant, &self.session),
-                self.turn.as_ref(),
-                step,
-                std::slice::from_ref(message),
-                vec![kind],
-            )
-            .await?;
-        if let Some(event) = events.pop() {
-            self.runtime.publish(event);
+    /// Numbers a step, queues it for the store and publishes its state events.
+    pub(crate) fn write(&self, step: Step) -> Result<Written> {
+        if let Some(transport) = step.events.iter().find(|k| !k.is_state()) {
+            return Err(Error::Rejected(format!(
+                "{} is a transport event: it is streamed, never stored",
+                transport.name()
+            )));
         }
-        Ok(moved)
+        let (tx, answer) = oneshot::channel();
+        let mut log = self.runtime.log();
+        if let Some(failure) = self.runtime.failure() {
+            return Err(Error::Log(failure));
+        }
+        let base = log.counters;
+        let at_ms = self.clock.now_ms();
+        let events: Vec<Event> = (base.last_seq + 1..)
+            .zip(step.events)
+            .map(|(seq, kind)| Event {
+                tenant_id: self.tenant.clone(),
+                session_id: self.session.clone(),
+                seq,
+                turn_id: self.turn.clone(),
+                at_ms,
+                kind,
+            })
+            .collect();
+        let write = StepWrite {
+            tenant: self.tenant.clone(),
+            session: self.session.clone(),
+            turn: self.turn.clone(),
+            base,
+            messages: step.messages,
+            events: events.clone(),
+            proposed: step.proposed,
+            moves: step.moves,
+            done: step.done,
+            audit: step.audit,
+            usage: step.usage,
+            set_mode: step.set_mode,
+            set_model: step.set_model,
+        };
+        log.counters = write.end();
+        log.queued += 1;
+        let number = log.queued;
+        let runtime = Arc::downgrade(&self.runtime);
+        self.store.writer().submit(
+            write,
+            Box::new(move |outcome| {
+                if let Some(runtime) = runtime.upgrade() {
+                    runtime.answered(number, outcome.as_ref().err().cloned());
+                }
+                let _ = tx.send(outcome);
+            }),
+        );
+        for event in &events {
+            self.runtime.publish(event.clone());
+        }
+        drop(log);
+        Ok(Written { events, answer })
+    }
+
+    /// Waits until every step of the session queued so far is stored.
+    pub(crate) async fn flushed(&self) -> Result<()> {
+        self.runtime.flushed().await.map_err(Error::Log)
+    }
+
+    /// Queues and publishes a state event.
+    pub(crate) fn state(&self, kind: EventKind) -> Result<Event> {
+        self.state_with(Vec::new(), kind)
+    }
+
+    /// Queues history messages together with the state event that announces them (one step),
+    /// and publishes the event.
+    pub(crate) fn state_with(&self, messages: Vec<Message>, kind: EventKind) -> Result<Event> {
+        let mut written = self.write(Step::with_messages(messages, Some(kind)))?;
+        written
+            .events
+            .pop()
+            .ok_or_else(|| Error::Rejected("a step with an event published none".into()))
     }
 
     /// Publishes a transport event (a delta).

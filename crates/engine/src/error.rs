@@ -9,6 +9,9 @@ pub enum Error {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] workmate_store::Error),
+    /// A step of the session could not be stored; the session is reloaded before its next turn.
+    #[error("the session's history could not be stored: {0}")]
+    Log(workmate_store::StepError),
     /// The tenant has no such session.
     #[error("session {0} not found")]
     SessionNotFound(SessionId),

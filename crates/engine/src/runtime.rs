@@ -1,8 +1,12 @@
-//! The live, in-memory side of a session: its event fan-out and its running turn.
+//! The live, in-memory side of a session: its event fan-out, its counters and its running turn.
 //!
 //! Invariants: at most one turn runs per session (`try_claim` hands out the turn slot once until
 //! the turn releases it); messages that arrive while a turn runs are queued as steering for that
-//! turn, never dropped; no lock here is held across an `.await`.
+//! turn, never dropped; the session's counters (event `seq`, message index) are handed out here,
+//! under one lock that also queues the step for the store and publishes its events, so steps
+//! reach the store and subscribers in `seq` order; once a step fails, the runtime is failed and
+//! refuses further steps until the hub replaces it with one reloaded from the store; no lock
+//! here is held across an `.await`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -10,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 use workmate_protocol::{Actor, Event, UserId};
-use workmate_store::IntakeKey;
+use workmate_store::{Counters, IntakeKey, StepError};
 
 /// Events buffered for a slow live subscriber before it is told it lagged. Kept small: the buffer
 /// is allocated up front for every live session, and a lagging subscriber replays the state events
@@ -36,25 +40,87 @@ struct TurnSlot {
     waiting_for: Option<UserId>,
 }
 
+/// Where the session's log stands: what has been handed out, and what the store has confirmed.
+#[derive(Debug)]
+pub(crate) struct LogState {
+    /// The counters after the newest queued step.
+    pub(crate) counters: Counters,
+    /// Steps queued so far (the newest one's number).
+    pub(crate) queued: u64,
+}
+
 /// One session's live state.
 #[derive(Debug)]
 pub(crate) struct SessionRuntime {
     events: broadcast::Sender<Arc<Event>>,
     last_seq: AtomicU64,
+    log: Mutex<LogState>,
+    /// Why a step failed; set once, and the runtime is then replaced. Its own lock: the store
+    /// may answer while the log is locked.
+    failure: Mutex<Option<StepError>>,
+    /// The number of the newest step the store has answered (stored or refused).
+    answered: watch::Sender<u64>,
     turn: Mutex<TurnSlot>,
     running: watch::Sender<bool>,
 }
 
 impl SessionRuntime {
-    pub(crate) fn new(last_seq: u64) -> Self {
+    /// A runtime for a session whose stored counters are `counters`.
+    pub(crate) fn new(counters: Counters) -> Self {
         let (events, _) = broadcast::channel(LIVE_EVENT_BUFFER);
         let (running, _) = watch::channel(false);
+        let (answered, _) = watch::channel(0);
         Self {
             events,
-            last_seq: AtomicU64::new(last_seq),
+            last_seq: AtomicU64::new(counters.last_seq),
+            log: Mutex::new(LogState {
+                counters,
+                queued: 0,
+            }),
+            failure: Mutex::default(),
+            answered,
             turn: Mutex::default(),
             running,
         }
+    }
+
+    /// The session's log, locked: the emitter numbers, queues and publishes a step under it.
+    pub(crate) fn log(&self) -> std::sync::MutexGuard<'_, LogState> {
+        self.log.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records the store's answer for step `number`.
+    pub(crate) fn answered(&self, number: u64, failure: Option<StepError>) {
+        if let Some(failure) = failure {
+            self.failure
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get_or_insert(failure);
+        }
+        self.answered.send_modify(|n| *n = (*n).max(number));
+    }
+
+    /// Why the session's log failed, if it did.
+    pub(crate) fn failure(&self) -> Option<StepError> {
+        self.failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Whether every queued step has been answered by the store.
+    pub(crate) fn is_flushed(&self) -> bool {
+        *self.answered.borrow() >= self.log().queued
+    }
+
+    /// Resolves once every step queued so far has been answered by the store; the error is why
+    /// the session's log failed, if it did.
+    pub(crate) async fn flushed(&self) -> Result<(), StepError> {
+        let queued = self.log().queued;
+        let mut rx = self.answered.subscribe();
+        // The sender lives as long as `self`.
+        let _ = rx.wait_for(|answered| *answered >= queued).await;
+        self.failure().map_or(Ok(()), Err)
     }
 
     /// Live events from now on.

@@ -80,9 +80,11 @@ async fn a_message_that_starts_a_turn_is_done_when_it_is_in_history() {
     let key = claimed(&h, "Ev1", "message").await;
     let accepted = deliver(&h, message("hi"), &key).await.unwrap();
     assert!(matches!(accepted, Accepted::TurnStarted(_)));
-    // `turn_start` is published after the transaction that stored the message committed.
+    // `turn_start` is published when the step storing the message is queued; once the step is
+    // stored, so is the delivery's end.
     h.events_until(|e| matches!(e.kind, EventKind::TurnStart { .. }))
         .await;
+    h.hub.flushed(&h.tenant, &h.session).await.unwrap();
     assert_eq!(state(&h, &key).await, IntakeState::Done);
     assert_eq!(user_texts(&h).await, vec!["hi"]);
     h.turn_events().await;
@@ -174,6 +176,7 @@ async fn messages_that_miss_the_turn_are_done_with_the_next_turn() {
     // The next turn starts with both, and its first write marks both done.
     h.events_until(|e| matches!(e.kind, EventKind::TurnStart { .. }))
         .await;
+    h.hub.flushed(&h.tenant, &h.session).await.unwrap();
     assert_eq!(state(&h, &first).await, IntakeState::Done);
     assert_eq!(state(&h, &second).await, IntakeState::Done);
     assert_eq!(user_texts(&h).await, vec!["go", "one\n\ntwo"]);

@@ -39,6 +39,9 @@ where
         let mut h = Harness::with(script, options).await;
         h.say("write this week's report").await;
         let item = until(&mut h).await;
+        // Events are published when their step is queued, a moment before it commits: the
+        // crash comes once what was seen is stored.
+        h.hub.flushed(&h.tenant, &h.session).await.unwrap();
         h.keep_files();
         (h.dir.clone(), h.session.clone(), item)
     });

@@ -17,6 +17,7 @@ use workmate_store::{IntakeKey, ResolveOutcome};
 
 use super::SessionHub;
 use crate::history::{ends_in_error, has_conversation, has_images};
+use crate::emitter::Step;
 use crate::runtime::Steering;
 use crate::turn::TurnStart;
 use crate::{Error, Result};
@@ -145,26 +146,26 @@ impl SessionHub {
                 was_running: runtime.interrupt(),
             }),
             Command::SetMode { mode, actor } => {
+                runtime.flushed().await.map_err(Error::Log)?;
                 let record = self.load(tenant, session).await?;
                 if record.mode != mode {
-                    self.store()
-                        .sessions()
-                        .set_mode(tenant, session, mode)
-                        .await?;
-                    self.emitter(tenant, session)
-                        .await?
-                        .state(EventKind::ModeChanged {
+                    // The mode and the event announcing it are stored together.
+                    let step = Step {
+                        events: vec![EventKind::ModeChanged {
                             from: record.mode,
                             to: mode,
                             by: actor,
-                        })
-                        .await?;
+                        }],
+                        set_mode: Some(mode),
+                        ..Step::default()
+                    };
+                    self.emitter(tenant, session).await?.write(step)?.durable().await?;
                 }
                 Ok(Accepted::Updated)
             }
             Command::SwitchModel { model, .. } => self.switch_model(tenant, session, model).await,
             Command::Retry { .. } => {
-                let history = self.store().messages().list(tenant, session).await?;
+                let history = self.read_history(&runtime, tenant, session).await?;
                 if !ends_in_error(&history) {
                     return Err(Error::Rejected(
                         "nothing to retry: the last turn did not fail".into(),
@@ -214,6 +215,8 @@ impl SessionHub {
         session: &SessionId,
         model: String,
     ) -> Result<Accepted> {
+        let emit = self.emitter(tenant, session).await?;
+        let history = self.read_history(&emit.runtime, tenant, session).await?;
         let record = self.load(tenant, session).await?;
         if record.model == model {
             return Ok(Accepted::Updated);
@@ -223,34 +226,30 @@ impl SessionHub {
             .providers
             .resolve(&model)
             .map_err(|e| Error::Rejected(e.message))?;
-        self.store()
-            .sessions()
-            .set_model(tenant, session, &model)
-            .await?;
-        let history = self.store().messages().list(tenant, session).await?;
         let mut text = format!("Model switched to {model}");
+        let mut messages = Vec::new();
         if has_conversation(&history) {
             if has_images(&history) && !self.inner.deps.providers.capabilities(&model).vision {
                 text.push_str(" — earlier images can't be read by this model");
             }
-            let notice = workmate_protocol::Message::Notice {
+            messages.push(workmate_protocol::Message::Notice {
                 kind: NoticeKind::ModelSwitch,
                 text: Some(text.clone()),
                 ts: self.inner.deps.clock.now_ms(),
-            };
-            self.store()
-                .messages()
-                .append(tenant, session, &[notice])
-                .await?;
+            });
         }
-        self.emitter(tenant, session)
-            .await?
-            .state(EventKind::ModelSwitched {
+        // The model, its notice and the event announcing it are stored together.
+        let step = Step {
+            messages,
+            events: vec![EventKind::ModelSwitched {
                 from: Some(record.model),
-                to: model,
+                to: model.clone(),
                 text,
-            })
-            .await?;
+            }],
+            set_model: Some(model),
+            ..Step::default()
+        };
+        emit.write(step)?.durable().await?;
         Ok(Accepted::Updated)
     }
 }

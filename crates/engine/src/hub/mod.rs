@@ -123,19 +123,30 @@ impl SessionHub {
                 model: record.model.clone(),
                 mode: record.mode,
                 unattended: record.unattended,
-            })
-            .await?;
+            })?;
         }
         Ok(record)
     }
 
-    /// Live events of a session from now on (replay earlier state events from the store).
+    /// Live events of a session from now on. Replay earlier state events from the store once
+    /// this returns: every event published before it is stored by then.
     pub async fn subscribe(
         &self,
         tenant: &TenantId,
         session: &SessionId,
     ) -> Result<broadcast::Receiver<Arc<Event>>> {
-        Ok(self.runtime(tenant, session).await?.subscribe())
+        let runtime = self.runtime(tenant, session).await?;
+        let receiver = runtime.subscribe();
+        // A failed step is the turn's to report; what was stored can still be replayed.
+        let _ = runtime.flushed().await;
+        Ok(receiver)
+    }
+
+    /// Resolves once every step of the session queued so far is stored (or failed): reads of
+    /// the store see everything published before.
+    pub async fn flushed(&self, tenant: &TenantId, session: &SessionId) -> Result<()> {
+        let runtime = self.runtime(tenant, session).await?;
+        runtime.flushed().await.map_err(Error::Log)
     }
 
     /// Whether a turn runs in the session (in this process).
@@ -143,9 +154,12 @@ impl SessionHub {
         Ok(self.runtime(tenant, session).await?.is_running())
     }
 
-    /// Resolves when no turn runs in the session.
+    /// Resolves when no turn runs in the session and what it wrote is stored.
     pub async fn wait_idle(&self, tenant: &TenantId, session: &SessionId) -> Result<()> {
-        self.runtime(tenant, session).await?.idle().await;
+        let runtime = self.runtime(tenant, session).await?;
+        runtime.idle().await;
+        // A failed step ended the turn with an error event of its own.
+        let _ = runtime.flushed().await;
         Ok(())
     }
 
@@ -164,11 +178,6 @@ impl SessionHub {
         };
         self.check_resolver(tenant, &found, resolution, actor, via)
             .await?;
-        let answer = workmate_store::Answer {
-            resolution,
-            by: &actor.user_id,
-            via,
-        };
         let resolved = |found: &workmate_store::InboxItem| {
             Some(EventKind::InboxItemResolved {
                 item_id: found.id.clone(),
@@ -179,10 +188,12 @@ impl SessionHub {
                 via,
             })
         };
-        let (outcome, event) = self
+        // The answer is stored (and so wins) before anyone is told; the event announcing it
+        // follows in the session's own log.
+        let outcome = self
             .store()
             .inbox()
-            .resolve_and_record(tenant, item, &answer, resolved)
+            .resolve(tenant, item, resolution, &actor.user_id, via)
             .await?;
         if let ResolveOutcome::Resolved(item) = &outcome {
             if item
@@ -194,10 +205,11 @@ impl SessionHub {
                 self.settle_rules(tenant, item, resolution, actor).await?;
                 return Ok(outcome);
             }
-            let runtime = self.runtime(tenant, &item.session_id).await?;
-            if let Some(event) = event {
-                runtime.publish(event);
+            let emit = self.emitter(tenant, &item.session_id).await?;
+            if let Some(event) = resolved(item) {
+                emit.state(event)?;
             }
+            let runtime = emit.runtime;
             self.inner.deps.waiters.wake_all();
             if !runtime.is_running() {
                 self.resume_session(tenant, &item.session_id).await?;
@@ -238,11 +250,14 @@ impl SessionHub {
     ) {
         let key = (tenant.clone(), session.clone());
         let mut sessions = self.lock_sessions();
+        // A runtime with steps still queued keeps the session's counters: a new one would read
+        // them from the store too early.
         let unused = sessions.get(&key).is_some_and(|held| {
             Arc::ptr_eq(held, runtime)
                 && Arc::strong_count(held) == 2
                 && runtime.subscribers() == 0
                 && !runtime.is_running()
+                && runtime.is_flushed()
         });
         if unused {
             sessions.remove(&key);
@@ -264,13 +279,20 @@ impl SessionHub {
     async fn runtime(&self, tenant: &TenantId, session: &SessionId) -> Result<Arc<SessionRuntime>> {
         let key = (tenant.clone(), session.clone());
         if let Some(runtime) = self.lock_sessions().get(&key) {
-            return Ok(Arc::clone(runtime));
+            // A runtime whose log failed is replaced once its turn is over: its counters are
+            // no longer the store's.
+            if runtime.is_running() || runtime.failure().is_none() {
+                return Ok(Arc::clone(runtime));
+            }
         }
         let record = self.load(tenant, session).await?;
         let mut sessions = self.lock_sessions();
-        let runtime = sessions
-            .entry(key)
-            .or_insert_with(|| Arc::new(SessionRuntime::new(record.last_seq)));
+        let fresh = || Arc::new(SessionRuntime::new(record.counters()));
+        let runtime = sessions.entry(key).or_insert_with(fresh);
+        if runtime.failure().is_some() && !runtime.is_running() {
+            tracing::warn!(tenant = %tenant, session = %session, "Reloading a session whose log failed.");
+            *runtime = fresh();
+        }
         Ok(Arc::clone(runtime))
     }
 

@@ -62,6 +62,9 @@ impl SessionHub {
                 }
                 (turn_id, cancel, start) = (TurnId::new(), token, next);
             }
+            // What the turns wrote is stored before the runtime may go: a new one reads the
+            // session's counters from the store.
+            let _ = runtime.flushed().await;
             hub.evict_if_unused(&tenant, &session, &runtime);
         });
         turn_id
@@ -76,6 +79,8 @@ impl SessionHub {
         cancel: CancellationToken,
         start: TurnStart,
     ) -> Result<()> {
+        // The previous turn's steps are stored before this one reads the session.
+        runtime.flushed().await.map_err(Error::Log)?;
         let record = self.load(tenant, session).await?;
         let history = self.store().messages().list(tenant, session).await?;
         let roots = self.roots(tenant, session)?;
@@ -107,20 +112,30 @@ impl SessionHub {
             let mut history = history;
             if repair {
                 turn(history).run(TurnStart::Resume(pending)).await?;
+                emit.flushed().await?;
                 history = self.store().messages().list(tenant, session).await?;
             }
             turn(history).run(start).await
         }
         .await;
         if let Err(e) = &result {
-            // Tell watchers the turn is over even when the store failed mid-way.
-            let _ = emit
-                .state(EventKind::Error {
-                    error: format!("the turn stopped on an internal error: {e}"),
-                    error_type: "internal".into(),
-                    raw: None,
-                })
-                .await;
+            // Tell watchers the turn is over even when the store failed mid-way: stored if the
+            // session's log still takes steps, else published only.
+            let error = EventKind::Error {
+                error: format!("the turn stopped on an internal error: {e}"),
+                error_type: "internal".into(),
+                raw: None,
+            };
+            if emit.state(error.clone()).is_err() {
+                runtime.publish(workmate_protocol::Event {
+                    tenant_id: tenant.clone(),
+                    session_id: session.clone(),
+                    seq: runtime.last_seq() + 1,
+                    turn_id: emit.turn.clone(),
+                    at_ms: self.inner.deps.clock.now_ms(),
+                    kind: error,
+                });
+            }
         }
         result
     }
@@ -138,7 +153,7 @@ impl SessionHub {
         let Some(cancel) = runtime.try_claim() else {
             return Ok(false);
         };
-        let history = match self.store().messages().list(tenant, session).await {
+        let history = match self.read_history(&runtime, tenant, session).await {
             Ok(history) => history,
             Err(e) => {
                 runtime.release();
@@ -153,6 +168,17 @@ impl SessionHub {
         info!(tenant = %tenant, session = %session, calls = pending.len(), "Resuming session.");
         self.spawn_turn(tenant, session, runtime, cancel, TurnStart::Resume(pending));
         Ok(true)
+    }
+
+    /// The session's stored history, once its queued steps are stored.
+    pub(super) async fn read_history(
+        &self,
+        runtime: &SessionRuntime,
+        tenant: &TenantId,
+        session: &SessionId,
+    ) -> Result<Vec<workmate_protocol::Message>> {
+        runtime.flushed().await.map_err(Error::Log)?;
+        Ok(self.store().messages().list(tenant, session).await?)
     }
 
     /// The session's folders: its own workspace, created on first use.

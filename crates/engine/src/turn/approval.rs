@@ -119,8 +119,7 @@ impl Turn {
                     standing_target: prompt.standing_target.clone(),
                     readonly_ok: prompt.readonly_ok,
                     choices: prompt.choices.clone(),
-                })
-                .await?;
+                })?;
             self.announce_parked(&item).await?;
             self.audit_approval(&call, "approval_requested", None, &prompt.reason)
                 .await?;
@@ -199,8 +198,7 @@ impl Turn {
                 .set_grants(&self.emit.tenant, &self.emit.session, &value)
                 .await?;
             let detail = serde_json::json!({ "choice": choice, "tools": grants.tools, "commands": grants.commands.iter().collect::<BTreeSet<_>>(), "readonly": grants.readonly });
-            self.audit(call, "grant_added", Some(choice.as_str()), detail)
-                .await?;
+            self.audit(call, "grant_added", Some(choice.as_str()), detail)?;
         }
         Ok(())
     }

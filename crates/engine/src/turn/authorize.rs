@@ -10,6 +10,7 @@
 use workmate_protocol::{EventKind, ToolCall, ToolStatus, Visibility};
 use workmate_store::{InboxItem, NewInboxItem, ToolCallState};
 
+use crate::emitter::Step;
 use super::outcome::Outcome;
 use super::{INTERRUPTED_BY_USER, Turn};
 use crate::Result;
@@ -34,10 +35,18 @@ impl Turn {
 
     /// Decides one call; `Some` when it may run.
     async fn authorize(&mut self, call: ToolCall) -> Result<Option<ToolCall>> {
-        let ledger = self.deps.store.tool_calls();
-        let record = ledger
-            .get(&self.emit.tenant, &self.emit.session, &call.id)
-            .await?;
+        // A call this turn's model just proposed is known to be `proposed`; any other (a resume)
+        // is read from the ledger, after this session's queued steps are stored.
+        let record = if self.fresh_calls.contains(&call.id) {
+            None
+        } else {
+            self.emit.flushed().await?;
+            self.deps
+                .store
+                .tool_calls()
+                .get(&self.emit.tenant, &self.emit.session, &call.id)
+                .await?
+        };
         if let Some(record) = &record {
             match record.state {
                 ToolCallState::Finished | ToolCallState::Denied | ToolCallState::Interrupted => {
@@ -64,15 +73,11 @@ impl Turn {
                 ToolCallState::Approved => return Ok(Some(call)),
                 ToolCallState::Proposed | ToolCallState::AwaitingApproval => {}
             }
-        } else {
-            ledger
-                .record_proposed(
-                    &self.emit.tenant,
-                    &self.emit.session,
-                    self.emit.turn.as_ref(),
-                    &call,
-                )
-                .await?;
+        } else if !self.fresh_calls.contains(&call.id) {
+            self.emit.write(Step {
+                proposed: vec![call.clone()],
+                ..Step::default()
+            })?;
         }
         if self.cancel.is_cancelled() {
             self.answer(
@@ -88,8 +93,7 @@ impl Turn {
                     tool_call_id: call.id.clone(),
                     name: call.name.clone(),
                     arguments: call.arguments.clone(),
-                })
-                .await?;
+                })?;
         }
         if call.raw_arguments().is_some() {
             let reason = self.mangled_reason();
@@ -153,14 +157,15 @@ impl Turn {
     }
 
     pub(crate) async fn approve(&self, call: &ToolCall) -> Result<()> {
-        self.ledger_move(&call.id, ToolCallState::Approved, None)
-            .await?;
+        self.ledger_move(&call.id, ToolCallState::Approved, None)?;
         Ok(())
     }
 
     /// Parks a prompt (idempotently) and marks its call as waiting; the flag says whether the
     /// item is new.
     pub(crate) async fn park(&self, new: NewInboxItem) -> Result<(InboxItem, bool)> {
+        // The item names a call: the step that proposed it is stored first.
+        self.emit.flushed().await?;
         let (item, created) = self
             .deps
             .store
@@ -168,8 +173,7 @@ impl Turn {
             .park(&self.emit.tenant, &new)
             .await?;
         if let Some(call) = &new.tool_call_id {
-            self.ledger_move(call, ToolCallState::AwaitingApproval, None)
-                .await?;
+            self.ledger_move(call, ToolCallState::AwaitingApproval, None)?;
         }
         Ok((item, created))
     }
@@ -183,8 +187,7 @@ impl Turn {
                 title: item.title.clone(),
                 visibility: item.visibility,
                 requested_by: item.requested_by.clone(),
-            })
-            .await?;
+            })?;
         Ok(())
     }
 
@@ -192,6 +195,8 @@ impl Turn {
     /// prompt parked and its call unanswered (`Error::ShuttingDown` ends the turn where it is),
     /// so the next start resumes the wait instead of recording a denial nobody gave.
     pub(crate) async fn wait_for(&self, item: &InboxItem) -> Result<Waited> {
+        // A parked turn may wait for days: what it wrote is stored before it waits.
+        self.emit.flushed().await?;
         self.emit
             .runtime
             .set_waiting_for(Some(self.requester.clone()));
@@ -238,6 +243,6 @@ impl Turn {
         reason: &str,
     ) -> Result<()> {
         let detail = serde_json::json!({ "tool_call_id": call.id, "reason": reason });
-        self.audit(call, stage, status, detail).await
+        self.audit(call, stage, status, detail)
     }
 }

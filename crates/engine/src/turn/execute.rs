@@ -12,10 +12,11 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use workmate_protocol::{EventKind, ToolCall, ToolStatus};
-use workmate_store::ToolCallState;
+use workmate_store::{LedgerMove, ToolCallState};
 use workmate_tools::{Tool, ToolContext};
 
 use super::outcome::Outcome;
+use crate::emitter::Step;
 use super::{INTERRUPTED_BY_USER, Turn};
 use crate::Result;
 
@@ -44,7 +45,10 @@ impl Turn {
                 .await?;
                 continue;
             }
-            self.start(&call).await?;
+            if !self.start(&call).await? {
+                self.started_elsewhere(&call).await?;
+                continue;
+            }
             if call.name == super::explore::EXPLORE && self.deps.tools.get(&call.name).is_none() {
                 let outcome = self.explore(&call).await?;
                 self.answer(&call, outcome).await?;
@@ -64,9 +68,15 @@ impl Turn {
 
     /// Runs low-risk calls together; results are recorded in call order.
     async fn run_batch(&mut self, calls: Vec<ToolCall>) -> Result<()> {
-        for call in &calls {
-            self.start(call).await?;
+        let mut runnable = Vec::with_capacity(calls.len());
+        for call in calls {
+            if self.start(&call).await? {
+                runnable.push(call);
+            } else {
+                self.started_elsewhere(&call).await?;
+            }
         }
+        let calls = runnable;
         let limit = Arc::new(Semaphore::new(self.deps.config.tool_concurrency.max(1)));
         // The batch is not cancellable: its calls only read, and finish quickly.
         let batch = CancellationToken::new();
@@ -102,18 +112,38 @@ impl Turn {
         Ok(())
     }
 
-    /// Marks a call started and emits `tool_started`.
-    async fn start(&self, call: &ToolCall) -> Result<()> {
-        // `false` means it was already started: an idempotent call re-run after a restart.
-        self.ledger_move(&call.id, ToolCallState::Started, None)
-            .await?;
-        self.emit
-            .state(EventKind::ToolStarted {
+    /// Marks a call started and emits `tool_started`, in one step; whether it may run. A call
+    /// that must not run twice runs only once the store holds it started, and only if this
+    /// move started it: `false` means the ledger already had it started (by another process).
+    async fn start(&self, call: &ToolCall) -> Result<bool> {
+        let written = self.emit.write(Step {
+            events: vec![EventKind::ToolStarted {
                 tool_call_id: call.id.clone(),
                 name: call.name.clone(),
-            })
-            .await?;
-        Ok(())
+            }],
+            moves: vec![LedgerMove {
+                call: call.id.clone(),
+                to: ToolCallState::Started,
+                result: None,
+            }],
+            ..Step::default()
+        })?;
+        let idempotent = self
+            .deps
+            .tools
+            .metadata(&call.name)
+            .is_some_and(|m| m.idempotent);
+        if idempotent {
+            // Re-running it is harmless: an idempotent call re-run after a restart is `false`.
+            return Ok(true);
+        }
+        Ok(written.durable().await?.moved.first().copied().unwrap_or(false))
+    }
+
+    /// Answers a call another process already started: its outcome is not known here.
+    async fn started_elsewhere(&mut self, call: &ToolCall) -> Result<()> {
+        self.answer(call, Outcome::failed(super::authorize::OUTCOME_UNKNOWN))
+            .await
     }
 
     fn tool_context(&self, tool: &str, cancel: CancellationToken) -> ToolContext {

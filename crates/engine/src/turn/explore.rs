@@ -90,7 +90,7 @@ impl Turn {
                 tenant: tenant.clone(),
                 session: record.id.clone(),
                 turn: Some(TurnId::new()),
-                runtime: Arc::new(SessionRuntime::new(record.last_seq)),
+                runtime: Arc::new(SessionRuntime::new(record.counters())),
                 clock: Arc::clone(&self.deps.clock),
             };
             let mut child = Turn::new(
@@ -108,7 +108,9 @@ impl Turn {
                 text: args.task,
                 deliveries: Vec::new(),
             };
+            let runtime = Arc::clone(&child.emit.runtime);
             Box::pin(child.run(start)).await?;
+            runtime.flushed().await.map_err(crate::Error::Log)?;
             history = self.deps.store.messages().list(tenant, &record.id).await?;
         }
         Ok(match findings(&history) {

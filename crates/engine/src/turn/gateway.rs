@@ -169,7 +169,7 @@ impl Turn {
                     to: next.clone(),
                     reason: error.message.clone(),
                 };
-                self.emit.state(event).await?;
+                self.emit.state(event)?;
             }
         }
         let error = last

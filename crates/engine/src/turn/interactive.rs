@@ -102,8 +102,7 @@ impl Turn {
                         allow_text: args.allow_text,
                         multi: args.multi,
                     }],
-                })
-                .await?;
+                })?;
             self.announce_parked(&item).await?;
         }
         let outcome = match self.wait_for(&item).await? {

@@ -29,7 +29,7 @@ use workmate_tools::Root;
 
 use crate::Result;
 use crate::deps::Deps;
-use crate::emitter::Emitter;
+use crate::emitter::{Emitter, Step, Written};
 use stream::Streamed;
 
 pub(crate) use interactive::ask_user_spec;
@@ -108,6 +108,9 @@ pub(crate) struct Turn {
     pub(crate) answering_model: String,
     /// Whether this turn is an exploration inside another turn (no questions, no nesting).
     pub(crate) is_child: bool,
+    /// Calls this turn's model proposed and stored: the ledger holds them as `proposed`, so
+    /// deciding them needs no read.
+    pub(crate) fresh_calls: std::collections::HashSet<workmate_protocol::ToolCallId>,
     iterations: u32,
     truncated: bool,
     resuming: bool,
@@ -136,6 +139,7 @@ impl Turn {
             gateway: gateway::GatewayPolicy::default(),
             answering_model: String::new(),
             is_child: false,
+            fresh_calls: std::collections::HashSet::new(),
             iterations: 0,
             truncated: false,
             resuming: false,
@@ -165,8 +169,7 @@ impl Turn {
                     author: Some(author),
                     display: None,
                 };
-                self.append_marking_with(message, start, &deliveries)
-                    .await?;
+                self.append_marking_with(message, Some(start), deliveries)?;
             }
             TurnStart::Retry => {
                 self.emit
@@ -174,8 +177,7 @@ impl Turn {
                         input: String::new(),
                         author: None,
                         display: None,
-                    })
-                    .await?;
+                    })?;
             }
             TurnStart::Resume(pending) => {
                 self.resuming = true;
@@ -184,15 +186,13 @@ impl Turn {
                         input: "(resumed)".into(),
                         author: None,
                         display: None,
-                    })
-                    .await?;
+                    })?;
                 self.handle_calls(pending).await?;
                 self.resuming = false;
                 self.emit
-                    .state(EventKind::IterationEnd { iteration: 0 })
-                    .await?;
+                    .state(EventKind::IterationEnd { iteration: 0 })?;
                 if self.cancel.is_cancelled() {
-                    return self.interrupted().await;
+                    return self.interrupted();
                 }
             }
         }
@@ -207,25 +207,24 @@ impl Turn {
                     .state(EventKind::TurnEnd {
                         status: TurnEndStatus::MaxIterationsExceeded,
                         iterations,
-                    })
-                    .await?;
+                    })?;
                 return Ok(());
             }
             self.iterations += 1;
             let reply = match self.stream_model().await? {
                 Streamed::Completed(reply) => reply,
                 Streamed::Failed { error, partial } => {
-                    self.keep_partial(partial).await?;
-                    return self.failed(&error).await;
+                    self.keep_partial(partial)?;
+                    return self.failed(&error);
                 }
                 Streamed::Interrupted { partial } => {
-                    self.keep_partial(partial).await?;
-                    return self.interrupted().await;
+                    self.keep_partial(partial)?;
+                    return self.interrupted();
                 }
             };
-            let calls = self.store_reply(*reply).await?;
+            let calls = self.store_reply(*reply)?;
             if calls.is_empty() {
-                if self.inject_steering().await? {
+                if self.inject_steering()? {
                     continue;
                 }
                 let iterations = self.iterations;
@@ -233,26 +232,24 @@ impl Turn {
                     .state(EventKind::TurnEnd {
                         status: TurnEndStatus::Completed,
                         iterations,
-                    })
-                    .await?;
+                    })?;
                 return Ok(());
             }
             self.handle_calls(calls).await?;
             self.emit
                 .state(EventKind::IterationEnd {
                     iteration: self.iterations,
-                })
-                .await?;
+                })?;
             if self.cancel.is_cancelled() {
-                return self.interrupted().await;
+                return self.interrupted();
             }
-            self.inject_steering().await?;
+            self.inject_steering()?;
         }
     }
 
     /// Appends queued steering messages as user messages; whether there were any. The calls
     /// that follow act for the author of the last one.
-    async fn inject_steering(&mut self) -> Result<bool> {
+    fn inject_steering(&mut self) -> Result<bool> {
         let steering = self.emit.runtime.take_steering();
         let any = !steering.is_empty();
         for message in steering {
@@ -263,14 +260,13 @@ impl Turn {
                 author: Some(message.author),
                 display: None,
             };
-            self.append_marking(user, message.delivery.as_slice())
-                .await?;
+            self.append_marking_with(user, None, message.delivery.into_iter().collect())?;
         }
         Ok(any)
     }
 
     /// Ends the turn with `interrupted`.
-    async fn interrupted(&mut self) -> Result<()> {
+    fn interrupted(&mut self) -> Result<()> {
         let notice = Message::Notice {
             kind: NoticeKind::Interrupted,
             text: None,
@@ -284,11 +280,10 @@ impl Turn {
                 by: None,
             },
         )
-        .await
     }
 
     /// Ends the turn with `error`.
-    async fn failed(&mut self, error: &workmate_providers::ProviderError) -> Result<()> {
+    fn failed(&mut self, error: &workmate_providers::ProviderError) -> Result<()> {
         let model = if self.answering_model.is_empty() {
             &self.session.model
         } else {
@@ -306,90 +301,82 @@ impl Turn {
             error_type: error.type_name().to_owned(),
             raw: friendly.map(|_| error.message.clone()),
         };
-        self.append_with(notice, event).await
+        self.append_with(notice, event)
     }
 
-    /// Moves a call in the ledger; `false` when it was not in a state that may move there.
-    pub(crate) async fn ledger_move(
+    /// Queues a ledger move of a call (stored in order with the turn's other steps).
+    pub(crate) fn ledger_move(
         &self,
         call: &workmate_protocol::ToolCallId,
         to: workmate_store::ToolCallState,
-        result: Option<&serde_json::Value>,
-    ) -> Result<bool> {
-        Ok(self
-            .deps
-            .store
-            .tool_calls()
-            .transition(&self.emit.tenant, &self.emit.session, call, to, result)
-            .await?)
+        result: Option<serde_json::Value>,
+    ) -> Result<Written> {
+        self.emit.write(Step {
+            moves: vec![workmate_store::LedgerMove {
+                call: call.clone(),
+                to,
+                result,
+            }],
+            ..Step::default()
+        })
     }
 
-    /// Writes an audit record of this turn about `call`.
-    pub(crate) async fn audit(
+    /// An audit record of this turn about `call`.
+    pub(crate) fn audit_record(
         &self,
         call: &ToolCall,
         stage: &str,
         status: Option<&str>,
         detail: serde_json::Value,
-    ) -> Result<()> {
-        let record = workmate_store::NewAuditRecord {
+    ) -> workmate_store::NewAuditRecord {
+        workmate_store::NewAuditRecord {
             session_id: Some(self.emit.session.clone()),
             actor: Some(self.requester.to_string()),
             stage: stage.into(),
             tool: Some(call.name.clone()),
             status: status.map(str::to_owned),
             detail,
-        };
-        self.deps
-            .store
-            .audit()
-            .append(&self.emit.tenant, &record)
-            .await?;
+        }
+    }
+
+    /// Queues an audit record of this turn about `call`.
+    pub(crate) fn audit(
+        &self,
+        call: &ToolCall,
+        stage: &str,
+        status: Option<&str>,
+        detail: serde_json::Value,
+    ) -> Result<()> {
+        self.emit.write(Step {
+            audit: vec![self.audit_record(call, stage, status, detail)],
+            ..Step::default()
+        })?;
         Ok(())
     }
 
-    /// Appends a message and emits the state event that announces it, stored together.
-    pub(crate) async fn append_with(&mut self, message: Message, kind: EventKind) -> Result<()> {
-        self.append_marking_with(message, kind, &[]).await
+    /// Appends a message and emits the state event that announces it, in one step.
+    pub(crate) fn append_with(&mut self, message: Message, kind: EventKind) -> Result<()> {
+        self.append_marking_with(message, Some(kind), Vec::new())
     }
 
-    /// [`Turn::append_with`] that also marks the deliveries the message came from `done`, in
-    /// the same transaction.
-    async fn append_marking_with(
+    /// Appends a message, with the state event that announces it (if any), and marks the
+    /// deliveries the message came from `done`, in one step.
+    fn append_marking_with(
         &mut self,
         message: Message,
-        kind: EventKind,
-        done: &[IntakeKey],
+        kind: Option<EventKind>,
+        done: Vec<IntakeKey>,
     ) -> Result<()> {
-        self.emit
-            .state_marking(std::slice::from_ref(&message), kind, done)
-            .await?;
+        let mut step = Step::with_messages(vec![message.clone()], kind);
+        step.done = done;
+        self.emit.write(step)?;
         self.history.push(message);
         Ok(())
     }
 
     /// Appends a message to the stored history and the in-memory copy.
-    pub(crate) async fn append(&mut self, message: Message) -> Result<()> {
-        self.append_marking(message, &[]).await
-    }
-
-    /// [`Turn::append`] that also marks the deliveries the message came from `done`, in the
-    /// same transaction.
-    async fn append_marking(&mut self, message: Message, done: &[IntakeKey]) -> Result<()> {
-        self.deps
-            .store
-            .events()
-            .append_with_messages_marking(
-                &self.emit.tenant,
-                &self.emit.session,
-                None,
-                std::slice::from_ref(&message),
-                Vec::new(),
-                done,
-            )
-            .await?;
-        self.history.push(message);
-        Ok(())
+    pub(crate) fn append(&mut self, message: Message) -> Result<()> {
+        self.append_marking_with(message, None, Vec::new())
     }
 
     pub(crate) fn now(&self) -> i64 {

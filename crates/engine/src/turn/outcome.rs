@@ -109,21 +109,21 @@ impl Turn {
     pub(crate) async fn answer(&mut self, call: &ToolCall, outcome: Outcome) -> Result<()> {
         let stored = serde_json::to_value(&outcome)
             .map_err(|e| crate::Error::Rejected(format!("cannot encode a tool outcome: {e}")))?;
-        let step = workmate_store::Transition {
-            call: &call.id,
-            to: outcome.ledger_state(),
-            result: Some(&stored),
-        };
+        let to = outcome.ledger_state();
         let (message, finished) = self.tool_answer(call, outcome).await?;
-        let moved = self
-            .emit
-            .state_closing_call(&step, &message, finished)
-            .await?;
-        if !moved {
-            // Racing transitions are impossible under the one-turn-per-session rule; if the row
-            // already has an outcome, the history still needs its tool message.
-            tracing::warn!(tool_call = %call.id, "Tool call was already closed in the ledger.");
-        }
+        // The move and the answer are one step: a restart never finds a call closed in the
+        // ledger but unanswered in the history, or the reverse. Were the row already closed (a
+        // replay), the history would still need its tool message.
+        self.emit.write(crate::emitter::Step {
+            messages: vec![message.clone()],
+            events: vec![finished],
+            moves: vec![workmate_store::LedgerMove {
+                call: call.id.clone(),
+                to,
+                result: Some(stored),
+            }],
+            ..crate::emitter::Step::default()
+        })?;
         self.history.push(message);
         Ok(())
     }
@@ -131,7 +131,7 @@ impl Turn {
     /// Writes an outcome that the ledger already holds (a replay after a restart).
     pub(crate) async fn record(&mut self, call: &ToolCall, outcome: Outcome) -> Result<()> {
         let (message, finished) = self.tool_answer(call, outcome).await?;
-        self.append_with(message, finished).await
+        self.append_with(message, finished)
     }
 
     /// The tool message and `tool_finished` event that answer `call`.
@@ -185,6 +185,6 @@ impl Turn {
             "hidden_by_filters": results,
             "hidden_fields": fields,
         });
-        self.audit(call, "filtered", Some("hidden"), detail).await
+        self.audit(call, "filtered", Some("hidden"), detail)
     }
 }

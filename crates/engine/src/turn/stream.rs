@@ -8,6 +8,7 @@ use workmate_protocol::{EventKind, Message, ToolCall};
 use workmate_providers::{AssistantTurn, FinishReason, ModelRequest, ProviderError, StreamEvent};
 
 use super::Turn;
+use crate::emitter::Step;
 use crate::Result;
 use crate::history::{outbound, shrink_mangled};
 
@@ -93,7 +94,7 @@ impl Turn {
     }
 
     /// Keeps what streamed before a stop or failure, without tool calls.
-    pub(crate) async fn keep_partial(&mut self, partial: Partial) -> Result<()> {
+    pub(crate) fn keep_partial(&mut self, partial: Partial) -> Result<()> {
         if partial.text.is_empty() && partial.reasoning.is_empty() {
             return Ok(());
         }
@@ -105,26 +106,15 @@ impl Turn {
             usage: None,
             provider_state: Box::default(),
         };
-        self.append(message).await
+        self.append(message)
     }
 
-    /// Stores a complete reply: ledger rows for its calls first, then the assistant message,
-    /// then `assistant_message`. Returns the calls to handle.
-    pub(crate) async fn store_reply(&mut self, reply: AssistantTurn) -> Result<Vec<ToolCall>> {
+    /// Stores a complete reply in one step: ledger rows for its calls, the assistant message,
+    /// `assistant_message` and the call's token usage. Returns the calls to handle.
+    pub(crate) fn store_reply(&mut self, reply: AssistantTurn) -> Result<Vec<ToolCall>> {
         self.truncated = reply.finish_reason == FinishReason::Length;
         let mut calls = reply.tool_calls;
         calls.iter_mut().for_each(shrink_mangled);
-        let ledger = self.deps.store.tool_calls();
-        for call in &calls {
-            ledger
-                .record_proposed(
-                    &self.emit.tenant,
-                    &self.emit.session,
-                    self.emit.turn.as_ref(),
-                    call,
-                )
-                .await?;
-        }
         let usage = reply.usage.map(|mut usage| {
             usage.model.clone_from(&self.answering_model);
             usage
@@ -143,23 +133,25 @@ impl Turn {
             reasoning: reply.reasoning,
             usage: usage.clone(),
         };
-        self.append_with(message, announced).await?;
-        if let Some(usage) = usage {
-            let record = workmate_store::NewUsage {
-                session_id: self.emit.session.clone(),
-                user_id: Some(self.requester.clone()),
-                model: usage.model,
-                input: usage.input,
-                output: usage.output,
-                cache_read: usage.cache_read,
-                cache_write: usage.cache_write,
-            };
-            self.deps
-                .store
-                .usage()
-                .record(&self.emit.tenant, &record)
-                .await?;
-        }
+        let used = usage.map(|usage| workmate_store::NewUsage {
+            session_id: self.emit.session.clone(),
+            user_id: Some(self.requester.clone()),
+            model: usage.model,
+            input: usage.input,
+            output: usage.output,
+            cache_read: usage.cache_read,
+            cache_write: usage.cache_write,
+        });
+        self.emit.write(Step {
+            messages: vec![message.clone()],
+            events: vec![announced],
+            proposed: calls.clone(),
+            usage: used.into_iter().collect(),
+            ..Step::default()
+        })?;
+        self.history.push(message);
+        self.fresh_calls
+            .extend(calls.iter().map(|call| call.id.clone()));
         Ok(calls)
     }
 }

@@ -73,6 +73,16 @@ pub struct SessionRecord {
     pub grants: serde_json::Value,
 }
 
+impl SessionRecord {
+    /// The session's stored counters.
+    pub fn counters(&self) -> crate::Counters {
+        crate::Counters {
+            last_seq: self.last_seq,
+            message_count: self.message_count,
+        }
+    }
+}
+
 /// The one column list every session query reads, followed by its `WHERE` clause.
 macro_rules! select {
     ($where:literal) => {

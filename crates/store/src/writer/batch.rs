@@ -17,7 +17,7 @@ use crate::repo::appends::message_row;
 use crate::repo::intake;
 use crate::repo::tool_calls::{Transition, transition_on};
 use crate::repo::usage::utc_day;
-use crate::row::{new_id, to_i64, to_json};
+use crate::row::{new_id, to_i64, to_json, to_word};
 use crate::{Result, Store};
 
 type Outcome = std::result::Result<StepWritten, StepError>;
@@ -84,10 +84,33 @@ async fn write_together(store: &Store, steps: &[StepWrite]) -> Result<Vec<Outcom
             moved.push(transition_on(&mut *tx, store, key, &transition).await?);
         }
         intake::finish_in(&mut tx, store, &step.tenant, &step.done).await?;
+        settle_settings(&mut tx, store, step).await?;
         outcomes.push(Ok(StepWritten { moved }));
     }
     tx.commit().await?;
     Ok(outcomes)
+}
+
+/// The session's new mode and model, if the step changes them.
+async fn settle_settings(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    store: &Store,
+    step: &StepWrite,
+) -> Result<()> {
+    if step.set_mode.is_none() && step.set_model.is_none() {
+        return Ok(());
+    }
+    store
+        .dialect
+        .query("UPDATE sessions SET mode = COALESCE(?, mode), model = COALESCE(?, model), updated_at_ms = ? WHERE tenant_id = ? AND session_id = ?")
+        .bind(step.set_mode.as_ref().map(to_word).transpose()?)
+        .bind(step.set_model.clone())
+        .bind(store.clock_ms())
+        .bind(step.tenant.as_str().to_owned())
+        .bind(step.session.as_str().to_owned())
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
 }
 
 /// Checks and moves each session's counters once for the whole batch; returns, per step, why it

@@ -1,6 +1,8 @@
 //! What one turn step writes, and what the store reports back about it.
 
-use workmate_protocol::{Event, Message, SessionId, TenantId, ToolCall, ToolCallId, TurnId};
+use workmate_protocol::{
+    Event, Message, PermissionMode, SessionId, TenantId, ToolCall, ToolCallId, TurnId,
+};
 
 use crate::repo::audit::NewAuditRecord;
 use crate::repo::intake::IntakeKey;
@@ -67,6 +69,10 @@ pub struct StepWrite {
     pub audit: Vec<NewAuditRecord>,
     /// Token usage of a model call.
     pub usage: Vec<NewUsage>,
+    /// A new permission mode for the session, stored with the event that announces it.
+    pub set_mode: Option<PermissionMode>,
+    /// A new model for the session, stored with the event that announces it.
+    pub set_model: Option<String>,
 }
 
 impl StepWrite {
@@ -98,6 +104,8 @@ impl StepWrite {
             && self.done.is_empty()
             && self.audit.is_empty()
             && self.usage.is_empty()
+            && self.set_mode.is_none()
+            && self.set_model.is_none()
     }
 }
 
