@@ -85,6 +85,9 @@ impl Store {
 
 /// Checks the URL's shape and fills in what workmate always wants (SQLite: create the file).
 fn normalized_url(dialect: Dialect, url: &str) -> Result<String> {
+    if url == MEMORY_URL {
+        return Ok(url.to_owned());
+    }
     let parsed = url::Url::parse(url).map_err(|e| Error::InvalidUrl {
         reason: format!("{e}; expected e.g. {}", example(dialect)),
     })?;
@@ -99,9 +102,6 @@ fn normalized_url(dialect: Dialect, url: &str) -> Result<String> {
                 .split('?')
                 .next()
                 .unwrap_or_default();
-            if path == MEMORY {
-                return Ok(MEMORY_URL.to_owned());
-            }
             if path.is_empty() {
                 return Err(Error::InvalidUrl {
                     reason: format!("no database file named; expected e.g. {}", example(dialect)),
@@ -131,8 +131,6 @@ fn normalized_url(dialect: Dialect, url: &str) -> Result<String> {
     }
 }
 
-/// The SQLite path of a database that lives in memory.
-const MEMORY: &str = ":memory:";
 /// The URL of the in-memory store: for tests, benchmarks and demos; gone when the process ends.
 pub(crate) const MEMORY_URL: &str = "sqlite::memory:";
 
