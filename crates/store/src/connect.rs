@@ -175,10 +175,6 @@ mod tests {
             normalized_url(Dialect::Sqlite, "sqlite::memory:").unwrap(),
             MEMORY_URL
         );
-        assert_eq!(
-            normalized_url(Dialect::Sqlite, "sqlite://:memory:").unwrap(),
-            MEMORY_URL
-        );
     }
 
     #[test]
