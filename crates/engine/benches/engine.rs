@@ -30,7 +30,7 @@ use workmate_protocol::{
     ToolStatus,
 };
 use workmate_providers::{ProviderRouter, ScriptedProvider};
-use workmate_store::{ConnectOptions, NewSession, SessionKey, Store, SystemClock};
+use workmate_store::{ConnectOptions, NewSession, SessionKey, StepWrite, Store, SystemClock};
 use workmate_tools::{Tool, ToolContext, ToolFuture, ToolMetadata, ToolRegistry};
 
 /// User turns played in one session before the next session starts: the history a turn reads
@@ -67,7 +67,7 @@ const SCENARIOS: [Scenario; 3] = [
         warmup: 100,
         turns: 1000,
         tool_results: 0,
-        target_us: Some(50.0),
+        target_us: Some(250.0),
     },
     Scenario {
         label: "(b) 8 parallel tools + answer",
@@ -75,7 +75,7 @@ const SCENARIOS: [Scenario; 3] = [
         warmup: 20,
         turns: 300,
         tool_results: 8,
-        target_us: None,
+        target_us: Some(1_200.0),
     },
     Scenario {
         label: "(c) 10 x 1 tool + answer",
@@ -83,7 +83,7 @@ const SCENARIOS: [Scenario; 3] = [
         warmup: 10,
         turns: 200,
         tool_results: 10,
-        target_us: None,
+        target_us: Some(3_500.0),
     },
 ];
 
@@ -91,7 +91,12 @@ const SCENARIOS: [Scenario; 3] = [
 enum Backend {
     SqliteFile,
     Memory,
+    /// Only when `WORKMATE_TEST_POSTGRES_URL` names a server (throughput row only).
+    Postgres,
 }
+
+/// The server the Postgres rows run on.
+const POSTGRES_VARIABLE: &str = "WORKMATE_TEST_POSTGRES_URL";
 
 impl Backend {
     const ALL: [Self; 2] = [Self::SqliteFile, Self::Memory];
@@ -99,7 +104,8 @@ impl Backend {
     fn name(self) -> &'static str {
         match self {
             Self::SqliteFile => "sqlite-file",
-            Self::Memory => "sqlite-memory",
+            Self::Memory => "memory",
+            Self::Postgres => "postgres",
         }
     }
 
@@ -174,14 +180,14 @@ impl Fixture {
         std::fs::create_dir_all(&dir).unwrap();
         let url = match backend {
             Backend::SqliteFile => format!("sqlite://{}", dir.join("engine.db").display()),
-            // `sqlite::memory:` cannot serve a pool through sqlx's `Any` driver: every pooled
-            // connection re-parses the URL and opens a fresh, empty database ("no such table").
-            // A named shared-cache memory database (`file:` makes SQLite share it by name) is
-            // one database for the whole pool while any connection to it stays open.
-            Backend::Memory => format!(
-                "sqlite:file:workmate-bench-{}?mode=memory",
-                uuid::Uuid::now_v7()
-            ),
+            // The in-memory store: one SQLite connection that lives as long as the store.
+            Backend::Memory => "sqlite::memory:".to_owned(),
+            Backend::Postgres => {
+                let server = std::env::var(POSTGRES_VARIABLE).unwrap();
+                workmate_store::test_support::fresh_database(&server)
+                    .await
+                    .unwrap()
+            }
         };
         let store = Store::connect(&url, ConnectOptions::default())
             .await
@@ -338,18 +344,43 @@ async fn measure(fixture: &mut Fixture, scenario: &Scenario) -> Measured {
 /// The baseline: one state event written the way the emitter writes it (one transaction).
 async fn baseline(fixture: &mut Fixture) -> Measured {
     let session = fixture.create().await;
-    let events = fixture.store.events();
+    fixture
+        .hub
+        .flushed(&fixture.tenant, &session)
+        .await
+        .unwrap();
+    let record = fixture
+        .store
+        .sessions()
+        .get(&fixture.tenant, &session)
+        .await
+        .unwrap()
+        .unwrap();
+    let mut counters = record.counters();
+    let writer = fixture.store.writer();
     let mut micros = Vec::with_capacity(BASELINE_WRITES);
     for n in 0..BASELINE_WRITES + 200 {
         let started = Instant::now();
-        events
-            .append(
-                &fixture.tenant,
-                &session,
-                None,
-                vec![EventKind::IterationEnd { iteration: 0 }],
-            )
-            .await
+        let mut step = StepWrite::new(fixture.tenant.clone(), session.clone(), None);
+        step.base = counters;
+        step.events.push(Event {
+            tenant_id: fixture.tenant.clone(),
+            session_id: session.clone(),
+            seq: counters.last_seq + 1,
+            turn_id: None,
+            at_ms: 0,
+            kind: EventKind::IterationEnd { iteration: 0 },
+        });
+        counters = step.end();
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        writer.submit(
+            step,
+            Box::new(move |outcome| {
+                let _ = tx.send(outcome);
+            }),
+        );
+        rx.await
+            .unwrap()
             .unwrap_or_else(|e| panic!("write {n}: {e}"));
         if n >= 200 {
             micros.push(started.elapsed().as_secs_f64() * 1e6);
@@ -504,7 +535,13 @@ fn main() {
             baseline(&mut fixture).await
         });
         let mean = summary(&measured).0;
-        row("(0) 1 state-event write", backend, &measured, mean, None);
+        row(
+            "(0) 1 step, 1 event, stored",
+            backend,
+            &measured,
+            mean,
+            None,
+        );
         baselines.push(mean);
     }
     for scenario in &SCENARIOS {
@@ -524,6 +561,11 @@ fn main() {
     }
     for backend in Backend::ALL {
         runtime.block_on(throughput::row(backend));
+    }
+    if std::env::var(POSTGRES_VARIABLE).is_ok() {
+        runtime.block_on(throughput::row(Backend::Postgres));
+    } else {
+        println!("(e) on postgres: skipped, {POSTGRES_VARIABLE} is not set");
     }
     drop(runtime);
     for backend in Backend::ALL {

@@ -13,7 +13,8 @@ use std::sync::Arc;
 use tokio::sync::oneshot;
 use workmate_protocol::{Event, EventKind, Message, SessionId, TenantId, ToolCall, TurnId};
 use workmate_store::{
-    IntakeKey, LedgerMove, NewAuditRecord, NewUsage, StepError, StepWrite, StepWritten, Store,
+    IntakeKey, LedgerMove, NewAuditRecord, NewUsage, SessionChange, StepError, StepWrite,
+    StepWritten, Store,
 };
 
 use crate::runtime::SessionRuntime;
@@ -29,8 +30,7 @@ pub(crate) struct Step {
     pub(crate) done: Vec<IntakeKey>,
     pub(crate) audit: Vec<NewAuditRecord>,
     pub(crate) usage: Vec<NewUsage>,
-    pub(crate) set_mode: Option<workmate_protocol::PermissionMode>,
-    pub(crate) set_model: Option<String>,
+    pub(crate) change: SessionChange,
 }
 
 impl Step {
@@ -100,10 +100,20 @@ impl Emitter {
                 kind,
             })
             .collect();
+        if !step.change.is_empty() {
+            let change = step.change.clone();
+            self.runtime
+                .update_record(|record| apply_change(record, change));
+        }
+        if self.turn.is_none() && !step.messages.is_empty() {
+            // Only a turn keeps the cached history in step with what it writes.
+            self.runtime.forget_history();
+        }
         let write = StepWrite {
             tenant: self.tenant.clone(),
             session: self.session.clone(),
             turn: self.turn.clone(),
+            lineage: self.runtime.lineage(),
             base,
             messages: step.messages,
             events: events.clone(),
@@ -112,8 +122,7 @@ impl Emitter {
             done: step.done,
             audit: step.audit,
             usage: step.usage,
-            set_mode: step.set_mode,
-            set_model: step.set_model,
+            change: step.change,
         };
         log.counters = write.end();
         log.queued += 1;
@@ -165,5 +174,21 @@ impl Emitter {
             at_ms: self.clock.now_ms(),
             kind,
         });
+    }
+}
+
+/// The session row once `change` is stored.
+fn apply_change(record: &mut workmate_store::SessionRecord, change: SessionChange) {
+    if let Some(mode) = change.mode {
+        record.mode = mode;
+    }
+    if let Some(model) = change.model {
+        record.model = model;
+    }
+    if let Some(grants) = change.grants {
+        record.grants = grants;
+    }
+    if let Some(unattended) = change.unattended {
+        record.unattended = unattended;
     }
 }

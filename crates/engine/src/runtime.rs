@@ -13,8 +13,9 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
+use workmate_protocol::Message;
 use workmate_protocol::{Actor, Event, UserId};
-use workmate_store::{Counters, IntakeKey, StepError};
+use workmate_store::{Counters, IntakeKey, SessionRecord, StepError};
 
 /// Events buffered for a slow live subscriber before it is told it lagged. Kept small: the buffer
 /// is allocated up front for every live session, and a lagging subscriber replays the state events
@@ -49,9 +50,25 @@ pub(crate) struct LogState {
     pub(crate) queued: u64,
 }
 
+/// What the runtime keeps of the stored session, so a turn reads nothing to start.
+#[derive(Debug)]
+struct Cached {
+    /// The session row as of the newest queued step (its counters are the log's, not these).
+    record: SessionRecord,
+    /// The history, while no turn holds it; `None` until first read, and after a write the
+    /// cache cannot follow (the next turn reads the store).
+    history: Option<Vec<Message>>,
+}
+
+/// Gives each runtime its own lineage for the store's writer.
+static LINEAGES: AtomicU64 = AtomicU64::new(1);
+
 /// One session's live state.
 #[derive(Debug)]
 pub(crate) struct SessionRuntime {
+    /// This runtime's lineage: the writer refuses its steps once one of them failed.
+    lineage: u64,
+    cached: Mutex<Cached>,
     events: broadcast::Sender<Arc<Event>>,
     last_seq: AtomicU64,
     log: Mutex<LogState>,
@@ -65,12 +82,18 @@ pub(crate) struct SessionRuntime {
 }
 
 impl SessionRuntime {
-    /// A runtime for a session whose stored counters are `counters`.
-    pub(crate) fn new(counters: Counters) -> Self {
+    /// A runtime for a session as it is stored.
+    pub(crate) fn new(record: SessionRecord) -> Self {
         let (events, _) = broadcast::channel(LIVE_EVENT_BUFFER);
         let (running, _) = watch::channel(false);
         let (answered, _) = watch::channel(0);
+        let counters = record.counters();
         Self {
+            lineage: LINEAGES.fetch_add(1, Ordering::Relaxed),
+            cached: Mutex::new(Cached {
+                record,
+                history: None,
+            }),
             events,
             last_seq: AtomicU64::new(counters.last_seq),
             log: Mutex::new(LogState {
@@ -82,6 +105,40 @@ impl SessionRuntime {
             turn: Mutex::default(),
             running,
         }
+    }
+
+    /// This runtime's lineage, carried by every step it queues.
+    pub(crate) fn lineage(&self) -> u64 {
+        self.lineage
+    }
+
+    fn cached(&self) -> std::sync::MutexGuard<'_, Cached> {
+        self.cached.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The session as of the newest queued step.
+    pub(crate) fn record(&self) -> SessionRecord {
+        self.cached().record.clone()
+    }
+
+    /// Applies a change queued for the session row to the cached copy.
+    pub(crate) fn update_record(&self, change: impl FnOnce(&mut SessionRecord)) {
+        change(&mut self.cached().record);
+    }
+
+    /// Takes the cached history for a turn; `None` when it must be read from the store.
+    pub(crate) fn take_history(&self) -> Option<Vec<Message>> {
+        self.cached().history.take()
+    }
+
+    /// Keeps a turn's history for the next turn.
+    pub(crate) fn keep_history(&self, history: Vec<Message>) {
+        self.cached().history = Some(history);
+    }
+
+    /// Drops the cached history: a write the cache does not follow changed it.
+    pub(crate) fn forget_history(&self) {
+        self.cached().history = None;
     }
 
     /// The session's log, locked: the emitter numbers, queues and publishes a step under it.

@@ -79,6 +79,7 @@ impl Store {
             dialect,
             clock: options.clock,
             writer: Arc::default(),
+            tenants: crate::tenant_cache::TenantCache::default(),
         })
     }
 }

@@ -15,6 +15,7 @@ mod error;
 mod migrate;
 mod repo;
 mod row;
+mod tenant_cache;
 mod visibility;
 mod writer;
 
@@ -42,7 +43,9 @@ pub use repo::tool_calls::{ToolCallRecord, ToolCallRepo, ToolCallState, Transiti
 pub use repo::usage::{NewUsage, UsageGroup, UsageRepo, UsageTotal, utc_day};
 pub use repo::wakes::{NewWake, Wake, WakeKind, WakeRepo, WakeState};
 pub use visibility::{Sight, can_see};
-pub use writer::{Counters, LedgerMove, StepDone, StepError, StepWrite, StepWritten, Writer};
+pub use writer::{
+    Counters, LedgerMove, SessionChange, StepDone, StepError, StepWrite, StepWritten, Writer,
+};
 
 use std::sync::{Arc, OnceLock};
 
@@ -56,6 +59,8 @@ pub struct Store {
     clock: Arc<dyn Clock>,
     /// Started on first use, on the runtime of its first caller.
     writer: Arc<OnceLock<Writer>>,
+    /// Tenant rows, read on every turn.
+    tenants: tenant_cache::TenantCache,
 }
 
 impl Store {

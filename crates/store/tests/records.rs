@@ -99,10 +99,15 @@ backend_matrix! {
         let (tenant, session) = tenant_with_session(&ctx.store, "grants").await;
         assert_eq!(session.grants, serde_json::json!({}));
         let grants = serde_json::json!({"tools": ["write_file"], "commands": ["git push"], "readonly": true});
-        ctx.store.sessions().set_grants(&tenant, &session.id, &grants).await.unwrap();
+        let grant = |tenant: &workmate_protocol::TenantId| {
+            let mut step = workmate_store::StepWrite::new(tenant.clone(), session.id.clone(), None);
+            step.change.grants = Some(grants.clone());
+            step
+        };
+        assert!(crate::support::write_steps(&ctx.store, vec![grant(&tenant)]).await[0].is_ok());
         let again = ctx.store.sessions().get(&tenant, &session.id).await.unwrap().unwrap();
         assert_eq!(again.grants, grants);
         let (other, _) = tenant_with_session(&ctx.store, "grants").await;
-        assert!(ctx.store.sessions().set_grants(&other, &session.id, &grants).await.is_err(), "another tenant cannot grant");
+        assert!(crate::support::write_steps(&ctx.store, vec![grant(&other)]).await[0].is_err(), "another tenant cannot grant");
     }
 }

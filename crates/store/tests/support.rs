@@ -136,3 +136,26 @@ pub(crate) async fn session_at(
         .unwrap()
         .0
 }
+
+/// Queues every step at once (so they can share a batch) and waits for each outcome, in order.
+pub(crate) async fn write_steps(
+    store: &Store,
+    steps: Vec<workmate_store::StepWrite>,
+) -> Vec<Result<workmate_store::StepWritten, workmate_store::StepError>> {
+    let mut waits = Vec::new();
+    for step in steps {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        store.writer().submit(
+            step,
+            Box::new(move |outcome| {
+                let _ = tx.send(outcome);
+            }),
+        );
+        waits.push(rx);
+    }
+    let mut outcomes = Vec::new();
+    for wait in waits {
+        outcomes.push(wait.await.unwrap());
+    }
+    outcomes
+}

@@ -1,15 +1,12 @@
 //! The group-commit writer: many sessions' steps in one transaction, fenced by the session's
 //! counters, each step whole or not at all.
 
-use tokio::sync::oneshot;
 use workmate_protocol::{
     Event, EventKind, Message, NoticeKind, SessionId, TenantId, ToolCall, ToolCallId, TurnId,
 };
-use workmate_store::{
-    Counters, LedgerMove, NewAuditRecord, StepError, StepWrite, StepWritten, Store, ToolCallState,
-};
+use workmate_store::{Counters, LedgerMove, NewAuditRecord, StepError, StepWrite, ToolCallState};
 
-use crate::support::{session_at, tenant_with_session};
+use crate::support::{session_at, tenant_with_session, write_steps};
 
 /// A step of `session` after `base`, with `n` notices and as many state events.
 fn step(tenant: &TenantId, session: &SessionId, base: Counters, n: usize) -> StepWrite {
@@ -35,26 +32,6 @@ fn step(tenant: &TenantId, session: &SessionId, base: Counters, n: usize) -> Ste
     step
 }
 
-/// Queues every step at once (so they can share a batch) and waits for all outcomes.
-async fn write_all(store: &Store, steps: Vec<StepWrite>) -> Vec<Result<StepWritten, StepError>> {
-    let mut waits = Vec::new();
-    for step in steps {
-        let (tx, rx) = oneshot::channel();
-        store.writer().submit(
-            step,
-            Box::new(move |outcome| {
-                let _ = tx.send(outcome);
-            }),
-        );
-        waits.push(rx);
-    }
-    let mut outcomes = Vec::new();
-    for wait in waits {
-        outcomes.push(wait.await.unwrap());
-    }
-    outcomes
-}
-
 backend_matrix! {
     async fn steps_of_many_sessions_are_stored_in_order(ctx: Ctx) {
         let (tenant, first) = tenant_with_session(&ctx.store, "writer").await;
@@ -69,7 +46,7 @@ backend_matrix! {
             b = next.end();
             steps.push(next);
         }
-        let outcomes = write_all(&ctx.store, steps).await;
+        let outcomes = write_steps(&ctx.store, steps).await;
         assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
         let events = ctx.store.events().list_after(&tenant, &first.id, 0, 1000).await.unwrap();
         assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), (1..=40).collect::<Vec<_>>());
@@ -82,15 +59,24 @@ backend_matrix! {
         let (tenant, session) = tenant_with_session(&ctx.store, "writer").await;
         let first = step(&tenant, &session.id, Counters::default(), 1);
         let after = first.end();
-        assert!(write_all(&ctx.store, vec![first]).await[0].is_ok());
+        assert!(write_steps(&ctx.store, vec![first]).await[0].is_ok());
         // A second writer that still thinks the session is empty is refused, and so is every
-        // later step it queued; the session keeps what the first writer stored.
-        let stale = step(&tenant, &session.id, Counters::default(), 1);
-        let later = step(&tenant, &session.id, stale.end(), 1);
-        let outcomes = write_all(&ctx.store, vec![stale, later]).await;
-        assert!(outcomes.iter().all(|o| matches!(o, Err(StepError::Fenced { .. }))), "{outcomes:?}");
+        // later step it queued, even one whose counters happen to match the store's; the
+        // session keeps what the first writer stored.
+        let mut stale = step(&tenant, &session.id, Counters::default(), 1);
+        stale.lineage = 2;
+        let mut later = step(&tenant, &session.id, stale.end(), 1);
+        later.lineage = 2;
+        for refused in [stale, later] {
+            let outcome = write_steps(&ctx.store, vec![refused]).await.remove(0);
+            assert!(matches!(outcome, Err(StepError::Fenced { .. })), "{outcome:?}");
+        }
         let record = ctx.store.sessions().get(&tenant, &session.id).await.unwrap().unwrap();
-        assert_eq!((record.last_seq, record.message_count), (after.last_seq, after.message_count));
+        assert_eq!(record.counters(), after);
+        // A writer that reloaded the session (a new lineage) writes on.
+        let mut reloaded = step(&tenant, &session.id, record.counters(), 1);
+        reloaded.lineage = 3;
+        assert!(write_steps(&ctx.store, vec![reloaded]).await[0].is_ok());
     }
 
     async fn one_bad_step_fails_alone(ctx: Ctx) {
@@ -115,7 +101,7 @@ backend_matrix! {
             status: Some("allowed".into()),
             detail: serde_json::json!({"why": "test"}),
         });
-        let outcomes = write_all(&ctx.store, vec![ghost, foreign, good, audited]).await;
+        let outcomes = write_steps(&ctx.store, vec![ghost, foreign, good, audited]).await;
         assert!(matches!(outcomes[0], Err(StepError::Fenced { .. })), "{:?}", outcomes[0]);
         assert!(matches!(outcomes[1], Err(StepError::Failed(_))), "{:?}", outcomes[1]);
         assert!(outcomes[2].is_ok() && outcomes[3].is_ok(), "{outcomes:?}");
@@ -132,7 +118,7 @@ backend_matrix! {
         let mv = |to| LedgerMove { call: call.id.clone(), to, result: None };
         let mut approved = step(&tenant, &session.id, proposed.end(), 0);
         approved.moves = vec![mv(ToolCallState::Approved), mv(ToolCallState::Approved), mv(ToolCallState::Started)];
-        let outcomes = write_all(&ctx.store, vec![proposed, approved]).await;
+        let outcomes = write_steps(&ctx.store, vec![proposed, approved]).await;
         assert_eq!(outcomes[1].as_ref().unwrap().moved, vec![true, false, true]);
         let row = ctx.store.tool_calls().get(&tenant, &session.id, &call.id).await.unwrap().unwrap();
         assert_eq!(row.state, ToolCallState::Started);

@@ -84,7 +84,7 @@ impl SessionHub {
             return Ok(());
         }
         let actor = command.actor();
-        let record = self.load(tenant, session).await?;
+        let record = self.record(tenant, session).await?;
         let mut refusal = None;
         if record.owner != actor.user_id {
             let role = self
@@ -161,7 +161,7 @@ impl SessionHub {
         resolution: &Resolution,
         actor: &Actor,
     ) -> Result<Result<(), String>> {
-        let session = self.load(tenant, &item.session_id).await?;
+        let session = self.record(tenant, &item.session_id).await?;
         let role = self
             .store()
             .tenants()

@@ -13,11 +13,11 @@ use workmate_protocol::{
     Attachment, AttachmentKind, Command, ContentPart, EventKind, FileData, ImageUrl, NoticeKind,
     SessionId, TenantId, TurnId, UserContent,
 };
-use workmate_store::{IntakeKey, ResolveOutcome};
+use workmate_store::{IntakeKey, ResolveOutcome, SessionChange};
 
 use super::SessionHub;
-use crate::history::{ends_in_error, has_conversation, has_images};
 use crate::emitter::Step;
+use crate::history::{ends_in_error, has_conversation, has_images};
 use crate::runtime::Steering;
 use crate::turn::TurnStart;
 use crate::{Error, Result};
@@ -146,8 +146,7 @@ impl SessionHub {
                 was_running: runtime.interrupt(),
             }),
             Command::SetMode { mode, actor } => {
-                runtime.flushed().await.map_err(Error::Log)?;
-                let record = self.load(tenant, session).await?;
+                let record = runtime.record();
                 if record.mode != mode {
                     // The mode and the event announcing it are stored together.
                     let step = Step {
@@ -156,10 +155,17 @@ impl SessionHub {
                             to: mode,
                             by: actor,
                         }],
-                        set_mode: Some(mode),
+                        change: SessionChange {
+                            mode: Some(mode),
+                            ..SessionChange::default()
+                        },
                         ..Step::default()
                     };
-                    self.emitter(tenant, session).await?.write(step)?.durable().await?;
+                    self.emitter(tenant, session)
+                        .await?
+                        .write(step)?
+                        .durable()
+                        .await?;
                 }
                 Ok(Accepted::Updated)
             }
@@ -217,7 +223,7 @@ impl SessionHub {
     ) -> Result<Accepted> {
         let emit = self.emitter(tenant, session).await?;
         let history = self.read_history(&emit.runtime, tenant, session).await?;
-        let record = self.load(tenant, session).await?;
+        let record = emit.runtime.record();
         if record.model == model {
             return Ok(Accepted::Updated);
         }
@@ -246,7 +252,10 @@ impl SessionHub {
                 to: model.clone(),
                 text,
             }],
-            set_model: Some(model),
+            change: SessionChange {
+                model: Some(model),
+                ..SessionChange::default()
+            },
             ..Step::default()
         };
         emit.write(step)?.durable().await?;

@@ -128,6 +128,29 @@ impl SessionHub {
         Ok(record)
     }
 
+    /// Marks the session attended or unattended (whether its prompts wait in the inbox rather
+    /// than for someone watching). The caller has checked who may.
+    pub async fn set_unattended(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+        unattended: bool,
+    ) -> Result<()> {
+        let step = crate::emitter::Step {
+            change: workmate_store::SessionChange {
+                unattended: Some(unattended),
+                ..workmate_store::SessionChange::default()
+            },
+            ..crate::emitter::Step::default()
+        };
+        self.emitter(tenant, session)
+            .await?
+            .write(step)?
+            .durable()
+            .await?;
+        Ok(())
+    }
+
     /// Live events of a session from now on. Replay earlier state events from the store once
     /// this returns: every event published before it is stored by then.
     pub async fn subscribe(
@@ -145,8 +168,13 @@ impl SessionHub {
     /// Resolves once every step of the session queued so far is stored (or failed): reads of
     /// the store see everything published before.
     pub async fn flushed(&self, tenant: &TenantId, session: &SessionId) -> Result<()> {
-        let runtime = self.runtime(tenant, session).await?;
-        runtime.flushed().await.map_err(Error::Log)
+        let key = (tenant.clone(), session.clone());
+        let live = self.lock_sessions().get(&key).cloned();
+        // A session without a runtime in this process has nothing queued here.
+        match live {
+            Some(runtime) => runtime.flushed().await.map_err(Error::Log),
+            None => Ok(()),
+        }
     }
 
     /// Whether a turn runs in the session (in this process).
@@ -287,13 +315,18 @@ impl SessionHub {
         }
         let record = self.load(tenant, session).await?;
         let mut sessions = self.lock_sessions();
-        let fresh = || Arc::new(SessionRuntime::new(record.counters()));
+        let fresh = || Arc::new(SessionRuntime::new(record.clone()));
         let runtime = sessions.entry(key).or_insert_with(fresh);
         if runtime.failure().is_some() && !runtime.is_running() {
             tracing::warn!(tenant = %tenant, session = %session, "Reloading a session whose log failed.");
             *runtime = fresh();
         }
         Ok(Arc::clone(runtime))
+    }
+
+    /// The session as of its newest queued step (kept by its runtime: no read).
+    async fn record(&self, tenant: &TenantId, session: &SessionId) -> Result<SessionRecord> {
+        Ok(self.runtime(tenant, session).await?.record())
     }
 
     async fn load(&self, tenant: &TenantId, session: &SessionId) -> Result<SessionRecord> {

@@ -79,10 +79,13 @@ impl SessionHub {
         cancel: CancellationToken,
         start: TurnStart,
     ) -> Result<()> {
-        // The previous turn's steps are stored before this one reads the session.
-        runtime.flushed().await.map_err(Error::Log)?;
-        let record = self.load(tenant, session).await?;
-        let history = self.store().messages().list(tenant, session).await?;
+        let record = runtime.record();
+        // The previous turn left its history here; otherwise it is read once its steps are
+        // stored.
+        let history = match runtime.take_history() {
+            Some(history) => history,
+            None => self.read_history(runtime, tenant, session).await?,
+        };
         let roots = self.roots(tenant, session)?;
         let emit = Emitter {
             store: self.store().clone(),
@@ -111,13 +114,22 @@ impl SessionHub {
         let result = async {
             let mut history = history;
             if repair {
-                turn(history).run(TurnStart::Resume(pending)).await?;
-                emit.flushed().await?;
-                history = self.store().messages().list(tenant, session).await?;
+                let mut repairing = turn(history);
+                repairing.run(TurnStart::Resume(pending)).await?;
+                history = repairing.history;
             }
-            turn(history).run(start).await
+            let mut turn = turn(history);
+            turn.run(start).await?;
+            Ok(turn.history)
         }
         .await;
+        let result = match result {
+            Ok(history) => {
+                runtime.keep_history(history);
+                Ok(())
+            }
+            Err(e) => Err(e),
+        };
         if let Err(e) = &result {
             // Tell watchers the turn is over even when the store failed mid-way: stored if the
             // session's log still takes steps, else published only.

@@ -17,9 +17,7 @@ use super::preview::args_preview;
 use super::{INTERRUPTED_BY_USER, Turn};
 use crate::Result;
 use crate::inbox_wait::Waited;
-use crate::permissions::{
-    PermissionConfig, PermissionEngine, PolicyContext, SessionGrants, TenantPolicy,
-};
+use crate::permissions::{PermissionConfig, PermissionEngine, PolicyContext, TenantPolicy};
 
 /// What an approval prompt shows.
 #[derive(Debug)]
@@ -52,19 +50,11 @@ impl Turn {
     /// The session's current permission context (its mode and grants are re-read, so a change
     /// made mid-turn applies to the next call).
     pub(crate) async fn policy_context(&self) -> Result<PolicyContext> {
-        let record = self
-            .deps
-            .store
-            .sessions()
-            .get(&self.emit.tenant, &self.emit.session)
-            .await?;
-        let (mode, grants) = match record {
-            Some(record) => (
-                record.mode,
-                serde_json::from_value(record.grants).unwrap_or_default(),
-            ),
-            None => (self.session.mode, SessionGrants::default()),
-        };
+        let record = self.emit.runtime.record();
+        let (mode, grants) = (
+            record.mode,
+            serde_json::from_value(record.grants).unwrap_or_default(),
+        );
         let mut context = PolicyContext {
             mode,
             roots: self.roots.clone(),
@@ -109,17 +99,16 @@ impl Turn {
         };
         let (item, created) = self.park(new).await?;
         if created {
-            self.emit
-                .state(EventKind::PermissionRequired {
-                    tool_call_id: call.id.clone(),
-                    name: call.name.clone(),
-                    arguments: call.arguments.clone(),
-                    reason: prompt.reason.clone(),
-                    category: prompt.category.clone(),
-                    standing_target: prompt.standing_target.clone(),
-                    readonly_ok: prompt.readonly_ok,
-                    choices: prompt.choices.clone(),
-                })?;
+            self.emit.state(EventKind::PermissionRequired {
+                tool_call_id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+                reason: prompt.reason.clone(),
+                category: prompt.category.clone(),
+                standing_target: prompt.standing_target.clone(),
+                readonly_ok: prompt.readonly_ok,
+                choices: prompt.choices.clone(),
+            })?;
             self.announce_parked(&item).await?;
             self.audit_approval(&call, "approval_requested", None, &prompt.reason)
                 .await?;
@@ -192,13 +181,16 @@ impl Turn {
         }
         if grants != before {
             let value = serde_json::to_value(&grants).unwrap_or_default();
-            self.deps
-                .store
-                .sessions()
-                .set_grants(&self.emit.tenant, &self.emit.session, &value)
-                .await?;
             let detail = serde_json::json!({ "choice": choice, "tools": grants.tools, "commands": grants.commands.iter().collect::<BTreeSet<_>>(), "readonly": grants.readonly });
-            self.audit(call, "grant_added", Some(choice.as_str()), detail)?;
+            // The grant and its audit record are one step.
+            self.emit.write(crate::emitter::Step {
+                audit: vec![self.audit_record(call, "grant_added", Some(choice.as_str()), detail)],
+                change: workmate_store::SessionChange {
+                    grants: Some(value),
+                    ..workmate_store::SessionChange::default()
+                },
+                ..crate::emitter::Step::default()
+            })?;
         }
         Ok(())
     }

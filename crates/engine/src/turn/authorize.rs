@@ -10,10 +10,10 @@
 use workmate_protocol::{EventKind, ToolCall, ToolStatus, Visibility};
 use workmate_store::{InboxItem, NewInboxItem, ToolCallState};
 
-use crate::emitter::Step;
 use super::outcome::Outcome;
 use super::{INTERRUPTED_BY_USER, Turn};
 use crate::Result;
+use crate::emitter::Step;
 use crate::inbox_wait::Waited;
 use crate::permissions::Decision;
 
@@ -88,12 +88,11 @@ impl Turn {
             return Ok(None);
         }
         if !self.resuming() {
-            self.emit
-                .state(EventKind::ToolProposed {
-                    tool_call_id: call.id.clone(),
-                    name: call.name.clone(),
-                    arguments: call.arguments.clone(),
-                })?;
+            self.emit.state(EventKind::ToolProposed {
+                tool_call_id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+            })?;
         }
         if call.raw_arguments().is_some() {
             let reason = self.mangled_reason();
@@ -179,15 +178,14 @@ impl Turn {
     }
 
     pub(crate) async fn announce_parked(&self, item: &InboxItem) -> Result<()> {
-        self.emit
-            .state(EventKind::InboxItemParked {
-                item_id: item.id.clone(),
-                item_kind: item.kind,
-                tool_call_id: item.tool_call_id.clone(),
-                title: item.title.clone(),
-                visibility: item.visibility,
-                requested_by: item.requested_by.clone(),
-            })?;
+        self.emit.state(EventKind::InboxItemParked {
+            item_id: item.id.clone(),
+            item_kind: item.kind,
+            tool_call_id: item.tool_call_id.clone(),
+            title: item.title.clone(),
+            visibility: item.visibility,
+            requested_by: item.requested_by.clone(),
+        })?;
         Ok(())
     }
 

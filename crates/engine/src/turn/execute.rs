@@ -16,9 +16,9 @@ use workmate_store::{LedgerMove, ToolCallState};
 use workmate_tools::{Tool, ToolContext};
 
 use super::outcome::Outcome;
-use crate::emitter::Step;
 use super::{INTERRUPTED_BY_USER, Turn};
 use crate::Result;
+use crate::emitter::Step;
 
 impl Turn {
     /// Runs the cleared calls.
@@ -137,7 +137,13 @@ impl Turn {
             // Re-running it is harmless: an idempotent call re-run after a restart is `false`.
             return Ok(true);
         }
-        Ok(written.durable().await?.moved.first().copied().unwrap_or(false))
+        Ok(written
+            .durable()
+            .await?
+            .moved
+            .first()
+            .copied()
+            .unwrap_or(false))
     }
 
     /// Answers a call another process already started: its outcome is not known here.

@@ -90,7 +90,7 @@ impl Turn {
                 tenant: tenant.clone(),
                 session: record.id.clone(),
                 turn: Some(TurnId::new()),
-                runtime: Arc::new(SessionRuntime::new(record.counters())),
+                runtime: Arc::new(SessionRuntime::new(record.clone())),
                 clock: Arc::clone(&self.deps.clock),
             };
             let mut child = Turn::new(
@@ -108,10 +108,8 @@ impl Turn {
                 text: args.task,
                 deliveries: Vec::new(),
             };
-            let runtime = Arc::clone(&child.emit.runtime);
             Box::pin(child.run(start)).await?;
-            runtime.flushed().await.map_err(crate::Error::Log)?;
-            history = self.deps.store.messages().list(tenant, &record.id).await?;
+            history = child.history;
         }
         Ok(match findings(&history) {
             Some(Ok(text)) => {

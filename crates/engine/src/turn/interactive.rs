@@ -87,22 +87,21 @@ impl Turn {
         };
         let (item, created) = self.park(new).await?;
         if created {
-            self.emit
-                .state(EventKind::QuestionRequested {
-                    tool_call_id: call.id.clone(),
-                    question: args.question.clone(),
-                    options: options.clone(),
+            self.emit.state(EventKind::QuestionRequested {
+                tool_call_id: call.id.clone(),
+                question: args.question.clone(),
+                options: options.clone(),
+                allow_text: args.allow_text,
+                multi: args.multi,
+                header: args.header.clone(),
+                questions: vec![Question {
+                    question: args.question,
+                    header: args.header,
+                    options,
                     allow_text: args.allow_text,
                     multi: args.multi,
-                    header: args.header.clone(),
-                    questions: vec![Question {
-                        question: args.question,
-                        header: args.header,
-                        options,
-                        allow_text: args.allow_text,
-                        multi: args.multi,
-                    }],
-                })?;
+                }],
+            })?;
             self.announce_parked(&item).await?;
         }
         let outcome = match self.wait_for(&item).await? {

@@ -147,7 +147,7 @@ impl Turn {
     }
 
     /// Runs the turn to its terminal event.
-    pub(crate) async fn run(mut self, start: TurnStart) -> Result<()> {
+    pub(crate) async fn run(&mut self, start: TurnStart) -> Result<()> {
         self.permissions = self.tenant_permissions().await?;
         self.gateway = self.load_gateway_policy().await?;
         match start {
@@ -172,25 +172,22 @@ impl Turn {
                 self.append_marking_with(message, Some(start), deliveries)?;
             }
             TurnStart::Retry => {
-                self.emit
-                    .state(EventKind::TurnStart {
-                        input: String::new(),
-                        author: None,
-                        display: None,
-                    })?;
+                self.emit.state(EventKind::TurnStart {
+                    input: String::new(),
+                    author: None,
+                    display: None,
+                })?;
             }
             TurnStart::Resume(pending) => {
                 self.resuming = true;
-                self.emit
-                    .state(EventKind::TurnStart {
-                        input: "(resumed)".into(),
-                        author: None,
-                        display: None,
-                    })?;
+                self.emit.state(EventKind::TurnStart {
+                    input: "(resumed)".into(),
+                    author: None,
+                    display: None,
+                })?;
                 self.handle_calls(pending).await?;
                 self.resuming = false;
-                self.emit
-                    .state(EventKind::IterationEnd { iteration: 0 })?;
+                self.emit.state(EventKind::IterationEnd { iteration: 0 })?;
                 if self.cancel.is_cancelled() {
                     return self.interrupted();
                 }
@@ -203,11 +200,10 @@ impl Turn {
         loop {
             if self.iterations >= self.deps.config.max_iterations {
                 let iterations = self.iterations;
-                self.emit
-                    .state(EventKind::TurnEnd {
-                        status: TurnEndStatus::MaxIterationsExceeded,
-                        iterations,
-                    })?;
+                self.emit.state(EventKind::TurnEnd {
+                    status: TurnEndStatus::MaxIterationsExceeded,
+                    iterations,
+                })?;
                 return Ok(());
             }
             self.iterations += 1;
@@ -228,18 +224,16 @@ impl Turn {
                     continue;
                 }
                 let iterations = self.iterations;
-                self.emit
-                    .state(EventKind::TurnEnd {
-                        status: TurnEndStatus::Completed,
-                        iterations,
-                    })?;
+                self.emit.state(EventKind::TurnEnd {
+                    status: TurnEndStatus::Completed,
+                    iterations,
+                })?;
                 return Ok(());
             }
             self.handle_calls(calls).await?;
-            self.emit
-                .state(EventKind::IterationEnd {
-                    iteration: self.iterations,
-                })?;
+            self.emit.state(EventKind::IterationEnd {
+                iteration: self.iterations,
+            })?;
             if self.cancel.is_cancelled() {
                 return self.interrupted();
             }

@@ -85,6 +85,5 @@ impl Turn {
         automations.update(&automation).await?;
         let detail = serde_json::json!({ "automation_id": id, "entry": entry });
         self.audit(call, "standing_rule_minted", Some("always_task"), detail)
-            
     }
 }

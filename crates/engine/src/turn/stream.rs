@@ -8,8 +8,8 @@ use workmate_protocol::{EventKind, Message, ToolCall};
 use workmate_providers::{AssistantTurn, FinishReason, ModelRequest, ProviderError, StreamEvent};
 
 use super::Turn;
-use crate::emitter::Step;
 use crate::Result;
+use crate::emitter::Step;
 use crate::history::{outbound, shrink_mangled};
 
 /// Text and reasoning streamed so far.

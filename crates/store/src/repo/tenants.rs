@@ -93,6 +93,7 @@ impl<'s> TenantRepo<'s> {
         .bind(self.store.clock_ms())
         .execute(&self.store.pool)
         .await?;
+        self.store.tenants.forget(tenant);
         self.get(tenant)
             .await?
             .ok_or_else(|| crate::Error::NotFound {
@@ -102,6 +103,11 @@ impl<'s> TenantRepo<'s> {
 
     /// The tenant, if it exists.
     pub async fn get(&self, tenant: &TenantId) -> Result<Option<Tenant>> {
+        let cache = &self.store.tenants;
+        if let Some(cached) = cache.get(tenant) {
+            return Ok(cached);
+        }
+        let mark = cache.mark();
         let row = self
             .store
             .dialect
@@ -109,7 +115,9 @@ impl<'s> TenantRepo<'s> {
             .bind(tenant.as_str().to_owned())
             .fetch_optional(&self.store.pool)
             .await?;
-        row.map(|r| tenant_from_row(&r)).transpose()
+        let found = row.map(|r| tenant_from_row(&r)).transpose()?;
+        cache.put(tenant, found.clone(), mark);
+        Ok(found)
     }
 
     /// Replaces the tenant's settings object.
@@ -126,6 +134,7 @@ impl<'s> TenantRepo<'s> {
             .bind(tenant.as_str().to_owned())
             .execute(&self.store.pool)
             .await?;
+        self.store.tenants.forget(tenant);
         if done.rows_affected() == 0 {
             return Err(crate::Error::NotFound {
                 what: format!("tenant {tenant}"),
@@ -175,6 +184,7 @@ impl<'s> TenantRepo<'s> {
                 .bind(stored)
                 .execute(&self.store.pool)
                 .await?;
+            self.store.tenants.forget(tenant);
             if done.rows_affected() == 1 {
                 return Ok(Ok(next));
             }

@@ -18,7 +18,7 @@ use crate::repo::intake;
 use crate::repo::tool_calls::{Transition, transition_on};
 use crate::repo::usage::utc_day;
 use crate::row::{new_id, to_i64, to_json, to_word};
-use crate::{Result, Store};
+use crate::{Error, Result, Store};
 
 type Outcome = std::result::Result<StepWritten, StepError>;
 
@@ -91,25 +91,33 @@ async fn write_together(store: &Store, steps: &[StepWrite]) -> Result<Vec<Outcom
     Ok(outcomes)
 }
 
-/// The session's new mode and model, if the step changes them.
+/// The session's new settings, if the step changes them.
 async fn settle_settings(
     tx: &mut sqlx::Transaction<'static, sqlx::Any>,
     store: &Store,
     step: &StepWrite,
 ) -> Result<()> {
-    if step.set_mode.is_none() && step.set_model.is_none() {
+    let change = &step.change;
+    if change.is_empty() {
         return Ok(());
     }
-    store
+    let done = store
         .dialect
-        .query("UPDATE sessions SET mode = COALESCE(?, mode), model = COALESCE(?, model), updated_at_ms = ? WHERE tenant_id = ? AND session_id = ?")
-        .bind(step.set_mode.as_ref().map(to_word).transpose()?)
-        .bind(step.set_model.clone())
+        .query("UPDATE sessions SET mode = COALESCE(?, mode), model = COALESCE(?, model), grants_json = COALESCE(?, grants_json), unattended = COALESCE(?, unattended), updated_at_ms = ? WHERE tenant_id = ? AND session_id = ?")
+        .bind(change.mode.as_ref().map(to_word).transpose()?)
+        .bind(change.model.clone())
+        .bind(change.grants.as_ref().map(to_json).transpose()?)
+        .bind(change.unattended.map(i64::from))
         .bind(store.clock_ms())
         .bind(step.tenant.as_str().to_owned())
         .bind(step.session.as_str().to_owned())
         .execute(&mut **tx)
         .await?;
+    if done.rows_affected() == 0 {
+        return Err(Error::NotFound {
+            what: format!("session {}", step.session),
+        });
+    }
     Ok(())
 }
 

@@ -13,11 +13,14 @@ mod batch;
 mod rows;
 mod step;
 
-pub use step::{Counters, LedgerMove, StepError, StepWrite, StepWritten};
+pub use step::{Counters, LedgerMove, SessionChange, StepError, StepWrite, StepWritten};
 
+use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
 use tokio::sync::mpsc;
+
+use workmate_protocol::{SessionId, TenantId};
 
 use crate::{Dialect, Store};
 
@@ -70,12 +73,65 @@ impl Writer {
 /// One shard's task: stores what has queued, in batches, until every handle is gone.
 async fn serve(store: Store, mut queue: mpsc::UnboundedReceiver<Job>) {
     let mut jobs = Vec::with_capacity(MAX_BATCH);
+    let mut failed = FailedLineages::default();
     while queue.recv_many(&mut jobs, MAX_BATCH).await > 0 {
-        let (steps, dones): (Vec<StepWrite>, Vec<StepDone>) =
-            jobs.drain(..).map(|job| (job.step, job.done)).unzip();
+        let mut dones = Vec::with_capacity(jobs.len());
+        let mut steps = Vec::with_capacity(jobs.len());
+        for job in jobs.drain(..) {
+            match failed.refusal(&job.step) {
+                Some(error) => (job.done)(Err(error)),
+                None => {
+                    steps.push(job.step);
+                    dones.push(job.done);
+                }
+            }
+        }
         let outcomes = batch::write(&store, &steps).await;
-        for (done, outcome) in dones.into_iter().zip(outcomes) {
+        for ((step, done), outcome) in steps.iter().zip(dones).zip(outcomes) {
+            failed.record(step, outcome.as_ref().err());
             done(outcome);
+        }
+    }
+}
+
+/// The lineages whose steps failed, by session: their later steps are refused.
+#[derive(Default)]
+struct FailedLineages {
+    by_session: HashMap<(TenantId, SessionId), (u64, StepError)>,
+}
+
+/// Failed lineages remembered at most; failures are rare, and a forgotten one only means a
+/// later step of it meets the counter fence alone.
+const MAX_FAILED_LINEAGES: usize = 10_000;
+
+impl FailedLineages {
+    fn refusal(&self, step: &StepWrite) -> Option<StepError> {
+        let key = (step.tenant.clone(), step.session.clone());
+        match self.by_session.get(&key) {
+            Some((lineage, error)) if *lineage == step.lineage => Some(error.clone()),
+            _ => None,
+        }
+    }
+
+    fn record(&mut self, step: &StepWrite, failure: Option<&StepError>) {
+        let key = (step.tenant.clone(), step.session.clone());
+        match failure {
+            Some(error) => {
+                if self.by_session.len() >= MAX_FAILED_LINEAGES {
+                    self.by_session.clear();
+                }
+                self.by_session.insert(key, (step.lineage, error.clone()));
+            }
+            // A new lineage of the session (a reloaded runtime) writes again.
+            None => {
+                if self
+                    .by_session
+                    .get(&key)
+                    .is_some_and(|(l, _)| *l != step.lineage)
+                {
+                    self.by_session.remove(&key);
+                }
+            }
         }
     }
 }

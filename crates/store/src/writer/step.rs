@@ -53,6 +53,10 @@ pub struct StepWrite {
     pub session: SessionId,
     /// The turn the step belongs to, if any.
     pub turn: Option<TurnId>,
+    /// Which writer of the session queued the step (a session runtime's id). Once a step of a
+    /// lineage fails, the writer refuses every later step of that lineage for the session,
+    /// whatever its counters say: those steps built on the one that failed.
+    pub lineage: u64,
     /// The session's counters before this step.
     pub base: Counters,
     /// History messages, in order; they take indexes `base.message_count + 1 ..`.
@@ -69,10 +73,28 @@ pub struct StepWrite {
     pub audit: Vec<NewAuditRecord>,
     /// Token usage of a model call.
     pub usage: Vec<NewUsage>,
-    /// A new permission mode for the session, stored with the event that announces it.
-    pub set_mode: Option<PermissionMode>,
-    /// A new model for the session, stored with the event that announces it.
-    pub set_model: Option<String>,
+    /// Changes to the session row, stored with the event that announces them.
+    pub change: SessionChange,
+}
+
+/// Changes to a session's settings that a step stores.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SessionChange {
+    /// A new permission mode.
+    pub mode: Option<PermissionMode>,
+    /// A new model.
+    pub model: Option<String>,
+    /// What people granted for the rest of the session, replacing what was there.
+    pub grants: Option<serde_json::Value>,
+    /// Whether nobody watches the session (its prompts wait in the inbox).
+    pub unattended: Option<bool>,
+}
+
+impl SessionChange {
+    /// Whether it changes nothing.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 impl StepWrite {
@@ -104,8 +126,7 @@ impl StepWrite {
             && self.done.is_empty()
             && self.audit.is_empty()
             && self.usage.is_empty()
-            && self.set_mode.is_none()
-            && self.set_model.is_none()
+            && self.change.is_empty()
     }
 }
 

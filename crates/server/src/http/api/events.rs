@@ -58,6 +58,7 @@ pub(crate) async fn stream(
     let live = state.hub.subscribe(&caller.tenant, &session).await?;
     let (tx, rx) = mpsc::channel(CLIENT_BUFFER);
     let forward = Forwarder {
+        hub: state.hub.clone(),
         store: state.store.clone(),
         tenant: caller.tenant,
         session,
@@ -72,6 +73,7 @@ pub(crate) async fn stream(
 }
 
 struct Forwarder {
+    hub: workmate_engine::SessionHub,
     store: Store,
     tenant: TenantId,
     session: SessionId,
@@ -111,6 +113,10 @@ impl Forwarder {
     /// Sends stored state events after `last`; `false` when the client is gone or the store
     /// failed (the client reconnects with its Last-Event-ID).
     async fn replay(&self, last: &mut u64) -> bool {
+        // Events are published as their step is queued: what was published is stored first.
+        if let Err(e) = self.hub.flushed(&self.tenant, &self.session).await {
+            tracing::warn!(session = %self.session, error = %e, "Event replay found the session's log failed.");
+        }
         loop {
             let page = match self
                 .store

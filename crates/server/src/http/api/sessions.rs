@@ -220,8 +220,8 @@ pub(crate) async fn update(
             record.owner
         )));
     }
-    store
-        .sessions()
+    state
+        .hub
         .set_unattended(&caller.tenant, &session, body.unattended)
         .await?;
     Ok(Json(
@@ -238,6 +238,8 @@ pub(crate) async fn messages(
     let session = SessionId::from(id);
     let store = &state.store;
     visible::session(store, &caller, &session).await?;
+    // What a turn has published is stored before the history is read.
+    state.hub.flushed(&caller.tenant, &session).await?;
     let messages = store.messages().list(&caller.tenant, &session).await?;
     Ok(Json(json!({ "messages": messages })))
 }
