@@ -118,6 +118,8 @@ impl Pumps {
         session: &SessionId,
         mut after: u64,
     ) -> crate::Result<Vec<Event>> {
+        // Events are published as their step is queued: what was published is stored first.
+        self.hub.flushed(tenant, session).await?;
         let mut out = Vec::new();
         loop {
             let page = self

@@ -97,7 +97,7 @@ impl Dialect {
 }
 
 /// Rewrites `?` placeholders as Postgres's `$1, $2, …`.
-fn numbered_placeholders(template: &str) -> String {
+pub(crate) fn numbered_placeholders(template: &str) -> String {
     let mut out = String::with_capacity(template.len() + 16);
     let mut n = 0;
     for ch in template.chars() {

@@ -159,7 +159,7 @@ impl Store {
                 writer: Arc::default(),
                 ..self.clone()
             };
-            Writer::spawn(own)
+            Writer::spawn(&own)
         })
     }
 

@@ -182,6 +182,14 @@ impl SessionHub {
         Ok(self.runtime(tenant, session).await?.is_running())
     }
 
+    /// Resolves when no turn runs in the session; what it wrote may still be on its way to the
+    /// store (a later turn and every read through the hub see it anyway). See
+    /// [`SessionHub::wait_idle`] to wait for the store too.
+    pub async fn wait_turn(&self, tenant: &TenantId, session: &SessionId) -> Result<()> {
+        self.runtime(tenant, session).await?.idle().await;
+        Ok(())
+    }
+
     /// Resolves when no turn runs in the session and what it wrote is stored.
     pub async fn wait_idle(&self, tenant: &TenantId, session: &SessionId) -> Result<()> {
         let runtime = self.runtime(tenant, session).await?;

@@ -169,7 +169,7 @@ impl SessionHub {
             Ok(history) => history,
             Err(e) => {
                 runtime.release();
-                return Err(e.into());
+                return Err(e);
             }
         };
         let pending = unanswered_trailing_calls(&history);

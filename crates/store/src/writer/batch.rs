@@ -13,12 +13,13 @@ use workmate_protocol::{SessionId, TenantId};
 
 use super::rows::{Rows, Value};
 use super::step::{Counters, StepError, StepWrite, StepWritten};
+use crate::dialect::numbered_placeholders;
 use crate::repo::appends::message_row;
 use crate::repo::intake;
 use crate::repo::tool_calls::{Transition, transition_on};
 use crate::repo::usage::utc_day;
 use crate::row::{new_id, to_i64, to_json, to_word};
-use crate::{Error, Result, Store};
+use crate::{Dialect, Error, Result, Store};
 
 type Outcome = std::result::Result<StepWritten, StepError>;
 
@@ -122,13 +123,15 @@ async fn settle_settings(
 }
 
 /// Checks and moves each session's counters once for the whole batch; returns, per step, why it
-/// is refused (`None`: it may be stored).
+/// is refused (`None`: it may be stored). `Err` when a session's fence failed among several:
+/// the caller then stores the steps one by one, so the fence names the session.
 async fn fence(
     tx: &mut sqlx::Transaction<'static, sqlx::Any>,
     store: &Store,
     steps: &[StepWrite],
 ) -> Result<Vec<Option<StepError>>> {
     let mut refused = vec![None; steps.len()];
+    let mut moving: Vec<(Vec<usize>, CounterMove<'_>)> = Vec::new();
     for indexes in by_session(steps) {
         let first = &steps[indexes[0]];
         let base = first.base;
@@ -143,35 +146,110 @@ async fn fence(
             }
             end = steps[i].end();
         }
-        let fenced = |expected: Counters| StepError::Fenced {
-            session: first.session.clone(),
-            expected: expected.last_seq,
-        };
         for &i in &indexes[contiguous..] {
-            refused[i] = Some(fenced(steps[i].base));
+            refused[i] = Some(fenced(&steps[i]));
         }
-        if end == base {
-            continue;
+        if end != base {
+            let step = CounterMove {
+                tenant: &first.tenant,
+                session: &first.session,
+                base,
+                end,
+            };
+            moving.push((indexes[..contiguous].to_vec(), step));
         }
-        let moved = store
-            .dialect
-            .query("UPDATE sessions SET last_seq = ?, message_count = ?, updated_at_ms = ? WHERE tenant_id = ? AND session_id = ? AND last_seq = ? AND message_count = ?")
-            .bind(to_i64(end.last_seq))
-            .bind(to_i64(end.message_count))
-            .bind(store.clock_ms())
-            .bind(first.tenant.as_str().to_owned())
-            .bind(first.session.as_str().to_owned())
-            .bind(to_i64(base.last_seq))
-            .bind(to_i64(base.message_count))
-            .execute(&mut **tx)
-            .await?;
-        if moved.rows_affected() == 0 {
-            for &i in &indexes[..contiguous] {
-                refused[i] = Some(fenced(base));
+    }
+    let now = store.clock_ms();
+    match moving.as_slice() {
+        [] => {}
+        [(indexes, one)] => {
+            if move_counters(tx, store, std::slice::from_ref(one), now).await? == 0 {
+                for &i in indexes {
+                    refused[i] = Some(fenced(&steps[indexes[0]]));
+                }
+            }
+        }
+        many => {
+            let moves: Vec<CounterMove<'_>> = many.iter().map(|(_, m)| *m).collect();
+            for chunk in moves.chunks(SESSIONS_PER_STATEMENT) {
+                let moved = move_counters(tx, store, chunk, now).await?;
+                if moved != chunk.len() as u64 {
+                    return Err(Error::Invalid(
+                        "a session of the batch was written by another writer".into(),
+                    ));
+                }
             }
         }
     }
     Ok(refused)
+}
+
+fn fenced(step: &StepWrite) -> StepError {
+    StepError::Fenced {
+        session: step.session.clone(),
+        expected: step.base.last_seq,
+    }
+}
+
+/// Sessions whose counters one statement moves at most.
+const SESSIONS_PER_STATEMENT: usize = 200;
+
+/// One session's counters, from what the batch expects to what it leaves.
+#[derive(Clone, Copy, Debug)]
+struct CounterMove<'a> {
+    tenant: &'a TenantId,
+    session: &'a SessionId,
+    base: Counters,
+    end: Counters,
+}
+
+/// Moves every session's counters from `base` to `end` in one statement, each only if it is
+/// still at `base`; returns how many moved.
+async fn move_counters(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    store: &Store,
+    moves: &[CounterMove<'_>],
+    now: i64,
+) -> Result<u64> {
+    let cases = |column: &str| {
+        let arms = " WHEN tenant_id = ? AND session_id = ? THEN ?".repeat(moves.len());
+        format!("{column} = CASE{arms} ELSE {column} END")
+    };
+    let matches = vec![
+        "(tenant_id = ? AND session_id = ? AND last_seq = ? AND message_count = ?)";
+        moves.len()
+    ];
+    let sql = format!(
+        "UPDATE sessions SET {}, {}, updated_at_ms = ? WHERE {}",
+        cases("last_seq"),
+        cases("message_count"),
+        matches.join(" OR ")
+    );
+    let sql = match store.dialect {
+        Dialect::Postgres => numbered_placeholders(&sql),
+        Dialect::Sqlite | Dialect::Mysql => sql,
+    };
+    // Built from static text; every value is bound.
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+    let key = |m: &CounterMove<'_>| (m.tenant.as_str().to_owned(), m.session.as_str().to_owned());
+    for m in moves {
+        let (t, s) = key(m);
+        query = query.bind(t).bind(s).bind(to_i64(m.end.last_seq));
+    }
+    for m in moves {
+        let (t, s) = key(m);
+        query = query.bind(t).bind(s).bind(to_i64(m.end.message_count));
+    }
+    query = query.bind(now);
+    for m in moves {
+        let (t, s) = key(m);
+        query = query
+            .bind(t)
+            .bind(s)
+            .bind(to_i64(m.base.last_seq))
+            .bind(to_i64(m.base.message_count));
+    }
+    Ok(query.execute(&mut **tx).await?.rows_affected())
 }
 
 /// The steps' indexes grouped by session, sessions in order of first appearance.

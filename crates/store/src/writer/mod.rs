@@ -44,7 +44,7 @@ pub struct Writer {
 impl Writer {
     /// Starts the writer tasks on the current tokio runtime: one on SQLite (it has one write
     /// lock), a few on MySQL and Postgres, whose row locks let sessions commit side by side.
-    pub(crate) fn spawn(store: Store) -> Self {
+    pub(crate) fn spawn(store: &Store) -> Self {
         let count = match store.dialect {
             Dialect::Sqlite => 1,
             Dialect::Mysql | Dialect::Postgres => 4,
