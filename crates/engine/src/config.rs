@@ -19,6 +19,10 @@ pub struct EngineConfig {
     /// Where per-session workspace folders live (`<workspaces_dir>/<tenant>/<session>`); never
     /// inside the data directory, which exec tools must not reach.
     pub workspaces_dir: PathBuf,
+    /// Sessions whose history stays in memory between turns, most recently used first; any
+    /// other session's next turn reads its history from the store. Bounds that cache however
+    /// many sessions are live.
+    pub hot_histories: u64,
 }
 
 impl Default for EngineConfig {
@@ -29,6 +33,7 @@ impl Default for EngineConfig {
             tool_concurrency: 8,
             inbox_poll: Duration::from_millis(500),
             workspaces_dir: PathBuf::from("./workspaces"),
+            hot_histories: 256,
         }
     }
 }

@@ -132,7 +132,8 @@ impl SessionRuntime {
     }
 
     /// Keeps a turn's history for the next turn.
-    pub(crate) fn keep_history(&self, history: Vec<Message>) {
+    pub(crate) fn keep_history(&self, mut history: Vec<Message>) {
+        history.shrink_to_fit();
         self.cached().history = Some(history);
     }
 

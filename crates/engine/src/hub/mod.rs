@@ -6,6 +6,7 @@
 
 mod authority;
 mod commands;
+mod hot;
 mod replies;
 mod rules;
 mod turns;
@@ -64,11 +65,13 @@ struct Inner {
     sessions: Mutex<HashMap<(TenantId, SessionId), Arc<SessionRuntime>>>,
     tasks: TaskTracker,
     shutdown: CancellationToken,
+    hot: hot::HotHistories,
 }
 
 impl SessionHub {
     /// A hub over the given parts. Call [`SessionHub::resume_pending`] once at start-up.
     pub fn new(parts: EngineParts) -> Self {
+        let hot_histories = parts.config.hot_histories;
         let deps = Deps {
             store: parts.store,
             providers: parts.providers,
@@ -86,6 +89,7 @@ impl SessionHub {
                 deps: Arc::new(deps),
                 sessions: Mutex::default(),
                 tasks: TaskTracker::new(),
+                hot: hot::HotHistories::new(hot_histories),
             }),
         }
     }

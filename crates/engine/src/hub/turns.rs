@@ -125,7 +125,7 @@ impl SessionHub {
         .await;
         let result = match result {
             Ok(history) => {
-                runtime.keep_history(history);
+                self.inner.hot.keep((tenant, session), runtime, history);
                 Ok(())
             }
             Err(e) => Err(e),
