@@ -23,6 +23,13 @@ pub struct EngineConfig {
     /// other session's next turn reads its history from the store. Bounds that cache however
     /// many sessions are live.
     pub hot_histories: u64,
+    /// How long a session's writer lease lasts without renewal: a process that stops renewing
+    /// (it died) loses the session to another after this long.
+    pub lease_ttl: Duration,
+    /// This process's name as the holder of session leases. It must differ between processes
+    /// that share a database and stay the same across restarts of one, so a restarted process
+    /// takes its sessions back at once instead of waiting out its own leases.
+    pub replica: String,
 }
 
 impl Default for EngineConfig {
@@ -34,6 +41,8 @@ impl Default for EngineConfig {
             inbox_poll: Duration::from_millis(500),
             workspaces_dir: PathBuf::from("./workspaces"),
             hot_histories: 256,
+            lease_ttl: Duration::from_secs(30),
+            replica: "local".into(),
         }
     }
 }

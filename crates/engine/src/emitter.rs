@@ -114,6 +114,7 @@ impl Emitter {
             session: self.session.clone(),
             turn: self.turn.clone(),
             lineage: self.runtime.lineage(),
+            lease: self.runtime.lease_token(),
             base,
             messages: step.messages,
             events: events.clone(),

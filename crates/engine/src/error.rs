@@ -18,6 +18,11 @@ pub enum Error {
     /// The session is running a turn and the command needs it idle.
     #[error("session {0} is running a turn; wait for it to end or interrupt it first")]
     Busy(SessionId),
+    /// Another workmate process drives the session (it holds the session's lease).
+    #[error(
+        "session {0} is being driven by another workmate process; its turn continues there (try again shortly)"
+    )]
+    DrivenElsewhere(SessionId),
     /// The caller may not do this; the text says why.
     #[error("{0}")]
     Forbidden(String),

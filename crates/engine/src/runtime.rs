@@ -68,6 +68,8 @@ static LINEAGES: AtomicU64 = AtomicU64::new(1);
 pub(crate) struct SessionRuntime {
     /// This runtime's lineage: the writer refuses its steps once one of them failed.
     lineage: u64,
+    /// The session's writer lease this process holds: its token and when it expires (ms).
+    lease: Mutex<Option<(u64, i64)>>,
     cached: Mutex<Cached>,
     events: broadcast::Sender<Arc<Event>>,
     last_seq: AtomicU64,
@@ -90,6 +92,7 @@ impl SessionRuntime {
         let counters = record.counters();
         Self {
             lineage: LINEAGES.fetch_add(1, Ordering::Relaxed),
+            lease: Mutex::new(None),
             cached: Mutex::new(Cached {
                 record,
                 history: None,
@@ -110,6 +113,25 @@ impl SessionRuntime {
     /// This runtime's lineage, carried by every step it queues.
     pub(crate) fn lineage(&self) -> u64 {
         self.lineage
+    }
+
+    /// The lease this process holds on the session, if it is still live at `now_ms`.
+    pub(crate) fn lease(&self, now_ms: i64) -> Option<(u64, i64)> {
+        let lease = *self.lease.lock().unwrap_or_else(|e| e.into_inner());
+        lease.filter(|(_, until)| *until > now_ms)
+    }
+
+    /// Records the lease taken or renewed.
+    pub(crate) fn set_lease(&self, token: u64, until_ms: i64) {
+        *self.lease.lock().unwrap_or_else(|e| e.into_inner()) = Some((token, until_ms));
+    }
+
+    /// The token steps carry: the held lease's, or 0 (a session nobody ever leased).
+    pub(crate) fn lease_token(&self) -> u64 {
+        self.lease
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .map_or(0, |(token, _)| token)
     }
 
     fn cached(&self) -> std::sync::MutexGuard<'_, Cached> {

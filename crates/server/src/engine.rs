@@ -72,6 +72,7 @@ pub fn build_hub(
         max_iterations: config.engine.max_iterations,
         default_model,
         workspaces_dir: config.tools.workspaces_dir.clone(),
+        replica: config.server.replica_id.clone(),
         ..EngineConfig::default()
     };
     SessionHub::new(EngineParts {

@@ -112,6 +112,14 @@ pub(crate) struct Server {
     log: tempfile::NamedTempFile,
 }
 
+/// The lease holder name of the `workmate` processes started in `dir`.
+fn replica_id(dir: &Path) -> String {
+    let name = dir
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    format!("test-{}", name.chars().rev().take(48).collect::<String>())
+}
+
 impl Server {
     /// Starts `workmate serve` in `dir` listening on a free port given through the environment.
     pub(crate) fn start(dir: &Path, args: &[&str]) -> Self {
@@ -136,6 +144,8 @@ impl Server {
             .arg(subcommand)
             .args(args)
             .env("WORKMATE__SERVER__LISTEN", addr.to_string())
+            // The same name across restarts in one folder, as a pod keeps its name.
+            .env("WORKMATE__SERVER__REPLICA_ID", replica_id(dir))
             .envs(env.iter().copied())
             .stdout(std::process::Stdio::null())
             .stderr(log.reopen().unwrap())

@@ -34,6 +34,7 @@ pub use repo::inbox::{
     Answer, InboxFilter, InboxItem, InboxItemState, InboxRepo, NewInboxItem, ResolveOutcome,
 };
 pub use repo::intake::{Delivery, IntakeKey, IntakeRepo, IntakeState, NewDelivery};
+pub use repo::leases::LeaseRepo;
 pub use repo::memories::{Memory, MemoryRepo, MemoryScope, NewMemory};
 pub use repo::messages::MessageRepo;
 pub use repo::roles::RoleChange;
@@ -123,6 +124,11 @@ impl Store {
     /// Self-wakes.
     pub fn wakes(&self) -> WakeRepo<'_> {
         WakeRepo::new(self)
+    }
+
+    /// Session writer leases.
+    pub fn leases(&self) -> LeaseRepo<'_> {
+        LeaseRepo::new(self)
     }
 
     /// Explicit memories.

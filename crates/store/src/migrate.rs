@@ -65,6 +65,13 @@ const MIGRATIONS: &[Migration] = &[
         mysql: include_str!("../../../migrations/mysql/0006_drop_inbound_dedupe.sql"),
         postgres: include_str!("../../../migrations/postgres/0006_drop_inbound_dedupe.sql"),
     },
+    Migration {
+        version: 7,
+        name: "0007_session_leases",
+        sqlite: include_str!("../../../migrations/sqlite/0007_session_leases.sql"),
+        mysql: include_str!("../../../migrations/mysql/0007_session_leases.sql"),
+        postgres: include_str!("../../../migrations/postgres/0007_session_leases.sql"),
+    },
 ];
 
 /// What a migration run did.

@@ -124,3 +124,32 @@ backend_matrix! {
         assert_eq!(row.state, ToolCallState::Started);
     }
 }
+
+backend_matrix! {
+    async fn a_lease_has_one_holder_and_fences_the_one_who_lost_it(ctx: Ctx) {
+        let (tenant, session) = tenant_with_session(&ctx.store, "lease").await;
+        let leases = ctx.store.leases();
+        let now = ctx.store.clock_ms();
+        let a = leases.take(&tenant, &session.id, "a", now + 30_000).await.unwrap().unwrap();
+        assert_eq!(leases.take(&tenant, &session.id, "b", now + 30_000).await.unwrap(), None, "a's lease is live");
+        assert_eq!(leases.take(&tenant, &session.id, "a", now + 60_000).await.unwrap(), Some(a), "renewing keeps the token");
+        let mut first = step(&tenant, &session.id, Counters::default(), 1);
+        first.lease = a;
+        let after = first.end();
+        assert!(write_steps(&ctx.store, vec![first]).await[0].is_ok());
+        // a stalls past its lease; b takes the session over.
+        ctx.clock.advance_ms(61_000);
+        let b = leases.take(&tenant, &session.id, "b", ctx.store.clock_ms() + 30_000).await.unwrap().unwrap();
+        assert!(b > a);
+        let mut late = step(&tenant, &session.id, after, 1);
+        late.lease = a;
+        late.lineage = 7;
+        assert!(matches!(write_steps(&ctx.store, vec![late]).await[0], Err(StepError::Fenced { .. })), "a's write after losing the lease is refused");
+        let mut next = step(&tenant, &session.id, after, 1);
+        next.lease = b;
+        next.lineage = 8;
+        assert!(write_steps(&ctx.store, vec![next]).await[0].is_ok());
+        leases.release(&tenant, &session.id, "b").await.unwrap();
+        assert!(leases.take(&tenant, &session.id, "a", ctx.store.clock_ms() + 30_000).await.unwrap().is_some(), "a released lease is free");
+    }
+}

@@ -111,6 +111,7 @@ impl SessionHub {
                 if attachments.is_empty() && runtime.steer(steering) {
                     return Ok(Accepted::Steered);
                 }
+                self.hold_lease(tenant, session, &runtime).await?;
                 let cancel = runtime
                     .try_claim()
                     .ok_or_else(|| Error::Busy(session.clone()))?;
@@ -177,6 +178,7 @@ impl SessionHub {
                         "nothing to retry: the last turn did not fail".into(),
                     ));
                 }
+                self.hold_lease(tenant, session, &runtime).await?;
                 let cancel = runtime
                     .try_claim()
                     .ok_or_else(|| Error::Busy(session.clone()))?;

@@ -7,6 +7,7 @@
 mod authority;
 mod commands;
 mod hot;
+mod lease;
 mod replies;
 mod rules;
 mod turns;
@@ -66,12 +67,15 @@ struct Inner {
     tasks: TaskTracker,
     shutdown: CancellationToken,
     hot: hot::HotHistories,
+    /// This process's name as a lease holder.
+    replica: String,
 }
 
 impl SessionHub {
     /// A hub over the given parts. Call [`SessionHub::resume_pending`] once at start-up.
     pub fn new(parts: EngineParts) -> Self {
         let hot_histories = parts.config.hot_histories;
+        let replica = parts.config.replica.clone();
         let deps = Deps {
             store: parts.store,
             providers: parts.providers,
@@ -90,6 +94,7 @@ impl SessionHub {
                 sessions: Mutex::default(),
                 tasks: TaskTracker::new(),
                 hot: hot::HotHistories::new(hot_histories),
+                replica,
             }),
         }
     }
@@ -245,7 +250,13 @@ impl SessionHub {
                 self.settle_rules(tenant, item, resolution, actor).await?;
                 return Ok(outcome);
             }
-            let emit = self.emitter(tenant, &item.session_id).await?;
+            let emit = match self.emitter(tenant, &item.session_id).await {
+                Ok(emit) => emit,
+                // Another process drives the session: its parked turn reads the answer from
+                // the store (it polls the inbox), and announces what follows.
+                Err(Error::DrivenElsewhere(_)) => return Ok(outcome),
+                Err(e) => return Err(e),
+            };
             if let Some(event) = resolved(item) {
                 emit.state(event)?;
             }
@@ -349,13 +360,16 @@ impl SessionHub {
             .ok_or_else(|| Error::SessionNotFound(session.clone()))
     }
 
+    /// An emitter for writes outside a turn, under the session's lease.
     async fn emitter(&self, tenant: &TenantId, session: &SessionId) -> Result<Emitter> {
+        let runtime = self.runtime(tenant, session).await?;
+        self.hold_lease(tenant, session, &runtime).await?;
         Ok(Emitter {
             store: self.store().clone(),
             tenant: tenant.clone(),
             session: session.clone(),
             turn: None,
-            runtime: self.runtime(tenant, session).await?,
+            runtime,
             clock: Arc::clone(&self.inner.deps.clock),
         })
     }

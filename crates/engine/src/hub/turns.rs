@@ -31,8 +31,11 @@ impl SessionHub {
     ) -> TurnId {
         let turn_id = TurnId::new();
         let hub = self.clone();
+        let lease = self.keep_lease(tenant, session, &runtime);
         let (tenant, session, first) = (tenant.clone(), session.clone(), turn_id.clone());
         self.inner.tasks.spawn(async move {
+            // The lease is renewed for as long as this task drives the session.
+            let _lease = lease;
             let (mut turn_id, mut cancel, mut start) = (first, cancel, start);
             loop {
                 match hub
@@ -162,6 +165,12 @@ impl SessionHub {
             return Err(Error::ShuttingDown);
         }
         let runtime = self.runtime(tenant, session).await?;
+        // Another process that holds the lease resumes it (or loses the lease when it died).
+        match self.hold_lease(tenant, session, &runtime).await {
+            Ok(_) => {}
+            Err(Error::DrivenElsewhere(_)) => return Ok(false),
+            Err(e) => return Err(e),
+        }
         let Some(cancel) = runtime.try_claim() else {
             return Ok(false);
         };

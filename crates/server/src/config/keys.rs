@@ -124,6 +124,12 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
         flag: None,
     },
     Key {
+        section: "server",
+        key: "replica_id",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
         section: "engine",
         key: "max_iterations",
         kind: Kind::Int,

@@ -75,6 +75,11 @@ pub struct ServerConfig {
     /// `admin_token`: the bearer token of the HTTP API; generated into the data directory at
     /// first start when unset.
     pub admin_token: Option<secrecy::SecretString>,
+    /// `replica_id`: this process's name as the holder of session leases (default
+    /// `<hostname>:<listen port>`). Unique among the processes sharing a database, and the same
+    /// across restarts of one (e.g. the pod name), so a restarted process takes its sessions
+    /// back at once.
+    pub replica_id: String,
     /// `[server.surface_tokens]`: one token per trusted surface; only these may name the user
     /// they act for (`X-Workmate-Acting-User`).
     pub surface_tokens: Vec<SurfaceToken>,

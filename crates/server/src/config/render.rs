@@ -24,6 +24,7 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
                 i64::try_from(config.server.shutdown_grace.as_millis()).unwrap_or(i64::MAX),
             ),
             admin_token: config.server.admin_token.as_ref().map(|_| "***".to_owned()),
+            replica_id: Some(config.server.replica_id.clone()),
             request_timeout_ms: Some(millis(config.server.limits.request_timeout)),
             header_read_timeout_ms: Some(millis(config.server.limits.header_read_timeout)),
             max_body_bytes: Some(

@@ -177,3 +177,29 @@ pub(crate) fn validate_surface_tokens(
     }
     Ok(out)
 }
+
+/// `replica_id`, or `<hostname>:<listen port>`: two processes on one host cannot share a port.
+pub(crate) fn validate_replica_id(
+    raw: Option<String>,
+    listen: std::net::SocketAddr,
+    invalid: &impl Fn(&'static str, &'static str, String) -> ConfigError,
+) -> Result<String, ConfigError> {
+    match raw.map(|id| id.trim().to_owned()) {
+        Some(id) if id.is_empty() || id.len() > 64 => Err(invalid(
+            "server",
+            "replica_id",
+            "must be 1 to 64 characters, e.g. the pod name".into(),
+        )),
+        Some(id) => Ok(id),
+        None => Ok(format!("{}:{}", hostname(), listen.port())),
+    }
+}
+
+fn hostname() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}

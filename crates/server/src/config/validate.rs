@@ -122,6 +122,7 @@ pub(crate) struct RawServer {
     pub(crate) shutdown_grace_ms: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) admin_token: Option<String>,
+    pub(crate) replica_id: Option<String>,
     pub(crate) request_timeout_ms: Option<i64>,
     pub(crate) header_read_timeout_ms: Option<i64>,
     pub(crate) max_body_bytes: Option<i64>,
@@ -276,6 +277,11 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
             admin_token,
             surface_tokens,
             limits,
+            replica_id: super::server::validate_replica_id(
+                raw.server.replica_id,
+                listen,
+                &invalid,
+            )?,
         },
         engine,
         scheduler,
@@ -315,6 +321,7 @@ mod tests {
                 data_dir: Some(String::new()),
                 shutdown_grace_ms: Some(0),
                 admin_token: Some(String::new()),
+                replica_id: Some(String::new()),
                 request_timeout_ms: Some(0),
                 header_read_timeout_ms: Some(0),
                 max_body_bytes: Some(0),

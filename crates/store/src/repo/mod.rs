@@ -9,6 +9,7 @@ mod counters;
 pub(crate) mod events;
 pub(crate) mod inbox;
 pub(crate) mod intake;
+pub(crate) mod leases;
 pub(crate) mod memories;
 pub(crate) mod messages;
 pub(crate) mod roles;

@@ -1,8 +1,8 @@
 //! Writing a batch of steps: many sessions' steps in one transaction.
 //!
 //! Invariants: a step is stored whole or not at all; a step is stored only if its session's
-//! stored counters equal the step's `base` (the fence), checked and moved by one conditional
-//! update per session per batch; steps of one session are stored in the order they were queued,
+//! stored counters equal the step's `base` and its lease token is the step's (the fence), checked
+//! and moved by one conditional update for the whole batch; steps of one session are stored in the order they were queued,
 //! and a step after a failed one of the same session fails too, so a session's log has no gap.
 //! When the batch as a whole fails, each step is retried in a transaction of its own, so one bad
 //! step fails alone.
@@ -16,6 +16,7 @@ use super::step::{Counters, StepError, StepWrite, StepWritten};
 use crate::dialect::numbered_placeholders;
 use crate::repo::appends::message_row;
 use crate::repo::intake;
+use crate::repo::leases::token_param;
 use crate::repo::tool_calls::{Transition, transition_on};
 use crate::repo::usage::utc_day;
 use crate::row::{new_id, to_i64, to_json, to_word};
@@ -153,6 +154,7 @@ async fn fence(
             let step = CounterMove {
                 tenant: &first.tenant,
                 session: &first.session,
+                lease: first.lease,
                 base,
                 end,
             };
@@ -199,12 +201,13 @@ const SESSIONS_PER_STATEMENT: usize = 200;
 struct CounterMove<'a> {
     tenant: &'a TenantId,
     session: &'a SessionId,
+    lease: u64,
     base: Counters,
     end: Counters,
 }
 
 /// Moves every session's counters from `base` to `end` in one statement, each only if it is
-/// still at `base`; returns how many moved.
+/// still at `base` and its lease token is still the step's; returns how many moved.
 async fn move_counters(
     tx: &mut sqlx::Transaction<'static, sqlx::Any>,
     store: &Store,
@@ -216,7 +219,7 @@ async fn move_counters(
         format!("{column} = CASE{arms} ELSE {column} END")
     };
     let matches = vec![
-        "(tenant_id = ? AND session_id = ? AND last_seq = ? AND message_count = ?)";
+        "(tenant_id = ? AND session_id = ? AND last_seq = ? AND message_count = ? AND lease_token = ?)";
         moves.len()
     ];
     let sql = format!(
@@ -247,7 +250,8 @@ async fn move_counters(
             .bind(t)
             .bind(s)
             .bind(to_i64(m.base.last_seq))
-            .bind(to_i64(m.base.message_count));
+            .bind(to_i64(m.base.message_count))
+            .bind(token_param(m.lease));
     }
     Ok(query.execute(&mut **tx).await?.rows_affected())
 }

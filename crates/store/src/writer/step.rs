@@ -57,6 +57,8 @@ pub struct StepWrite {
     /// lineage fails, the writer refuses every later step of that lineage for the session,
     /// whatever its counters say: those steps built on the one that failed.
     pub lineage: u64,
+    /// The session's lease token the step was queued under; stored only while it is current.
+    pub lease: u64,
     /// The session's counters before this step.
     pub base: Counters,
     /// History messages, in order; they take indexes `base.message_count + 1 ..`.

@@ -1,0 +1,86 @@
+//! Session writer leases: which process drives a session.
+//!
+//! Invariants: at most one holder has a live lease on a session; the token grows whenever the
+//! holder changes (never when a holder renews), and every step of a session is stored only under
+//! the session's current token (see the writer's fence), so a process that lost its lease (it
+//! stalled past the expiry and another took over) can no longer write to the session.
+
+use sqlx::Row;
+use workmate_protocol::{SessionId, TenantId};
+
+use crate::row::to_i64;
+use crate::{Result, Store};
+
+/// Session writer leases.
+#[derive(Debug)]
+pub struct LeaseRepo<'s> {
+    store: &'s Store,
+}
+
+impl<'s> LeaseRepo<'s> {
+    pub(crate) fn new(store: &'s Store) -> Self {
+        Self { store }
+    }
+
+    /// Takes or renews the lease on a session for `holder` until `until_ms`; returns its token,
+    /// or `None` while another holder's lease is live (or the session does not exist).
+    pub async fn take(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+        holder: &str,
+        until_ms: i64,
+    ) -> Result<Option<u64>> {
+        let d = self.store.dialect;
+        let mut tx = self.store.begin_write().await?;
+        // MySQL assigns left to right: the token reads the previous holder.
+        let taken = d
+            .query("UPDATE sessions SET lease_token = CASE WHEN lease_holder = ? THEN lease_token ELSE lease_token + 1 END, lease_holder = ?, lease_until_ms = ? WHERE tenant_id = ? AND session_id = ? AND (lease_holder IS NULL OR lease_holder = ? OR lease_until_ms < ?)")
+            .bind(holder.to_owned())
+            .bind(holder.to_owned())
+            .bind(until_ms)
+            .bind(tenant.as_str().to_owned())
+            .bind(session.as_str().to_owned())
+            .bind(holder.to_owned())
+            .bind(self.store.clock_ms())
+            .execute(&mut *tx)
+            .await?;
+        if taken.rows_affected() == 0 {
+            tx.rollback().await?;
+            return Ok(None);
+        }
+        let row = d
+            .query("SELECT lease_token FROM sessions WHERE tenant_id = ? AND session_id = ?")
+            .bind(tenant.as_str().to_owned())
+            .bind(session.as_str().to_owned())
+            .fetch_one(&mut *tx)
+            .await?;
+        let token: i64 = row.try_get("lease_token")?;
+        tx.commit().await?;
+        Ok(Some(u64::try_from(token).unwrap_or_default()))
+    }
+
+    /// Gives up `holder`'s lease on a session, so another process may take it at once.
+    pub async fn release(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+        holder: &str,
+    ) -> Result<()> {
+        self.store
+            .dialect
+            .query("UPDATE sessions SET lease_until_ms = 0 WHERE tenant_id = ? AND session_id = ? AND lease_holder = ?")
+            .bind(tenant.as_str().to_owned())
+            .bind(session.as_str().to_owned())
+            .bind(holder.to_owned())
+            .execute(&self.store.pool)
+            .await?;
+        Ok(())
+    }
+}
+
+/// The token a step must carry to be stored (tests and tools that write without a lease use 0,
+/// the token of a session nobody ever leased).
+pub(crate) fn token_param(token: u64) -> i64 {
+    to_i64(token)
+}
