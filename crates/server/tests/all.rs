@@ -14,6 +14,8 @@ mod explain;
 mod gateways;
 mod intake_crash;
 mod models;
+#[path = "../../../tests/replicas.rs"]
+mod replicas;
 mod router;
 mod sandbox_e2e;
 mod scheduler_processes;

@@ -1,0 +1,77 @@
+//! Two `workmate serve` processes on one Postgres or MariaDB database: a turn parked on an
+//! approval in one process, the answer sent to the other. The process that holds the session's
+//! lease finishes the turn; the approved call runs exactly once, and the answer reaches a client
+//! of the first process.
+
+use std::path::{Path, PathBuf};
+
+use crate::crash::{approve, assert_answered_once, call, eventually, pending, prepare, runs};
+use crate::support::{Server, fresh_database};
+
+/// A server on the shared database, answering with the scripted model.
+fn start(dir: &Path, url: &str) -> Server {
+    let mut env = prepare(dir, 0);
+    env.push(("WORKMATE__DATABASE__URL".into(), url.to_owned()));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    Server::start_with(dir, &[], &env)
+}
+
+/// Places the counting script in the session's workspace of `dir` (the sandbox lets it write
+/// only there); returns the file each run appends a line to.
+fn place_script(dir: &Path, session: &str) -> PathBuf {
+    let workspace = dir.join("workspaces/default").join(session);
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::write(workspace.join("count.sh"), "echo run >> count.txt\n").unwrap();
+    workspace.join("count.txt")
+}
+
+fn an_answer_sent_to_the_other_process_runs_the_call_once(variable: &str) {
+    let Some(url) = fresh_database(variable) else {
+        return;
+    };
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = start(dir_a.path(), &url);
+    let b = start(dir_b.path(), &url);
+
+    let (status, created) = call(&a, "POST", "/v1/sessions", None);
+    assert_eq!(status, 201, "{variable}: {created}");
+    let session = created["session_id"].as_str().unwrap().to_owned();
+    let counts = [
+        place_script(dir_a.path(), &session),
+        place_script(dir_b.path(), &session),
+    ];
+    let message = serde_json::json!({"type": "user_message", "text": "count"});
+    let (status, _) = call(
+        &a,
+        "POST",
+        &format!("/v1/sessions/{session}/commands"),
+        Some(message),
+    );
+    assert_eq!(status, 202, "{variable}");
+
+    let item = eventually("the approval", || pending(&a).first().cloned());
+    approve(&b, item["id"].as_str().unwrap());
+
+    // The client of the first process gets the answer.
+    let history = eventually("the final answer on the first process", || {
+        let (_, body) = call(&a, "GET", &format!("/v1/sessions/{session}/messages"), None);
+        let messages = body["messages"].as_array()?.clone();
+        let last = messages.last()?;
+        (last["role"] == "assistant" && last["content"] == "done").then_some(messages)
+    });
+    let runs: usize = counts.iter().map(|file| runs(file)).sum();
+    println!("{variable}: the approved call ran {runs} time(s)");
+    assert_eq!(runs, 1, "{variable}: the approved call ran exactly once");
+    assert_answered_once(&history);
+    assert!(pending(&b).is_empty(), "{variable}: nothing left to answer");
+}
+
+#[test]
+fn on_postgres_an_answer_sent_to_the_other_process_runs_the_call_once() {
+    an_answer_sent_to_the_other_process_runs_the_call_once("WORKMATE_TEST_POSTGRES_URL");
+}
+
+#[test]
+fn on_mariadb_an_answer_sent_to_the_other_process_runs_the_call_once() {
+    an_answer_sent_to_the_other_process_runs_the_call_once("WORKMATE_TEST_MYSQL_URL");
+}
