@@ -60,7 +60,7 @@ fn an_answer_sent_to_the_other_process_runs_the_call_once(variable: &str) {
         (last["role"] == "assistant" && last["content"] == "done").then_some(messages)
     });
     let runs: usize = counts.iter().map(|file| runs(file)).sum();
-    println!("{variable}: the approved call ran {runs} time(s)");
+    eprintln!("{variable}: the approved call ran {runs} time(s)");
     assert_eq!(runs, 1, "{variable}: the approved call ran exactly once");
     assert_answered_once(&history);
     assert!(pending(&b).is_empty(), "{variable}: nothing left to answer");
