@@ -25,6 +25,10 @@ fn place_script(dir: &Path, session: &str) -> PathBuf {
     workspace.join("count.txt")
 }
 
+#[allow(
+    clippy::print_stderr,
+    reason = "the test output documents how often the approved call ran"
+)]
 fn an_answer_sent_to_the_other_process_runs_the_call_once(variable: &str) {
     let Some(url) = fresh_database(variable) else {
         return;
