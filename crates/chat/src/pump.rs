@@ -3,7 +3,8 @@
 //!
 //! Invariants: at most one pump runs per session; a pump is subscribed before the command that
 //! starts it is submitted (so it misses no event), and it first folds the session's stored events
-//! so a pump restarted by a late click still knows the cards it updates. A pump ends after
+//! so a pump restarted by a late click still knows the cards it updates: from the view an idle
+//! pump of the session left behind (only the events after it), else from the first event. A pump ends after
 //! [`Pumps::idle`] without events unless it was asked for again in that time (checked under the
 //! map's lock, which [`Pumps::ensure`] also takes), and every pump is joined on shutdown.
 
@@ -23,6 +24,8 @@ use workmate_store::Store;
 
 /// Events read from the store per page when a pump catches up.
 const PAGE: u32 = 500;
+/// Views of stopped pumps kept for the next pump of their session, most recently used first.
+const KEPT_VIEWS: u64 = 512;
 
 type Key = (TenantId, SessionId);
 
@@ -34,6 +37,8 @@ pub(crate) struct Pumps {
     coalescer: Arc<Coalescer>,
     idle: Duration,
     running: Mutex<HashMap<Key, u64>>,
+    /// What idle pumps had folded, so their session's next pump goes on from there.
+    kept: moka::sync::Cache<Key, SessionView>,
     tracker: TaskTracker,
     stop: CancellationToken,
 }
@@ -51,6 +56,7 @@ impl Pumps {
             coalescer,
             idle,
             running: Mutex::default(),
+            kept: moka::sync::Cache::new(KEPT_VIEWS),
             tracker: TaskTracker::new(),
             stop: CancellationToken::new(),
         }
@@ -81,8 +87,8 @@ impl Pumps {
             return Err(workmate_engine::Error::ShuttingDown.into());
         }
         let rx = self.hub.subscribe(tenant, session).await?;
-        let mut view = SessionView::new();
-        for event in self.stored_after(tenant, session, 0).await? {
+        let mut view = self.kept.remove(&key).unwrap_or_else(SessionView::new);
+        for event in self.stored_after(tenant, session, view.last_seq()).await? {
             view.apply(&event);
         }
         {
@@ -172,7 +178,9 @@ impl Pumps {
                         Some(touched) if *touched != seen => seen = *touched,
                         _ => {
                             running.remove(&key);
+                            drop(running);
                             debug!(tenant = %tenant, session = %session, "Card pump idle; stopped.");
+                            self.kept.insert(key, view);
                             return;
                         }
                     }
