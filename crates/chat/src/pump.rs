@@ -87,7 +87,7 @@ impl Pumps {
             return Err(workmate_engine::Error::ShuttingDown.into());
         }
         let rx = self.hub.subscribe(tenant, session).await?;
-        let mut view = self.kept.remove(&key).unwrap_or_else(SessionView::new);
+        let mut view = self.kept.remove(&key).unwrap_or_default();
         for event in self.stored_after(tenant, session, view.last_seq()).await? {
             view.apply(&event);
         }
