@@ -411,12 +411,22 @@ async fn baseline(fixture: &mut Fixture) -> Measured {
         .unwrap()
         .unwrap();
     let mut counters = record.counters();
+    // The hub took the session's lease when it created it (as the default replica, "local").
+    let until = fixture.store.clock_ms() + 3_600_000;
+    let lease = fixture
+        .store
+        .leases()
+        .take(&fixture.tenant, &session, "local", until)
+        .await
+        .unwrap()
+        .expect("the bench's own lease");
     let writer = fixture.store.writer();
     let mut micros = Vec::with_capacity(BASELINE_WRITES);
     for n in 0..BASELINE_WRITES + 200 {
         let started = Instant::now();
         let mut step = StepWrite::new(fixture.tenant.clone(), session.clone(), None);
         step.base = counters;
+        step.lease = lease;
         step.events.push(Event {
             tenant_id: fixture.tenant.clone(),
             session_id: session.clone(),
