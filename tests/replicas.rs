@@ -1,12 +1,15 @@
 //! Two `workmate serve` processes on one Postgres or MariaDB database: a turn parked on an
 //! approval in one process, the answer sent to the other. The process that holds the session's
-//! lease finishes the turn; the approved call runs exactly once, and the answer reaches a client
-//! of the first process.
+//! lease finishes the turn; the approved call runs exactly once, and the answer streams to a
+//! client of the first process.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use crate::crash::{approve, assert_answered_once, call, eventually, pending, prepare, runs};
-use crate::support::{Server, fresh_database};
+use crate::crash::{
+    TOKEN, approve, assert_answered_once, call, eventually, pending, prepare, runs,
+};
+use crate::support::{Server, fresh_database, read_stream_until};
 
 /// A server on the shared database, answering with the scripted model.
 fn start(dir: &Path, url: &str) -> Server {
@@ -54,7 +57,22 @@ fn an_answer_sent_to_the_other_process_runs_the_call_once(variable: &str) {
     assert_eq!(status, 202, "{variable}");
 
     let item = eventually("the approval", || pending(&a).first().cloned());
-    approve(&b, item["id"].as_str().unwrap());
+    // A client of the first process watches the session from here on.
+    let events = format!("/v1/sessions/{session}/events?from_seq=1");
+    let stream = std::thread::scope(|scope| {
+        let watcher = scope.spawn(|| {
+            read_stream_until(a.addr, &events, TOKEN, "turn_end", Duration::from_secs(30))
+        });
+        // Let the watcher subscribe before the answer is sent.
+        std::thread::sleep(Duration::from_millis(300));
+        approve(&b, item["id"].as_str().unwrap());
+        watcher.join().unwrap()
+    });
+    let stream = stream.unwrap_or_else(|e| panic!("{variable}: the answer did not stream: {e}"));
+    assert!(
+        stream.contains(r#""text":"done""#) || stream.contains(r#""content":"done""#),
+        "{variable}: the final answer streamed: {stream}"
+    );
 
     // The client of the first process gets the answer.
     let history = eventually("the final answer on the first process", || {

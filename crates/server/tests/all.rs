@@ -6,6 +6,7 @@ mod api;
 mod authority;
 mod automation_rules;
 mod automations_api;
+mod backends;
 mod cli;
 mod config;
 mod config_sections;

@@ -1,12 +1,13 @@
 //! Crash tests: a `workmate serve` killed with SIGKILL mid-turn, then started again on the same
-//! data. The tool is a shell script that appends a line to a file each time it runs, so "no tool
-//! ran twice" is a line count.
+//! data, on each backend. The tool is a shell script that appends a line to a file each time it
+//! runs, so "no tool ran twice" is a line count.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::backends::{Backend, on_every_backend};
 use crate::support::{Server, http_request};
 
 pub(crate) const TOKEN: &str = "crash-test-token-0123456789";
@@ -45,6 +46,18 @@ pub(crate) fn scripted(dir: &Path, script: &Value) -> Vec<(String, String)> {
         ),
         ("WORKMATE__SERVER__ADMIN_TOKEN".into(), TOKEN.into()),
     ]
+}
+
+/// `env` with the server's database set to `database` (`None`: the SQLite file of its data
+/// directory).
+pub(crate) fn with_database(
+    mut env: Vec<(String, String)>,
+    database: Option<&str>,
+) -> Vec<(String, String)> {
+    if let Some(url) = database {
+        env.push(("WORKMATE__DATABASE__URL".into(), url.to_owned()));
+    }
+    env
 }
 
 pub(crate) fn start(dir: &Path, env: &[(String, String)]) -> Server {
@@ -145,10 +158,17 @@ pub(crate) fn assert_answered_once(history: &[Value]) {
     }
 }
 
-#[test]
-fn a_turn_parked_on_an_approval_completes_after_a_sigkill() {
+on_every_backend!(
+    a_turn_parked_on_an_approval_completes_after_a_sigkill,
+    a_tool_killed_mid_run_is_not_run_again,
+);
+
+fn a_turn_parked_on_an_approval_completes_after_a_sigkill(backend: Backend) {
+    let Some(database) = backend.database() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
-    let env = prepare(dir.path(), 0);
+    let env = with_database(prepare(dir.path(), 0), database.as_deref());
     let server = start(dir.path(), &env);
     let (session, count_file) = start_counting(&server, dir.path());
     let item = eventually("the approval", || pending(&server).first().cloned());
@@ -168,10 +188,12 @@ fn a_turn_parked_on_an_approval_completes_after_a_sigkill() {
     assert_eq!(server.terminate(Duration::from_secs(5)).code(), Some(0));
 }
 
-#[test]
-fn a_tool_killed_mid_run_is_not_run_again() {
+fn a_tool_killed_mid_run_is_not_run_again(backend: Backend) {
+    let Some(database) = backend.database() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
-    let env = prepare(dir.path(), 20);
+    let env = with_database(prepare(dir.path(), 20), database.as_deref());
     let server = start(dir.path(), &env);
     let (session, count_file) = start_counting(&server, dir.path());
     let item = eventually("the approval", || pending(&server).first().cloned());

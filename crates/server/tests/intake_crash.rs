@@ -5,7 +5,6 @@
 //! finished after the restart (that is the engine's resume of cut turns, a separate capability);
 //! every other turn must end once.
 
-use std::path::Path;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::json;
@@ -14,7 +13,8 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 use workmate_protocol::{EventKind, Message, Surface, TenantId, UserContent};
 use workmate_store::{ConnectOptions, SessionKey, Store};
 
-use crate::crash::{eventually, scripted, start};
+use crate::backends::{Backend, on_every_backend};
+use crate::crash::{eventually, scripted, start, with_database};
 use crate::support::{Server, http_send};
 
 const SECRET: &str = "intake-crash-signing-secret";
@@ -165,19 +165,22 @@ async fn outcome(store: &Store, tenant: &TenantId, i: usize) -> Outcome {
     }
 }
 
-async fn open(dir: &Path) -> Store {
-    let url = format!("sqlite://{}/data/workmate.db", dir.display());
-    Store::connect(&url, ConnectOptions::default())
+async fn open(url: &str) -> Store {
+    Store::connect(url, ConnectOptions::default())
         .await
         .unwrap()
 }
 
-#[test]
+on_every_backend!(every_acknowledged_slack_event_runs_exactly_one_turn_after_a_sigkill);
+
 #[allow(
     clippy::print_stderr,
     reason = "the test output documents how much work the kill interrupted"
 )]
-fn every_acknowledged_slack_event_runs_exactly_one_turn_after_a_sigkill() {
+fn every_acknowledged_slack_event_runs_exactly_one_turn_after_a_sigkill(backend: Backend) {
+    let Some(database) = backend.database() else {
+        return;
+    };
     let began = Instant::now();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -189,7 +192,8 @@ fn every_acknowledged_slack_event_runs_exactly_one_turn_after_a_sigkill() {
     // Several streamed words with a pause between them, so the kill lands while turns run.
     let script = json!({"conversations": [{"when": "*", "turns": [
         {"text": "Done, all of it, nothing left.", "chunk_delay_ms": 15}]}]});
-    let mut env = scripted(dir.path(), &script);
+    let url = Backend::store_url(database.as_deref(), dir.path());
+    let mut env = with_database(scripted(dir.path(), &script), database.as_deref());
     env.extend(
         [
             ("WORKMATE__PLATFORMS__SLACK__SIGNING_SECRET", SECRET),
@@ -226,7 +230,7 @@ fn every_acknowledged_slack_event_runs_exactly_one_turn_after_a_sigkill() {
 
     let tenant = workmate_chat::tenant_of(Surface::Slack, "T1");
     let (done_before, cut) = runtime.block_on(async {
-        let store = open(dir.path()).await;
+        let store = open(&url).await;
         let mut done = 0;
         let mut cut = Vec::new();
         for &i in &acked {
@@ -242,7 +246,7 @@ fn every_acknowledged_slack_event_runs_exactly_one_turn_after_a_sigkill() {
     let started_before = done_before + cut.len();
 
     let server = start(dir.path(), &env);
-    let store = runtime.block_on(open(dir.path()));
+    let store = runtime.block_on(open(&url));
     // What was still unfinished at the last look, so a timeout names the events.
     let mut waiting = Vec::new();
     let waited = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -312,7 +316,7 @@ fn every_acknowledged_slack_event_runs_exactly_one_turn_after_a_sigkill() {
         Some(0)
     );
     eprintln!(
-        "intake crash: {} acked, {done_before} done before the kill, {} cut mid-turn by it, {} \
+        "intake crash on {backend:?}: {} acked, {done_before} done before the kill, {} cut mid-turn by it, {} \
          run after the restart, in {:.1} s",
         acked.len(),
         cut.len(),

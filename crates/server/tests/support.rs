@@ -105,6 +105,40 @@ pub(crate) fn http_send(
     Ok((status, body))
 }
 
+/// Opens `path` as a Server-Sent Events stream and reads it until its text holds `marker`;
+/// returns what was read. Fails when the stream ends or is silent for `patience`.
+pub(crate) fn read_stream_until(
+    addr: SocketAddr,
+    path: &str,
+    token: &str,
+    marker: &str,
+    patience: Duration,
+) -> std::io::Result<String> {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
+    stream.set_read_timeout(Some(patience))?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\
+         Accept: text/event-stream\r\n\r\n"
+    )?;
+    let mut read = Vec::new();
+    let mut buffer = [0_u8; 8192];
+    loop {
+        let n = stream.read(&mut buffer)?;
+        if n == 0 {
+            return Err(std::io::Error::other(format!(
+                "the stream ended before {marker:?}: {}",
+                String::from_utf8_lossy(&read)
+            )));
+        }
+        read.extend_from_slice(&buffer[..n]);
+        let text = String::from_utf8_lossy(&read);
+        if text.contains(marker) {
+            return Ok(text.into_owned());
+        }
+    }
+}
+
 /// A running `workmate serve` (or `workmate demo`), killed if the test fails before stopping it.
 pub(crate) struct Server {
     child: Option<Child>,
