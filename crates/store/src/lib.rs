@@ -37,6 +37,7 @@ pub use repo::intake::{Delivery, IntakeKey, IntakeRepo, IntakeState, NewDelivery
 pub use repo::leases::LeaseRepo;
 pub use repo::memories::{Memory, MemoryRepo, MemoryScope, NewMemory};
 pub use repo::messages::MessageRepo;
+pub use repo::open_turns::{OpenTurn, OpenTurnRepo};
 pub use repo::roles::RoleChange;
 pub use repo::sessions::{NewSession, SessionKey, SessionRecord, SessionRepo};
 pub use repo::tenants::{NewUser, Role, Tenant, TenantRepo, User};
@@ -129,6 +130,11 @@ impl Store {
     /// Session writer leases.
     pub fn leases(&self) -> LeaseRepo<'_> {
         LeaseRepo::new(self)
+    }
+
+    /// Turns sessions are in the middle of (recovery after a crash).
+    pub fn open_turns(&self) -> OpenTurnRepo<'_> {
+        OpenTurnRepo::new(self)
     }
 
     /// Explicit memories.

@@ -72,6 +72,13 @@ const MIGRATIONS: &[Migration] = &[
         mysql: include_str!("../../../migrations/mysql/0007_session_leases.sql"),
         postgres: include_str!("../../../migrations/postgres/0007_session_leases.sql"),
     },
+    Migration {
+        version: 8,
+        name: "0008_open_turns",
+        sqlite: include_str!("../../../migrations/sqlite/0008_open_turns.sql"),
+        mysql: include_str!("../../../migrations/mysql/0008_open_turns.sql"),
+        postgres: include_str!("../../../migrations/postgres/0008_open_turns.sql"),
+    },
 ];
 
 /// What a migration run did.

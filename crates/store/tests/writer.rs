@@ -152,4 +152,49 @@ backend_matrix! {
         leases.release(&tenant, &session.id, "b").await.unwrap();
         assert!(leases.take(&tenant, &session.id, "a", ctx.store.clock_ms() + 30_000).await.unwrap().is_some(), "a released lease is free");
     }
+
+    async fn a_turn_stays_open_from_its_start_until_an_event_ends_it(ctx: Ctx) {
+        let (tenant, first) = tenant_with_session(&ctx.store, "writer").await;
+        let second = session_at(&ctx.store, &tenant, "C02", "1700000000.000200").await;
+        let with = |mut step: StepWrite, kind: EventKind| {
+            let seq = step.base.last_seq + step.events.len() as u64 + 1;
+            step.events.push(Event {
+                tenant_id: step.tenant.clone(),
+                session_id: step.session.clone(),
+                seq,
+                turn_id: step.turn.clone(),
+                at_ms: 1,
+                kind,
+            });
+            step
+        };
+        let start = || EventKind::TurnStart { input: "hi".into(), author: None, display: None };
+        // Both sessions start a turn in one batch; the first also ends it in a later step.
+        let a = with(step(&tenant, &first.id, Counters::default(), 0), start());
+        let a_turn = a.turn.clone().unwrap();
+        let ended = with(
+            step(&tenant, &first.id, a.end(), 1),
+            EventKind::TurnEnd { status: workmate_protocol::TurnEndStatus::Completed, iterations: 1 },
+        );
+        let b = with(step(&tenant, &second.id, Counters::default(), 1), start());
+        let b_turn = b.turn.clone().unwrap();
+        let outcomes = write_steps(&ctx.store, vec![a, b, ended]).await;
+        assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
+
+        let turns = ctx.store.open_turns();
+        assert_eq!(turns.get(&tenant, &first.id).await.unwrap(), None);
+        let open = turns.get(&tenant, &second.id).await.unwrap().unwrap();
+        assert_eq!(open.turn, b_turn);
+        // Nobody holds the session's lease: any process may take the open turn over.
+        let takeable = turns.takeable("replica-b", ctx.store.clock_ms(), 100).await.unwrap();
+        assert!(takeable.iter().any(|t| t.session == second.id), "{takeable:?}");
+        assert!(takeable.iter().all(|t| t.turn != a_turn), "{takeable:?}");
+        // A live lease of another process keeps it out of reach, not from its holder.
+        let until = ctx.store.clock_ms() + 60_000;
+        ctx.store.leases().take(&tenant, &second.id, "replica-a", until).await.unwrap().unwrap();
+        let takeable = turns.takeable("replica-b", ctx.store.clock_ms(), 100).await.unwrap();
+        assert!(takeable.iter().all(|t| t.session != second.id), "{takeable:?}");
+        let takeable = turns.takeable("replica-a", ctx.store.clock_ms(), 100).await.unwrap();
+        assert!(takeable.iter().any(|t| t.session == second.id), "{takeable:?}");
+    }
 }

@@ -1,7 +1,8 @@
 //! Appending a session's history messages and state events, together, in one transaction.
 //!
 //! Invariant: the messages and events of one call become visible together or not at all, with
-//! indexes and sequence numbers taken from the session's counters in the same transaction.
+//! indexes and sequence numbers taken from the session's counters in the same transaction, and
+//! the session's open turn moved by the turn boundaries among the events.
 
 use workmate_protocol::{Event, EventKind, Message, SessionId, TenantId, TurnId};
 
@@ -60,6 +61,19 @@ pub(crate) async fn append_in(
             .bind(role)
             .bind(body)
             .bind(now)
+            .execute(&mut **tx)
+            .await?;
+    }
+    let open_turn = kinds.iter().rev().find_map(|kind| match kind {
+        EventKind::TurnStart { .. } => Some(turn.map(|t| t.as_str().to_owned())),
+        kind if kind.is_terminal() => Some(None),
+        _ => None,
+    });
+    if let Some(open_turn) = open_turn {
+        d.query("UPDATE sessions SET open_turn_id = ? WHERE tenant_id = ? AND session_id = ?")
+            .bind(open_turn)
+            .bind(tenant.as_str().to_owned())
+            .bind(session.as_str().to_owned())
             .execute(&mut **tx)
             .await?;
     }

@@ -139,6 +139,7 @@ async fn fence(
         // Steps must follow each other; a gap means the runtime lost a step, so the rest wait
         // for the session to be reloaded.
         let mut end = base;
+        let mut open_turn = None;
         let mut contiguous = indexes.len();
         for (n, &i) in indexes.iter().enumerate() {
             if steps[i].base != end {
@@ -146,6 +147,7 @@ async fn fence(
                 break;
             }
             end = steps[i].end();
+            open_turn = steps[i].open_turn_after().or(open_turn);
         }
         for &i in &indexes[contiguous..] {
             refused[i] = Some(fenced(&steps[i]));
@@ -157,6 +159,7 @@ async fn fence(
                 lease: first.lease,
                 base,
                 end,
+                open_turn,
             };
             moving.push((indexes[..contiguous].to_vec(), step));
         }
@@ -204,10 +207,13 @@ struct CounterMove<'a> {
     lease: u64,
     base: Counters,
     end: Counters,
+    /// The session's open turn after the batch, when its steps start or end one.
+    open_turn: Option<Option<&'a str>>,
 }
 
-/// Moves every session's counters from `base` to `end` in one statement, each only if it is
-/// still at `base` and its lease token is still the step's; returns how many moved.
+/// Moves every session's counters from `base` to `end` (and its open turn, where the batch
+/// starts or ends one) in one statement, each only if it is still at `base` and its lease token
+/// is still the step's; returns how many moved.
 async fn move_counters(
     tx: &mut sqlx::Transaction<'static, sqlx::Any>,
     store: &Store,
@@ -218,12 +224,22 @@ async fn move_counters(
         let arms = " WHEN tenant_id = ? AND session_id = ? THEN ?".repeat(moves.len());
         format!("{column} = CASE{arms} ELSE {column} END")
     };
+    let turning: Vec<(&CounterMove<'_>, Option<&str>)> = moves
+        .iter()
+        .filter_map(|m| m.open_turn.map(|turn| (m, turn)))
+        .collect();
+    let open_turn = if turning.is_empty() {
+        String::new()
+    } else {
+        let arms = " WHEN tenant_id = ? AND session_id = ? THEN ?".repeat(turning.len());
+        format!("open_turn_id = CASE{arms} ELSE open_turn_id END, ")
+    };
     let matches = vec![
         "(tenant_id = ? AND session_id = ? AND last_seq = ? AND message_count = ? AND lease_token = ?)";
         moves.len()
     ];
     let sql = format!(
-        "UPDATE sessions SET {}, {}, updated_at_ms = ? WHERE {}",
+        "UPDATE sessions SET {}, {}, {open_turn}updated_at_ms = ? WHERE {}",
         cases("last_seq"),
         cases("message_count"),
         matches.join(" OR ")
@@ -242,6 +258,10 @@ async fn move_counters(
     for m in moves {
         let (t, s) = key(m);
         query = query.bind(t).bind(s).bind(to_i64(m.end.message_count));
+    }
+    for (m, turn) in turning {
+        let (t, s) = key(m);
+        query = query.bind(t).bind(s).bind(turn.map(str::to_owned));
     }
     query = query.bind(now);
     for m in moves {

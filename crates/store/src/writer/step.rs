@@ -1,7 +1,7 @@
 //! What one turn step writes, and what the store reports back about it.
 
 use workmate_protocol::{
-    Event, Message, PermissionMode, SessionId, TenantId, ToolCall, ToolCallId, TurnId,
+    Event, EventKind, Message, PermissionMode, SessionId, TenantId, ToolCall, ToolCallId, TurnId,
 };
 
 use crate::repo::audit::NewAuditRecord;
@@ -113,6 +113,25 @@ impl StepWrite {
     /// The session's counters once this step is stored.
     pub fn end(&self) -> Counters {
         self.base.advanced(self.events.len(), self.messages.len())
+    }
+
+    /// The session's open turn once this step is stored, when the step starts one (`Some(Some)`)
+    /// or ends one (`Some(None)`); `None` when it does neither.
+    pub(crate) fn open_turn_after(&self) -> Option<Option<&str>> {
+        self.events
+            .iter()
+            .rev()
+            .find_map(|event| match &event.kind {
+                EventKind::TurnStart { .. } => Some(
+                    event
+                        .turn_id
+                        .as_ref()
+                        .or(self.turn.as_ref())
+                        .map(TurnId::as_str),
+                ),
+                kind if kind.is_terminal() => Some(None),
+                _ => None,
+            })
     }
 
     /// Whether the step adds to the session's history or event log (and so moves its counters).
