@@ -26,6 +26,9 @@ pub struct EngineConfig {
     /// How long a session's writer lease lasts without renewal: a process that stops renewing
     /// (it died) loses the session to another after this long.
     pub lease_ttl: Duration,
+    /// A turn a crash cut short longer ago than this is not taken up again (the model is not
+    /// called again); it ends with the restart notice (`[engine] recover_within_seconds`).
+    pub recover_within: Duration,
     /// This process's name as the holder of session leases. It must differ between processes
     /// that share a database and stay the same across restarts of one, so a restarted process
     /// takes its sessions back at once instead of waiting out its own leases.
@@ -42,6 +45,7 @@ impl Default for EngineConfig {
             workspaces_dir: PathBuf::from("./workspaces"),
             hot_histories: 256,
             lease_ttl: Duration::from_secs(30),
+            recover_within: Duration::from_secs(600),
             replica: "local".into(),
         }
     }

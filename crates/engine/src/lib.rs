@@ -26,4 +26,4 @@ pub use hub::{
 pub use scheduler::{
     NoObserver, ObserverFuture, RunObserver, Scheduler, SchedulerConfig, TickObserver, TickReport,
 };
-pub use turn::check_gateway_policy;
+pub use turn::{RESTARTED_NOTICE, check_gateway_policy};

@@ -10,7 +10,7 @@ use workmate_store::{InboxFilter, InboxItemState};
 
 use crate::support::{Harness, Options, assert_every_call_answered_once, script, state_names};
 
-fn runtime() -> tokio::runtime::Runtime {
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -23,7 +23,7 @@ fn runtime() -> tokio::runtime::Runtime {
 /// The first process runs on one thread: once `until` returns, none of its tasks is polled
 /// again, as after a SIGKILL. (A runtime with worker threads would keep polling while it shuts
 /// down, and a turn could write what a killed process never would.)
-fn crash_after<F>(
+pub(crate) fn crash_after<F>(
     script: &str,
     options: Options,
     until: F,

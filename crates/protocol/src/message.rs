@@ -200,6 +200,8 @@ pub enum NoticeKind {
     Compacted,
     /// An MCP server failed.
     McpError,
+    /// workmate restarted in the middle of the turn and took it up again.
+    Restarted,
 }
 
 #[cfg(test)]

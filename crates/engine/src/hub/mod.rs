@@ -8,6 +8,7 @@ mod authority;
 mod commands;
 mod hot;
 mod lease;
+mod recover;
 mod replies;
 mod rules;
 mod turns;

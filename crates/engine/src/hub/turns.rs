@@ -29,7 +29,19 @@ impl SessionHub {
         cancel: CancellationToken,
         start: TurnStart,
     ) -> TurnId {
-        let turn_id = TurnId::new();
+        self.spawn_turn_as(tenant, session, runtime, cancel, TurnId::new(), start)
+    }
+
+    /// [`Self::spawn_turn`] under a given turn id (a cut turn that goes on).
+    pub(super) fn spawn_turn_as(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+        runtime: Arc<SessionRuntime>,
+        cancel: CancellationToken,
+        turn_id: TurnId,
+        start: TurnStart,
+    ) -> TurnId {
         let hub = self.clone();
         let lease = self.keep_lease(tenant, session, &runtime);
         let (tenant, session, first) = (tenant.clone(), session.clone(), turn_id.clone());

@@ -15,6 +15,9 @@ pub use gateway::check_gateway_policy;
 mod interactive;
 mod outcome;
 mod preview;
+mod recover;
+pub use recover::RESTARTED_NOTICE;
+pub(crate) use recover::{Recovery, plan as plan_recovery};
 mod run_policy;
 mod stream;
 
@@ -83,6 +86,8 @@ pub(crate) enum TurnStart {
     Retry,
     /// The service restarted (or an answer arrived for an idle session) with tool calls pending.
     Resume(Vec<ToolCall>),
+    /// A crash cut this turn short: it goes on (under its own turn id) as the plan says.
+    Recover(Recovery),
 }
 
 /// A running turn.
@@ -114,6 +119,9 @@ pub(crate) struct Turn {
     iterations: u32,
     truncated: bool,
     resuming: bool,
+    /// Whether this turn goes on after a crash cut it (a failure then ends it with the restart
+    /// notice).
+    recovering: bool,
 }
 
 impl Turn {
@@ -143,6 +151,7 @@ impl Turn {
             iterations: 0,
             truncated: false,
             resuming: false,
+            recovering: false,
         }
     }
 
@@ -179,21 +188,28 @@ impl Turn {
                 })?;
             }
             TurnStart::Resume(pending) => {
-                self.resuming = true;
                 self.emit.state(EventKind::TurnStart {
                     input: "(resumed)".into(),
                     author: None,
                     display: None,
                 })?;
-                self.handle_calls(pending).await?;
-                self.resuming = false;
-                self.emit.state(EventKind::IterationEnd { iteration: 0 })?;
+                self.resume_calls(pending).await?;
                 if self.cancel.is_cancelled() {
                     return self.interrupted();
                 }
             }
+            TurnStart::Recover(recovery) => return self.recover(recovery).await,
         }
         self.run_loop().await
+    }
+
+    /// Decides and runs (or parks again) calls a previous process left without a result.
+    async fn resume_calls(&mut self, pending: Vec<ToolCall>) -> Result<()> {
+        self.resuming = true;
+        self.handle_calls(pending).await?;
+        self.resuming = false;
+        self.emit.state(EventKind::IterationEnd { iteration: 0 })?;
+        Ok(())
     }
 
     async fn run_loop(&mut self) -> Result<()> {
@@ -285,6 +301,9 @@ impl Turn {
         };
         let friendly = friendly_error(model, error);
         let text = friendly.clone().unwrap_or_else(|| error.message.clone());
+        if self.recovering {
+            return self.ended_by_restart(Some(&text));
+        }
         let notice = Message::Notice {
             kind: NoticeKind::Error,
             text: Some(text.clone()),
