@@ -293,7 +293,7 @@ impl Chat {
     }
 
     /// Makes sure a session's cards are live, on whichever platform shows them.
-    pub(crate) async fn show_session(
+    pub async fn show_session(
         &self,
         tenant: &workmate_protocol::TenantId,
         session: &SessionId,

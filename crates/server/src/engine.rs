@@ -73,6 +73,7 @@ pub fn build_hub(
         default_model,
         workspaces_dir: config.tools.workspaces_dir.clone(),
         replica: config.server.replica_id.clone(),
+        recover_within: config.engine.recover_within,
         ..EngineConfig::default()
     };
     SessionHub::new(EngineParts {

@@ -17,6 +17,7 @@ pub mod http;
 pub mod metrics;
 pub mod models;
 pub mod platforms;
+mod recovery;
 mod roles;
 mod sandbox;
 pub mod serve;

@@ -27,6 +27,12 @@ struct HttpLabels {
     status: u16,
 }
 
+/// Labels of a turn recovery took up.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RecoveryLabels {
+    outcome: &'static str,
+}
+
 /// Labels of a scheduler tick.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct TickLabels {
@@ -50,6 +56,7 @@ pub struct Metrics {
     pool_idle: Gauge,
     intake_unfinished: Gauge,
     intake_in_flight: Gauge,
+    recovered: Family<RecoveryLabels, Counter>,
     scheduler: SchedulerMetrics,
 }
 
@@ -120,6 +127,13 @@ impl Metrics {
             "Chat deliveries this process is running now",
             intake_in_flight.clone(),
         );
+        let recovered = Family::<RecoveryLabels, Counter>::default();
+        registry.register(
+            "turns_recovered",
+            "Turns a crash cut short that this process took up, by how they were finished \
+             (resumed, continued, retried, completed, ended)",
+            recovered.clone(),
+        );
         let scheduler = SchedulerMetrics::register(&mut registry);
         Self {
             registry,
@@ -129,8 +143,16 @@ impl Metrics {
             pool_idle,
             intake_unfinished,
             intake_in_flight,
+            recovered,
             scheduler,
         }
+    }
+
+    /// Counts a turn recovery took up; `outcome` is one of the engine's fixed names.
+    pub fn turn_recovered(&self, outcome: &'static str) {
+        self.recovered
+            .get_or_create(&RecoveryLabels { outcome })
+            .inc();
     }
 
     /// Sets the number of automation runs this process drives (read at scrape time).

@@ -29,7 +29,7 @@ use crate::http::{AppState, BoundedListener, router_with};
 use crate::metrics::Metrics;
 use crate::platforms::slack::SlackSurface;
 use crate::sandbox::DemoSandbox;
-use crate::{data_dir, database, shutdown};
+use crate::{data_dir, database, recovery, shutdown};
 
 /// Runs the server until SIGTERM or Ctrl-C.
 pub async fn serve(config: &Config, script: Script) -> Result<(), StartupError> {
@@ -87,16 +87,6 @@ async fn open_and_run(
             })?;
         let admin = admin_auth(config)?;
         let hub = engine::build_hub(config, store.clone(), providers, script);
-        let resumed = hub
-            .resume_pending()
-            .await
-            .map_err(|e| StartupError::Resume(e.to_string()))?;
-        if resumed > 0 {
-            info!(
-                sessions = resumed,
-                "Resumed sessions with unanswered tool calls."
-            );
-        }
         // `workmate demo` talks to its own Slack stand-in, whatever is configured.
         let sandbox = match script {
             Script::Demo => Some(DemoSandbox::new(
@@ -125,6 +115,23 @@ async fn open_and_run(
         chat.attach_scheduler(scheduler.clone());
         chat.start();
         let metrics = Arc::new(Metrics::new());
+        // Turns a crash cut short first, once their cards can show them; then sessions whose
+        // calls were left open by a version that did not record open turns.
+        let recovered = recovery::recover_open_turns(&hub, &chat, &metrics).await;
+        if recovered > 0 {
+            info!(turns = recovered, "Took up turns a restart cut short.");
+        }
+        let resumed = hub
+            .resume_pending()
+            .await
+            .map_err(|e| StartupError::Resume(e.to_string()))?;
+        if resumed > 0 {
+            info!(
+                sessions = resumed,
+                "Resumed sessions with unanswered tool calls."
+            );
+        }
+        recovery::sweep(hub.clone(), chat.clone(), metrics.clone(), token.clone());
         scheduler.observe_ticks(metrics.clone());
         scheduler.start();
         let state = AppState {

@@ -14,6 +14,8 @@ mod crash;
 mod explain;
 mod gateways;
 mod intake_crash;
+#[path = "../../../tests/kill.rs"]
+mod kill;
 mod models;
 #[path = "../../../tests/replicas.rs"]
 mod replicas;

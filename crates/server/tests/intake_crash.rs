@@ -1,15 +1,15 @@
 //! The durable intake's acceptance test: `workmate serve` acknowledges 200 signed Slack events,
 //! is killed with SIGKILL right after the last acknowledgement, and is started again on the same
 //! data. Every acknowledged event must run exactly one turn: one session, one user message and
-//! one `turn_start`, and no intake row left unfinished. A turn the kill cut mid-answer is not
-//! finished after the restart (that is the engine's resume of cut turns, a separate capability);
-//! every other turn must end once.
+//! one `turn_start`, and no intake row left unfinished. Every turn ends once, the ones the kill
+//! cut mid-answer too (taken up by the next start under their own turn), and the turn card of a
+//! cut turn ends showing the answer or the restart notice, never still working.
 
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::json;
 use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 use workmate_protocol::{EventKind, Message, Surface, TenantId, UserContent};
 use workmate_store::{ConnectOptions, SessionKey, Store};
 
@@ -20,6 +20,8 @@ use crate::support::{Server, http_send};
 const SECRET: &str = "intake-crash-signing-secret";
 const EVENTS: usize = 200;
 const SENDERS: usize = 8;
+/// The scripted model's answer, streamed word by word.
+const ANSWER: &str = "Done, all of it, nothing left.";
 
 /// The thread (and so the session) of event `i`.
 fn thread_of(i: usize) -> String {
@@ -73,10 +75,6 @@ async fn fake_slack() -> MockServer {
             json!({"team_id": "T1", "user_id": "UBOT", "bot_id": "BBOT"}),
         ),
         (
-            "/chat.postMessage",
-            json!({"channel": "C1", "ts": "1700000000.0001"}),
-        ),
-        (
             "/chat.update",
             json!({"channel": "C1", "ts": "1700000000.0001"}),
         ),
@@ -90,6 +88,18 @@ async fn fake_slack() -> MockServer {
                             "profile": {"display_name": "", "real_name": "Ana Lima"}}}),
         ),
     ];
+    // Each thread's card gets a ts of its own, made from the thread's, so the test can follow
+    // the updates of one event's card.
+    Mock::given(method("POST"))
+        .and(path("/chat.postMessage"))
+        .respond_with(|request: &Request| {
+            let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap_or_default();
+            let thread = body["thread_ts"].as_str().unwrap_or("0");
+            ResponseTemplate::new(200)
+                .set_body_json(json!({"ok": true, "channel": "C1", "ts": card_ts(thread)}))
+        })
+        .mount(&fake)
+        .await;
     for (route, extra) in answers {
         let mut body = json!({"ok": true});
         body.as_object_mut()
@@ -102,6 +112,28 @@ async fn fake_slack() -> MockServer {
             .await;
     }
     fake
+}
+
+/// The ts of the card posted in `thread`.
+fn card_ts(thread: &str) -> String {
+    format!("9{thread}")
+}
+
+/// What the card of event `i`'s turn shows last: the body of its last update (or its post).
+async fn last_card(fake: &MockServer, i: usize) -> String {
+    let ts = card_ts(&thread_of(i));
+    let requests = fake.received_requests().await.unwrap_or_default();
+    let mut last = String::new();
+    for request in requests {
+        let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap_or_default();
+        let posted = request.url.path() == "/chat.postMessage"
+            && body["thread_ts"].as_str() == Some(thread_of(i).as_str());
+        let updated = request.url.path() == "/chat.update" && body["ts"].as_str() == Some(&ts);
+        if posted || updated {
+            last = body.to_string();
+        }
+    }
+    last
 }
 
 /// What the database holds for one event's thread.
@@ -191,7 +223,7 @@ fn every_acknowledged_slack_event_runs_exactly_one_turn_after_a_sigkill(backend:
     let dir = tempfile::tempdir().unwrap();
     // Several streamed words with a pause between them, so the kill lands while turns run.
     let script = json!({"conversations": [{"when": "*", "turns": [
-        {"text": "Done, all of it, nothing left.", "chunk_delay_ms": 15}]}]});
+        {"text": ANSWER, "chunk_delay_ms": 15}]}]});
     let url = Backend::store_url(database.as_deref(), dir.path());
     let mut env = with_database(scripted(dir.path(), &script), database.as_deref());
     env.extend(
@@ -256,7 +288,7 @@ fn every_acknowledged_slack_event_runs_exactly_one_turn_after_a_sigkill(backend:
                 waiting.clear();
                 for &i in &acked {
                     let found = outcome(&store, &tenant, i).await;
-                    let done = found.taken() && (cut.contains(&i) || found.finished());
+                    let done = found.taken() && found.finished();
                     if !done {
                         waiting.push((i, found));
                         continue;
@@ -299,8 +331,10 @@ fn every_acknowledged_slack_event_runs_exactly_one_turn_after_a_sigkill(backend:
         assert_eq!(found.sessions, 1, "event {i}: {found:?}");
         assert_eq!(found.user_texts, [text_of(*i)], "event {i}: {found:?}");
         assert_eq!(found.turn_starts, 1, "event {i} ran one turn: {found:?}");
-        if !cut.contains(i) {
-            assert_eq!(found.turn_ends, 1, "event {i}: {found:?}");
+        assert_eq!(found.turn_ends, 1, "event {i}: {found:?}");
+        if cut.contains(i) {
+            assert!(found.assistant_messages <= 1, "event {i}: {found:?}");
+        } else {
             assert_eq!(found.assistant_messages, 1, "event {i}: {found:?}");
         }
     }
@@ -315,9 +349,26 @@ fn every_acknowledged_slack_event_runs_exactly_one_turn_after_a_sigkill(backend:
         server.terminate(std::time::Duration::from_secs(10)).code(),
         Some(0)
     );
+    // The cards of the turns the kill cut end in their final state.
+    let (mut answered, mut noticed) = (0, 0);
+    for &i in &cut {
+        let card = runtime.block_on(last_card(&fake, i));
+        assert!(
+            !card.contains(r#""Stop""#),
+            "event {i}'s card still offers Stop: {card}"
+        );
+        if card.contains(ANSWER) {
+            answered += 1;
+        } else if card.contains(workmate_engine::RESTARTED_NOTICE) {
+            noticed += 1;
+        } else {
+            panic!("event {i}'s card shows neither the answer nor the restart notice: {card}");
+        }
+    }
     eprintln!(
-        "intake crash on {backend:?}: {} acked, {done_before} done before the kill, {} cut mid-turn by it, {} \
-         run after the restart, in {:.1} s",
+        "intake crash on {backend:?}: {} acked, {done_before} done before the kill, {} cut \
+         mid-turn by it (their cards end with the answer: {answered}, the restart notice: \
+         {noticed}), {} run after the restart, in {:.1} s",
         acked.len(),
         cut.len(),
         acked.len() - started_before,

@@ -9,6 +9,8 @@ use super::validate::{RawEngine, RawScheduler};
 
 /// The model calls a turn may make by default.
 pub(crate) const DEFAULT_MAX_ITERATIONS: i64 = 150;
+/// How long after a crash a cut turn is still taken up again, by default.
+pub(crate) const DEFAULT_RECOVER_WITHIN_SECONDS: i64 = 600;
 /// The model of sessions a surface creates, by default: the offline scripted provider.
 pub(crate) const DEFAULT_MODEL: &str = "scripted:demo";
 
@@ -20,6 +22,9 @@ pub struct EngineSettings {
     pub max_iterations: u32,
     /// `default_model`: the `provider:model` of new sessions (default `scripted:demo`).
     pub default_model: String,
+    /// `recover_within_seconds`: a turn a crash cut short longer ago than this is ended with
+    /// the restart notice instead of being taken up again (default 600).
+    pub recover_within: std::time::Duration,
 }
 
 type Invalid<'a> = &'a dyn Fn(&'static str, &'static str, String) -> ConfigError;
@@ -50,9 +55,24 @@ pub(crate) fn validate_engine(
             "name a model such as scripted:demo".into(),
         ));
     }
+    let within = raw
+        .recover_within_seconds
+        .unwrap_or(DEFAULT_RECOVER_WITHIN_SECONDS);
+    let recover_within = u64::try_from(within)
+        .ok()
+        .filter(|s| (1..=7 * 86_400).contains(s))
+        .map(std::time::Duration::from_secs)
+        .ok_or_else(|| {
+            invalid(
+                "engine",
+                "recover_within_seconds",
+                format!("{within} is not between 1 and 604800 (a week)"),
+            )
+        })?;
     Ok(EngineSettings {
         max_iterations,
         default_model,
+        recover_within,
     })
 }
 

@@ -142,6 +142,12 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
         flag: None,
     },
     Key {
+        section: "engine",
+        key: "recover_within_seconds",
+        kind: Kind::Int,
+        flag: None,
+    },
+    Key {
         section: "scheduler",
         key: "tick_seconds",
         kind: Kind::Int,

@@ -77,6 +77,7 @@ pub(crate) struct RawSlack {
 pub(crate) struct RawEngine {
     pub(crate) max_iterations: Option<i64>,
     pub(crate) default_model: Option<String>,
+    pub(crate) recover_within_seconds: Option<i64>,
 }
 
 /// `[scheduler]`.
@@ -331,6 +332,7 @@ mod tests {
             engine: RawEngine {
                 max_iterations: Some(0),
                 default_model: Some(String::new()),
+                recover_within_seconds: Some(0),
             },
             scheduler: RawScheduler {
                 tick_seconds: Some(0),

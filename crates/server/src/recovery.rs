@@ -1,0 +1,60 @@
+//! Taking up turns a crash cut short: once at start-up, then at a steady pace for sessions
+//! whose lease ran out because the replica that drove them died.
+//!
+//! Invariant: a session's cards are made live (its card pump subscribed) before its turn is
+//! taken up, so the turn card a person watched reaches its final state.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+use tracing::warn;
+use workmate_chat::Chat;
+use workmate_engine::{Error, SessionHub};
+
+use crate::metrics::Metrics;
+
+/// How often open turns of sessions another replica lost are looked for.
+pub(crate) const SWEEP_EVERY: Duration = Duration::from_secs(10);
+
+/// Takes up every open turn this process may take now; how many it took up.
+pub(crate) async fn recover_open_turns(hub: &SessionHub, chat: &Chat, metrics: &Metrics) -> usize {
+    let open = match hub.open_turns().await {
+        Ok(open) => open,
+        Err(e) => {
+            warn!(error = %e, "Cannot look for turns a restart cut short.");
+            return 0;
+        }
+    };
+    let mut taken = 0;
+    for turn in open {
+        if let Err(e) = chat.show_session(&turn.tenant, &turn.session).await {
+            warn!(session = %turn.session, error = %e, "Cannot show a recovered turn's cards.");
+        }
+        match hub.recover(&turn).await {
+            Ok(Some(how)) => {
+                metrics.turn_recovered(how);
+                taken += 1;
+            }
+            Ok(None) => {}
+            Err(Error::ShuttingDown) => break,
+            Err(e) => {
+                warn!(session = %turn.session, turn = %turn.turn, error = %e, "Cannot take up a turn a restart cut short.");
+            }
+        }
+    }
+    taken
+}
+
+/// Looks for open turns every [`SWEEP_EVERY`] until `stop`.
+pub(crate) fn sweep(hub: SessionHub, chat: Chat, metrics: Arc<Metrics>, stop: CancellationToken) {
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = tokio::time::sleep(SWEEP_EVERY) => {}
+            }
+            recover_open_turns(&hub, &chat, &metrics).await;
+        }
+    });
+}
