@@ -1,10 +1,11 @@
 //! Two `workmate serve` processes on one Postgres or MariaDB database: a turn parked on an
 //! approval in one process, the answer sent to the other. The process that holds the session's
 //! lease finishes the turn; the approved call runs exactly once, and the answer streams to a
-//! client of the first process.
+//! client of the first process. And when the process that drives a session dies, the other one
+//! takes the session over once its lease runs out, and finishes the turn.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::crash::{
     TOKEN, approve, assert_answered_once, call, eventually, pending, prepare, runs,
@@ -96,4 +97,66 @@ fn on_postgres_an_answer_sent_to_the_other_process_runs_the_call_once() {
 #[test]
 fn on_mariadb_an_answer_sent_to_the_other_process_runs_the_call_once() {
     an_answer_sent_to_the_other_process_runs_the_call_once("WORKMATE_TEST_MYSQL_URL");
+}
+
+#[allow(
+    clippy::print_stderr,
+    reason = "the test output documents how long the takeover took"
+)]
+fn a_turn_left_by_a_killed_process_is_finished_by_the_other(variable: &str) {
+    let Some(url) = fresh_database(variable) else {
+        return;
+    };
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = start(dir_a.path(), &url);
+    let b = start(dir_b.path(), &url);
+    let (status, created) = call(&a, "POST", "/v1/sessions", None);
+    assert_eq!(status, 201, "{variable}: {created}");
+    let session = created["session_id"].as_str().unwrap().to_owned();
+    let counts = [
+        place_script(dir_a.path(), &session),
+        place_script(dir_b.path(), &session),
+    ];
+    let message = serde_json::json!({"type": "user_message", "text": "count"});
+    let path = format!("/v1/sessions/{session}/commands");
+    assert_eq!(call(&a, "POST", &path, Some(message)).0, 202, "{variable}");
+    let item = eventually("the approval", || pending(&a).first().cloned());
+    a.crash();
+    let killed = Instant::now();
+
+    // The answer is stored at once; the turn waits for the dead process's lease to run out.
+    approve(&b, item["id"].as_str().unwrap());
+    let deadline = killed + Duration::from_secs(90);
+    let history = loop {
+        let (_, body) = call(&b, "GET", &format!("/v1/sessions/{session}/messages"), None);
+        let messages = body["messages"].as_array().cloned().unwrap_or_default();
+        if messages
+            .last()
+            .is_some_and(|m| m["role"] == "assistant" && m["content"] == "done")
+        {
+            break messages;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{variable}: the other process never finished the turn: {messages:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    eprintln!(
+        "{variable}: the other process finished the turn {:.1} s after the kill",
+        killed.elapsed().as_secs_f64()
+    );
+    let runs: usize = counts.iter().map(|file| runs(file)).sum();
+    assert_eq!(runs, 1, "{variable}: the approved call ran exactly once");
+    assert_answered_once(&history);
+}
+
+#[test]
+fn on_postgres_a_turn_left_by_a_killed_process_is_finished_by_the_other() {
+    a_turn_left_by_a_killed_process_is_finished_by_the_other("WORKMATE_TEST_POSTGRES_URL");
+}
+
+#[test]
+fn on_mariadb_a_turn_left_by_a_killed_process_is_finished_by_the_other() {
+    a_turn_left_by_a_killed_process_is_finished_by_the_other("WORKMATE_TEST_MYSQL_URL");
 }

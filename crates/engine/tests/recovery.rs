@@ -30,9 +30,10 @@ fn cut_turn(events: &[Event]) -> TurnId {
 fn crash_mid_answer(
     script: &str,
     after_tool: bool,
+    options: Options,
 ) -> (std::path::PathBuf, workmate_protocol::SessionId, TurnId) {
     let mut turn = None;
-    let (dir, session, _) = crash_after(script, allow_all(), async |h| {
+    let (dir, session, _) = crash_after(script, options, async |h| {
         let mut seen = Vec::new();
         if after_tool {
             seen.extend(
@@ -69,7 +70,7 @@ async fn recover_all(h: &Harness) -> Vec<&'static str> {
 #[test]
 fn a_turn_cut_mid_answer_is_answered_again_under_its_own_turn() {
     let script = script(json!([slow_answer()]));
-    let (dir, session, turn) = crash_mid_answer(&script, false);
+    let (dir, session, turn) = crash_mid_answer(&script, false, allow_all());
     runtime().block_on(async {
         let mut h = Harness::reopen(dir, session, &script, allow_all()).await;
         assert_eq!(recover_all(&h).await, ["retried"]);
@@ -106,7 +107,7 @@ fn a_turn_cut_after_its_tool_ran_goes_on_from_the_result() {
         {"text": "Saving.", "tool_calls": [{"name": "probe_write", "arguments": {"path": "report.md"}}]},
         slow_answer()
     ]));
-    let (dir, session, turn) = crash_mid_answer(&script, true);
+    let (dir, session, turn) = crash_mid_answer(&script, true, allow_all());
     runtime().block_on(async {
         let mut h = Harness::reopen(dir, session, &script, allow_all()).await;
         assert_eq!(recover_all(&h).await, ["continued"]);
@@ -124,15 +125,16 @@ fn a_turn_cut_after_its_tool_ran_goes_on_from_the_result() {
 #[test]
 fn a_turn_cut_too_long_ago_ends_with_the_restart_notice() {
     let script = script(json!([slow_answer()]));
-    let (dir, session, turn) = crash_mid_answer(&script, false);
-    let later = Arc::new(ShiftedClock::default());
-    later.advance(3_600_000);
-    let options = Options {
-        clock: later,
+    // A clock of this test's own (others move the shared one), an hour on at the restart.
+    let clock = Arc::new(ShiftedClock::default());
+    let options = || Options {
+        clock: clock.clone(),
         ..allow_all()
     };
+    let (dir, session, turn) = crash_mid_answer(&script, false, options());
+    clock.advance(3_600_000);
     runtime().block_on(async {
-        let mut h = Harness::reopen(dir, session, &script, options).await;
+        let mut h = Harness::reopen(dir, session, &script, options()).await;
         assert_eq!(recover_all(&h).await, ["ended"]);
         let events = h.turn_events().await;
         let last = events.last().unwrap();
