@@ -203,6 +203,71 @@ async fn open(url: &str) -> Store {
         .unwrap()
 }
 
+/// A server's environment: the scripted model playing `script`, Slack over HTTP to `fake`.
+fn slack_env(
+    dir: &std::path::Path,
+    script: &serde_json::Value,
+    database: Option<&str>,
+    fake: &MockServer,
+) -> Vec<(String, String)> {
+    let mut env = with_database(scripted(dir, script), database);
+    env.extend(
+        [
+            ("WORKMATE__PLATFORMS__SLACK__SIGNING_SECRET", SECRET),
+            ("WORKMATE__PLATFORMS__SLACK__BOT_TOKEN", "xoxb-crash-test"),
+            ("WORKMATE__PLATFORMS__SLACK__API_BASE", &fake.uri()),
+            ("WORKMATE__PLATFORMS__SLACK__MODE", "http"),
+        ]
+        .map(|(k, v)| (k.to_owned(), v.to_owned())),
+    );
+    env
+}
+
+#[test]
+fn a_turn_cut_mid_stream_ends_on_its_card_after_the_restart() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let fake = runtime.block_on(fake_slack());
+    let dir = tempfile::tempdir().unwrap();
+    // A long, slow answer: the kill lands while it streams into the posted card.
+    let script = json!({"conversations": [{"when": "*", "turns": [
+        {"text": ANSWER, "chunk_delay_ms": 400}]}]});
+    let env = slack_env(dir.path(), &script, None, &fake);
+    let server = start(dir.path(), &env);
+    assert_eq!(post(&server, 0), 200);
+    eventually("the turn card streaming", || {
+        let card = runtime.block_on(last_card(&fake, 0));
+        card.contains("Done,").then_some(())
+    });
+    server.crash();
+    let streamed = runtime.block_on(last_card(&fake, 0));
+    assert!(
+        !streamed.contains(ANSWER),
+        "cut before the answer was whole: {streamed}"
+    );
+    assert!(
+        streamed.contains(r#""Stop""#),
+        "the card was working: {streamed}"
+    );
+
+    let server = start(dir.path(), &env);
+    let card = eventually("the card's final state", || {
+        let card = runtime.block_on(last_card(&fake, 0));
+        (!card.contains(r#""Stop""#)).then_some(card)
+    });
+    assert!(
+        card.contains(ANSWER) || card.contains(workmate_engine::RESTARTED_NOTICE),
+        "the card ends with the answer or the restart notice: {card}"
+    );
+    assert_eq!(
+        server.terminate(std::time::Duration::from_secs(10)).code(),
+        Some(0)
+    );
+}
+
 on_every_backend!(every_acknowledged_slack_event_runs_exactly_one_turn_after_a_sigkill);
 
 #[allow(
@@ -225,16 +290,7 @@ fn every_acknowledged_slack_event_runs_exactly_one_turn_after_a_sigkill(backend:
     let script = json!({"conversations": [{"when": "*", "turns": [
         {"text": ANSWER, "chunk_delay_ms": 15}]}]});
     let url = Backend::store_url(database.as_deref(), dir.path());
-    let mut env = with_database(scripted(dir.path(), &script), database.as_deref());
-    env.extend(
-        [
-            ("WORKMATE__PLATFORMS__SLACK__SIGNING_SECRET", SECRET),
-            ("WORKMATE__PLATFORMS__SLACK__BOT_TOKEN", "xoxb-crash-test"),
-            ("WORKMATE__PLATFORMS__SLACK__API_BASE", &fake.uri()),
-            ("WORKMATE__PLATFORMS__SLACK__MODE", "http"),
-        ]
-        .map(|(k, v)| (k.to_owned(), v.to_owned())),
-    );
+    let env = slack_env(dir.path(), &script, database.as_deref(), &fake);
     let server = start(dir.path(), &env);
 
     let acked: Vec<usize> = std::thread::scope(|scope| {
