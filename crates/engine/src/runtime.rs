@@ -8,7 +8,7 @@
 //! refuses further steps until the hub replaces it with one reloaded from the store; no lock
 //! here is held across an `.await`.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{broadcast, watch};
@@ -81,6 +81,9 @@ pub(crate) struct SessionRuntime {
     answered: watch::Sender<u64>,
     turn: Mutex<TurnSlot>,
     running: watch::Sender<bool>,
+    /// The session had a turn open when it was loaded, and none runs here: a crash may have cut
+    /// it (elsewhere, or here before a restart). Taken by the first path that drives the session.
+    maybe_cut: AtomicBool,
 }
 
 impl SessionRuntime {
@@ -90,6 +93,7 @@ impl SessionRuntime {
         let (running, _) = watch::channel(false);
         let (answered, _) = watch::channel(0);
         let counters = record.counters();
+        let maybe_cut = AtomicBool::new(record.open_turn.is_some());
         Self {
             lineage: LINEAGES.fetch_add(1, Ordering::Relaxed),
             lease: Mutex::new(None),
@@ -107,7 +111,13 @@ impl SessionRuntime {
             answered,
             turn: Mutex::default(),
             running,
+            maybe_cut,
         }
+    }
+
+    /// Whether a turn a crash may have cut was open when the session was loaded; `true` once.
+    pub(crate) fn take_maybe_cut(&self) -> bool {
+        self.maybe_cut.swap(false, Ordering::AcqRel)
     }
 
     /// This runtime's lineage, carried by every step it queues.

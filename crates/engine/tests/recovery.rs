@@ -162,3 +162,33 @@ fn a_turn_cut_too_long_ago_ends_with_the_restart_notice() {
         ));
     });
 }
+
+#[test]
+fn a_message_to_a_session_whose_turn_was_cut_takes_that_turn_up_first() {
+    let script = script(json!([slow_answer(), {"text": "Yes, still here."}]));
+    let (dir, session, turn) = crash_mid_answer(&script, false, allow_all());
+    runtime().block_on(async {
+        // No start-up pass has run: the message finds the cut turn itself.
+        let mut h = Harness::reopen(dir, session, &script, allow_all()).await;
+        let accepted = h.say("are you there?").await;
+        assert!(
+            matches!(accepted, workmate_engine::Accepted::Steered),
+            "{accepted:?}"
+        );
+        let events = h.turn_events().await;
+        assert!(events.iter().all(|e| e.turn_id.as_ref() == Some(&turn)));
+        assert!(matches!(
+            events.last().unwrap().kind,
+            EventKind::TurnEnd { .. }
+        ));
+        h.idle().await;
+        let history = h.history().await;
+        let roles: Vec<&str> = history.iter().map(Message::role).collect();
+        assert_eq!(
+            roles,
+            ["user", "notice", "assistant", "user", "assistant"],
+            "{history:?}"
+        );
+        assert!(h.hub.open_turns().await.unwrap().is_empty());
+    });
+}

@@ -71,12 +71,6 @@ fn a_turn_parked_on_an_approval_survives_a_crash_without_a_second_prompt() {
     runtime().block_on(async {
         let mut h = Harness::reopen(dir, session, &write_script(), Options::default()).await;
         assert_eq!(h.hub.resume_pending().await.unwrap(), 1);
-        let resumed = h
-            .events_until(|e| matches!(e.kind, EventKind::TurnStart { .. }))
-            .await;
-        assert!(
-            matches!(&resumed[0].kind, EventKind::TurnStart { input, .. } if input == "(resumed)")
-        );
         let once = Resolution::Approval {
             choice: ApprovalChoice::Once,
         };
@@ -88,6 +82,21 @@ fn a_turn_parked_on_an_approval_survives_a_crash_without_a_second_prompt() {
         assert!(
             !state_names(&events).contains(&"permission_required"),
             "no second prompt"
+        );
+        // The parked turn goes on under its own id: no second turn starts.
+        assert!(!state_names(&events).contains(&"turn_start"));
+        let cut = h
+            .store
+            .events()
+            .list_after(&h.tenant, &h.session, 0, 1000)
+            .await
+            .unwrap();
+        let first_turn = cut.iter().find_map(|e| e.turn_id.clone()).unwrap();
+        assert!(
+            events
+                .iter()
+                .filter_map(|e| e.turn_id.as_ref())
+                .all(|turn| turn == &first_turn)
         );
         assert!(matches!(
             events.last().unwrap().kind,

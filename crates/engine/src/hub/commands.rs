@@ -102,6 +102,8 @@ impl SessionHub {
                     return Err(Error::Rejected("the message is empty".into()));
                 }
                 check_attachments(&attachments)?;
+                // A turn a crash cut comes first; this message then steers it.
+                self.take_up_cut_turn(tenant, session, &runtime).await?;
                 let steering = Steering {
                     author: author.clone(),
                     text: text.clone(),

@@ -9,9 +9,11 @@
 use std::time::Duration;
 
 use tracing::info;
+use workmate_protocol::{SessionId, TenantId};
 use workmate_store::OpenTurn;
 
 use super::SessionHub;
+use crate::runtime::SessionRuntime;
 use crate::turn::{TurnStart, plan_recovery};
 use crate::{Error, Result};
 
@@ -48,6 +50,7 @@ impl SessionHub {
         let Some(cancel) = runtime.try_claim() else {
             return Ok(None);
         };
+        runtime.take_maybe_cut();
         let found = async {
             runtime.flushed().await.map_err(Error::Log)?;
             let Some(open) = self.store().open_turns().get(tenant, session).await? else {
@@ -83,5 +86,23 @@ impl SessionHub {
             TurnStart::Recover(recovery),
         );
         Ok(Some(how))
+    }
+
+    /// Before this process drives a session it just loaded with a turn open (it took the
+    /// session over from a process that died, or the sweep has not come by yet): takes that
+    /// turn up first; whether it did. What the caller does next then joins that turn.
+    pub(super) async fn take_up_cut_turn(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+        runtime: &SessionRuntime,
+    ) -> Result<bool> {
+        if !runtime.take_maybe_cut() {
+            return Ok(false);
+        }
+        let Some(open) = self.store().open_turns().get(tenant, session).await? else {
+            return Ok(false);
+        };
+        Ok(self.recover(&open).await?.is_some())
     }
 }

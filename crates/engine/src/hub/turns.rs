@@ -177,6 +177,13 @@ impl SessionHub {
             return Err(Error::ShuttingDown);
         }
         let runtime = self.runtime(tenant, session).await?;
+        // A turn a crash cut goes on under its own id (its calls resumed there).
+        match self.take_up_cut_turn(tenant, session, &runtime).await {
+            Ok(true) => return Ok(true),
+            Ok(false) => {}
+            Err(Error::DrivenElsewhere(_)) => return Ok(false),
+            Err(e) => return Err(e),
+        }
         // Another process that holds the lease resumes it (or loses the lease when it died).
         match self.hold_lease(tenant, session, &runtime).await {
             Ok(_) => {}

@@ -4,7 +4,7 @@
 //! event and message repositories increment inside their writing transactions.
 
 use sqlx::any::AnyRow;
-use workmate_protocol::{PermissionMode, SessionId, Surface, TenantId, UserId};
+use workmate_protocol::{PermissionMode, SessionId, Surface, TenantId, TurnId, UserId};
 
 use crate::row::{col, enum_col, to_word};
 use crate::{Error, Result, Store};
@@ -71,6 +71,9 @@ pub struct SessionRecord {
     /// What people granted for the rest of the session (the engine's grant set, as JSON; `{}`
     /// when nothing was granted).
     pub grants: serde_json::Value,
+    /// The turn the session was in the middle of when it was read: one that runs, or one a
+    /// crash cut short (see [`crate::OpenTurnRepo`]).
+    pub open_turn: Option<TurnId>,
 }
 
 impl SessionRecord {
@@ -89,7 +92,7 @@ macro_rules! select {
         concat!(
             "SELECT tenant_id, session_id, surface, chat_id, thread_id, owner_user_id, title, persona, \
              model, mode, unattended, last_seq, message_count, created_at_ms, updated_at_ms, \
-             grants_json FROM sessions WHERE ",
+             grants_json, open_turn_id FROM sessions WHERE ",
             $where
         )
     };
@@ -273,5 +276,6 @@ fn from_row(row: &AnyRow) -> Result<SessionRecord> {
         updated_at_ms: col(row, T, "updated_at_ms")?,
         grants: crate::row::opt_json_col(row, T, "grants_json")?
             .unwrap_or_else(|| serde_json::json!({})),
+        open_turn: col::<Option<String>>(row, T, "open_turn_id")?.map(TurnId::from),
     })
 }
