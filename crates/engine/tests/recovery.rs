@@ -61,7 +61,7 @@ fn allow_all() -> Options {
 /// Takes up every open turn of the reopened process; how each was finished.
 async fn recover_all(h: &Harness) -> Vec<&'static str> {
     let mut how = Vec::new();
-    for open in h.hub.open_turns().await.unwrap() {
+    for open in h.hub.open_turns(true).await.unwrap() {
         how.extend(h.hub.recover(&open).await.unwrap());
     }
     how
@@ -97,7 +97,7 @@ fn a_turn_cut_mid_answer_is_answered_again_under_its_own_turn() {
             }
         ));
         // Nothing is left to take up.
-        assert!(h.hub.open_turns().await.unwrap().is_empty());
+        assert!(h.hub.open_turns(true).await.unwrap().is_empty());
     });
 }
 
@@ -189,6 +189,6 @@ fn a_message_to_a_session_whose_turn_was_cut_takes_that_turn_up_first() {
             ["user", "notice", "assistant", "user", "assistant"],
             "{history:?}"
         );
-        assert!(h.hub.open_turns().await.unwrap().is_empty());
+        assert!(h.hub.open_turns(true).await.unwrap().is_empty());
     });
 }

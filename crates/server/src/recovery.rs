@@ -17,9 +17,15 @@ use crate::metrics::Metrics;
 /// How often open turns of sessions another replica lost are looked for.
 pub(crate) const SWEEP_EVERY: Duration = Duration::from_secs(10);
 
-/// Takes up every open turn this process may take now; how many it took up.
-pub(crate) async fn recover_open_turns(hub: &SessionHub, chat: &Chat, metrics: &Metrics) -> usize {
-    let open = match hub.open_turns().await {
+/// Takes up every open turn this process may take now (see [`SessionHub::open_turns`]); how
+/// many it took up.
+pub(crate) async fn recover_open_turns(
+    hub: &SessionHub,
+    chat: &Chat,
+    metrics: &Metrics,
+    just_started: bool,
+) -> usize {
+    let open = match hub.open_turns(just_started).await {
         Ok(open) => open,
         Err(e) => {
             warn!(error = %e, "Cannot look for turns a restart cut short.");
@@ -54,7 +60,7 @@ pub(crate) fn sweep(hub: SessionHub, chat: Chat, metrics: Arc<Metrics>, stop: Ca
                 () = stop.cancelled() => return,
                 () = tokio::time::sleep(SWEEP_EVERY) => {}
             }
-            recover_open_turns(&hub, &chat, &metrics).await;
+            recover_open_turns(&hub, &chat, &metrics, false).await;
         }
     });
 }

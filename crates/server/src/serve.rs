@@ -117,7 +117,7 @@ async fn open_and_run(
         let metrics = Arc::new(Metrics::new());
         // Turns a crash cut short first, once their cards can show them; then sessions whose
         // calls were left open by a version that did not record open turns.
-        let recovered = recovery::recover_open_turns(&hub, &chat, &metrics).await;
+        let recovered = recovery::recover_open_turns(&hub, &chat, &metrics, true).await;
         if recovered > 0 {
             info!(turns = recovered, "Took up turns a restart cut short.");
         }

@@ -196,5 +196,10 @@ backend_matrix! {
         assert!(takeable.iter().all(|t| t.session != second.id), "{takeable:?}");
         let takeable = turns.takeable("replica-a", ctx.store.clock_ms(), 100).await.unwrap();
         assert!(takeable.iter().any(|t| t.session == second.id), "{takeable:?}");
+        // Lapsed: only once the lease ran out, whoever held it.
+        let lapsed = turns.lapsed(ctx.store.clock_ms(), 100).await.unwrap();
+        assert!(lapsed.iter().all(|t| t.session != second.id), "{lapsed:?}");
+        let lapsed = turns.lapsed(until + 1, 100).await.unwrap();
+        assert!(lapsed.iter().any(|t| t.session == second.id), "{lapsed:?}");
     }
 }

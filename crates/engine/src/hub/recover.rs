@@ -21,15 +21,18 @@ use crate::{Error, Result};
 const PASS: u32 = 1_000;
 
 impl SessionHub {
-    /// Open turns this process may take up now: those of sessions whose lease it held before a
-    /// restart, and those whose lease ran out. Oldest first.
-    pub async fn open_turns(&self) -> Result<Vec<OpenTurn>> {
+    /// Open turns this process may take up now, oldest first: right after it started, those of
+    /// sessions whose lease it held before (it is the same replica, started again) and those
+    /// whose lease ran out; later, only those whose lease ran out (its own running turns keep
+    /// their leases renewed).
+    pub async fn open_turns(&self, just_started: bool) -> Result<Vec<OpenTurn>> {
         let now = self.inner.deps.clock.now_ms();
-        Ok(self
-            .store()
-            .open_turns()
-            .takeable(&self.inner.replica, now, PASS)
-            .await?)
+        let turns = self.store().open_turns();
+        Ok(if just_started {
+            turns.takeable(&self.inner.replica, now, PASS).await?
+        } else {
+            turns.lapsed(now, PASS).await?
+        })
     }
 
     /// Takes up one cut turn and finishes it by what it was doing; how (`"resumed"`,

@@ -54,6 +54,20 @@ impl<'s> OpenTurnRepo<'s> {
         rows.iter().map(from_row).collect()
     }
 
+    /// Open turns whose session's lease ran out at `now_ms`, whoever held it: no live process
+    /// drives them (a running turn keeps its lease renewed). Oldest first, at most `limit`.
+    pub async fn lapsed(&self, now_ms: i64, limit: u32) -> Result<Vec<OpenTurn>> {
+        let rows = self
+            .store
+            .dialect
+            .query("SELECT tenant_id, session_id, open_turn_id, lease_holder, updated_at_ms FROM sessions WHERE open_turn_id IS NOT NULL AND lease_until_ms < ? ORDER BY updated_at_ms LIMIT ?")
+            .bind(now_ms)
+            .bind(to_i64(u64::from(limit)))
+            .fetch_all(&self.store.pool)
+            .await?;
+        rows.iter().map(from_row).collect()
+    }
+
     /// The session's open turn, if its newest turn has not ended.
     pub async fn get(&self, tenant: &TenantId, session: &SessionId) -> Result<Option<OpenTurn>> {
         let row = self
