@@ -80,6 +80,7 @@ impl Store {
             clock: options.clock,
             writer: Arc::default(),
             tenants: crate::tenant_cache::TenantCache::default(),
+            identities: crate::identity_cache::IdentityCache::default(),
         })
     }
 }

@@ -12,6 +12,7 @@ mod clock;
 mod connect;
 mod dialect;
 mod error;
+mod identity_cache;
 mod migrate;
 mod repo;
 mod row;
@@ -62,6 +63,8 @@ pub struct Store {
     writer: Arc<OnceLock<Writer>>,
     /// Tenant rows, read on every turn.
     tenants: tenant_cache::TenantCache,
+    /// Users by platform identity, read on every chat delivery.
+    identities: identity_cache::IdentityCache,
 }
 
 impl Store {
