@@ -4,9 +4,9 @@
 //! Invariants:
 //! - [`accept`] returns [`Taken::Stored`] only after the row is committed; a redelivery of the
 //!   same (tenant, platform, delivery id) within the platform's window is [`Taken::Duplicate`].
-//! - The table is the queue. A fresh row is handed to the workers at once when the in-process
-//!   channel has room; otherwise the sweeper finds it. A burst is never refused while the
-//!   database takes writes.
+//! - The table is the queue. A fresh row is handed to the workers at once, with its content,
+//!   when the in-process channel has room (its worker claims it without reading it back);
+//!   otherwise the sweeper finds it. A burst is never refused while the database takes writes.
 //! - A row is run by whoever claims it (a conditional update with a lease), so two workers or two
 //!   replicas never run it at once; a worker that dies loses its lease and the row runs again.
 //! - A message's row is finished by the engine, in the transaction that stores the message, so
@@ -38,8 +38,8 @@ const PURGE_BATCH: u32 = 1000;
 /// The workers' shared state.
 #[derive(Debug)]
 pub(crate) struct Intake {
-    tx: mpsc::Sender<IntakeKey>,
-    rx: Mutex<Option<mpsc::Receiver<IntakeKey>>>,
+    tx: mpsc::Sender<Delivery>,
+    rx: Mutex<Option<mpsc::Receiver<Delivery>>>,
     permits: Arc<Semaphore>,
     in_flight: Arc<AtomicUsize>,
 }
@@ -66,22 +66,24 @@ fn millis(d: Duration) -> i64 {
 
 /// Stores `inbound` for the workers; see [`Chat::accept`].
 pub(crate) async fn accept(chat: &Chat, inbound: &Inbound) -> Result<Taken> {
-    let Some(key) = store(chat, inbound, None).await? else {
+    let Some(fresh) = store(chat, inbound, None).await? else {
         return Ok(Taken::Duplicate);
     };
     // A full channel only means the sweeper takes this row a moment later.
-    let _ = chat.inner.intake.tx.try_send(key);
+    let _ = chat.inner.intake.tx.try_send(fresh);
     Ok(Taken::Stored)
 }
 
 /// Stores `inbound` already claimed by the caller, who runs it now (a slash command, whose
 /// reply is its request's response); `None` for a delivery seen before.
 pub(crate) async fn accept_claimed(chat: &Chat, inbound: &Inbound) -> Result<Option<IntakeKey>> {
-    store(chat, inbound, Some(chat.lease_ms())).await
+    let stored = store(chat, inbound, Some(chat.lease_ms())).await?;
+    Ok(stored.map(|delivery| delivery.key()))
 }
 
-/// Writes the intake row; `None` when the delivery was seen before.
-async fn store(chat: &Chat, inbound: &Inbound, claimed: Option<i64>) -> Result<Option<IntakeKey>> {
+/// Writes the intake row; returns it as its first claim leaves it, or `None` when the delivery
+/// was seen before.
+async fn store(chat: &Chat, inbound: &Inbound, claimed: Option<i64>) -> Result<Option<Delivery>> {
     if chat.inner.stop.is_cancelled() {
         return Err(ChatError::ShuttingDown);
     }
@@ -101,6 +103,7 @@ async fn store(chat: &Chat, inbound: &Inbound, claimed: Option<i64>) -> Result<O
         ttl_ms: millis(dedupe_ttl(inbound.surface)),
     };
     let intake = chat.store().intake();
+    let received_at_ms = chat.store().clock_ms();
     let new_row = match claimed {
         None => intake.accept(&tenant, &new).await?,
         Some(lease) => intake.accept_claimed(&tenant, &new, lease).await?,
@@ -109,11 +112,7 @@ async fn store(chat: &Chat, inbound: &Inbound, claimed: Option<i64>) -> Result<O
         debug!(delivery = %inbound.delivery_id, "Delivery seen before; acknowledged, not applied.");
         return Ok(None);
     }
-    Ok(Some(IntakeKey {
-        tenant_id: tenant,
-        platform: new.platform,
-        delivery_id: new.delivery_id,
-    }))
+    Ok(Some(Delivery::fresh(&tenant, new, received_at_ms)))
 }
 
 /// Starts the dispatcher: fresh rows from the channel, and every `sweep_every` the rows nobody
@@ -140,11 +139,11 @@ pub(crate) fn start(chat: &Chat) {
         loop {
             tokio::select! {
                 () = stop.cancelled() => break,
-                key = rx.recv() => {
-                    let Some(key) = key else { break };
+                fresh = rx.recv() => {
+                    let Some(fresh) = fresh else { break };
                     let Some(permit) = permit(&chat).await else { break };
                     let worker = chat.clone();
-                    chat.inner.tasks.spawn(async move { worker.claim_and_run(key, permit).await });
+                    chat.inner.tasks.spawn(async move { worker.claim_and_run(fresh, permit).await });
                 }
                 _ = sweep.tick() => chat.sweep().await,
                 _ = purge.tick() => chat.purge().await,
@@ -212,10 +211,17 @@ impl Chat {
         }
     }
 
-    async fn claim_and_run(self, key: IntakeKey, permit: OwnedSemaphorePermit) {
-        match self.store().intake().claim(&key, self.lease_ms()).await {
-            Ok(Some(delivery)) => self.run(delivery, permit).await,
-            Ok(None) => {}
+    /// Claims a row this process accepted and runs it, unless a sweeper claimed it first.
+    async fn claim_and_run(self, fresh: Delivery, permit: OwnedSemaphorePermit) {
+        let key = fresh.key();
+        match self
+            .store()
+            .intake()
+            .claim_fresh(&key, self.lease_ms())
+            .await
+        {
+            Ok(true) => self.run(fresh, permit).await,
+            Ok(false) => {}
             Err(e) => {
                 warn!(error = %e, delivery = %key.delivery_id, "Cannot claim a delivery; the sweeper will.");
             }

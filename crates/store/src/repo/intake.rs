@@ -84,6 +84,22 @@ pub struct Delivery {
 }
 
 impl Delivery {
+    /// The row [`IntakeRepo::accept`] wrote for `new`, as [`IntakeRepo::claim_fresh`] leaves it
+    /// (running, first attempt), for the process that accepted and claimed it.
+    pub fn fresh(tenant: &TenantId, new: NewDelivery, received_at_ms: i64) -> Self {
+        Self {
+            tenant_id: tenant.clone(),
+            platform: new.platform,
+            delivery_id: new.delivery_id,
+            kind: new.kind,
+            payload: new.payload,
+            state: IntakeState::Running,
+            attempts: 1,
+            received_at_ms,
+            error: None,
+        }
+    }
+
     /// Which delivery this is.
     pub fn key(&self) -> IntakeKey {
         IntakeKey {
@@ -212,6 +228,24 @@ impl<'s> IntakeRepo<'s> {
             .await?;
         tx.commit().await?;
         row.as_ref().map(from_row).transpose()
+    }
+
+    /// Claims a row this process has just accepted, which nobody has claimed yet (pending, no
+    /// attempt counted), in one conditional update and without reading it back: the caller
+    /// holds what it wrote ([`Delivery::fresh`]). `false` when a sweeper, here or on another
+    /// replica, claimed it first; that claimer runs it.
+    pub async fn claim_fresh(&self, key: &IntakeKey, lease_ms: i64) -> Result<bool> {
+        let until = self.store.clock_ms().saturating_add(lease_ms);
+        let claimed = bind_key(
+            self.store.dialect.query(
+                "UPDATE intake SET state = 'running', lease_until_ms = ?, attempts = 1 WHERE tenant_id = ? AND platform = ? AND delivery_id = ? AND state = 'pending' AND attempts = 0",
+            )
+            .bind(until),
+            key,
+        )
+        .execute(&self.store.pool)
+        .await?;
+        Ok(claimed.rows_affected() == 1)
     }
 
     /// Claims up to `limit` due rows across all tenants, oldest first: recovery after a restart,
