@@ -84,8 +84,9 @@ pub struct Delivery {
 }
 
 impl Delivery {
-    /// The row [`IntakeRepo::accept`] wrote for `new`, as [`IntakeRepo::claim_fresh`] leaves it
-    /// (running, first attempt), for the process that accepted and claimed it.
+    /// The row [`IntakeRepo::accept_claimed`] wrote for `new` (running, first attempt), for the
+    /// process that stored it, which needs not read it back. `received_at_ms` is the store's
+    /// clock read just before the insert.
     pub fn fresh(tenant: &TenantId, new: NewDelivery, received_at_ms: i64) -> Self {
         Self {
             tenant_id: tenant.clone(),
@@ -230,22 +231,27 @@ impl<'s> IntakeRepo<'s> {
         row.as_ref().map(from_row).transpose()
     }
 
-    /// Claims a row this process has just accepted, which nobody has claimed yet (pending, no
-    /// attempt counted), in one conditional update and without reading it back: the caller
-    /// holds what it wrote ([`Delivery::fresh`]). `false` when a sweeper, here or on another
-    /// replica, claimed it first; that claimer runs it.
-    pub async fn claim_fresh(&self, key: &IntakeKey, lease_ms: i64) -> Result<bool> {
+    /// Extends the lease of a row still running on attempt `attempt`: the attempt number fences
+    /// the claim, since a takeover by another worker counts a new one. `false` once the row is
+    /// finished, failed, given back or taken over.
+    pub async fn renew_attempt(
+        &self,
+        key: &IntakeKey,
+        attempt: i64,
+        lease_ms: i64,
+    ) -> Result<bool> {
         let until = self.store.clock_ms().saturating_add(lease_ms);
-        let claimed = bind_key(
+        let renewed = bind_key(
             self.store.dialect.query(
-                "UPDATE intake SET state = 'running', lease_until_ms = ?, attempts = 1 WHERE tenant_id = ? AND platform = ? AND delivery_id = ? AND state = 'pending' AND attempts = 0",
+                "UPDATE intake SET lease_until_ms = ? WHERE tenant_id = ? AND platform = ? AND delivery_id = ? AND state = 'running' AND attempts = ?",
             )
             .bind(until),
             key,
         )
+        .bind(attempt)
         .execute(&self.store.pool)
         .await?;
-        Ok(claimed.rows_affected() == 1)
+        Ok(renewed.rows_affected() == 1)
     }
 
     /// Claims up to `limit` due rows across all tenants, oldest first: recovery after a restart,
