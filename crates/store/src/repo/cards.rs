@@ -77,7 +77,7 @@ impl<'s> CardRepo<'s> {
             .bind(card.platform_message_id.clone())
             .bind(card.version)
             .bind(self.store.clock_ms())
-            .execute(&self.store.pool)
+            .execute(&self.store.writes)
             .await?;
         Ok(())
     }
@@ -126,7 +126,7 @@ impl<'s> CardRepo<'s> {
         };
         if d.has_returning() {
             let rows = bump(concat!(bump_sql!(), " RETURNING version"))
-                .fetch_all(&self.store.pool)
+                .fetch_all(&self.store.writes)
                 .await?;
             let row = rows.first().ok_or_else(missing)?;
             return col(row, "card_messages", "version");

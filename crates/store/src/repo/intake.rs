@@ -166,7 +166,7 @@ impl<'s> IntakeRepo<'s> {
             .bind(new.platform.clone())
             .bind(new.delivery_id.clone())
             .bind(self.store.clock_ms())
-            .execute(&self.store.pool)
+            .execute(&self.store.writes)
             .await?;
         if expired.rows_affected() == 0 {
             return Ok(false);
@@ -198,7 +198,7 @@ impl<'s> IntakeRepo<'s> {
             .bind(lease_ms.map(|lease| now.saturating_add(lease)))
             .bind(now)
             .bind(now.saturating_add(new.ttl_ms))
-            .execute(&self.store.pool)
+            .execute(&self.store.writes)
             .await;
         match inserted {
             Ok(_) => Ok(true),
@@ -249,7 +249,7 @@ impl<'s> IntakeRepo<'s> {
             key,
         )
         .bind(attempt)
-        .execute(&self.store.pool)
+        .execute(&self.store.writes)
         .await?;
         Ok(renewed.rows_affected() == 1)
     }
@@ -290,14 +290,14 @@ impl<'s> IntakeRepo<'s> {
             .bind(until),
             key,
         )
-        .execute(&self.store.pool)
+        .execute(&self.store.writes)
         .await?;
         Ok(done.rows_affected() == 1)
     }
 
     /// Marks the row done and clears its payload. Idempotent; a failed row stays failed.
     pub async fn finish(&self, key: &IntakeKey) -> Result<()> {
-        let mut conn = self.store.pool.acquire().await?;
+        let mut conn = self.store.writes.acquire().await?;
         finish_on(&mut conn, self.store, key).await
     }
 
@@ -313,7 +313,7 @@ impl<'s> IntakeRepo<'s> {
                 .bind(error.to_owned()),
             key,
         )
-        .execute(&self.store.pool)
+        .execute(&self.store.writes)
         .await?;
         Ok(())
     }
@@ -328,7 +328,7 @@ impl<'s> IntakeRepo<'s> {
                 .bind(error.to_owned()),
             key,
         )
-        .execute(&self.store.pool)
+        .execute(&self.store.writes)
         .await?;
         Ok(())
     }

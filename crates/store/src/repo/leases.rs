@@ -58,7 +58,7 @@ impl<'s> LeaseRepo<'s> {
         };
         if d.has_returning() {
             let rows = take(concat!(take_sql!(), " RETURNING lease_token"))
-                .fetch_all(&self.store.pool)
+                .fetch_all(&self.store.writes)
                 .await?;
             return rows.first().map(token_of).transpose();
         }
@@ -92,7 +92,7 @@ impl<'s> LeaseRepo<'s> {
             .bind(tenant.as_str().to_owned())
             .bind(session.as_str().to_owned())
             .bind(holder.to_owned())
-            .execute(&self.store.pool)
+            .execute(&self.store.writes)
             .await?;
         Ok(())
     }

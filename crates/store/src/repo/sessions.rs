@@ -185,7 +185,7 @@ impl<'s> SessionRepo<'s> {
             .bind(holder.to_owned())
             .bind(crate::row::to_i64(FIRST_LEASE_TOKEN))
             .bind(until_ms)
-            .execute(&self.store.pool)
+            .execute(&self.store.writes)
             .await;
         match inserted {
             Ok(_) => {}
