@@ -98,6 +98,7 @@ impl Chat {
     }
 
     /// The tenant user of a platform user: bound before, or `<platform>-<id>`, created now.
+    /// A known sender costs no read once cached (see `TenantRepo::user_by_platform_identity`).
     pub(crate) async fn user(
         &self,
         slot: &Slot,
@@ -106,38 +107,37 @@ impl Chat {
     ) -> Result<User> {
         let tenants = self.store().tenants();
         let platform = slot.platform.surface().as_str();
-        let id = match tenants
-            .user_for_platform_identity(tenant, platform, &who.id)
+        if let Some(user) = tenants
+            .user_by_platform_identity(tenant, platform, &who.id)
             .await?
         {
-            Some(bound) => bound,
-            None => {
-                let id = UserId::from(format!("{platform}-{}", who.id));
-                if tenants.get_user(tenant, &id).await?.is_none() {
-                    let name = match &who.name {
-                        Some(name) => Some(name.clone()),
-                        None => slot.platform.profile(&who.id).await.name,
-                    };
-                    let role = if slot.admins.contains(&who.id) {
-                        tracing::info!(tenant = %tenant, user = %id, "A configured admin was seen for the first time.");
-                        Role::Admin
-                    } else {
-                        Role::Member
-                    };
-                    let new = NewUser {
-                        id: id.clone(),
-                        display_name: name.unwrap_or_else(|| who.id.clone()),
-                        email: None,
-                        role,
-                        sso_subject: None,
-                    };
-                    tenants.upsert_user(tenant, &new).await?;
-                }
-                tenants
-                    .bind_platform_identity(tenant, platform, &who.id, &id)
-                    .await?
-            }
-        };
+            return Ok(user);
+        }
+        let id = UserId::from(format!("{platform}-{}", who.id));
+        if tenants.get_user(tenant, &id).await?.is_none() {
+            let name = match &who.name {
+                Some(name) => Some(name.clone()),
+                None => slot.platform.profile(&who.id).await.name,
+            };
+            let role = if slot.admins.contains(&who.id) {
+                tracing::info!(tenant = %tenant, user = %id, "A configured admin was seen for the first time.");
+                Role::Admin
+            } else {
+                Role::Member
+            };
+            let new = NewUser {
+                id: id.clone(),
+                display_name: name.unwrap_or_else(|| who.id.clone()),
+                email: None,
+                role,
+                sso_subject: None,
+            };
+            tenants.upsert_user(tenant, &new).await?;
+        }
+        // The first binding is kept: a racing delivery of the same person may have made it.
+        let id = tenants
+            .bind_platform_identity(tenant, platform, &who.id, &id)
+            .await?;
         tenants
             .get_user(tenant, &id)
             .await?

@@ -4,11 +4,15 @@
 //! Invariants:
 //! - [`accept`] returns [`Taken::Stored`] only after the row is committed; a redelivery of the
 //!   same (tenant, platform, delivery id) within the platform's window is [`Taken::Duplicate`].
-//! - The table is the queue. A fresh row is handed to the workers at once when the in-process
-//!   channel has room; otherwise the sweeper finds it. A burst is never refused while the
-//!   database takes writes.
-//! - A row is run by whoever claims it (a conditional update with a lease), so two workers or two
-//!   replicas never run it at once; a worker that dies loses its lease and the row runs again.
+//! - The table is the queue. A fresh row that finds room in the in-process channel is stored
+//!   already claimed (running, first attempt, leased) and handed to the workers with its
+//!   content, so running it reads and writes nothing more; otherwise it is stored pending and
+//!   the sweeper finds it. A burst is never refused while the database takes writes.
+//! - A row is run by whoever claims it (a conditional update with a lease, or the insert that
+//!   claims it), so two workers or two replicas never run it at once; a worker that dies loses
+//!   its lease and the row runs again. A claimed row that waited in the channel for half its
+//!   lease renews it first, on condition that it is still on its first attempt (nobody took it
+//!   over), and is dropped otherwise; rows still waiting at shutdown are given back.
 //! - A message's row is finished by the engine, in the transaction that stores the message, so
 //!   a crash in between runs it again rather than losing it or running it twice. While the
 //!   message waits to join a running turn, its lease is renewed.
@@ -38,8 +42,8 @@ const PURGE_BATCH: u32 = 1000;
 /// The workers' shared state.
 #[derive(Debug)]
 pub(crate) struct Intake {
-    tx: mpsc::Sender<IntakeKey>,
-    rx: Mutex<Option<mpsc::Receiver<IntakeKey>>>,
+    tx: mpsc::Sender<Queued>,
+    rx: Mutex<Option<mpsc::Receiver<Queued>>>,
     permits: Arc<Semaphore>,
     in_flight: Arc<AtomicUsize>,
 }
@@ -60,28 +64,44 @@ impl Intake {
     }
 }
 
+/// A row stored claimed by this process, waiting in the channel for a worker.
+#[derive(Debug)]
+pub(crate) struct Queued {
+    delivery: Delivery,
+    /// When its lease ends at the latest (by the store's clock).
+    until_ms: i64,
+}
+
 fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
 /// Stores `inbound` for the workers; see [`Chat::accept`].
 pub(crate) async fn accept(chat: &Chat, inbound: &Inbound) -> Result<Taken> {
-    let Some(key) = store(chat, inbound, None).await? else {
+    // A full channel only means the row is stored pending, and the sweeper takes it a moment
+    // later.
+    let place = chat.inner.intake.tx.clone().try_reserve_owned().ok();
+    let lease = place.as_ref().map(|_| chat.lease_ms());
+    let Some(delivery) = store(chat, inbound, lease).await? else {
         return Ok(Taken::Duplicate);
     };
-    // A full channel only means the sweeper takes this row a moment later.
-    let _ = chat.inner.intake.tx.try_send(key);
+    if let (Some(place), Some(lease)) = (place, lease) {
+        let until_ms = delivery.received_at_ms.saturating_add(lease);
+        place.send(Queued { delivery, until_ms });
+    }
     Ok(Taken::Stored)
 }
 
 /// Stores `inbound` already claimed by the caller, who runs it now (a slash command, whose
 /// reply is its request's response); `None` for a delivery seen before.
 pub(crate) async fn accept_claimed(chat: &Chat, inbound: &Inbound) -> Result<Option<IntakeKey>> {
-    store(chat, inbound, Some(chat.lease_ms())).await
+    let stored = store(chat, inbound, Some(chat.lease_ms())).await?;
+    Ok(stored.map(|delivery| delivery.key()))
 }
 
-/// Writes the intake row; `None` when the delivery was seen before.
-async fn store(chat: &Chat, inbound: &Inbound, claimed: Option<i64>) -> Result<Option<IntakeKey>> {
+/// Writes the intake row; returns it as its first claim leaves it, or `None` when the delivery
+/// was seen before.
+async fn store(chat: &Chat, inbound: &Inbound, claimed: Option<i64>) -> Result<Option<Delivery>> {
     if chat.inner.stop.is_cancelled() {
         return Err(ChatError::ShuttingDown);
     }
@@ -101,6 +121,7 @@ async fn store(chat: &Chat, inbound: &Inbound, claimed: Option<i64>) -> Result<O
         ttl_ms: millis(dedupe_ttl(inbound.surface)),
     };
     let intake = chat.store().intake();
+    let received_at_ms = chat.store().clock_ms();
     let new_row = match claimed {
         None => intake.accept(&tenant, &new).await?,
         Some(lease) => intake.accept_claimed(&tenant, &new, lease).await?,
@@ -109,11 +130,7 @@ async fn store(chat: &Chat, inbound: &Inbound, claimed: Option<i64>) -> Result<O
         debug!(delivery = %inbound.delivery_id, "Delivery seen before; acknowledged, not applied.");
         return Ok(None);
     }
-    Ok(Some(IntakeKey {
-        tenant_id: tenant,
-        platform: new.platform,
-        delivery_id: new.delivery_id,
-    }))
+    Ok(Some(Delivery::fresh(&tenant, new, received_at_ms)))
 }
 
 /// Starts the dispatcher: fresh rows from the channel, and every `sweep_every` the rows nobody
@@ -140,15 +157,22 @@ pub(crate) fn start(chat: &Chat) {
         loop {
             tokio::select! {
                 () = stop.cancelled() => break,
-                key = rx.recv() => {
-                    let Some(key) = key else { break };
-                    let Some(permit) = permit(&chat).await else { break };
+                queued = rx.recv() => {
+                    let Some(queued) = queued else { break };
+                    let Some(permit) = permit(&chat).await else {
+                        chat.give_back(queued).await;
+                        break;
+                    };
                     let worker = chat.clone();
-                    chat.inner.tasks.spawn(async move { worker.claim_and_run(key, permit).await });
+                    chat.inner.tasks.spawn(async move { worker.run_queued(queued, permit).await });
                 }
                 _ = sweep.tick() => chat.sweep().await,
                 _ = purge.tick() => chat.purge().await,
             }
+        }
+        rx.close();
+        while let Ok(queued) = rx.try_recv() {
+            chat.give_back(queued).await;
         }
         debug!("Intake dispatcher stopped.");
     });
@@ -212,13 +236,35 @@ impl Chat {
         }
     }
 
-    async fn claim_and_run(self, key: IntakeKey, permit: OwnedSemaphorePermit) {
-        match self.store().intake().claim(&key, self.lease_ms()).await {
-            Ok(Some(delivery)) => self.run(delivery, permit).await,
-            Ok(None) => {}
-            Err(e) => {
-                warn!(error = %e, delivery = %key.delivery_id, "Cannot claim a delivery; the sweeper will.");
+    /// Runs a row this process stored claimed; one that waited for half its lease is renewed
+    /// first, unless someone took it over meanwhile (then it is theirs).
+    async fn run_queued(self, queued: Queued, permit: OwnedSemaphorePermit) {
+        let Queued { delivery, until_ms } = queued;
+        let lease = self.lease_ms();
+        if until_ms.saturating_sub(self.store().clock_ms()) < lease / 2 {
+            let key = delivery.key();
+            match self.store().intake().renew_attempt(&key, 1, lease).await {
+                Ok(true) => {}
+                Ok(false) => return,
+                Err(e) => {
+                    warn!(error = %e, delivery = %key.delivery_id, "Cannot renew a waiting delivery's lease; it runs again once the lease lapses.");
+                    return;
+                }
             }
+        }
+        self.run(delivery, permit).await;
+    }
+
+    /// Gives a row that waited in the channel back to the table at shutdown, so the next start
+    /// (or another replica) runs it at once rather than after its lease.
+    async fn give_back(&self, queued: Queued) {
+        let key = queued.delivery.key();
+        let intake = self.store().intake();
+        if let Err(e) = intake
+            .retry_later(&key, 0, "not run before the process stopped")
+            .await
+        {
+            debug!(error = %e, delivery = %key.delivery_id, "A waiting delivery runs again once its lease lapses.");
         }
     }
 

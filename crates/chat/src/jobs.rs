@@ -213,10 +213,16 @@ impl Chat {
         if text.trim().is_empty() {
             return Ok(Handled::Done);
         }
-        let session = self.thread_session(person, inbound).await?;
-        slot.pumps
-            .ensure(&person.tenant, &session.id, thread_of(inbound))
-            .await?;
+        let (session, created) = self.thread_session(person, inbound).await?;
+        if created {
+            slot.pumps
+                .ensure_created(&person.tenant, &session.id, thread_of(inbound))
+                .await?;
+        } else {
+            slot.pumps
+                .ensure(&person.tenant, &session.id, thread_of(inbound))
+                .await?;
+        }
         let command = Command::UserMessage {
             author: person.actor(),
             text: text.to_owned(),
@@ -248,8 +254,13 @@ impl Chat {
         Err(ChatError::Busy(session.id))
     }
 
-    /// The session of a delivery's thread, created (owned by the sender) if new.
-    async fn thread_session(&self, person: &Person, inbound: &Inbound) -> Result<SessionRecord> {
+    /// The session of a delivery's thread, created (owned by the sender) if new; `true` when
+    /// this call created it.
+    async fn thread_session(
+        &self,
+        person: &Person,
+        inbound: &Inbound,
+    ) -> Result<(SessionRecord, bool)> {
         let new = NewSession {
             key: session_key(inbound),
             owner: person.user.id.clone(),
@@ -259,7 +270,7 @@ impl Chat {
             mode: Default::default(),
             unattended: false,
         };
-        Ok(self.hub().create_session(&person.tenant, &new).await?)
+        Ok(self.hub().open_session(&person.tenant, &new).await?)
     }
 
     /// Where a session's cards are shown: its own thread, or, for an automation run, the thread

@@ -4,7 +4,9 @@
 //! Invariants: at most one pump runs per session; a pump is subscribed before the command that
 //! starts it is submitted (so it misses no event), and it first folds the session's stored events
 //! so a pump restarted by a late click still knows the cards it updates: from the view an idle
-//! pump of the session left behind (only the events after it), else from the first event. A pump ends after
+//! pump of the session left behind (only the events after it), else from the first event. The
+//! pump of a session its caller has just created reads nothing when the session's only event is
+//! still its `session_created`, which no card shows. A pump ends after
 //! [`Pumps::idle`] without events unless it was asked for again in that time (checked under the
 //! map's lock, which [`Pumps::ensure`] also takes), and every pump is joined on shutdown.
 
@@ -79,6 +81,26 @@ impl Pumps {
         session: &SessionId,
         target: ChatTarget,
     ) -> crate::Result<()> {
+        self.start(tenant, session, target, false).await
+    }
+
+    /// [`Pumps::ensure`] for a session the caller has just created (see the module docs).
+    pub(crate) async fn ensure_created(
+        self: &Arc<Self>,
+        tenant: &TenantId,
+        session: &SessionId,
+        target: ChatTarget,
+    ) -> crate::Result<()> {
+        self.start(tenant, session, target, true).await
+    }
+
+    async fn start(
+        self: &Arc<Self>,
+        tenant: &TenantId,
+        session: &SessionId,
+        target: ChatTarget,
+        created: bool,
+    ) -> crate::Result<()> {
         let key = (tenant.clone(), session.clone());
         if self.touch(&key) {
             return Ok(());
@@ -86,10 +108,14 @@ impl Pumps {
         if self.stop.is_cancelled() {
             return Err(workmate_engine::Error::ShuttingDown.into());
         }
-        let rx = self.hub.subscribe(tenant, session).await?;
+        let (rx, published) = self.hub.subscribe_live(tenant, session).await?;
         let mut view = self.kept.remove(&key).unwrap_or_default();
-        for event in self.stored_after(tenant, session, view.last_seq()).await? {
-            view.apply(&event);
+        // The first event of a session is its `session_created` (seq 1).
+        let nothing_shown = created && published <= 1 && view.last_seq() == 0;
+        if !nothing_shown {
+            for event in self.stored_after(tenant, session, view.last_seq()).await? {
+                view.apply(&event);
+            }
         }
         {
             let mut running = self.lock();

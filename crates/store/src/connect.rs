@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use sqlx::AnyPool;
 use sqlx::any::AnyPoolOptions;
 use sqlx::{AnyConnection, Connection, Executor};
 
@@ -48,40 +49,61 @@ impl Store {
         let memory = is_memory(&url);
         // An in-memory database lives exactly as long as its one connection, which every caller
         // shares: it is opened once and never closed while the store lives.
-        let (connections, lifetime) = if memory {
-            (1, None)
+        let connections = if memory { 1 } else { options.max_connections };
+        let pool = open_pool(&url, dialect, connections, memory, options.acquire_timeout).await?;
+        // SQLite has one write lock. Writers on separate connections that meet it sleep in
+        // SQLite's busy handler (1, 2, 5, 10 ms, ...); queued on one connection of their own
+        // they take turns at once, and readers keep the other connections.
+        let writes = if dialect == Dialect::Sqlite && !memory {
+            open_pool(&url, dialect, 1, false, options.acquire_timeout).await?
         } else {
-            (options.max_connections, Some(Duration::from_secs(30 * 60)))
+            pool.clone()
         };
-        let pool = AnyPoolOptions::new()
-            .max_connections(connections)
-            .min_connections(u32::from(memory))
-            .max_lifetime(lifetime)
-            .idle_timeout(if memory {
-                None
-            } else {
-                Some(Duration::from_secs(10 * 60))
-            })
-            .acquire_timeout(options.acquire_timeout)
-            .after_connect(move |conn, _meta| {
-                Box::pin(async move {
-                    if dialect == Dialect::Sqlite {
-                        conn.execute("PRAGMA synchronous = NORMAL").await?;
-                        conn.execute("PRAGMA busy_timeout = 30000").await?;
-                    }
-                    Ok(())
-                })
-            })
-            .connect(&url)
-            .await?;
         Ok(Self {
             pool,
+            writes,
             dialect,
             clock: options.clock,
             writer: Arc::default(),
             tenants: crate::tenant_cache::TenantCache::default(),
+            identities: crate::identity_cache::IdentityCache::default(),
         })
     }
+}
+
+/// A pool of at most `connections` (an in-memory database keeps its one connection forever).
+async fn open_pool(
+    url: &str,
+    dialect: Dialect,
+    connections: u32,
+    memory: bool,
+    acquire_timeout: Duration,
+) -> Result<AnyPool> {
+    let (lifetime, idle) = if memory {
+        (None, None)
+    } else {
+        (
+            Some(Duration::from_secs(30 * 60)),
+            Some(Duration::from_secs(10 * 60)),
+        )
+    };
+    Ok(AnyPoolOptions::new()
+        .max_connections(connections)
+        .min_connections(u32::from(memory))
+        .max_lifetime(lifetime)
+        .idle_timeout(idle)
+        .acquire_timeout(acquire_timeout)
+        .after_connect(move |conn, _meta| {
+            Box::pin(async move {
+                if dialect == Dialect::Sqlite {
+                    conn.execute("PRAGMA synchronous = NORMAL").await?;
+                    conn.execute("PRAGMA busy_timeout = 30000").await?;
+                }
+                Ok(())
+            })
+        })
+        .connect(url)
+        .await?)
 }
 
 /// Checks the URL's shape and fills in what workmate always wants (SQLite: create the file).

@@ -1,8 +1,10 @@
 //! The few places where SQLite, MySQL/TiDB and Postgres disagree, kept in one spot.
 //!
 //! Repository code writes every statement once, with `?` placeholders; [`Dialect::query`] turns it
-//! into the backend's form. Everything else (column types, no `RETURNING`, ids made in the app) is
-//! chosen so that one statement text works everywhere.
+//! into the backend's form. Everything else (column types, ids made in the app) is chosen so that
+//! one statement text works everywhere. `RETURNING` is used only where it saves a hot path a
+//! round trip, on the backends that have it ([`Dialect::has_returning`]), beside a plain form that
+//! serves MySQL.
 
 use sqlx::any::AnyArguments;
 use sqlx::query::Query;
@@ -47,6 +49,16 @@ impl Dialect {
             Self::Sqlite => "sqlite",
             Self::Mysql => "mysql",
             Self::Postgres => "postgres",
+        }
+    }
+
+    /// Whether `UPDATE … RETURNING` works (SQLite and Postgres; not MySQL, MariaDB or TiDB).
+    /// On SQLite, read such a statement with `fetch_all`: SQLite commits its implicit transaction
+    /// only once the statement has run to its end.
+    pub(crate) fn has_returning(self) -> bool {
+        match self {
+            Self::Sqlite | Self::Postgres => true,
+            Self::Mysql => false,
         }
     }
 

@@ -12,6 +12,7 @@ mod clock;
 mod connect;
 mod dialect;
 mod error;
+mod identity_cache;
 mod migrate;
 mod repo;
 mod row;
@@ -57,12 +58,17 @@ use sqlx::AnyPool;
 #[derive(Clone, Debug)]
 pub struct Store {
     pool: AnyPool,
+    /// Where the hot write paths take their connection: on a SQLite file, a pool of one, so
+    /// writers queue here instead of sleeping on the database's lock; elsewhere `pool` itself.
+    writes: AnyPool,
     dialect: Dialect,
     clock: Arc<dyn Clock>,
     /// Started on first use, on the runtime of its first caller.
     writer: Arc<OnceLock<Writer>>,
     /// Tenant rows, read on every turn.
     tenants: tenant_cache::TenantCache,
+    /// Users by platform identity, read on every chat delivery.
+    identities: identity_cache::IdentityCache,
 }
 
 impl Store {
@@ -79,6 +85,7 @@ impl Store {
 
     /// Closes every pooled connection; later calls fail.
     pub async fn close(&self) {
+        self.writes.close().await;
         self.pool.close().await;
     }
 
@@ -182,13 +189,13 @@ impl Store {
 }
 
 impl Store {
-    /// Starts a transaction that will write. On SQLite it takes the write lock up front
-    /// (`BEGIN IMMEDIATE`), so two writers queue on the busy timeout instead of one failing
-    /// when it upgrades from reading to writing.
+    /// Starts a transaction that will write, on the write connections. On SQLite it takes the
+    /// write lock up front (`BEGIN IMMEDIATE`), so a writer outside them queues on the busy
+    /// timeout instead of failing when it upgrades from reading to writing.
     pub(crate) async fn begin_write(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>> {
         Ok(match self.dialect {
-            Dialect::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
-            Dialect::Mysql | Dialect::Postgres => self.pool.begin().await?,
+            Dialect::Sqlite => self.writes.begin_with("BEGIN IMMEDIATE").await?,
+            Dialect::Mysql | Dialect::Postgres => self.writes.begin().await?,
         })
     }
 }

@@ -96,6 +96,25 @@ backend_matrix! {
         assert!(!ctx.store.intake().renew(&k, LEASE).await.unwrap(), "a finished row stops its renewals");
     }
 
+    async fn a_row_stored_claimed_renews_only_while_nobody_took_it_over(ctx: Ctx) {
+        let t = tenant(&ctx.store, "intake").await;
+        let k = key(&t, "Ev1");
+        let intake = ctx.store.intake();
+        assert!(intake.accept_claimed(&t, &delivery("Ev1"), LEASE).await.unwrap());
+        let row = intake.get(&k).await.unwrap().unwrap();
+        assert_eq!((row.state, row.attempts), (IntakeState::Running, 1), "stored as its first claim");
+        assert!(intake.claim(&k, LEASE).await.unwrap().is_none(), "held by the claiming insert");
+        assert!(intake.renew_attempt(&k, 1, LEASE).await.unwrap(), "the first attempt renews its own lease");
+        assert!(!intake.renew_attempt(&k, 2, LEASE).await.unwrap(), "another attempt's renewal is refused");
+        ctx.clock.advance_ms(LEASE + 1);
+        let taken = intake.claim(&k, LEASE).await.unwrap().unwrap();
+        assert_eq!(taken.attempts, 2, "a lapsed lease is taken over");
+        assert!(!intake.renew_attempt(&k, 1, LEASE).await.unwrap(), "the first attempt lost the row");
+        assert!(intake.renew_attempt(&k, 2, LEASE).await.unwrap());
+        intake.finish(&k).await.unwrap();
+        assert!(!intake.renew_attempt(&k, 2, LEASE).await.unwrap(), "a finished row stops its renewals");
+    }
+
     async fn a_finished_row_is_never_claimed_or_reopened(ctx: Ctx) {
         let t = tenant(&ctx.store, "intake").await;
         let k = key(&t, "Ev1");

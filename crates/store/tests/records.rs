@@ -32,6 +32,31 @@ backend_matrix! {
         assert_eq!(tenants.ensure(&tenant, "renamed").await.unwrap().name, "Acme", "ensure never overwrites");
     }
 
+    async fn a_platform_identity_resolves_to_its_user_and_follows_user_writes(ctx: Ctx) {
+        let (tenant, _) = tenant_with_session(&ctx.store, "people").await;
+        let tenants = ctx.store.tenants();
+        let mut bob = NewUser { id: UserId::from("u_bob"), display_name: "Bob".into(), email: None, role: Role::Admin, sso_subject: None };
+        tenants.upsert_user(&tenant, &bob).await.unwrap();
+        let admin = NewUser { id: UserId::from("u_admin"), display_name: "Admin".into(), email: None, role: Role::Admin, sso_subject: None };
+        tenants.upsert_user(&tenant, &admin).await.unwrap();
+        assert_eq!(tenants.user_by_platform_identity(&tenant, "slack", "UBOB").await.unwrap(), None, "not bound yet");
+        tenants.bind_platform_identity(&tenant, "slack", "UBOB", &bob.id).await.unwrap();
+        let found = tenants.user_by_platform_identity(&tenant, "slack", "UBOB").await.unwrap().unwrap();
+        assert_eq!((found.id.as_str(), found.display_name.as_str(), found.role), ("u_bob", "Bob", Role::Admin));
+        // Served again (from the cache), then changed: the next read sees each change.
+        assert_eq!(tenants.user_by_platform_identity(&tenant, "slack", "UBOB").await.unwrap().unwrap(), found);
+        bob.display_name = "Robert".into();
+        tenants.upsert_user(&tenant, &bob).await.unwrap();
+        let renamed = tenants.user_by_platform_identity(&tenant, "slack", "UBOB").await.unwrap().unwrap();
+        assert_eq!(renamed.display_name, "Robert");
+        tenants.change_role(&tenant, &bob.id, Role::Member).await.unwrap();
+        let demoted = tenants.user_by_platform_identity(&tenant, "slack", "UBOB").await.unwrap().unwrap();
+        assert_eq!(demoted.role, Role::Member, "a demotion is seen at once");
+        assert_eq!(tenants.user_by_platform_identity(&tenant, "feishu", "UBOB").await.unwrap(), None, "another platform's account");
+        let (other, _) = tenant_with_session(&ctx.store, "people").await;
+        assert_eq!(tenants.user_by_platform_identity(&other, "slack", "UBOB").await.unwrap(), None, "another tenant's account");
+    }
+
     async fn memories_round_trip(ctx: Ctx) {
         let (tenant, _) = tenant_with_session(&ctx.store, "memory").await;
         let memories = ctx.store.memories();
@@ -91,6 +116,12 @@ backend_matrix! {
         let stored = cards.get(&tenant, &session.id, "turn:1", "feishu").await.unwrap().unwrap();
         assert_eq!((stored.platform_message_id.as_str(), stored.version), ("om_1", 3));
         assert!(cards.next_version(&tenant, &session.id, "turn:2", "feishu").await.is_err());
+        // Recording again moves the card and keeps its version.
+        let moved = CardMessage { chat_id: "oc_2".into(), platform_message_id: "om_2".into(), version: 0, ..card };
+        cards.record(&tenant, &moved).await.unwrap();
+        let stored = cards.get(&tenant, &session.id, "turn:1", "feishu").await.unwrap().unwrap();
+        assert_eq!((stored.chat_id.as_str(), stored.platform_message_id.as_str(), stored.version), ("oc_2", "om_2", 3));
+        assert_eq!(cards.next_version(&tenant, &session.id, "turn:1", "feishu").await.unwrap(), 4);
     }
 }
 

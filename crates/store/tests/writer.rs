@@ -202,4 +202,38 @@ backend_matrix! {
         let lapsed = turns.lapsed(until + 1, 100).await.unwrap();
         assert!(lapsed.iter().any(|t| t.session == second.id), "{lapsed:?}");
     }
+
+    async fn a_session_created_under_a_lease_fences_like_a_taken_one(ctx: Ctx) {
+        let (tenant, existing) = tenant_with_session(&ctx.store, "lease").await;
+        let sessions = ctx.store.sessions();
+        let leases = ctx.store.leases();
+        let mut new = workmate_store::NewSession {
+            key: workmate_store::SessionKey { surface: workmate_protocol::Surface::Slack, chat_id: "C01".into(), thread_id: "1700000000.000200".into() },
+            owner: workmate_protocol::UserId::from("u_alice"),
+            title: None,
+            persona: "cowork".into(),
+            model: "scripted:demo".into(),
+            mode: workmate_protocol::PermissionMode::Interactive,
+            unattended: false,
+        };
+        let now = ctx.store.clock_ms();
+        let (record, a) = sessions.create_leased(&tenant, &new, "a", now + 30_000).await.unwrap().unwrap();
+        assert_eq!(sessions.get(&tenant, &record.id).await.unwrap().as_ref(), Some(&record), "the record returned is the row written");
+        assert_eq!(sessions.create_leased(&tenant, &new, "b", now + 30_000).await.unwrap(), None, "the key is taken");
+        new.key = existing.key.clone();
+        assert_eq!(sessions.create_leased(&tenant, &new, "b", now + 30_000).await.unwrap(), None, "so is an older session's");
+        assert_eq!(leases.take(&tenant, &record.id, "b", now + 30_000).await.unwrap(), None, "a holds it from the start");
+        assert_eq!(leases.take(&tenant, &record.id, "a", now + 60_000).await.unwrap(), Some(a), "renewing keeps the token");
+        let mut first = step(&tenant, &record.id, Counters::default(), 1);
+        first.lease = a;
+        let after = first.end();
+        assert!(write_steps(&ctx.store, vec![first]).await[0].is_ok(), "the creator writes under its token");
+        ctx.clock.advance_ms(61_000);
+        let b = leases.take(&tenant, &record.id, "b", ctx.store.clock_ms() + 30_000).await.unwrap().unwrap();
+        assert!(b > a);
+        let mut late = step(&tenant, &record.id, after, 1);
+        late.lease = a;
+        late.lineage = 7;
+        assert!(matches!(write_steps(&ctx.store, vec![late]).await[0], Err(StepError::Fenced { .. })), "the creator's write after losing the lease is refused");
+    }
 }

@@ -15,6 +15,12 @@ use crate::runtime::SessionRuntime;
 use crate::{Error, Result};
 
 impl SessionHub {
+    /// When a lease taken now expires.
+    pub(super) fn lease_until(&self) -> i64 {
+        let ttl = i64::try_from(self.inner.deps.config.lease_ttl.as_millis()).unwrap_or(i64::MAX);
+        self.inner.deps.clock.now_ms().saturating_add(ttl)
+    }
+
     /// Makes sure this process holds the session's lease; renews it once half its time is
     /// gone. `DrivenElsewhere` while another process holds it.
     pub(super) async fn hold_lease(

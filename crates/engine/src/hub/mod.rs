@@ -123,19 +123,52 @@ impl SessionHub {
         tenant: &TenantId,
         new: &NewSession,
     ) -> Result<SessionRecord> {
-        let (record, created) = self.store().sessions().get_or_create(tenant, new).await?;
-        if created {
-            let emit = self.emitter(tenant, &record.id).await?;
-            emit.state(EventKind::SessionCreated {
-                owner: record.owner.clone(),
-                surface: record.key.surface,
-                title: record.title.clone(),
-                model: record.model.clone(),
-                mode: record.mode,
-                unattended: record.unattended,
-            })?;
-        }
-        Ok(record)
+        Ok(self.open_session(tenant, new).await?.0)
+    }
+
+    /// [`SessionHub::create_session`], and whether this call created the session. A session
+    /// created here is created under this process's lease, and its runtime starts from what was
+    /// written (record, lease, empty history), so neither its first event nor its first turn
+    /// reads the store.
+    pub async fn open_session(
+        &self,
+        tenant: &TenantId,
+        new: &NewSession,
+    ) -> Result<(SessionRecord, bool)> {
+        let until = self.lease_until();
+        let sessions = self.store().sessions();
+        let created = sessions
+            .create_leased(tenant, new, &self.inner.replica, until)
+            .await?;
+        let Some((record, token)) = created else {
+            let record = sessions
+                .find_by_key(tenant, &new.key)
+                .await?
+                .ok_or_else(|| {
+                    Error::Store(workmate_store::Error::NotFound {
+                        what: format!("session at {:?}, whose key was just taken", new.key),
+                    })
+                })?;
+            return Ok((record, false));
+        };
+        let runtime = self.adopt_created(tenant, &record, (token, until));
+        let emit = Emitter {
+            store: self.store().clone(),
+            tenant: tenant.clone(),
+            session: record.id.clone(),
+            turn: None,
+            runtime,
+            clock: Arc::clone(&self.inner.deps.clock),
+        };
+        emit.state(EventKind::SessionCreated {
+            owner: record.owner.clone(),
+            surface: record.key.surface,
+            title: record.title.clone(),
+            model: record.model.clone(),
+            mode: record.mode,
+            unattended: record.unattended,
+        })?;
+        Ok((record, true))
     }
 
     /// Marks the session attended or unattended (whether its prompts wait in the inbox rather
@@ -173,6 +206,21 @@ impl SessionHub {
         // A failed step is the turn's to report; what was stored can still be replayed.
         let _ = runtime.flushed().await;
         Ok(receiver)
+    }
+
+    /// Live events of a session from now on, without waiting for its queued steps, and the
+    /// `seq` of the newest state event published before: a subscriber that needs no event up
+    /// to that `seq` replays nothing; one that does calls [`SessionHub::flushed`] before it
+    /// reads them from the store.
+    pub async fn subscribe_live(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+    ) -> Result<(broadcast::Receiver<Arc<Event>>, u64)> {
+        let runtime = self.runtime(tenant, session).await?;
+        let receiver = runtime.subscribe();
+        // Read after subscribing: a later event reaches the receiver.
+        Ok((receiver, runtime.last_seq()))
     }
 
     /// Resolves once every step of the session queued so far is stored (or failed): reads of
@@ -346,6 +394,34 @@ impl SessionHub {
             *runtime = fresh();
         }
         Ok(Arc::clone(runtime))
+    }
+
+    /// The runtime of a session this call's process has just created, from what it wrote:
+    /// the record, the lease and, when the runtime is new, an empty history (kept like a
+    /// finished turn's). A runtime some other task already loaded is kept as it is.
+    fn adopt_created(
+        &self,
+        tenant: &TenantId,
+        record: &SessionRecord,
+        (token, until): (u64, i64),
+    ) -> Arc<SessionRuntime> {
+        let key = (tenant.clone(), record.id.clone());
+        let mut fresh = false;
+        let runtime = {
+            let mut sessions = self.lock_sessions();
+            let runtime = sessions.entry(key).or_insert_with(|| {
+                fresh = true;
+                Arc::new(SessionRuntime::new(record.clone()))
+            });
+            Arc::clone(runtime)
+        };
+        runtime.set_lease(token, until);
+        if fresh {
+            self.inner
+                .hot
+                .keep((tenant, &record.id), &runtime, Vec::new());
+        }
+        runtime
     }
 
     /// The session as of its newest queued step (kept by its runtime: no read).

@@ -7,7 +7,7 @@ use sqlx::any::AnyRow;
 use workmate_protocol::{SessionId, TenantId};
 
 use crate::row::col;
-use crate::{Error, Result, Store};
+use crate::{Dialect, Error, Result, Store};
 
 /// Where a card was posted.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,6 +28,20 @@ pub struct CardMessage {
     pub updated_at_ms: i64,
 }
 
+/// The insert of a posted card; [`CardRepo::record`] adds the backend's upsert clause.
+macro_rules! record_sql {
+    () => {
+        "INSERT INTO card_messages (tenant_id, session_id, card_key, platform, chat_id, platform_message_id, version, updated_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    };
+}
+
+/// The version bump of [`CardRepo::next_version`].
+macro_rules! bump_sql {
+    () => {
+        "UPDATE card_messages SET version = version + 1, updated_at_ms = ? WHERE tenant_id = ? AND session_id = ? AND card_key = ? AND platform = ?"
+    };
+}
+
 /// Card message ids.
 #[derive(Debug)]
 pub struct CardRepo<'s> {
@@ -39,36 +53,32 @@ impl<'s> CardRepo<'s> {
         Self { store }
     }
 
-    /// Records where a card was posted; recording it again replaces chat and message id.
+    /// Records where a card was posted; recording it again replaces chat and message id and
+    /// keeps the version. One upsert statement.
     pub async fn record(&self, tenant: &TenantId, card: &CardMessage) -> Result<()> {
-        let d = self.store.dialect;
-        let now = self.store.clock_ms();
-        let mut tx = self.store.begin_write().await?;
-        d.insert_ignoring_duplicates(
-            "INSERT INTO card_messages (tenant_id, session_id, card_key, platform, chat_id, platform_message_id, version, updated_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            "card_key",
-        )
-        .bind(tenant.as_str().to_owned())
-        .bind(card.session_id.as_str().to_owned())
-        .bind(card.card_key.clone())
-        .bind(card.platform.clone())
-        .bind(card.chat_id.clone())
-        .bind(card.platform_message_id.clone())
-        .bind(card.version)
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
-        d.query("UPDATE card_messages SET chat_id = ?, platform_message_id = ?, updated_at_ms = ? WHERE tenant_id = ? AND session_id = ? AND card_key = ? AND platform = ?")
-            .bind(card.chat_id.clone())
-            .bind(card.platform_message_id.clone())
-            .bind(now)
+        let sql = match self.store.dialect {
+            Dialect::Sqlite | Dialect::Postgres => concat!(
+                record_sql!(),
+                " ON CONFLICT (tenant_id, session_id, card_key, platform) DO UPDATE SET chat_id = excluded.chat_id, platform_message_id = excluded.platform_message_id, updated_at_ms = excluded.updated_at_ms"
+            ),
+            Dialect::Mysql => concat!(
+                record_sql!(),
+                " ON DUPLICATE KEY UPDATE chat_id = VALUES(chat_id), platform_message_id = VALUES(platform_message_id), updated_at_ms = VALUES(updated_at_ms)"
+            ),
+        };
+        self.store
+            .dialect
+            .query(sql)
             .bind(tenant.as_str().to_owned())
             .bind(card.session_id.as_str().to_owned())
             .bind(card.card_key.clone())
             .bind(card.platform.clone())
-            .execute(&mut *tx)
+            .bind(card.chat_id.clone())
+            .bind(card.platform_message_id.clone())
+            .bind(card.version)
+            .bind(self.store.clock_ms())
+            .execute(&self.store.writes)
             .await?;
-        tx.commit().await?;
         Ok(())
     }
 
@@ -93,7 +103,8 @@ impl<'s> CardRepo<'s> {
         row.map(|r| from_row(&r)).transpose()
     }
 
-    /// Takes the card's next update sequence number.
+    /// Takes the card's next update sequence number: one statement where the backend has
+    /// `RETURNING`, a transaction of two on MySQL.
     pub async fn next_version(
         &self,
         tenant: &TenantId,
@@ -102,20 +113,27 @@ impl<'s> CardRepo<'s> {
         platform: &str,
     ) -> Result<i64> {
         let d = self.store.dialect;
+        let bump = |template: &'static str| {
+            d.query(template)
+                .bind(self.store.clock_ms())
+                .bind(tenant.as_str().to_owned())
+                .bind(session.as_str().to_owned())
+                .bind(card_key.to_owned())
+                .bind(platform.to_owned())
+        };
+        let missing = || Error::NotFound {
+            what: format!("card {card_key} on {platform}"),
+        };
+        if d.has_returning() {
+            let rows = bump(concat!(bump_sql!(), " RETURNING version"))
+                .fetch_all(&self.store.writes)
+                .await?;
+            let row = rows.first().ok_or_else(missing)?;
+            return col(row, "card_messages", "version");
+        }
         let mut tx = self.store.begin_write().await?;
-        let bumped = d
-            .query("UPDATE card_messages SET version = version + 1, updated_at_ms = ? WHERE tenant_id = ? AND session_id = ? AND card_key = ? AND platform = ?")
-            .bind(self.store.clock_ms())
-            .bind(tenant.as_str().to_owned())
-            .bind(session.as_str().to_owned())
-            .bind(card_key.to_owned())
-            .bind(platform.to_owned())
-            .execute(&mut *tx)
-            .await?;
-        if bumped.rows_affected() == 0 {
-            return Err(Error::NotFound {
-                what: format!("card {card_key} on {platform}"),
-            });
+        if bump(bump_sql!()).execute(&mut *tx).await?.rows_affected() == 0 {
+            return Err(missing());
         }
         let version = col(
             &d.query("SELECT version FROM card_messages WHERE tenant_id = ? AND session_id = ? AND card_key = ? AND platform = ?")

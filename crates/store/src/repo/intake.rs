@@ -84,6 +84,23 @@ pub struct Delivery {
 }
 
 impl Delivery {
+    /// The row [`IntakeRepo::accept_claimed`] wrote for `new` (running, first attempt), for the
+    /// process that stored it, which needs not read it back. `received_at_ms` is the store's
+    /// clock read just before the insert.
+    pub fn fresh(tenant: &TenantId, new: NewDelivery, received_at_ms: i64) -> Self {
+        Self {
+            tenant_id: tenant.clone(),
+            platform: new.platform,
+            delivery_id: new.delivery_id,
+            kind: new.kind,
+            payload: new.payload,
+            state: IntakeState::Running,
+            attempts: 1,
+            received_at_ms,
+            error: None,
+        }
+    }
+
     /// Which delivery this is.
     pub fn key(&self) -> IntakeKey {
         IntakeKey {
@@ -149,7 +166,7 @@ impl<'s> IntakeRepo<'s> {
             .bind(new.platform.clone())
             .bind(new.delivery_id.clone())
             .bind(self.store.clock_ms())
-            .execute(&self.store.pool)
+            .execute(&self.store.writes)
             .await?;
         if expired.rows_affected() == 0 {
             return Ok(false);
@@ -181,7 +198,7 @@ impl<'s> IntakeRepo<'s> {
             .bind(lease_ms.map(|lease| now.saturating_add(lease)))
             .bind(now)
             .bind(now.saturating_add(new.ttl_ms))
-            .execute(&self.store.pool)
+            .execute(&self.store.writes)
             .await;
         match inserted {
             Ok(_) => Ok(true),
@@ -212,6 +229,29 @@ impl<'s> IntakeRepo<'s> {
             .await?;
         tx.commit().await?;
         row.as_ref().map(from_row).transpose()
+    }
+
+    /// Extends the lease of a row still running on attempt `attempt`: the attempt number fences
+    /// the claim, since a takeover by another worker counts a new one. `false` once the row is
+    /// finished, failed, given back or taken over.
+    pub async fn renew_attempt(
+        &self,
+        key: &IntakeKey,
+        attempt: i64,
+        lease_ms: i64,
+    ) -> Result<bool> {
+        let until = self.store.clock_ms().saturating_add(lease_ms);
+        let renewed = bind_key(
+            self.store.dialect.query(
+                "UPDATE intake SET lease_until_ms = ? WHERE tenant_id = ? AND platform = ? AND delivery_id = ? AND state = 'running' AND attempts = ?",
+            )
+            .bind(until),
+            key,
+        )
+        .bind(attempt)
+        .execute(&self.store.writes)
+        .await?;
+        Ok(renewed.rows_affected() == 1)
     }
 
     /// Claims up to `limit` due rows across all tenants, oldest first: recovery after a restart,
@@ -250,14 +290,14 @@ impl<'s> IntakeRepo<'s> {
             .bind(until),
             key,
         )
-        .execute(&self.store.pool)
+        .execute(&self.store.writes)
         .await?;
         Ok(done.rows_affected() == 1)
     }
 
     /// Marks the row done and clears its payload. Idempotent; a failed row stays failed.
     pub async fn finish(&self, key: &IntakeKey) -> Result<()> {
-        let mut conn = self.store.pool.acquire().await?;
+        let mut conn = self.store.writes.acquire().await?;
         finish_on(&mut conn, self.store, key).await
     }
 
@@ -273,7 +313,7 @@ impl<'s> IntakeRepo<'s> {
                 .bind(error.to_owned()),
             key,
         )
-        .execute(&self.store.pool)
+        .execute(&self.store.writes)
         .await?;
         Ok(())
     }
@@ -288,7 +328,7 @@ impl<'s> IntakeRepo<'s> {
                 .bind(error.to_owned()),
             key,
         )
-        .execute(&self.store.pool)
+        .execute(&self.store.writes)
         .await?;
         Ok(())
     }

@@ -11,6 +11,19 @@ use workmate_protocol::{SessionId, TenantId};
 use crate::row::to_i64;
 use crate::{Result, Store};
 
+/// The take: a free or lapsed lease, or `holder`'s own. The token grows only when the holder
+/// changes (MySQL assigns left to right: the token reads the previous holder).
+macro_rules! take_sql {
+    () => {
+        "UPDATE sessions SET lease_token = CASE WHEN lease_holder = ? THEN lease_token ELSE lease_token + 1 END, lease_holder = ?, lease_until_ms = ? WHERE tenant_id = ? AND session_id = ? AND (lease_holder IS NULL OR lease_holder = ? OR lease_until_ms < ?)"
+    };
+}
+
+fn token_of(row: &sqlx::any::AnyRow) -> Result<u64> {
+    let token: i64 = row.try_get("lease_token")?;
+    Ok(u64::try_from(token).unwrap_or_default())
+}
+
 /// Session writer leases.
 #[derive(Debug)]
 pub struct LeaseRepo<'s> {
@@ -23,7 +36,8 @@ impl<'s> LeaseRepo<'s> {
     }
 
     /// Takes or renews the lease on a session for `holder` until `until_ms`; returns its token,
-    /// or `None` while another holder's lease is live (or the session does not exist).
+    /// or `None` while another holder's lease is live (or the session does not exist). One
+    /// statement where the backend has `RETURNING`; a transaction of two on MySQL.
     pub async fn take(
         &self,
         tenant: &TenantId,
@@ -32,19 +46,24 @@ impl<'s> LeaseRepo<'s> {
         until_ms: i64,
     ) -> Result<Option<u64>> {
         let d = self.store.dialect;
+        let take = |template: &'static str| {
+            d.query(template)
+                .bind(holder.to_owned())
+                .bind(holder.to_owned())
+                .bind(until_ms)
+                .bind(tenant.as_str().to_owned())
+                .bind(session.as_str().to_owned())
+                .bind(holder.to_owned())
+                .bind(self.store.clock_ms())
+        };
+        if d.has_returning() {
+            let rows = take(concat!(take_sql!(), " RETURNING lease_token"))
+                .fetch_all(&self.store.writes)
+                .await?;
+            return rows.first().map(token_of).transpose();
+        }
         let mut tx = self.store.begin_write().await?;
-        // MySQL assigns left to right: the token reads the previous holder.
-        let taken = d
-            .query("UPDATE sessions SET lease_token = CASE WHEN lease_holder = ? THEN lease_token ELSE lease_token + 1 END, lease_holder = ?, lease_until_ms = ? WHERE tenant_id = ? AND session_id = ? AND (lease_holder IS NULL OR lease_holder = ? OR lease_until_ms < ?)")
-            .bind(holder.to_owned())
-            .bind(holder.to_owned())
-            .bind(until_ms)
-            .bind(tenant.as_str().to_owned())
-            .bind(session.as_str().to_owned())
-            .bind(holder.to_owned())
-            .bind(self.store.clock_ms())
-            .execute(&mut *tx)
-            .await?;
+        let taken = take(take_sql!()).execute(&mut *tx).await?;
         if taken.rows_affected() == 0 {
             tx.rollback().await?;
             return Ok(None);
@@ -55,9 +74,9 @@ impl<'s> LeaseRepo<'s> {
             .bind(session.as_str().to_owned())
             .fetch_one(&mut *tx)
             .await?;
-        let token: i64 = row.try_get("lease_token")?;
+        let token = token_of(&row)?;
         tx.commit().await?;
-        Ok(Some(u64::try_from(token).unwrap_or_default()))
+        Ok(Some(token))
     }
 
     /// Gives up `holder`'s lease on a session, so another process may take it at once.
@@ -73,7 +92,7 @@ impl<'s> LeaseRepo<'s> {
             .bind(tenant.as_str().to_owned())
             .bind(session.as_str().to_owned())
             .bind(holder.to_owned())
-            .execute(&self.store.pool)
+            .execute(&self.store.writes)
             .await?;
         Ok(())
     }

@@ -85,6 +85,7 @@ impl TenantRepo<'_> {
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
+        self.store.identities.forget_all();
         Ok(RoleChange::Changed { from })
     }
 }

@@ -9,6 +9,10 @@ use workmate_protocol::{PermissionMode, SessionId, Surface, TenantId, TurnId, Us
 use crate::row::{col, enum_col, to_word};
 use crate::{Error, Result, Store};
 
+/// The token of a session's first lease: a take by a new holder adds one to the stored token,
+/// which starts at 0.
+const FIRST_LEASE_TOKEN: u64 = 1;
+
 /// Where a conversation happens: a surface, a chat on it and a thread in that chat.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct SessionKey {
@@ -147,6 +151,68 @@ impl<'s> SessionRepo<'s> {
             })?;
         let created = record.id == id;
         Ok((record, created))
+    }
+
+    /// Creates the session at `new.key` with its writer lease held by `holder` until `until_ms`,
+    /// in one insert, and returns it with the lease's token; `None` when the key already has a
+    /// session (nothing is written: read that one with [`SessionRepo::find_by_key`]). The row is
+    /// left as a first [`crate::LeaseRepo::take`] by `holder` would leave it, so the creator
+    /// writes at once, and another holder's take after `until_ms` gets a larger token.
+    pub async fn create_leased(
+        &self,
+        tenant: &TenantId,
+        new: &NewSession,
+        holder: &str,
+        until_ms: i64,
+    ) -> Result<Option<(SessionRecord, u64)>> {
+        let id = SessionId::new();
+        let now = self.store.clock_ms();
+        // A plain insert: the key's unique index decides, and its violation means "already there".
+        let inserted = self
+            .store
+            .dialect
+            .query("INSERT INTO sessions (tenant_id, session_id, surface, chat_id, thread_id, owner_user_id, title, persona, model, mode, unattended, last_seq, message_count, created_at_ms, updated_at_ms, lease_holder, lease_token, lease_until_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, ?, ?)")
+            .bind(tenant.as_str().to_owned())
+            .bind(id.as_str().to_owned())
+            .bind(to_word(&new.key.surface)?)
+            .bind(new.key.chat_id.clone())
+            .bind(new.key.thread_id.clone())
+            .bind(new.owner.as_str().to_owned())
+            .bind(new.title.clone())
+            .bind(new.persona.clone())
+            .bind(new.model.clone())
+            .bind(to_word(&new.mode)?)
+            .bind(i64::from(new.unattended))
+            .bind(now)
+            .bind(now)
+            .bind(holder.to_owned())
+            .bind(crate::row::to_i64(FIRST_LEASE_TOKEN))
+            .bind(until_ms)
+            .execute(&self.store.writes)
+            .await;
+        match inserted {
+            Ok(_) => {}
+            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => return Ok(None),
+            Err(e) => return Err(e.into()),
+        }
+        let record = SessionRecord {
+            tenant_id: tenant.clone(),
+            id,
+            key: new.key.clone(),
+            owner: new.owner.clone(),
+            title: new.title.clone(),
+            persona: new.persona.clone(),
+            model: new.model.clone(),
+            mode: new.mode,
+            unattended: new.unattended,
+            last_seq: 0,
+            message_count: 0,
+            created_at_ms: now,
+            updated_at_ms: now,
+            grants: serde_json::json!({}),
+            open_turn: None,
+        };
+        Ok(Some((record, FIRST_LEASE_TOKEN)))
     }
 
     /// The session, if the tenant has it.

@@ -221,6 +221,7 @@ impl<'s> TenantRepo<'s> {
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
+        self.store.identities.forget_all();
         self.get_user(tenant, &user.id)
             .await?
             .ok_or_else(|| crate::Error::NotFound {
@@ -246,7 +247,10 @@ impl<'s> TenantRepo<'s> {
             .execute(&self.store.pool)
             .await;
         let created = match inserted {
-            Ok(_) => true,
+            Ok(_) => {
+                self.store.identities.forget_all();
+                true
+            }
             Err(sqlx::Error::Database(e)) if e.is_unique_violation() => false,
             Err(e) => return Err(e.into()),
         };
@@ -312,6 +316,36 @@ impl<'s> TenantRepo<'s> {
             .ok_or_else(|| crate::Error::NotFound {
                 what: format!("{platform} identity {platform_user_id}"),
             })
+    }
+
+    /// The user a platform account is bound to, if it is bound to one the tenant has: one read
+    /// at most, served from a cache (see `identity_cache`) that follows this process's user
+    /// writes at once and other processes' within seconds.
+    pub async fn user_by_platform_identity(
+        &self,
+        tenant: &TenantId,
+        platform: &str,
+        platform_user_id: &str,
+    ) -> Result<Option<User>> {
+        let cache = &self.store.identities;
+        if let Some(user) = cache.get(tenant, platform, platform_user_id) {
+            return Ok(Some(user));
+        }
+        let mark = cache.mark();
+        let row = self
+            .store
+            .dialect
+            .query("SELECT u.tenant_id, u.user_id, u.display_name, u.email, u.user_role, u.sso_subject, u.created_at_ms FROM platform_identities p JOIN users u ON u.tenant_id = p.tenant_id AND u.user_id = p.user_id WHERE p.tenant_id = ? AND p.platform = ? AND p.platform_user_id = ?")
+            .bind(tenant.as_str().to_owned())
+            .bind(platform.to_owned())
+            .bind(platform_user_id.to_owned())
+            .fetch_optional(&self.store.pool)
+            .await?;
+        let Some(user) = row.map(|r| user_from_row(&r)).transpose()? else {
+            return Ok(None);
+        };
+        cache.put(tenant, platform, platform_user_id, user.clone(), mark);
+        Ok(Some(user))
     }
 
     /// The tenant user a platform account is bound to.
