@@ -15,6 +15,8 @@ use crate::{Tool, ToolMetadata};
 #[derive(Clone, Debug, Default)]
 pub struct ToolRegistry {
     tools: BTreeMap<String, Arc<dyn Tool>>,
+    /// Every tool's spec, by name: built when the set changes, not on every model call.
+    specs: Vec<ToolSpec>,
 }
 
 impl ToolRegistry {
@@ -26,6 +28,7 @@ impl ToolRegistry {
     /// Adds a tool (replacing one of the same name).
     pub fn register(&mut self, tool: Arc<dyn Tool>) {
         self.tools.insert(tool.spec().name, tool);
+        self.specs = specs_of(&self.tools);
     }
 
     /// The tool called `name`.
@@ -39,8 +42,8 @@ impl ToolRegistry {
     }
 
     /// Every tool's spec, by name.
-    pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools.values().map(|t| t.spec()).collect()
+    pub fn specs(&self) -> &[ToolSpec] {
+        &self.specs
     }
 
     /// The tools' names, sorted.
@@ -56,6 +59,11 @@ impl ToolRegistry {
             .filter(|(name, tool)| keep(name, tool.metadata().as_ref()))
             .map(|(name, tool)| (name.clone(), Arc::clone(tool)))
             .collect();
-        Self { tools }
+        let specs = specs_of(&tools);
+        Self { tools, specs }
     }
+}
+
+fn specs_of(tools: &BTreeMap<String, Arc<dyn Tool>>) -> Vec<ToolSpec> {
+    tools.values().map(|t| t.spec()).collect()
 }

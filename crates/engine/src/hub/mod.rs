@@ -70,6 +70,8 @@ struct Inner {
     hot: hot::HotHistories,
     /// This process's name as a lease holder.
     replica: String,
+    /// The workspaces folder, created and resolved once (see [`SessionHub::roots`]).
+    workspaces: std::sync::OnceLock<std::path::PathBuf>,
 }
 
 impl SessionHub {
@@ -96,6 +98,7 @@ impl SessionHub {
                 tasks: TaskTracker::new(),
                 hot: hot::HotHistories::new(hot_histories),
                 replica,
+                workspaces: std::sync::OnceLock::new(),
             }),
         }
     }

@@ -221,22 +221,27 @@ impl SessionHub {
         Ok(self.store().messages().list(tenant, session).await?)
     }
 
-    /// The session's folders: its own workspace, created on first use.
+    /// The session's folders: its own workspace, inside the workspaces folder (created and
+    /// resolved once per process). The session's folder itself is created by the turn before
+    /// its first tool call (a turn that only answers touches no disk); it is made of the
+    /// resolved base and two escaped ids, so it is resolved too.
     fn roots(&self, tenant: &TenantId, session: &SessionId) -> Result<Vec<Root>> {
-        let dir = workmate_tools::session_workspace(
-            &self.inner.deps.config.workspaces_dir,
-            tenant,
-            session,
-        );
-        let made = std::fs::create_dir_all(&dir).and_then(|()| dir.canonicalize());
-        let path = made.map_err(|e| {
-            Error::Rejected(format!(
-                "cannot prepare the session workspace {}: {e}",
-                Path::new(&dir).display()
-            ))
-        })?;
+        let base = match self.inner.workspaces.get() {
+            Some(base) => base.clone(),
+            None => {
+                let dir = &self.inner.deps.config.workspaces_dir;
+                let made = std::fs::create_dir_all(dir).and_then(|()| dir.canonicalize());
+                let base = made.map_err(|e| {
+                    Error::Rejected(format!(
+                        "cannot prepare the workspaces folder {}: {e}",
+                        Path::new(dir).display()
+                    ))
+                })?;
+                self.inner.workspaces.get_or_init(|| base).clone()
+            }
+        };
         Ok(vec![Root {
-            path,
+            path: workmate_tools::session_workspace(&base, tenant, session),
             writable: true,
         }])
     }

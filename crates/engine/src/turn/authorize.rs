@@ -24,6 +24,7 @@ pub(crate) const OUTCOME_UNKNOWN: &str =
 impl Turn {
     /// Authorizes every call, then runs the cleared ones.
     pub(crate) async fn handle_calls(&mut self, calls: Vec<ToolCall>) -> Result<()> {
+        self.ensure_workspace()?;
         let mut cleared = Vec::new();
         for call in calls {
             if let Some(call) = self.authorize(call).await? {

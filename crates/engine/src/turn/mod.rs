@@ -122,6 +122,8 @@ pub(crate) struct Turn {
     /// Whether this turn goes on after a crash cut it (a failure then ends it with the restart
     /// notice).
     recovering: bool,
+    /// Whether the session's workspace folders exist (made before the turn's first call).
+    workspace_ready: bool,
 }
 
 impl Turn {
@@ -152,6 +154,7 @@ impl Turn {
             truncated: false,
             resuming: false,
             recovering: false,
+            workspace_ready: false,
         }
     }
 
@@ -390,6 +393,24 @@ impl Turn {
     /// Appends a message to the stored history and the in-memory copy.
     pub(crate) fn append(&mut self, message: Message) -> Result<()> {
         self.append_marking_with(message, None, Vec::new())
+    }
+
+    /// Creates the session's writable folders, once per turn, before anything about a call is
+    /// decided (path checks resolve paths inside them).
+    pub(crate) fn ensure_workspace(&mut self) -> Result<()> {
+        if self.workspace_ready {
+            return Ok(());
+        }
+        for root in self.roots.iter().filter(|r| r.writable) {
+            std::fs::create_dir_all(&root.path).map_err(|e| {
+                crate::Error::Rejected(format!(
+                    "cannot prepare the session workspace {}: {e}",
+                    root.path.display()
+                ))
+            })?;
+        }
+        self.workspace_ready = true;
+        Ok(())
     }
 
     pub(crate) fn now(&self) -> i64 {

@@ -48,8 +48,14 @@ impl Turn {
             Err(error) => return Ok(Streamed::Failed { error, partial }),
         };
         let caps = provider.capabilities(&model);
-        let mut tools = self.deps.tools.specs();
-        tools.retain(|spec| self.offers_tool(&spec.name));
+        let mut tools: Vec<_> = self
+            .deps
+            .tools
+            .specs()
+            .iter()
+            .filter(|spec| self.offers_tool(&spec.name))
+            .cloned()
+            .collect();
         if !self.is_child {
             tools.push(super::ask_user_spec());
             tools.push(super::explore::explore_spec());
