@@ -31,8 +31,68 @@ pub(super) fn report(
         args.requests, args.concurrency,
     );
     outcome(&mut out, args, service, after);
+    targets(&mut out, service, after);
     ack_path(&mut out, args, baseline, service);
     out
+}
+
+/// The end-to-end targets: events per second with every card posted, server CPU per event
+/// including its turn, and the acknowledgement's p99.
+const TARGET_EVENTS_PER_SECOND: f64 = 1_500.0;
+const TARGET_CPU_MICROS: f64 = 1_000.0;
+const TARGET_ACK_P99_MILLIS: f64 = 10.0;
+
+/// The end-to-end figures beside their targets; a miss says by how much.
+fn targets(out: &mut String, service: &Run, after: Option<&After>) {
+    let rate = after.and_then(|after| {
+        let took = after.end_to_end?.as_secs_f64().max(1e-9);
+        // Only a run that carded every acknowledged event counts.
+        (after.seen.threads >= service.acked).then(|| after.seen.threads as f64 / took)
+    });
+    let cpu = after
+        .and_then(|after| after.cpu.zip(service.cpu))
+        .map(|(waited, during)| {
+            (waited + during).as_secs_f64() * 1e6 / service.acked.max(1) as f64
+        });
+    let p99 = service.p99.as_secs_f64() * 1e3;
+    let _ = writeln!(out, "targets (end to end):");
+    // `ratio`: the figure over its target.
+    let line = |out: &mut String,
+                what: &str,
+                figure: String,
+                target: String,
+                ratio: Option<(f64, bool)>| {
+        let verdict = ratio.map_or_else(
+            || "not measured".to_owned(),
+            |(ratio, met)| format!("{} (x{ratio:.2})", verdict(met)),
+        );
+        let _ = writeln!(
+            out,
+            "  {what:<36} {figure:>10}   target {target:<12} {verdict}"
+        );
+    };
+    line(
+        out,
+        "events/s with every turn card",
+        rate.map_or_else(|| "n/a".to_owned(), |r| format!("{r:.0}")),
+        format!(">= {TARGET_EVENTS_PER_SECOND:.0}"),
+        rate.map(|r| (r / TARGET_EVENTS_PER_SECOND, r >= TARGET_EVENTS_PER_SECOND)),
+    );
+    line(
+        out,
+        "server CPU per event, its turn incl.",
+        cpu.map_or_else(|| "n/a".to_owned(), |c| format!("{c:.0} µs")),
+        format!("<= {TARGET_CPU_MICROS:.0} µs"),
+        cpu.map(|c| (c / TARGET_CPU_MICROS, c <= TARGET_CPU_MICROS)),
+    );
+    line(
+        out,
+        "ack p99",
+        format!("{p99:.1} ms"),
+        format!("< {TARGET_ACK_P99_MILLIS:.0} ms"),
+        Some((p99 / TARGET_ACK_P99_MILLIS, p99 < TARGET_ACK_P99_MILLIS)),
+    );
+    out.push('\n');
 }
 
 /// Every event answered 200, every turn card posted, and the end-to-end rate.
