@@ -314,7 +314,12 @@ fn sigkills_during_200_tool_turns_lose_and_repeat_nothing() {
 
     let (mut kills, mut ticks, mut answers, mut resent) = (0, 0, 0, 0);
     let mut recovered = BTreeMap::new();
-    let mut next_kill = 3 + dice.below(10);
+    // Sessions waiting for their turn to end at each kill.
+    let mut in_flight = Vec::new();
+    // Each kill comes once this many messages were sent, at a random moment after the tick
+    // that sent them: while their turns run, park, run tools or stream.
+    let mut kill_at: Vec<usize> = (0..KILLS).map(|_| 10 + dice.below(180) as usize).collect();
+    kill_at.sort_unstable();
     loop {
         ticks += 1;
         for talk in &mut talks {
@@ -332,9 +337,10 @@ fn sigkills_during_200_tool_turns_lose_and_repeat_nothing() {
             talks.iter().filter(|t| t.waiting).count(),
             pending(&server).len()
         );
-        if kills < KILLS && (ticks >= next_kill || done) {
-            // A random moment inside the next tick's work.
-            std::thread::sleep(Duration::from_millis(dice.below(250)));
+        let sent: usize = talks.iter().map(|t| t.sent).sum();
+        if kills < KILLS && (sent >= kill_at[kills] || done) {
+            std::thread::sleep(Duration::from_millis(dice.below(400)));
+            in_flight.push(talks.iter().filter(|t| t.waiting).count());
             server.crash();
             kills += 1;
             server = start(dir.path(), &env);
@@ -343,7 +349,6 @@ fn sigkills_during_200_tool_turns_lose_and_repeat_nothing() {
                 .iter_mut()
                 .map(|t| t.forgotten(&server))
                 .sum::<usize>();
-            next_kill = ticks + 2 + dice.below(8);
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -363,7 +368,8 @@ fn sigkills_during_200_tool_turns_lose_and_repeat_nothing() {
         counts
     });
     eprintln!(
-        "kill test (seed {seed}): {kills} SIGKILLs over {ticks} ticks, {:.1} s\n  turns {} (ended \
+        "kill test (seed {seed}): {kills} SIGKILLs over {ticks} ticks, {:.1} s, sessions \
+         mid-turn at each kill {in_flight:?}\n  turns {} (ended \
          {}), tool calls {}, approvals given {answers} (stored {}), messages sent again (accepted \
          but not yet stored when killed) {resent}\n  double executions {}, \
          calls without exactly one result {}, lost approvals {}, prompts left waiting {}, \
