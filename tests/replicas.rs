@@ -29,6 +29,44 @@ fn place_script(dir: &Path, session: &str) -> PathBuf {
     workspace.join("count.txt")
 }
 
+/// Two processes on one database, and a turn parked on an approval in the first.
+struct Parked {
+    a: Server,
+    b: Server,
+    session: String,
+    /// The files the approved call appends to, one per process's workspace.
+    counts: [PathBuf; 2],
+    item: String,
+    _dirs: [tempfile::TempDir; 2],
+}
+
+/// Starts both processes on `url` and parks a turn on the first.
+fn park_on_first(variable: &str, url: &str) -> Parked {
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let a = start(dirs[0].path(), url);
+    let b = start(dirs[1].path(), url);
+    let (status, created) = call(&a, "POST", "/v1/sessions", None);
+    assert_eq!(status, 201, "{variable}: {created}");
+    let session = created["session_id"].as_str().unwrap().to_owned();
+    let counts = [
+        place_script(dirs[0].path(), &session),
+        place_script(dirs[1].path(), &session),
+    ];
+    let message = serde_json::json!({"type": "user_message", "text": "count"});
+    let path = format!("/v1/sessions/{session}/commands");
+    assert_eq!(call(&a, "POST", &path, Some(message)).0, 202, "{variable}");
+    let item = eventually("the approval", || pending(&a).first().cloned());
+    let item = item["id"].as_str().unwrap().to_owned();
+    Parked {
+        a,
+        b,
+        session,
+        counts,
+        item,
+        _dirs: dirs,
+    }
+}
+
 #[allow(
     clippy::print_stderr,
     reason = "the test output documents how often the approved call ran"
@@ -37,27 +75,14 @@ fn an_answer_sent_to_the_other_process_runs_the_call_once(variable: &str) {
     let Some(url) = fresh_database(variable) else {
         return;
     };
-    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let a = start(dir_a.path(), &url);
-    let b = start(dir_b.path(), &url);
-
-    let (status, created) = call(&a, "POST", "/v1/sessions", None);
-    assert_eq!(status, 201, "{variable}: {created}");
-    let session = created["session_id"].as_str().unwrap().to_owned();
-    let counts = [
-        place_script(dir_a.path(), &session),
-        place_script(dir_b.path(), &session),
-    ];
-    let message = serde_json::json!({"type": "user_message", "text": "count"});
-    let (status, _) = call(
-        &a,
-        "POST",
-        &format!("/v1/sessions/{session}/commands"),
-        Some(message),
-    );
-    assert_eq!(status, 202, "{variable}");
-
-    let item = eventually("the approval", || pending(&a).first().cloned());
+    let Parked {
+        a,
+        b,
+        session,
+        counts,
+        item,
+        _dirs,
+    } = park_on_first(variable, &url);
     // A client of the first process watches the session from here on.
     let events = format!("/v1/sessions/{session}/events?from_seq=1");
     let stream = std::thread::scope(|scope| {
@@ -66,7 +91,7 @@ fn an_answer_sent_to_the_other_process_runs_the_call_once(variable: &str) {
         });
         // Let the watcher subscribe before the answer is sent.
         std::thread::sleep(Duration::from_millis(300));
-        approve(&b, item["id"].as_str().unwrap());
+        approve(&b, &item);
         watcher.join().unwrap()
     });
     let stream = stream.unwrap_or_else(|e| panic!("{variable}: the answer did not stream: {e}"));
@@ -107,25 +132,19 @@ fn a_turn_left_by_a_killed_process_is_finished_by_the_other(variable: &str) {
     let Some(url) = fresh_database(variable) else {
         return;
     };
-    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let a = start(dir_a.path(), &url);
-    let b = start(dir_b.path(), &url);
-    let (status, created) = call(&a, "POST", "/v1/sessions", None);
-    assert_eq!(status, 201, "{variable}: {created}");
-    let session = created["session_id"].as_str().unwrap().to_owned();
-    let counts = [
-        place_script(dir_a.path(), &session),
-        place_script(dir_b.path(), &session),
-    ];
-    let message = serde_json::json!({"type": "user_message", "text": "count"});
-    let path = format!("/v1/sessions/{session}/commands");
-    assert_eq!(call(&a, "POST", &path, Some(message)).0, 202, "{variable}");
-    let item = eventually("the approval", || pending(&a).first().cloned());
+    let Parked {
+        a,
+        b,
+        session,
+        counts,
+        item,
+        _dirs,
+    } = park_on_first(variable, &url);
     a.crash();
     let killed = Instant::now();
 
     // The answer is stored at once; the turn waits for the dead process's lease to run out.
-    approve(&b, item["id"].as_str().unwrap());
+    approve(&b, &item);
     let deadline = killed + Duration::from_secs(90);
     let history = loop {
         let (_, body) = call(&b, "GET", &format!("/v1/sessions/{session}/messages"), None);

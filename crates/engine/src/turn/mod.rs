@@ -307,6 +307,17 @@ impl Turn {
         if self.recovering {
             return self.ended_by_restart(Some(&text));
         }
+        let raw = friendly.map(|_| error.message.clone());
+        self.end_with_error(text, error.type_name(), raw)
+    }
+
+    /// Ends the turn with `error` and an error notice saying `text` (which `retry` accepts).
+    pub(crate) fn end_with_error(
+        &mut self,
+        text: String,
+        error_type: &str,
+        raw: Option<String>,
+    ) -> Result<()> {
         let notice = Message::Notice {
             kind: NoticeKind::Error,
             text: Some(text.clone()),
@@ -314,8 +325,8 @@ impl Turn {
         };
         let event = EventKind::Error {
             error: text,
-            error_type: error.type_name().to_owned(),
-            raw: friendly.map(|_| error.message.clone()),
+            error_type: error_type.to_owned(),
+            raw,
         };
         self.append_with(notice, event)
     }

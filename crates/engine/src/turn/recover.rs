@@ -128,17 +128,7 @@ impl Turn {
             Some(failure) => format!("{RESTARTED_NOTICE} ({failure})"),
             None => RESTARTED_NOTICE.to_owned(),
         };
-        let notice = Message::Notice {
-            kind: NoticeKind::Error,
-            text: Some(text.clone()),
-            ts: self.now(),
-        };
-        let event = EventKind::Error {
-            error: text,
-            error_type: "restarted".into(),
-            raw: None,
-        };
-        self.append_with(notice, event)
+        self.end_with_error(text, "restarted", None)
     }
 }
 
