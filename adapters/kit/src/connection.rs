@@ -38,6 +38,44 @@ pub struct CommandReply {
     pub card: Option<Card>,
 }
 
+/// How a click's immediate answer is shown to the person who clicked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToastKind {
+    /// Neutral news ("Stopping…").
+    Info,
+    /// The click did what it said ("Approved").
+    Success,
+    /// The click changed nothing, and why is not an error ("Already approved by Ana").
+    Warning,
+    /// The click was refused ("Only approvers may answer this").
+    Error,
+}
+
+/// The answer to a card click that a platform shows at once, in the click's own response
+/// (Feishu and DingTalk card callbacks, WeCom template-card events): a toast for the clicker
+/// and, when the card changed, the card as it is now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClickReply {
+    /// How the toast looks.
+    pub kind: ToastKind,
+    /// What the toast says.
+    pub toast: String,
+    /// The clicked card as it is after the click, when the click changed it; `None` leaves the
+    /// card as it is.
+    pub card: Option<Card>,
+}
+
+impl ClickReply {
+    /// A click stored to run later: nothing to show yet but that it arrived.
+    pub fn received() -> Self {
+        Self {
+            kind: ToastKind::Info,
+            toast: "Received.".into(),
+            card: None,
+        }
+    }
+}
+
 /// Where a connection hands what it receives: the chat layer.
 pub trait InboundSink: Send + Sync + Debug {
     /// Stores a message, click or reply durably; it runs later.
@@ -45,6 +83,16 @@ pub trait InboundSink: Send + Sync + Debug {
 
     /// Runs a native slash command now; its reply travels back with the acknowledgement.
     fn command(&self, inbound: Inbound) -> BoxFuture<'_, CommandReply>;
+
+    /// Runs a card click now, for a platform whose click response shows its outcome (a toast
+    /// and the updated card). A click delivered again is not applied twice. By default the click
+    /// is only stored, to run later.
+    fn click(&self, inbound: Inbound) -> BoxFuture<'_, Result<ClickReply, NotTaken>> {
+        Box::pin(async move {
+            self.deliver(inbound).await?;
+            Ok(ClickReply::received())
+        })
+    }
 }
 
 /// A long-lived connection to a platform, held by one task until cancelled.

@@ -24,11 +24,15 @@ mod error;
 mod inbound;
 mod platform;
 mod retry;
+#[cfg(feature = "test-support")]
+pub mod testing;
 
 pub use adapter::{AdapterError, BoxFuture, ChatAdapter, ChatTarget, PostedCard};
 pub use card_store::{CardId, CardStore, MemoryCardStore, StoredCard};
 pub use coalesce::Coalescer;
-pub use connection::{CommandReply, Connection, InboundSink, NotTaken, Taken};
+pub use connection::{
+    ClickReply, CommandReply, Connection, InboundSink, NotTaken, Taken, ToastKind,
+};
 pub use dedupe::{
     DINGTALK_DEDUPE_TTL, FALLBACK_DEDUPE_TTL, FEISHU_DEDUPE_TTL, SLACK_DEDUPE_TTL,
     WECOM_DEDUPE_TTL, dedupe_ttl,

@@ -1,0 +1,9 @@
+//! Feishu / Lark adapter: everything that knows Feishu's wire format.
+//!
+//! Invariant: nothing inbound reaches the chat layer unless [`crypto`] verified (and, with an
+//! Encrypt Key, decrypted) it first, or it came over the long connection opened with the app's
+//! credentials. Nothing here knows a tenant, a session or a role.
+
+pub mod card;
+pub mod crypto;
+pub mod ws;

@@ -1,0 +1,1 @@
+//! The long connection. (Being written.)
