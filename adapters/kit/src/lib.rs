@@ -22,6 +22,7 @@ mod connection;
 mod dedupe;
 mod error;
 mod inbound;
+pub mod net;
 mod platform;
 mod retry;
 #[cfg(feature = "test-support")]

@@ -8,11 +8,9 @@
 //! statuses and transport errors are not retried, since a lost response to `chat.postMessage`
 //! may mean the message was posted and a retry would post it twice.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue, RETRY_AFTER};
-use rustls_platform_verifier::BuilderVerifierExt;
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -154,14 +152,7 @@ impl SlackWeb {
         let api_base = api_base.trim_end_matches('/').to_owned();
         reqwest::Url::parse(&api_base)
             .map_err(|e| WebError::Config(format!("api_base {api_base:?} is not a URL: {e}")))?;
-        let tls = tls_config()?;
-        let http = reqwest::Client::builder()
-            .tls_backend_preconfigured(tls)
-            .connect_timeout(Duration::from_secs(10))
-            .timeout(Duration::from_secs(30))
-            .user_agent(concat!("workmate/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| WebError::Config(format!("cannot build the HTTP client: {e}")))?;
+        let http = workmate_adapter::net::http_client().map_err(WebError::Config)?;
         Ok(Self {
             http,
             api_base,
@@ -372,11 +363,7 @@ impl SlackWeb {
 
 /// The TLS client configuration of every Slack connection: ring, the platform's verifier.
 pub(crate) fn tls_config() -> Result<rustls::ClientConfig> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .and_then(|b| Ok(b.with_platform_verifier()?.with_no_client_auth()))
-        .map_err(|e| WebError::Config(format!("cannot configure TLS: {e}")))
+    workmate_adapter::net::tls_config().map_err(WebError::Config)
 }
 
 /// A 2xx body: `ok: true` and the method's fields, or `ok: false` and an error code.
