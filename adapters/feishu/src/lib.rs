@@ -6,4 +6,7 @@
 
 pub mod card;
 pub mod crypto;
+pub mod inbound;
+pub mod mapping;
+pub mod webhook;
 pub mod ws;

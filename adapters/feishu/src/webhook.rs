@@ -1,0 +1,120 @@
+//! Webhook mode: opening a request to `/v1/platforms/feishu/events` or `/card`.
+//!
+//! Rules, in order:
+//! 1. A body `{"encrypt": …}` is decrypted with the Encrypt Key (refused without one).
+//! 2. With an Encrypt Key configured, `X-Lark-Signature` (SHA-256 over timestamp, nonce, key
+//!    and the raw body) must match — except for the URL verification handshake, which Feishu
+//!    sends unsigned; having decrypted it proves the sender knows the key.
+//! 3. Without an Encrypt Key, a legacy card callback signed with SHA-1 over the Verification
+//!    Token is checked that way; everything else must carry the Verification Token.
+//! 4. Where a Verification Token is configured, the envelope's token must equal it, always.
+//!
+//! Invariant: [`WebhookAuth::open`] returns a decoded envelope only for a request that passed
+//! every rule that applies; the comparison of secrets runs in constant time.
+
+use serde_json::Value;
+
+use crate::crypto::{self, CryptoError};
+use crate::inbound::{self, DecodeError, Envelope};
+
+/// The three signature headers of a request.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Signed<'a> {
+    /// `X-Lark-Request-Timestamp`.
+    pub timestamp: &'a str,
+    /// `X-Lark-Request-Nonce`.
+    pub nonce: &'a str,
+    /// `X-Lark-Signature`.
+    pub signature: &'a str,
+}
+
+/// Why a request was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum WebhookError {
+    /// The signature or decryption failed.
+    #[error(transparent)]
+    Crypto(#[from] CryptoError),
+    /// The body decrypted and verified, but is not what Feishu sends.
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+    /// The body is encrypted but no Encrypt Key is configured.
+    #[error("the request is encrypted, but no encrypt_key is configured for Feishu")]
+    NoEncryptKey,
+    /// The envelope's Verification Token is not the configured one.
+    #[error("the request's verification token does not match verification_token")]
+    BadToken,
+    /// Neither a signature nor a token could be checked.
+    #[error("the request carries nothing to check it by (no signature, no verification token)")]
+    Unauthenticated,
+}
+
+/// The secrets that authenticate Feishu's requests.
+#[derive(Clone, Debug, Default)]
+pub struct WebhookAuth {
+    encrypt_key: Option<String>,
+    verification_token: Option<String>,
+}
+
+impl WebhookAuth {
+    /// Checks requests with these secrets; at least one should be set.
+    pub fn new(encrypt_key: Option<String>, verification_token: Option<String>) -> Self {
+        let non_empty = |s: Option<String>| s.filter(|s| !s.is_empty());
+        Self {
+            encrypt_key: non_empty(encrypt_key),
+            verification_token: non_empty(verification_token),
+        }
+    }
+
+    /// Verifies, decrypts and decodes one request body.
+    pub fn open(&self, signed: Signed<'_>, body: &[u8]) -> Result<Envelope, WebhookError> {
+        let outer: Value = serde_json::from_slice(body)
+            .map_err(|e| DecodeError(format!("the body is not JSON: {e}")))?;
+        let encrypted = outer.get("encrypt").and_then(Value::as_str);
+        let plaintext = match (encrypted, &self.encrypt_key) {
+            (Some(_), None) => return Err(WebhookError::NoEncryptKey),
+            (Some(sealed), Some(key)) => Some(crypto::decrypt(key, sealed)?),
+            (None, _) => None,
+        };
+        let envelope = inbound::decode(plaintext.as_deref().map_or(body, str::as_bytes))?;
+        let is_challenge = matches!(envelope, Envelope::Challenge { .. });
+        let legacy_card = plaintext.is_none() && outer.get("schema").is_none() && outer.get("action").is_some();
+        match (&self.encrypt_key, &self.verification_token) {
+            (Some(key), _) if !(is_challenge && signed.signature.is_empty()) => {
+                if legacy_card && signed.signature.len() == 40 {
+                    self.check_legacy_card(signed, body)?;
+                } else {
+                    crypto::verify(signed.timestamp, signed.nonce, key, body, signed.signature)?;
+                }
+            }
+            (None, Some(_)) if legacy_card && !signed.signature.is_empty() => {
+                self.check_legacy_card(signed, body)?;
+            }
+            (None, None) => return Err(WebhookError::Unauthenticated),
+            _ => {}
+        }
+        if let Some(expected) = &self.verification_token {
+            let carried = match &envelope {
+                Envelope::Challenge { token, .. } => token.as_deref(),
+                Envelope::Event { meta, .. } => meta.token.as_deref(),
+            };
+            // A legacy card callback carries no token in its body: its signature covered it.
+            let checked_by_signature = legacy_card && !signed.signature.is_empty();
+            if !checked_by_signature
+                && !carried.is_some_and(|t| crypto::same_secret(expected, t))
+            {
+                return Err(WebhookError::BadToken);
+            }
+        }
+        Ok(envelope)
+    }
+
+    fn check_legacy_card(&self, signed: Signed<'_>, body: &[u8]) -> Result<(), WebhookError> {
+        let token = self
+            .verification_token
+            .as_deref()
+            .ok_or(WebhookError::Unauthenticated)?;
+        crypto::verify_card_v1(signed.timestamp, signed.nonce, token, body, signed.signature)?;
+        Ok(())
+    }
+}
