@@ -43,7 +43,9 @@ pub enum CryptoError {
     #[error("the decrypted body is not UTF-8")]
     NotUtf8,
     /// No `X-Lark-Signature` (or no timestamp or nonce) came with a request that needs one.
-    #[error("the request carries no X-Lark-Signature, X-Lark-Request-Timestamp and X-Lark-Request-Nonce")]
+    #[error(
+        "the request carries no X-Lark-Signature, X-Lark-Request-Timestamp and X-Lark-Request-Nonce"
+    )]
     MissingSignature,
     /// The signature does not match the body.
     #[error("the X-Lark-Signature does not match the body (check the app's Encrypt Key)")]
@@ -64,7 +66,9 @@ pub fn decrypt(encrypt_key: &str, encrypt_b64: &str) -> Result<String, CryptoErr
         return Err(CryptoError::BadLength(raw.len()));
     }
     let (iv, ciphertext) = raw.split_at(BLOCK);
-    let iv: [u8; BLOCK] = iv.try_into().map_err(|_| CryptoError::BadLength(raw.len()))?;
+    let iv: [u8; BLOCK] = iv
+        .try_into()
+        .map_err(|_| CryptoError::BadLength(raw.len()))?;
     let mut buf = ciphertext.to_vec();
     let key = aes_key(encrypt_key);
     let plain = Decryptor::new(&key.into(), &iv.into())

@@ -8,5 +8,8 @@ pub mod card;
 pub mod crypto;
 pub mod inbound;
 pub mod mapping;
+mod platform;
+pub mod web;
 pub mod webhook;
 pub mod ws;
+pub use platform::FeishuPlatform;

@@ -78,7 +78,8 @@ impl WebhookAuth {
         };
         let envelope = inbound::decode(plaintext.as_deref().map_or(body, str::as_bytes))?;
         let is_challenge = matches!(envelope, Envelope::Challenge { .. });
-        let legacy_card = plaintext.is_none() && outer.get("schema").is_none() && outer.get("action").is_some();
+        let legacy_card =
+            plaintext.is_none() && outer.get("schema").is_none() && outer.get("action").is_some();
         match (&self.encrypt_key, &self.verification_token) {
             (Some(key), _) if !(is_challenge && signed.signature.is_empty()) => {
                 if legacy_card && signed.signature.len() == 40 {
@@ -100,9 +101,7 @@ impl WebhookAuth {
             };
             // A legacy card callback carries no token in its body: its signature covered it.
             let checked_by_signature = legacy_card && !signed.signature.is_empty();
-            if !checked_by_signature
-                && !carried.is_some_and(|t| crypto::same_secret(expected, t))
-            {
+            if !checked_by_signature && !carried.is_some_and(|t| crypto::same_secret(expected, t)) {
                 return Err(WebhookError::BadToken);
             }
         }
@@ -114,7 +113,13 @@ impl WebhookAuth {
             .verification_token
             .as_deref()
             .ok_or(WebhookError::Unauthenticated)?;
-        crypto::verify_card_v1(signed.timestamp, signed.nonce, token, body, signed.signature)?;
+        crypto::verify_card_v1(
+            signed.timestamp,
+            signed.nonce,
+            token,
+            body,
+            signed.signature,
+        )?;
         Ok(())
     }
 }

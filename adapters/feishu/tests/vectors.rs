@@ -47,7 +47,11 @@ fn every_signature_case_agrees_with_the_sdk() {
             "case {name}"
         );
         let verdict = crypto::verify(timestamp, nonce, key, body, str_field(&case, "signature"));
-        assert_eq!(verdict.is_ok(), bool_field(&case, "valid"), "case {name}: {verdict:?}");
+        assert_eq!(
+            verdict.is_ok(),
+            bool_field(&case, "valid"),
+            "case {name}: {verdict:?}"
+        );
     }
 }
 
@@ -56,16 +60,33 @@ fn signatures_compare_as_exact_strings() {
     let body = br#"{"encrypt":"P37w+VZImNgPEO1RBhJ6RtKl7n6zymIbEG1pReEzghk="}"#;
     let good = crypto::signature("1599360473", "abcdef", "test key", body);
     assert!(crypto::verify("1599360473", "abcdef", "test key", body, &good).is_ok());
-    for bad in [good.to_uppercase(), good[..63].to_owned(), String::new(), format!("{good} ")] {
-        assert!(crypto::verify("1599360473", "abcdef", "test key", body, &bad).is_err(), "{bad:?}");
+    for bad in [
+        good.to_uppercase(),
+        good[..63].to_owned(),
+        String::new(),
+        format!("{good} "),
+    ] {
+        assert!(
+            crypto::verify("1599360473", "abcdef", "test key", body, &bad).is_err(),
+            "{bad:?}"
+        );
     }
 }
 
 #[test]
 fn malformed_ciphertexts_are_refused_with_a_reason() {
-    assert_eq!(crypto::decrypt("k", "not base64!"), Err(crypto::CryptoError::NotBase64));
-    assert_eq!(crypto::decrypt("k", "AAAA"), Err(crypto::CryptoError::BadLength(3)));
+    assert_eq!(
+        crypto::decrypt("k", "not base64!"),
+        Err(crypto::CryptoError::NotBase64)
+    );
+    assert_eq!(
+        crypto::decrypt("k", "AAAA"),
+        Err(crypto::CryptoError::BadLength(3))
+    );
     // Only an IV, no block.
     let iv_only = "AAAAAAAAAAAAAAAAAAAAAA==";
-    assert_eq!(crypto::decrypt("k", iv_only), Err(crypto::CryptoError::BadLength(16)));
+    assert_eq!(
+        crypto::decrypt("k", iv_only),
+        Err(crypto::CryptoError::BadLength(16))
+    );
 }

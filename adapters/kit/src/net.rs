@@ -32,3 +32,10 @@ pub fn http_client() -> Result<reqwest::Client, String> {
         .build()
         .map_err(|e| format!("cannot build the HTTP client: {e}"))
 }
+
+/// A `Retry-After` header in whole seconds (the form chat platforms send); `None` when absent
+/// or not a number.
+pub fn retry_after(header: Option<&reqwest::header::HeaderValue>) -> Option<Duration> {
+    let secs = header?.to_str().ok()?.trim().parse::<u64>().ok()?;
+    Some(Duration::from_secs(secs))
+}

@@ -9,6 +9,7 @@
 //! may mean the message was posted and a retry would post it twice.
 
 use std::time::Duration;
+use workmate_adapter::net::retry_after;
 
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 use secrecy::{ExposeSecret, SecretString};
@@ -383,12 +384,6 @@ fn decode<T: DeserializeOwned>(method: &'static str, bytes: &[u8]) -> Result<T> 
         tracing::debug!(method, warning, "Slack call succeeded with a warning.");
     }
     T::deserialize(value).map_err(|source| WebError::Decode { method, source })
-}
-
-/// `Retry-After` in whole seconds (the only form Slack sends).
-fn retry_after(header: Option<&HeaderValue>) -> Option<Duration> {
-    let secs = header?.to_str().ok()?.trim().parse::<u64>().ok()?;
-    Some(Duration::from_secs(secs))
 }
 
 #[cfg(test)]

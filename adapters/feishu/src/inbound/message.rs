@@ -136,10 +136,19 @@ fn post_text(content: &Value) -> String {
             .unwrap_or(content)
     };
     let mut lines = Vec::new();
-    if let Some(title) = post.get("title").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+    if let Some(title) = post
+        .get("title")
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())
+    {
         lines.push(title.to_owned());
     }
-    for paragraph in post.get("content").and_then(Value::as_array).into_iter().flatten() {
+    for paragraph in post
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let mut line = String::new();
         for run in paragraph.as_array().into_iter().flatten() {
             match run.get("tag").and_then(Value::as_str) {
@@ -147,7 +156,11 @@ fn post_text(content: &Value) -> String {
                     line.push_str(run.get("text").and_then(Value::as_str).unwrap_or_default());
                 }
                 Some("at") => {
-                    line.push_str(run.get("user_id").and_then(Value::as_str).unwrap_or_default());
+                    line.push_str(
+                        run.get("user_id")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default(),
+                    );
                 }
                 _ => {}
             }

@@ -195,12 +195,12 @@ pub fn decode(plaintext: &[u8]) -> Result<Envelope, DecodeError> {
 fn event_of(event_type: &str, body: Value) -> Result<Event, DecodeError> {
     let bad = |e: serde_json::Error| DecodeError(format!("{event_type}: {e}"));
     Ok(match event_type {
-        "im.message.receive_v1" => Event::Message(Box::new(
-            MessageEvent::deserialize(body).map_err(bad)?,
-        )),
-        "card.action.trigger" => Event::CardAction(Box::new(
-            CardAction::deserialize(body).map_err(bad)?,
-        )),
+        "im.message.receive_v1" => {
+            Event::Message(Box::new(MessageEvent::deserialize(body).map_err(bad)?))
+        }
+        "card.action.trigger" => {
+            Event::CardAction(Box::new(CardAction::deserialize(body).map_err(bad)?))
+        }
         "application.bot.menu_v6" => {
             #[derive(Deserialize)]
             struct Menu {

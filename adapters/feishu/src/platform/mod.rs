@@ -1,0 +1,221 @@
+//! [`FeishuPlatform`]: the chat layer's calls, on Feishu.
+//!
+//! - Every card is a CardKit card entity, sent as a message that replies in the delivery's
+//!   thread; [`PostedCard::message_id`] is the entity's `card_id`, which updates address.
+//! - A card with a Stop button streams (`streaming_mode`); while only its text grows, updates set
+//!   that element's content; otherwise the whole card is replaced, and streaming is closed when
+//!   the card stops running. Each call's `sequence` derives from the chat layer's update version,
+//!   which grows strictly per card across processes: version `v` uses `2v` and `2v + 1`.
+//! - A reply whose target message was recalled is sent to the chat instead, with the same
+//!   idempotency key, so it is never posted twice.
+//! - Private notices are direct messages from the bot (Feishu's "only you can see" cards fail in
+//!   topic groups and direct chats).
+
+mod diff;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use workmate_adapter::{
+    AdapterError, BoxFuture, ChatAdapter, ChatTarget, Platform, PostedCard, Profile,
+};
+use workmate_cards::Card;
+use workmate_protocol::Surface;
+
+use crate::card;
+use crate::web::{FeishuWeb, ReceiveIdType, WebError};
+use diff::Change;
+
+/// The least time between two updates of one card: CardKit takes 10 operations a second per
+/// card, and one update makes at most two.
+const MIN_UPDATE_INTERVAL: Duration = Duration::from_millis(300);
+/// How long a profile lookup may take before the caller falls back to ids.
+const PROFILE_LOOKUP: Duration = Duration::from_millis(1_500);
+/// Cards whose last rendered state is remembered, to stream only what changed.
+const REMEMBERED_CARDS: u64 = 1_024;
+/// Feishu's code for "the message replied to was withdrawn or deleted".
+const REPLY_TARGET_GONE: [i64; 2] = [230_011, 231_003];
+
+/// Feishu, for the chat layer.
+#[derive(Debug)]
+pub struct FeishuPlatform {
+    web: Arc<FeishuWeb>,
+    /// The last state sent of recent cards, by `card_id`.
+    last: moka::sync::Cache<String, Arc<Value>>,
+}
+
+impl FeishuPlatform {
+    /// The platform over a client.
+    pub fn new(web: Arc<FeishuWeb>) -> Self {
+        Self {
+            web,
+            last: moka::sync::Cache::new(REMEMBERED_CARDS),
+        }
+    }
+
+    /// The client.
+    pub fn web(&self) -> &Arc<FeishuWeb> {
+        &self.web
+    }
+
+    /// Sends `content` of `msg_type` into `target`'s thread (or the chat), once per `uuid`.
+    pub async fn send_to(
+        &self,
+        target: &ChatTarget,
+        msg_type: &str,
+        content: &Value,
+        uuid: &str,
+    ) -> Result<String, WebError> {
+        if let Some(root) = target.thread_id.as_deref().filter(|r| !r.is_empty()) {
+            match self.web.reply_message(root, msg_type, content, uuid).await {
+                Err(e) if e.code().is_some_and(|c| REPLY_TARGET_GONE.contains(&c)) => {
+                    tracing::info!("The message replied to is gone; sending to the chat instead.");
+                }
+                other => return other,
+            }
+        }
+        let id_type = if target.chat_id.starts_with("ou_") {
+            ReceiveIdType::OpenId
+        } else {
+            ReceiveIdType::ChatId
+        };
+        self.web
+            .send_message(id_type, &target.chat_id, msg_type, content, uuid)
+            .await
+    }
+
+    /// Sends a card as a direct message to one person.
+    pub async fn direct_card(&self, user: &str, card: &Card) -> Result<String, WebError> {
+        let rendered = card::render(card);
+        let uuid = key_of(&[user, &rendered.to_string()]);
+        self.web
+            .send_message(ReceiveIdType::OpenId, user, "interactive", &rendered, &uuid)
+            .await
+    }
+
+    async fn apply(&self, card_id: &str, next: &Value, version: i64) -> Result<(), WebError> {
+        let last = self.last.get(card_id);
+        let sequence = version.saturating_mul(2);
+        match diff::change(last.as_deref(), next) {
+            Change::Nothing => {}
+            Change::Element { id, content } => {
+                self.web
+                    .stream_element(card_id, &id, &content, sequence)
+                    .await?;
+            }
+            Change::Whole { close_streaming } => {
+                if close_streaming {
+                    self.web.set_streaming(card_id, false, sequence).await?;
+                }
+                self.web.update_card(card_id, next, sequence + 1).await?;
+            }
+        }
+        self.last.insert(card_id.to_owned(), Arc::new(next.clone()));
+        Ok(())
+    }
+}
+
+/// A stable idempotency key for what is being sent.
+fn key_of(parts: &[&str]) -> String {
+    let mut hash = Sha256::new();
+    for part in parts {
+        hash.update(part.as_bytes());
+        hash.update([0]);
+    }
+    hex::encode(&hash.finalize()[..16])
+}
+
+impl ChatAdapter for FeishuPlatform {
+    fn surface(&self) -> Surface {
+        Surface::Feishu
+    }
+
+    fn render(&self, card: &Card) -> Value {
+        card::render(card)
+    }
+
+    fn post<'a>(
+        &'a self,
+        target: &'a ChatTarget,
+        rendered: &'a Value,
+    ) -> BoxFuture<'a, Result<PostedCard, AdapterError>> {
+        Box::pin(async move {
+            let card_id = self.web.create_card(rendered).await?;
+            let content = json!({ "type": "card", "data": { "card_id": card_id } });
+            let uuid = key_of(&[
+                &target.chat_id,
+                target.thread_id.as_deref().unwrap_or(""),
+                &card_id,
+            ]);
+            self.send_to(target, "interactive", &content, &uuid).await?;
+            self.last
+                .insert(card_id.clone(), Arc::new(rendered.clone()));
+            Ok(PostedCard {
+                chat_id: target.chat_id.clone(),
+                message_id: card_id,
+            })
+        })
+    }
+
+    fn update<'a>(
+        &'a self,
+        posted: &'a PostedCard,
+        rendered: &'a Value,
+        version: i64,
+    ) -> BoxFuture<'a, Result<(), AdapterError>> {
+        Box::pin(async move { Ok(self.apply(&posted.message_id, rendered, version).await?) })
+    }
+
+    fn min_update_interval(&self) -> Duration {
+        MIN_UPDATE_INTERVAL
+    }
+}
+
+impl Platform for FeishuPlatform {
+    fn profile<'a>(&'a self, user: &'a str) -> BoxFuture<'a, Profile> {
+        Box::pin(async move {
+            match tokio::time::timeout(PROFILE_LOOKUP, self.web.user_name(user)).await {
+                Ok(Ok(name)) => Profile {
+                    name,
+                    time_zone: None,
+                },
+                Ok(Err(e)) => {
+                    tracing::debug!(error = %e, "No answer from the contact API.");
+                    Profile::default()
+                }
+                Err(_) => Profile::default(),
+            }
+        })
+    }
+
+    fn notice<'a>(
+        &'a self,
+        target: &'a ChatTarget,
+        text: &'a str,
+    ) -> BoxFuture<'a, Result<(), AdapterError>> {
+        Box::pin(async move {
+            let content = json!({ "text": text });
+            let uuid = key_of(&[
+                &target.chat_id,
+                target.thread_id.as_deref().unwrap_or(""),
+                text,
+            ]);
+            self.send_to(target, "text", &content, &uuid).await?;
+            Ok(())
+        })
+    }
+
+    fn private_notice<'a>(
+        &'a self,
+        _target: &'a ChatTarget,
+        user: &'a str,
+        card: &'a Card,
+    ) -> BoxFuture<'a, Result<(), AdapterError>> {
+        Box::pin(async move {
+            self.direct_card(user, card).await?;
+            Ok(())
+        })
+    }
+}
