@@ -99,7 +99,7 @@ impl Chat {
     }
 
     /// A Stop button: stops the turn it was shown on, for the session's owner or an admin.
-    async fn stop_button(
+    pub(crate) async fn stop_button(
         &self,
         person: &Person,
         session: &SessionId,

@@ -12,7 +12,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use workmate_adapter::{
-    BoxFuture, Coalescer, CommandReply, Inbound, InboundKind, InboundSink, NotTaken, Platform,
+    BoxFuture, ClickReply, Coalescer, CommandReply, Inbound, InboundKind, InboundSink, NotTaken, Platform,
     RetryPolicy, Taken,
 };
 use workmate_engine::{Scheduler, SessionHub};
@@ -256,6 +256,15 @@ impl InboundSink for Chat {
         Box::pin(async move {
             debug_assert!(matches!(inbound.kind, InboundKind::Command { .. }));
             Chat::command(self, inbound).await
+        })
+    }
+
+    fn click(&self, inbound: Inbound) -> BoxFuture<'_, Result<ClickReply, NotTaken>> {
+        Box::pin(async move {
+            self.click_now(inbound).await.map_err(|e| {
+                tracing::warn!(error = %e, "A click was not stored; the person may click again.");
+                NotTaken(e.to_string())
+            })
         })
     }
 }

@@ -24,6 +24,7 @@
 //!   sends them.
 
 mod answers;
+mod clicks;
 mod cards_store;
 pub mod commands;
 mod error;
@@ -41,5 +42,5 @@ pub use error::{ChatError, Result};
 pub use identity::tenant_of;
 pub use layer::{Chat, ChatConfig, PlatformSettings};
 pub use workmate_adapter::{
-    CommandReply, Inbound, InboundKind, InboundUser, NotTaken, Platform, Taken,
+    ClickReply, CommandReply, Inbound, InboundKind, InboundUser, NotTaken, Platform, Taken,
 };

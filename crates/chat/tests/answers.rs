@@ -162,3 +162,56 @@ async fn the_answered_approval_card_is_updated_for_everyone_not_only_the_clicker
         chat.platform.sent()
     );
 }
+
+#[tokio::test]
+async fn a_click_answered_at_once_shows_the_outcome_and_the_card_and_a_second_click_loses() {
+    use workmate_adapter::ToastKind;
+    let chat = TestChat::new(SHELL).await;
+    let item = parked(&chat).await;
+    let approve = ButtonAction::Resolve {
+        item_id: item.id.clone(),
+        resolution: Resolution::Approval {
+            choice: ApprovalChoice::Once,
+        },
+    };
+    // A stranger's click changes nothing: an error toast and no card.
+    let refused = chat
+        .chat
+        .click_now(click("Cs", "U2", "t1", approve.clone()))
+        .await
+        .unwrap();
+    assert_eq!(refused.kind, ToastKind::Error, "{refused:?}");
+    assert!(refused.card.is_none());
+    assert_eq!(state_of(&chat, &item).await.state, InboxItemState::Pending);
+    // The owner's click wins and returns the card as everyone will see it.
+    let won = chat
+        .chat
+        .click_now(click("Co", "U1", "t1", approve.clone()))
+        .await
+        .unwrap();
+    assert_eq!((won.kind, won.toast.as_str()), (ToastKind::Success, "Approved."));
+    let card = serde_json::to_string(&won.card.expect("the updated card")).unwrap();
+    assert!(card.contains("Approved by"), "{card}");
+    assert!(!card.contains("\"actions\""), "no buttons once answered: {card}");
+    // The same click delivered again is not applied twice.
+    let again = chat
+        .chat
+        .click_now(click("Co", "U1", "t1", approve.clone()))
+        .await
+        .unwrap();
+    assert_eq!(again.kind, ToastKind::Info);
+    // Someone else clicking Deny afterwards is told who answered first.
+    let deny = ButtonAction::Resolve {
+        item_id: item.id.clone(),
+        resolution: Resolution::Approval {
+            choice: ApprovalChoice::Deny,
+        },
+    };
+    let late = chat
+        .chat
+        .click_now(click("Cl", "U1", "t1", deny))
+        .await
+        .unwrap();
+    assert_eq!(late.kind, ToastKind::Success, "{late:?}");
+    assert_eq!(state_of(&chat, &item).await.state, InboxItemState::Resolved);
+}
