@@ -6,6 +6,7 @@
 
 pub mod card;
 pub mod crypto;
+mod dispatch;
 pub mod inbound;
 pub mod mapping;
 mod platform;
@@ -13,3 +14,4 @@ pub mod web;
 pub mod webhook;
 pub mod ws;
 pub use platform::FeishuPlatform;
+pub use dispatch::{click_response, dispatch};

@@ -27,6 +27,7 @@ use crate::error::StartupError;
 use crate::http::api::{Auth, auth};
 use crate::http::{AppState, BoundedListener, router_with};
 use crate::metrics::Metrics;
+use crate::platforms::feishu::FeishuSurface;
 use crate::platforms::slack::SlackSurface;
 use crate::sandbox::DemoSandbox;
 use crate::{data_dir, database, recovery, shutdown};
@@ -103,6 +104,13 @@ async fn open_and_run(
             ),
             None => None,
         };
+        let feishu = match config.platforms.feishu.as_ref() {
+            Some(feishu) => Some(
+                FeishuSurface::new(feishu, chat.clone())
+                    .map_err(|e| StartupError::Usage(format!("[platforms.feishu]: {e}")))?,
+            ),
+            None => None,
+        };
         let scheduler = Scheduler::new(
             hub.clone(),
             Arc::new(chat.clone()),
@@ -142,6 +150,7 @@ async fn open_and_run(
             scheduler: scheduler.clone(),
             chat: chat.clone(),
             slack: slack.clone(),
+            feishu: feishu.clone(),
             shutdown: token.clone(),
         };
         let served = if token.is_cancelled() {

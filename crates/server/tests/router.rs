@@ -83,6 +83,7 @@ pub(crate) async fn app_with_script(script: &str) -> App {
         scheduler,
         chat: workmate_chat::Chat::new(hub, store.clone(), workmate_chat::ChatConfig::default()),
         slack: None,
+        feishu: None,
         shutdown: tokio_util::sync::CancellationToken::new(),
     };
     App {

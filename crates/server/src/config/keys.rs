@@ -257,6 +257,49 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
         kind: Kind::StrList,
         flag: None,
     },
+    // `[platforms.feishu]`: the Feishu / Lark app (webhook or long connection).
+    Key {
+        section: "platforms.feishu",
+        key: "app_id",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "platforms.feishu",
+        key: "app_secret",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "platforms.feishu",
+        key: "encrypt_key",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "platforms.feishu",
+        key: "verification_token",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "platforms.feishu",
+        key: "mode",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "platforms.feishu",
+        key: "api_base",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "platforms.feishu",
+        key: "admins",
+        kind: Kind::StrList,
+        flag: None,
+    },
     Key {
         section: "tools",
         key: "workspaces_dir",

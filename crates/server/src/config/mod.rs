@@ -30,7 +30,7 @@ use std::time::Duration;
 pub use engine::{EngineSettings, SchedulerSettings};
 pub use error::ConfigError;
 pub use keys::Source;
-pub use platforms::{PlatformsConfig, SlackConfig, SlackMode};
+pub use platforms::{FeishuConfig, FeishuMode, PlatformsConfig, SlackConfig, SlackMode};
 pub use providers::{GatewayProvider, ProvidersConfig};
 pub use secret::DatabaseUrl;
 pub use server::{HttpLimits, SurfaceToken};

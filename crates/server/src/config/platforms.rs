@@ -8,7 +8,7 @@
 use secrecy::SecretString;
 
 use super::ConfigError;
-use super::validate::{RawPlatforms, RawSlack};
+use super::validate::{RawFeishu, RawPlatforms, RawSlack};
 
 /// Slack's Web API.
 pub(crate) const DEFAULT_SLACK_API_BASE: &str = "https://slack.com/api";
@@ -16,6 +16,9 @@ pub(crate) const DEFAULT_SLACK_API_BASE: &str = "https://slack.com/api";
 type Invalid<'a> = &'a dyn Fn(&'static str, &'static str, String) -> ConfigError;
 
 const SLACK: &str = "platforms.slack";
+const FEISHU: &str = "platforms.feishu";
+/// Feishu's open platform (Lark's is `https://open.larksuite.com`).
+pub(crate) const DEFAULT_FEISHU_API_BASE: &str = "https://open.feishu.cn";
 
 /// `[platforms.*]`.
 #[derive(Clone, Debug, Default)]
@@ -23,6 +26,82 @@ const SLACK: &str = "platforms.slack";
 pub struct PlatformsConfig {
     /// `[platforms.slack]`, when configured.
     pub slack: Option<SlackConfig>,
+    /// `[platforms.feishu]`, when configured.
+    pub feishu: Option<FeishuConfig>,
+}
+
+/// `[platforms.feishu]`.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct FeishuConfig {
+    /// `app_id`: the app's id (`cli_…`).
+    pub app_id: String,
+    /// `app_secret`: fetches the app's `tenant_access_token` and opens the long connection.
+    pub app_secret: SecretString,
+    /// `encrypt_key`: decrypts events and checks `X-Lark-Signature` (webhook mode).
+    pub encrypt_key: Option<SecretString>,
+    /// `verification_token`: checked on every webhook request that carries one.
+    pub verification_token: Option<SecretString>,
+    /// `mode`: how events arrive.
+    pub mode: FeishuMode,
+    /// `api_base`: the open platform's base URL (default `https://open.feishu.cn`; Lark's
+    /// international one is `https://open.larksuite.com`).
+    pub api_base: String,
+    /// `admins`: Feishu `open_id`s (`ou_…`) made tenant admins the first time workmate sees them.
+    pub admins: Vec<String>,
+}
+
+impl FeishuConfig {
+    /// A configuration for tests and embedders, in webhook mode.
+    pub fn webhook(
+        app_id: &str,
+        app_secret: SecretString,
+        encrypt_key: Option<SecretString>,
+        verification_token: Option<SecretString>,
+        api_base: &str,
+    ) -> Self {
+        Self {
+            app_id: app_id.to_owned(),
+            app_secret,
+            encrypt_key,
+            verification_token,
+            mode: FeishuMode::Webhook,
+            api_base: api_base.to_owned(),
+            admins: Vec::new(),
+        }
+    }
+
+    /// The same configuration with these admins.
+    pub fn with_admins(mut self, admins: Vec<String>) -> Self {
+        self.admins = admins;
+        self
+    }
+
+    /// The same configuration in long-connection mode.
+    pub fn long_connection(mut self) -> Self {
+        self.mode = FeishuMode::LongConnection;
+        self
+    }
+}
+
+/// How Feishu delivers events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FeishuMode {
+    /// Events and card callbacks posted to workmate's routes.
+    Webhook,
+    /// A long connection workmate opens with the app's credentials (no public URL needed).
+    LongConnection,
+}
+
+impl FeishuMode {
+    /// The name used in the file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Webhook => "webhook",
+            Self::LongConnection => "long_connection",
+        }
+    }
 }
 
 /// `[platforms.slack]`.
@@ -101,17 +180,113 @@ pub(crate) fn validate_platforms(
             .as_ref()
             .map(|slack| validate_slack(slack, invalid))
             .transpose()?,
+        feishu: raw
+            .feishu
+            .as_ref()
+            .map(|feishu| validate_feishu(feishu, invalid))
+            .transpose()?,
+    })
+}
+
+/// A set, non-blank secret.
+fn secret(value: &Option<String>) -> Option<SecretString> {
+    value
+        .as_deref()
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(|v| SecretString::from(v.to_owned()))
+}
+
+/// An `api_base`: an http(s) URL, or `default`.
+fn api_base(
+    section: &'static str,
+    raw: Option<&String>,
+    default: &str,
+    invalid: Invalid<'_>,
+) -> Result<String, ConfigError> {
+    let api_base = raw.cloned().unwrap_or_else(|| default.to_owned());
+    let parsed = url::Url::parse(&api_base).map_err(|e| {
+        invalid(
+            section,
+            "api_base",
+            format!("{api_base:?} is not a URL ({e})"),
+        )
+    })?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(invalid(
+            section,
+            "api_base",
+            format!("{api_base:?} must be http:// or https://"),
+        ));
+    }
+    Ok(api_base)
+}
+
+/// `admins`: platform user ids, none blank or with spaces.
+fn admin_ids(
+    section: &'static str,
+    raw: Option<&Vec<String>>,
+    example: &str,
+    invalid: Invalid<'_>,
+) -> Result<Vec<String>, ConfigError> {
+    let mut admins = Vec::new();
+    for admin in raw.into_iter().flatten().map(|a| a.trim()) {
+        if admin.is_empty() || admin.contains(char::is_whitespace) {
+            return Err(invalid(
+                section,
+                "admins",
+                format!("{admin:?} is not a user id (like \"{example}\")"),
+            ));
+        }
+        admins.push(admin.to_owned());
+    }
+    Ok(admins)
+}
+
+fn validate_feishu(raw: &RawFeishu, invalid: Invalid<'_>) -> Result<FeishuConfig, ConfigError> {
+    let mode = match raw.mode.as_deref() {
+        None | Some("webhook") => FeishuMode::Webhook,
+        Some("long_connection") => FeishuMode::LongConnection,
+        Some(other) => {
+            return Err(invalid(
+                FEISHU,
+                "mode",
+                format!("`{other}` is not a Feishu mode; use \"webhook\" or \"long_connection\""),
+            ));
+        }
+    };
+    let app_id = raw
+        .app_id
+        .as_deref()
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| invalid(FEISHU, "app_id", "app_id (cli_…) is required for Feishu".into()))?
+        .to_owned();
+    let app_secret = secret(&raw.app_secret)
+        .ok_or_else(|| invalid(FEISHU, "app_secret", "app_secret is required for Feishu".into()))?;
+    let encrypt_key = secret(&raw.encrypt_key);
+    let verification_token = secret(&raw.verification_token);
+    if mode == FeishuMode::Webhook && encrypt_key.is_none() && verification_token.is_none() {
+        return Err(invalid(
+            FEISHU,
+            "encrypt_key",
+            "webhook mode needs encrypt_key (recommended: requests are then signed and \
+             encrypted) or at least verification_token, to know requests come from Feishu"
+                .into(),
+        ));
+    }
+    Ok(FeishuConfig {
+        app_id,
+        app_secret,
+        encrypt_key,
+        verification_token,
+        mode,
+        api_base: api_base(FEISHU, raw.api_base.as_ref(), DEFAULT_FEISHU_API_BASE, invalid)?,
+        admins: admin_ids(FEISHU, raw.admins.as_ref(), "ou_0123abcd", invalid)?,
     })
 }
 
 fn validate_slack(raw: &RawSlack, invalid: Invalid<'_>) -> Result<SlackConfig, ConfigError> {
-    let optional = |value: &Option<String>| {
-        value
-            .as_deref()
-            .map(str::trim)
-            .filter(|v| !v.is_empty())
-            .map(|v| SecretString::from(v.to_owned()))
-    };
     let mode = match raw.mode.as_deref() {
         None | Some("http") => SlackMode::Http,
         Some("socket") => SlackMode::Socket,
@@ -123,9 +298,9 @@ fn validate_slack(raw: &RawSlack, invalid: Invalid<'_>) -> Result<SlackConfig, C
             ));
         }
     };
-    let signing_secret = optional(&raw.signing_secret);
-    let app_token = optional(&raw.app_token);
-    let bot_token = optional(&raw.bot_token)
+    let signing_secret = secret(&raw.signing_secret);
+    let app_token = secret(&raw.app_token);
+    let bot_token = secret(&raw.bot_token)
         .ok_or_else(|| invalid(SLACK, "bot_token", "bot_token is required for Slack".into()))?;
     match mode {
         SlackMode::Http if signing_secret.is_none() => {
@@ -146,35 +321,8 @@ fn validate_slack(raw: &RawSlack, invalid: Invalid<'_>) -> Result<SlackConfig, C
         }
         _ => {}
     }
-    let api_base = raw
-        .api_base
-        .clone()
-        .unwrap_or_else(|| DEFAULT_SLACK_API_BASE.to_owned());
-    let parsed = url::Url::parse(&api_base).map_err(|e| {
-        invalid(
-            SLACK,
-            "api_base",
-            format!("{api_base:?} is not a URL ({e})"),
-        )
-    })?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(invalid(
-            SLACK,
-            "api_base",
-            format!("{api_base:?} must be http:// or https://"),
-        ));
-    }
-    let mut admins = Vec::new();
-    for admin in raw.admins.iter().flatten().map(|a| a.trim()) {
-        if admin.is_empty() || admin.contains(char::is_whitespace) {
-            return Err(invalid(
-                SLACK,
-                "admins",
-                format!("{admin:?} is not a Slack user id (like \"U0123ABCD\")"),
-            ));
-        }
-        admins.push(admin.to_owned());
-    }
+    let api_base = api_base(SLACK, raw.api_base.as_ref(), DEFAULT_SLACK_API_BASE, invalid)?;
+    let admins = admin_ids(SLACK, raw.admins.as_ref(), "U0123ABCD", invalid)?;
     Ok(SlackConfig {
         signing_secret,
         app_token,

@@ -12,7 +12,7 @@ use super::Config;
 use super::secret::redact_credentials;
 use super::validate::{
     RawConfig, RawDatabase, RawEngine, RawLog, RawPlatforms, RawProvider, RawScheduler, RawServer,
-    RawSlack,
+    RawFeishu, RawSlack,
 };
 
 pub(crate) fn redacted_toml(config: &Config) -> String {
@@ -57,6 +57,15 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
                 api_base: Some(slack.api_base.clone()),
                 mode: Some(slack.mode.as_str().to_owned()),
                 admins: (!slack.admins.is_empty()).then(|| slack.admins.clone()),
+            }),
+            feishu: config.platforms.feishu.as_ref().map(|feishu| RawFeishu {
+                app_id: Some(feishu.app_id.clone()),
+                app_secret: Some("***".to_owned()),
+                encrypt_key: feishu.encrypt_key.as_ref().map(|_| "***".to_owned()),
+                verification_token: feishu.verification_token.as_ref().map(|_| "***".to_owned()),
+                mode: Some(feishu.mode.as_str().to_owned()),
+                api_base: Some(feishu.api_base.clone()),
+                admins: (!feishu.admins.is_empty()).then(|| feishu.admins.clone()),
             }),
         },
         tools: super::tools::RawTools {

@@ -52,6 +52,28 @@ pub(crate) struct RawConfig {
 pub(crate) struct RawPlatforms {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) slack: Option<RawSlack>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) feishu: Option<RawFeishu>,
+}
+
+/// `[platforms.feishu]`.
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawFeishu {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) app_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) app_secret: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) encrypt_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) verification_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) mode: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) api_base: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) admins: Option<Vec<String>>,
 }
 
 /// `[platforms.slack]`.
@@ -361,6 +383,15 @@ mod tests {
                     app_token: Some(String::new()),
                     api_base: Some(String::new()),
                     mode: Some(String::new()),
+                    admins: Some(vec![String::new()]),
+                }),
+                feishu: Some(RawFeishu {
+                    app_id: Some(String::new()),
+                    app_secret: Some(String::new()),
+                    encrypt_key: Some(String::new()),
+                    verification_token: Some(String::new()),
+                    mode: Some(String::new()),
+                    api_base: Some(String::new()),
                     admins: Some(vec![String::new()]),
                 }),
             },

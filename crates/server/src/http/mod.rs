@@ -44,6 +44,8 @@ pub struct AppState {
     pub chat: workmate_chat::Chat,
     /// The Slack surface, when `[platforms.slack]` is configured.
     pub slack: Option<Arc<crate::platforms::slack::SlackSurface>>,
+    /// The Feishu surface, when `[platforms.feishu]` is configured.
+    pub feishu: Option<Arc<crate::platforms::feishu::FeishuSurface>>,
     /// Cancelled when the server stops: ends long-lived responses such as event streams.
     pub shutdown: CancellationToken,
 }
@@ -74,6 +76,14 @@ pub fn router_with(state: AppState, extra: Option<Router>, limits: HttpLimits) -
         .route(
             "/v1/platforms/slack/commands",
             post(crate::platforms::slack::slash_commands),
+        )
+        .route(
+            "/v1/platforms/feishu/events",
+            post(crate::platforms::feishu::events),
+        )
+        .route(
+            "/v1/platforms/feishu/card",
+            post(crate::platforms::feishu::card),
         )
         .fallback(handlers::not_found)
         .method_not_allowed_fallback(handlers::method_not_allowed)

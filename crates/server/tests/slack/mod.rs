@@ -117,6 +117,7 @@ async fn slack_app_admins(script: &str, admins: &[&str]) -> SlackApp {
     chat.start();
     let state = AppState {
         slack: Some(Arc::clone(&slack)),
+        feishu: None,
         ..app.state.clone()
     };
     SlackApp {

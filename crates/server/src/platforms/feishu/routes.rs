@@ -1,0 +1,64 @@
+//! `POST /v1/platforms/feishu/events` and `POST /v1/platforms/feishu/card`.
+//!
+//! Invariant: a handler verifies, decrypts, decodes and hands the delivery to the chat layer;
+//! only a click waits for its outcome (it must be answered with it), and that answer is built
+//! from what is stored, well inside Feishu's 3 s.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use workmate_feishu::webhook::{Signed, WebhookError};
+
+use super::FeishuSurface;
+use crate::http::{ApiError, AppState};
+
+/// Events: messages, bot-menu clicks, the URL handshake (and card callbacks, when the app sends
+/// them here).
+pub(crate) async fn events(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    handle(&state, &headers, &body).await
+}
+
+/// Card callbacks (`card.action.trigger`, and the legacy card request URL).
+pub(crate) async fn card(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    handle(&state, &headers, &body).await
+}
+
+async fn handle(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<Response, ApiError> {
+    let feishu: Arc<FeishuSurface> = state
+        .feishu
+        .clone()
+        .ok_or_else(|| ApiError::Missing("Feishu is not configured".into()))?;
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+    };
+    let signed = Signed {
+        timestamp: header("x-lark-request-timestamp"),
+        nonce: header("x-lark-request-nonce"),
+        signature: header("x-lark-signature"),
+    };
+    let envelope = feishu.auth.open(signed, body).map_err(|e| match e {
+        WebhookError::Decode(e) => ApiError::BadRequest(e.to_string()),
+        other => ApiError::BadSignature(other.to_string()),
+    })?;
+    let answer = workmate_feishu::dispatch(envelope, &feishu.sink, &feishu.platform, feishu.bot())
+        .await
+        .map_err(|e| ApiError::NotReady {
+            reason: format!("Feishu delivery not stored: {e}"),
+        })?;
+    Ok(Json(answer).into_response())
+}
