@@ -13,5 +13,5 @@ mod platform;
 pub mod web;
 pub mod webhook;
 pub mod ws;
-pub use platform::FeishuPlatform;
 pub use dispatch::{click_response, dispatch};
+pub use platform::FeishuPlatform;

@@ -4,7 +4,10 @@
 //! exist); otherwise the shared `fixtures/platform-vectors` beside the workspace, which may hold
 //! more cases than this repository; otherwise the adapter's own copy in `tests/vectors/`, so a
 //! clone on its own still checks every case it carries.
-#![allow(clippy::panic, reason = "test support: a missing vector file must fail the test loudly")]
+#![allow(
+    clippy::panic,
+    reason = "test support: a missing vector file must fail the test loudly"
+)]
 
 use std::path::{Path, PathBuf};
 

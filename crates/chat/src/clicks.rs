@@ -44,10 +44,12 @@ impl Chat {
                 ButtonAction::Stop {
                     session_id,
                     turn_id,
-                } => Ok(match self.stop_button(&person, session_id, turn_id).await? {
-                    Some(why) => toast(ToastKind::Warning, &why),
-                    None => toast(ToastKind::Info, "Stopping…"),
-                }),
+                } => Ok(
+                    match self.stop_button(&person, session_id, turn_id).await? {
+                        Some(why) => toast(ToastKind::Warning, &why),
+                        None => toast(ToastKind::Info, "Stopping…"),
+                    },
+                ),
             }
         }
         .await;

@@ -12,8 +12,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use workmate_adapter::{
-    BoxFuture, ClickReply, Coalescer, CommandReply, Inbound, InboundKind, InboundSink, NotTaken, Platform,
-    RetryPolicy, Taken,
+    BoxFuture, ClickReply, Coalescer, CommandReply, Inbound, InboundKind, InboundSink, NotTaken,
+    Platform, RetryPolicy, Taken,
 };
 use workmate_engine::{Scheduler, SessionHub};
 use workmate_protocol::Surface;

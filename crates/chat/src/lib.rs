@@ -24,8 +24,8 @@
 //!   sends them.
 
 mod answers;
-mod clicks;
 mod cards_store;
+mod clicks;
 pub mod commands;
 mod error;
 mod identity;

@@ -189,10 +189,16 @@ async fn a_click_answered_at_once_shows_the_outcome_and_the_card_and_a_second_cl
         .click_now(click("Co", "U1", "t1", approve.clone()))
         .await
         .unwrap();
-    assert_eq!((won.kind, won.toast.as_str()), (ToastKind::Success, "Approved."));
+    assert_eq!(
+        (won.kind, won.toast.as_str()),
+        (ToastKind::Success, "Approved.")
+    );
     let card = serde_json::to_string(&won.card.expect("the updated card")).unwrap();
     assert!(card.contains("Approved by"), "{card}");
-    assert!(!card.contains("\"actions\""), "no buttons once answered: {card}");
+    assert!(
+        !card.contains("\"actions\""),
+        "no buttons once answered: {card}"
+    );
     // The same click delivered again is not applied twice.
     let again = chat
         .chat

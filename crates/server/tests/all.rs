@@ -12,6 +12,7 @@ mod config;
 mod config_sections;
 mod crash;
 mod explain;
+mod feishu;
 mod gateways;
 mod intake_crash;
 #[path = "../../../tests/kill.rs"]

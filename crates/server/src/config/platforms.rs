@@ -260,10 +260,21 @@ fn validate_feishu(raw: &RawFeishu, invalid: Invalid<'_>) -> Result<FeishuConfig
         .as_deref()
         .map(str::trim)
         .filter(|v| !v.is_empty())
-        .ok_or_else(|| invalid(FEISHU, "app_id", "app_id (cli_…) is required for Feishu".into()))?
+        .ok_or_else(|| {
+            invalid(
+                FEISHU,
+                "app_id",
+                "app_id (cli_…) is required for Feishu".into(),
+            )
+        })?
         .to_owned();
-    let app_secret = secret(&raw.app_secret)
-        .ok_or_else(|| invalid(FEISHU, "app_secret", "app_secret is required for Feishu".into()))?;
+    let app_secret = secret(&raw.app_secret).ok_or_else(|| {
+        invalid(
+            FEISHU,
+            "app_secret",
+            "app_secret is required for Feishu".into(),
+        )
+    })?;
     let encrypt_key = secret(&raw.encrypt_key);
     let verification_token = secret(&raw.verification_token);
     if mode == FeishuMode::Webhook && encrypt_key.is_none() && verification_token.is_none() {
@@ -281,7 +292,12 @@ fn validate_feishu(raw: &RawFeishu, invalid: Invalid<'_>) -> Result<FeishuConfig
         encrypt_key,
         verification_token,
         mode,
-        api_base: api_base(FEISHU, raw.api_base.as_ref(), DEFAULT_FEISHU_API_BASE, invalid)?,
+        api_base: api_base(
+            FEISHU,
+            raw.api_base.as_ref(),
+            DEFAULT_FEISHU_API_BASE,
+            invalid,
+        )?,
         admins: admin_ids(FEISHU, raw.admins.as_ref(), "ou_0123abcd", invalid)?,
     })
 }
@@ -321,7 +337,12 @@ fn validate_slack(raw: &RawSlack, invalid: Invalid<'_>) -> Result<SlackConfig, C
         }
         _ => {}
     }
-    let api_base = api_base(SLACK, raw.api_base.as_ref(), DEFAULT_SLACK_API_BASE, invalid)?;
+    let api_base = api_base(
+        SLACK,
+        raw.api_base.as_ref(),
+        DEFAULT_SLACK_API_BASE,
+        invalid,
+    )?;
     let admins = admin_ids(SLACK, raw.admins.as_ref(), "U0123ABCD", invalid)?;
     Ok(SlackConfig {
         signing_secret,

@@ -11,8 +11,8 @@ use std::time::Duration;
 use super::Config;
 use super::secret::redact_credentials;
 use super::validate::{
-    RawConfig, RawDatabase, RawEngine, RawLog, RawPlatforms, RawProvider, RawScheduler, RawServer,
-    RawFeishu, RawSlack,
+    RawConfig, RawDatabase, RawEngine, RawFeishu, RawLog, RawPlatforms, RawProvider, RawScheduler,
+    RawServer, RawSlack,
 };
 
 pub(crate) fn redacted_toml(config: &Config) -> String {

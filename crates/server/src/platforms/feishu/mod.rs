@@ -54,12 +54,13 @@ impl FeishuSurface {
                 Ok(id) => {
                     let _ = known.set(id);
                 }
-                Err(e) => tracing::warn!(error = %e, "Cannot ask Feishu who the bot is; any mention in a group will be taken to address it."),
+                Err(e) => {
+                    tracing::warn!(error = %e, "Cannot ask Feishu who the bot is; any mention in a group will be taken to address it.")
+                }
             }
         });
-        let expose = |s: &Option<secrecy::SecretString>| {
-            s.as_ref().map(|s| s.expose_secret().to_owned())
-        };
+        let expose =
+            |s: &Option<secrecy::SecretString>| s.as_ref().map(|s| s.expose_secret().to_owned());
         Ok(Arc::new(Self {
             auth: WebhookAuth::new(
                 expose(&config.encrypt_key),

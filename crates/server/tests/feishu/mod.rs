@@ -1,0 +1,411 @@
+//! The Feishu surface end to end, in process: encrypted, signed events and card callbacks in,
+//! open-platform calls out to a fake Feishu.
+
+mod fake;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use tower::ServiceExt;
+use wiremock::MockServer;
+use workmate_feishu::crypto;
+use workmate_protocol::{EventKind, Surface};
+use workmate_server::config::FeishuConfig;
+use workmate_server::http::{AppState, router};
+use workmate_server::platforms::feishu::FeishuSurface;
+use workmate_store::{InboxFilter, InboxItem, InboxItemState, SessionKey, Store};
+
+use crate::router::app_with_script;
+use crate::support::eventually;
+use fake::{Call, calls};
+
+const ENCRYPT_KEY: &str = "test-encrypt-key";
+const TOKEN: &str = "test-verification-token";
+const TENANT_KEY: &str = "tk_acme";
+const CHAT: &str = "oc_general";
+const ROOT: &str = "om_root";
+const SHELL: &str = r#"{"conversations": [{"when": "*", "turns": [
+    {"tool_calls": [{"name": "run_shell", "arguments": {"command": "echo hi"}}]}, {"text": "Done."}]}]}"#;
+const STREAMED: &str = r#"{"conversations": [{"when": "*", "turns": [
+    {"text": "one two three four five six seven eight nine ten", "chunk_delay_ms": 90}]}]}"#;
+
+struct FeishuApp {
+    router: Router,
+    store: Store,
+    fake: MockServer,
+    _surface: Arc<FeishuSurface>,
+    _dir: tempfile::TempDir,
+}
+
+async fn feishu_app(script: &str) -> FeishuApp {
+    let fake = fake::feishu().await;
+    let app = app_with_script(script).await;
+    let config = FeishuConfig::webhook(
+        "cli_test",
+        "app-secret".into(),
+        Some(ENCRYPT_KEY.into()),
+        Some(TOKEN.into()),
+        &fake.uri(),
+    )
+    .with_admins(vec!["ou_boss".into()]);
+    let chat = app.state.chat.clone();
+    chat.attach_scheduler(app.state.scheduler.clone());
+    let surface = FeishuSurface::new(&config, chat.clone()).unwrap();
+    chat.start();
+    let state = AppState {
+        feishu: Some(Arc::clone(&surface)),
+        ..app.state.clone()
+    };
+    FeishuApp {
+        router: router(state),
+        store: app.store.clone(),
+        fake,
+        _surface: surface,
+        _dir: app.dir,
+    }
+}
+
+/// Posts `plaintext` encrypted and signed, as Feishu does; the status and JSON answer.
+async fn post(app: &FeishuApp, route: &str, plaintext: &str) -> (StatusCode, Value) {
+    let sealed = crypto::encrypt_with(ENCRYPT_KEY, *b"0123456789abcdef", plaintext);
+    let body = json!({ "encrypt": sealed }).to_string();
+    let signature = crypto::signature("1700000000", "nonce-1", ENCRYPT_KEY, body.as_bytes());
+    send(app, route, &body, &signature).await
+}
+
+async fn send(app: &FeishuApp, route: &str, body: &str, signature: &str) -> (StatusCode, Value) {
+    let request = Request::builder()
+        .method("POST")
+        .uri(format!("/v1/platforms/feishu/{route}"))
+        .header("content-type", "application/json")
+        .header("x-lark-request-timestamp", "1700000000")
+        .header("x-lark-request-nonce", "nonce-1")
+        .header("x-lark-signature", signature)
+        .body(Body::from(body.to_owned()))
+        .unwrap();
+    let response = app.router.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+fn mention(event_id: &str, text: &str) -> String {
+    let content = json!({ "text": format!("@_user_1 {text}") }).to_string();
+    json!({
+        "schema": "2.0",
+        "header": {"event_id": event_id, "event_type": "im.message.receive_v1",
+                   "create_time": "1700000000000", "token": TOKEN, "app_id": "cli_test",
+                   "tenant_key": TENANT_KEY},
+        "event": {
+            "sender": {"sender_id": {"open_id": "ou_ana", "union_id": "on_ana", "user_id": "ana"},
+                       "sender_type": "user", "tenant_key": TENANT_KEY},
+            "message": {"message_id": ROOT, "root_id": "", "parent_id": "", "chat_id": CHAT,
+                        "chat_type": "group", "message_type": "text", "content": content,
+                        "mentions": [{"key": "@_user_1", "id": {"open_id": "ou_bot"},
+                                      "name": "workmate", "tenant_key": TENANT_KEY}]}
+        }
+    })
+    .to_string()
+}
+
+fn click(event_id: &str, user: &str, value: &Value) -> String {
+    json!({
+        "schema": "2.0",
+        "header": {"event_id": event_id, "event_type": "card.action.trigger",
+                   "create_time": "1700000000000", "token": TOKEN, "app_id": "cli_test",
+                   "tenant_key": TENANT_KEY},
+        "event": {
+            "operator": {"tenant_key": TENANT_KEY, "open_id": user, "union_id": "on_x"},
+            "token": "c-delayed-update-token",
+            "action": {"value": value, "tag": "button"},
+            "host": "im_message",
+            "context": {"open_message_id": "om_sent_1", "open_chat_id": CHAT}
+        }
+    })
+    .to_string()
+}
+
+/// Polls the fake until `check` holds on the calls under `prefix`, for at most 10 s.
+async fn wait_for(
+    fake: &MockServer,
+    prefix: &str,
+    what: &str,
+    check: impl Fn(&[Call]) -> bool,
+) -> Vec<Call> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let seen = calls(fake, prefix).await;
+        if check(&seen) {
+            return seen;
+        }
+        assert!(Instant::now() < deadline, "{what}: calls were {seen:#?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The card JSON a CardKit create or full update carried.
+fn card_of(call: &Call) -> Value {
+    let data = call.body["data"]
+        .as_str()
+        .or_else(|| call.body["card"]["data"].as_str())
+        .unwrap_or("null");
+    serde_json::from_str(data).unwrap()
+}
+
+/// Every button value of a card.
+fn button_values(card: &Value) -> Vec<Value> {
+    let mut out = Vec::new();
+    collect_buttons(card, &mut out);
+    out
+}
+
+fn collect_buttons(value: &Value, out: &mut Vec<Value>) {
+    match value {
+        Value::Object(map) => {
+            if map.get("tag").and_then(Value::as_str) == Some("button") {
+                for behavior in map
+                    .get("behaviors")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    out.push(behavior["value"].clone());
+                }
+            }
+            map.values().for_each(|v| collect_buttons(v, out));
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_buttons(v, out)),
+        _ => {}
+    }
+}
+
+async fn parked(app: &FeishuApp) -> InboxItem {
+    let tenant = workmate_chat::tenant_of(Surface::Feishu, TENANT_KEY);
+    eventually(|| async {
+        app.store
+            .inbox()
+            .list(&tenant, &InboxFilter::default(), 10)
+            .await
+            .unwrap()
+            .into_iter()
+            .next()
+    })
+    .await
+}
+
+#[tokio::test]
+async fn url_verification_is_answered_encrypted_or_plain_and_a_bad_signature_is_refused() {
+    let app = feishu_app(SHELL).await;
+    let handshake =
+        json!({"challenge": "ch-1", "token": TOKEN, "type": "url_verification"}).to_string();
+    let sealed = crypto::encrypt_with(ENCRYPT_KEY, [9; 16], &handshake);
+    // Feishu sends the handshake unsigned.
+    let (status, answer) = send(&app, "events", &json!({"encrypt": sealed}).to_string(), "").await;
+    assert_eq!(
+        (status, answer),
+        (StatusCode::OK, json!({"challenge": "ch-1"}))
+    );
+    let signature = crypto::signature("1700000000", "nonce-1", ENCRYPT_KEY, handshake.as_bytes());
+    let (status, answer) = send(&app, "events", &handshake, &signature).await;
+    assert_eq!(
+        (status, answer),
+        (StatusCode::OK, json!({"challenge": "ch-1"}))
+    );
+    let (status, _) = send(&app, "events", &mention("Ev0", "hi"), "0000").await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let wrong_token = handshake.replace(TOKEN, "guess");
+    let sealed = crypto::encrypt_with(ENCRYPT_KEY, [9; 16], &wrong_token);
+    let (status, _) = send(&app, "events", &json!({"encrypt": sealed}).to_string(), "").await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn an_encrypted_mention_streams_a_cardkit_answer_with_growing_sequences() {
+    let app = feishu_app(STREAMED).await;
+    let (status, _) = post(&app, "events", &mention("Ev1", "count to ten")).await;
+    assert_eq!(status, StatusCode::OK);
+    let seen = wait_for(
+        &app.fake,
+        "/open-apis/cardkit/v1/cards",
+        "the answer ends",
+        |calls| {
+            calls.iter().any(|c| c.method == "PATCH")
+                && calls
+                    .iter()
+                    .any(|c| c.method == "PUT" && card_of(c).to_string().contains("ten"))
+        },
+    )
+    .await;
+    // The card was created streaming, and sent as a reply in the mention's thread.
+    assert!(
+        card_of(&seen[0])["config"]["streaming_mode"]
+            .as_bool()
+            .unwrap(),
+        "{seen:#?}"
+    );
+    let replies = calls(
+        &app.fake,
+        &format!("/open-apis/im/v1/messages/{ROOT}/reply"),
+    )
+    .await;
+    assert!(!replies.is_empty());
+    assert!(
+        replies
+            .iter()
+            .all(|r| r.body["reply_in_thread"] == true
+                && !r.body["uuid"].as_str().unwrap().is_empty())
+    );
+    // The text streamed into its element, then streaming closed; every sequence of the card
+    // grows strictly.
+    let card_id = "card_1";
+    let updates: Vec<&Call> = seen
+        .iter()
+        .filter(|c| c.path.contains(card_id) && c.method != "POST")
+        .collect();
+    let streamed = updates
+        .iter()
+        .filter(|c| c.path.ends_with("/content"))
+        .count();
+    assert!(streamed >= 1, "no element streaming: {updates:#?}");
+    let sequences: Vec<i64> = updates
+        .iter()
+        .map(|c| c.body["sequence"].as_i64().unwrap())
+        .collect();
+    assert!(
+        sequences.windows(2).all(|w| w[0] < w[1]),
+        "sequences {sequences:?}"
+    );
+    let last = updates.last().unwrap();
+    assert_eq!(last.method, "PUT");
+    assert!(
+        !card_of(last)["config"]["streaming_mode"]
+            .as_bool()
+            .unwrap_or(false)
+    );
+}
+
+#[tokio::test]
+async fn an_approver_click_gets_toast_and_card_at_once_and_a_stranger_changes_nothing() {
+    let app = feishu_app(SHELL).await;
+    let (status, _) = post(&app, "events", &mention("Ev1", "run it")).await;
+    assert_eq!(status, StatusCode::OK);
+    let item = parked(&app).await;
+    let created = wait_for(
+        &app.fake,
+        "/open-apis/cardkit/v1/cards",
+        "the approval card",
+        |calls| {
+            calls.iter().any(|c| {
+                c.method == "POST"
+                    && !button_values(&card_of(c)).is_empty()
+                    && card_of(c).to_string().contains("echo hi")
+            })
+        },
+    )
+    .await;
+    let approval = created
+        .iter()
+        .find(|c| c.method == "POST" && card_of(c).to_string().contains("echo hi"))
+        .unwrap();
+    let values = button_values(&card_of(approval));
+    let approve = values
+        .iter()
+        .find(|v| v.to_string().contains(item.id.as_str()) && v.to_string().contains("once"))
+        .unwrap_or_else(|| panic!("no approve-once button in {values:#?}"));
+
+    // A stranger's click: an error toast, no card, the item still pending.
+    let (status, answer) = post(&app, "card", &click("Cb1", "ou_stranger", approve)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(answer["toast"]["type"], "error", "{answer:#}");
+    assert!(answer.get("card").is_none());
+    let tenant = workmate_chat::tenant_of(Surface::Feishu, TENANT_KEY);
+    let state = app
+        .store
+        .inbox()
+        .get(&tenant, &item.id)
+        .await
+        .unwrap()
+        .unwrap()
+        .state;
+    assert_eq!(state, InboxItemState::Pending);
+
+    // The admin approves: toast and updated card within Feishu's 3 s.
+    let started = Instant::now();
+    let (status, answer) = post(&app, "card", &click("Cb2", "ou_boss", approve)).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        answer["toast"],
+        json!({"type": "success", "content": "Approved."})
+    );
+    assert_eq!(answer["card"]["type"], "raw");
+    let card = answer["card"]["data"].to_string();
+    assert!(card.contains("Approved by Bo Chen"), "{card}");
+    assert!(
+        button_values(&answer["card"]["data"]).is_empty(),
+        "buttons left: {card}"
+    );
+
+    // Everyone's copy is updated too, and the turn goes on.
+    wait_for(
+        &app.fake,
+        "/open-apis/cardkit/v1/cards/",
+        "the shared card shows the approval",
+        |calls| {
+            calls.iter().any(|c| {
+                c.method == "PUT" && card_of(c).to_string().contains("Approved by Bo Chen")
+            })
+        },
+    )
+    .await;
+    // A second click, by the owner, is told who approved first.
+    let (_, answer) = post(&app, "card", &click("Cb3", "ou_ana", approve)).await;
+    assert_eq!(answer["toast"]["type"], "warning", "{answer:#}");
+    assert_eq!(answer["toast"]["content"], "Already approved by Bo Chen.");
+}
+
+#[tokio::test]
+async fn a_retried_event_runs_one_turn() {
+    let app = feishu_app(SHELL).await;
+    for _ in 0..3 {
+        let (status, _) = post(&app, "events", &mention("Ev-retried", "run it")).await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    parked(&app).await;
+    let tenant = workmate_chat::tenant_of(Surface::Feishu, TENANT_KEY);
+    let key = SessionKey {
+        surface: Surface::Feishu,
+        chat_id: CHAT.into(),
+        thread_id: ROOT.into(),
+    };
+    let session = app
+        .store
+        .sessions()
+        .find_by_key(&tenant, &key)
+        .await
+        .unwrap()
+        .unwrap();
+    let events = app
+        .store
+        .events()
+        .list_after(&tenant, &session.id, 0, 1000)
+        .await
+        .unwrap();
+    let turns = events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::TurnStart { .. }))
+        .count();
+    assert_eq!(turns, 1, "one turn for three deliveries of one event");
+}
