@@ -1,0 +1,154 @@
+//! Plain text: the card's fallback text, and the small text helpers the renderer shares.
+//!
+//! Invariants: every cut is on a `char` boundary, and lengths that decide whether a card fits are
+//! counted the way `serde_json` writes them, so a measured element is exactly as long as the one
+//! sent.
+
+use std::io;
+
+use serde_json::Value;
+use workmate_cards::{Block, Card, Inline};
+
+/// `text` without control characters other than line breaks and tabs (a carriage return is
+/// dropped too): Feishu has no use for them and each would cost six bytes of JSON.
+pub(crate) fn clean(text: &str) -> String {
+    text.chars()
+        .filter(|&c| c == '\n' || c == '\t' || !c.is_control())
+        .collect()
+}
+
+/// `text` with line breaks and runs of whitespace folded into single spaces.
+pub(crate) fn one_line(text: &str) -> String {
+    clean(text).split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `text` cut to at most `max` characters, ending in `…` when cut.
+pub(crate) fn truncate(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// `n` with thousands separators: `12,345`.
+pub(crate) fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A count with its noun, singular or plural: `1 row`, `3 rows`.
+pub(crate) fn plural(n: usize, noun: &str) -> String {
+    let s = if n == 1 { "" } else { "s" };
+    format!("{} {noun}{s}", thousands(n))
+}
+
+/// Bytes `c` takes inside a JSON string as `serde_json` writes it.
+pub(crate) fn json_char_len(c: char) -> usize {
+    match c {
+        '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+        c if (c as u32) < 0x20 => 6,
+        c => c.len_utf8(),
+    }
+}
+
+/// Bytes `text` takes inside a JSON string (without the quotes).
+pub(crate) fn json_len(text: &str) -> usize {
+    text.chars().map(json_char_len).sum()
+}
+
+/// Bytes of `value` as compact JSON.
+pub(crate) fn json_size(value: &Value) -> usize {
+    struct Count(usize);
+    impl io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        // Writing a `Value` cannot fail; if it ever did, the card must count as too big.
+        Err(_) => usize::MAX,
+    }
+}
+
+/// The card as plain lines, without buttons or markup, blank lines left out.
+pub(crate) fn lines(card: &Card) -> Vec<String> {
+    let mut lines = Vec::new();
+    for block in &card.blocks {
+        match block {
+            Block::Heading { text } => lines.push(text.clone()),
+            Block::Text(text) | Block::Quote(text) => lines.push(text.plain()),
+            Block::Context(inlines) => lines.push(inlines.iter().map(Inline::text).collect()),
+            Block::Fields(fields) => lines.extend(fields.iter().map(|(label, value)| {
+                match (label.trim(), value.trim()) {
+                    ("", value) => value.to_owned(),
+                    (label, "") => label.to_owned(),
+                    (label, value) => format!("{label}: {value}"),
+                }
+            })),
+            Block::Code { text, .. } => lines.push(text.clone()),
+            Block::Table { header, rows } => {
+                lines.extend(
+                    std::iter::once(header)
+                        .chain(rows)
+                        .map(|row| row.join(" | ")),
+                );
+            }
+            Block::List { ordered, items } => {
+                lines.extend(items.iter().enumerate().map(|(i, item)| {
+                    let marker = if *ordered {
+                        format!("{}. ", i + 1)
+                    } else {
+                        "• ".to_owned()
+                    };
+                    format!("{marker}{}", item.plain())
+                }));
+            }
+            Block::Divider | Block::Actions(_) => {}
+        }
+    }
+    lines
+        .iter()
+        .flat_map(|text| clean(text).lines().map(str::to_owned).collect::<Vec<_>>())
+        .filter(|line| !line.trim().is_empty())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn helpers_count_and_cut_by_char() {
+        assert_eq!(truncate("héllo wörld", 5), "héll…");
+        assert_eq!(truncate("short", 5), "short");
+        assert_eq!(one_line("a\n  b\tc\r "), "a b c");
+        assert_eq!(clean("a\u{0}b\r\nc\td"), "ab\nc\td");
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(plural(1, "row"), "1 row");
+        assert_eq!(plural(1_000, "row"), "1,000 rows");
+        let text = "a\"\\\n\u{1}é漢😀";
+        assert_eq!(
+            json_len(text),
+            serde_json::to_string(text).unwrap().len() - 2
+        );
+        let value = json!({ "a": [text, 1, null] });
+        assert_eq!(json_size(&value), serde_json::to_vec(&value).unwrap().len());
+    }
+}
