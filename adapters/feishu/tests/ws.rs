@@ -10,6 +10,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use futures_util::{SinkExt, StreamExt};
 use secrecy::SecretString;
 use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Barrier, mpsc};
 use tokio::task::JoinHandle;
@@ -85,21 +86,10 @@ impl FakeFeishu {
         Self { api, listener }
     }
 
-    /// Runs a client until the returned token is cancelled; `seen` gets every payload.
-    fn run(&self) -> (Client, mpsc::UnboundedReceiver<(String, String)>) {
-        let (tx, seen) = mpsc::unbounded_channel();
-        let handler = Arc::new(Recorder {
-            seen: tx,
-            pair: Barrier::new(2),
-        });
-        let connection =
-            LongConnection::new(&self.api.uri(), APP_ID, SecretString::from(APP_SECRET))
-                .unwrap()
-                .with_timings(Timings {
-                    config_second: Duration::from_millis(1),
-                    connect_timeout: WAIT,
-                    drain: Duration::from_millis(500),
-                });
+    /// Runs a client until [`Client::stop`]; `seen` gets every payload.
+    fn run(&self) -> (Client, Seen) {
+        let (handler, seen) = recorder();
+        let connection = connection(&self.api.uri());
         let stop = CancellationToken::new();
         let token = stop.clone();
         let task = tokio::spawn(async move { connection.run(handler, token).await });
@@ -117,6 +107,38 @@ impl FakeFeishu {
     async fn discoveries(&self) -> usize {
         self.api.received_requests().await.unwrap().len()
     }
+}
+
+type Seen = mpsc::UnboundedReceiver<(String, String)>;
+
+fn recorder() -> (Arc<Recorder>, Seen) {
+    let (seen, rx) = mpsc::unbounded_channel();
+    let pair = Barrier::new(2);
+    (Arc::new(Recorder { seen, pair }), rx)
+}
+
+/// A client of the fake Feishu at `base`, where a config second lasts a millisecond.
+fn connection(base: &str) -> LongConnection {
+    let timings = Timings {
+        config_second: Duration::from_millis(1),
+        connect_timeout: WAIT,
+        drain: Duration::from_millis(500),
+    };
+    let secret = SecretString::from(APP_SECRET);
+    LongConnection::new(base, APP_ID, secret)
+        .unwrap()
+        .with_timings(timings)
+}
+
+/// Runs a client against `base` until Feishu's refusal ends it.
+async fn refusal(base: &str) -> Error {
+    let (handler, _seen) = recorder();
+    let connection = connection(base);
+    let run = connection.run(handler, CancellationToken::new());
+    let ended = tokio::time::timeout(WAIT, run)
+        .await
+        .expect("a refusal ends run");
+    ended.unwrap_err()
 }
 
 struct Client {
@@ -155,19 +177,18 @@ async fn next_frame(ws: &mut Socket) -> Frame {
 
 /// The next data frame (an ack), skipping pings.
 async fn next_ack(ws: &mut Socket) -> Frame {
-    loop {
-        let frame = next_frame(ws).await;
-        if frame.method == 1 {
-            return frame;
-        }
-    }
+    next_of(ws, 1).await
 }
 
 /// The next ping, skipping acks.
 async fn next_ping(ws: &mut Socket) -> Frame {
+    next_of(ws, 0).await
+}
+
+async fn next_of(ws: &mut Socket, method: i32) -> Frame {
     loop {
         let frame = next_frame(ws).await;
-        if frame.method == 0 {
+        if frame.method == method {
             return frame;
         }
     }
@@ -233,7 +254,7 @@ fn ack_of(ack: &Frame, frame: &Frame) -> (u64, Option<Vec<u8>>) {
     (payload["code"].as_u64().unwrap(), data)
 }
 
-async fn seen(rx: &mut mpsc::UnboundedReceiver<(String, String)>) -> (String, String) {
+async fn seen(rx: &mut Seen) -> (String, String) {
     tokio::time::timeout(WAIT, rx.recv())
         .await
         .expect("the handler runs")
@@ -418,36 +439,17 @@ async fn a_closed_connection_is_closed_only_once_its_successor_is_dialed() {
 
 #[tokio::test]
 async fn a_forbidden_upgrade_ends_run_with_feishus_handshake_headers() {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let api = MockServer::start().await;
-    Mock::given(path("/callback/ws/endpoint"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(
-            json!({"code": 0, "data": {"URL": format!("ws://127.0.0.1:{port}/ws?service_id=7")}}),
-        ))
-        .mount(&api)
-        .await;
-    tokio::spawn(async move {
-        let (mut stream, _) = listener.accept().await.unwrap();
+    let feishu = FakeFeishu::start().await;
+    let server = async {
+        let (mut stream, _) = feishu.listener.accept().await.unwrap();
         let mut request = [0u8; 2048];
-        let _ = tokio::io::AsyncReadExt::read(&mut stream, &mut request).await;
+        let _ = stream.read(&mut request).await.unwrap();
         let response = "HTTP/1.1 403 Forbidden\r\nHandshake-Status: 403\r\n\
                         Handshake-Msg: app is banned\r\nContent-Length: 0\r\n\r\n";
-        tokio::io::AsyncWriteExt::write_all(&mut stream, response.as_bytes())
-            .await
-            .unwrap();
-    });
-    let connection =
-        LongConnection::new(&api.uri(), APP_ID, SecretString::from(APP_SECRET)).unwrap();
-    let (tx, _seen) = mpsc::unbounded_channel();
-    let handler = Arc::new(Recorder {
-        seen: tx,
-        pair: Barrier::new(2),
-    });
-    let ended = tokio::time::timeout(WAIT, connection.run(handler, CancellationToken::new()))
-        .await
-        .expect("a refusal ends run");
-    let error = ended.unwrap_err();
+        stream.write_all(response.as_bytes()).await.unwrap();
+    };
+    let base = feishu.api.uri();
+    let (error, ()) = tokio::join!(refusal(&base), server);
     assert!(matches!(error, Error::Refused { code: 403, .. }), "{error}");
     assert!(error.to_string().contains("app is banned"), "{error}");
 }
@@ -455,10 +457,9 @@ async fn a_forbidden_upgrade_ends_run_with_feishus_handshake_headers() {
 #[tokio::test]
 async fn discovery_retries_while_busy_and_stops_on_bad_credentials() {
     let feishu = FakeFeishu::start().await;
+    let answer = |body: Value| ResponseTemplate::new(200).set_body_json(body);
     Mock::given(path("/callback/ws/endpoint"))
-        .respond_with(
-            ResponseTemplate::new(200).set_body_json(json!({"code": 1, "msg": "system busy"})),
-        )
+        .respond_with(answer(json!({"code": 1, "msg": "system busy"})))
         .up_to_n_times(2)
         .with_priority(1)
         .mount(&feishu.api)
@@ -468,32 +469,20 @@ async fn discovery_retries_while_busy_and_stops_on_bad_credentials() {
     assert_eq!(
         feishu.discoveries().await,
         3,
-        "two busy answers, then the endpoint"
+        "two busy answers, then the URL"
     );
     client.stop().await;
 
-    let api = MockServer::start().await;
     Mock::given(path("/callback/ws/endpoint"))
-        .respond_with(
-            ResponseTemplate::new(200).set_body_json(json!({"code": 514, "msg": "auth failed"})),
-        )
-        .mount(&api)
+        .respond_with(answer(json!({"code": 514, "msg": "auth failed"})))
+        .with_priority(1)
+        .mount(&feishu.api)
         .await;
-    let connection =
-        LongConnection::new(&api.uri(), APP_ID, SecretString::from(APP_SECRET)).unwrap();
-    let (tx, _seen) = mpsc::unbounded_channel();
-    let handler = Arc::new(Recorder {
-        seen: tx,
-        pair: Barrier::new(2),
-    });
-    let error = tokio::time::timeout(WAIT, connection.run(handler, CancellationToken::new()))
-        .await
-        .expect("a refusal ends run")
-        .unwrap_err();
+    let error = refusal(&feishu.api.uri()).await;
     assert!(matches!(error, Error::Refused { code: 514, .. }), "{error}");
-    assert!(error.to_string().contains("App Secret"), "{error}");
+    let message = error.to_string();
     assert!(
-        !error.to_string().contains(APP_SECRET),
-        "the secret stays out of errors"
+        message.contains("App Secret") && !message.contains(APP_SECRET),
+        "{message}"
     );
 }

@@ -6,6 +6,7 @@
 //! [`Timings::drain`] to finish and their acks are written before the socket closes.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::{SinkExt as _, StreamExt as _};
 use tokio::time::{Instant, sleep_until};
@@ -20,6 +21,8 @@ use super::frame::{Frame, FrameKind};
 
 /// A connection that has not sent a frame for this many ping intervals is presumed dead.
 pub const SILENT_PINGS: u32 = 3;
+/// A write that takes longer than this (the peer stopped reading) has lost the connection.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How a connection ended.
 #[derive(Debug)]
@@ -65,8 +68,7 @@ pub(crate) async fn run(
                 return Ended::Stopped;
             }
             () = &mut ping_at => {
-                let ping = Message::binary(Frame::ping(service_id).encode());
-                if let Err(error) = ws.send(ping).await {
+                if let Err(error) = write(&mut ws, &Frame::ping(service_id)).await {
                     tracing::warn!(%device_id, %error, "Feishu ping failed; connection lost.");
                     return Ended::Lost { healthy };
                 }
@@ -77,7 +79,7 @@ pub(crate) async fn run(
                 return Ended::Replace { ws: Box::new(ws), healthy };
             }
             Some(ack) = dispatcher.acks.recv() => {
-                if let Err(error) = ws.send(Message::binary(ack.encode())).await {
+                if let Err(error) = write(&mut ws, &ack).await {
                     tracing::warn!(%device_id, %error, "Feishu ack failed; connection lost.");
                     return Ended::Lost { healthy };
                 }
@@ -128,6 +130,15 @@ pub(crate) async fn run(
     }
 }
 
+/// Writes one frame.
+async fn write(ws: &mut Ws, frame: &Frame) -> Result<(), String> {
+    match tokio::time::timeout(WRITE_TIMEOUT, ws.send(Message::binary(frame.encode()))).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(error)) => Err(error.to_string()),
+        Err(_) => Err("the write timed out".to_owned()),
+    }
+}
+
 /// A control frame: a pong may carry new timing.
 fn control(frame: &Frame, config: &mut ClientConfig, device_id: &str) {
     if frame.message_type() != "pong" {
@@ -151,7 +162,7 @@ fn control(frame: &Frame, config: &mut ClientConfig, device_id: &str) {
 async fn drain(ws: &mut Ws, dispatcher: &mut Dispatcher, timings: &Timings) {
     let acks = async {
         while let Some(ack) = dispatcher.next_ack().await {
-            if ws.send(Message::binary(ack.encode())).await.is_err() {
+            if write(ws, &ack).await.is_err() {
                 return;
             }
         }
