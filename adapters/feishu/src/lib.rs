@@ -5,6 +5,7 @@
 //! credentials. Nothing here knows a tenant, a session or a role.
 
 pub mod card;
+mod connection;
 pub mod crypto;
 mod dispatch;
 pub mod inbound;
@@ -13,5 +14,6 @@ mod platform;
 pub mod web;
 pub mod webhook;
 pub mod ws;
+pub use connection::FeishuConnection;
 pub use dispatch::{click_response, dispatch};
 pub use platform::FeishuPlatform;

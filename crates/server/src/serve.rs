@@ -176,6 +176,9 @@ async fn open_and_run(
         if let Some(slack) = &slack {
             slack.shutdown().await;
         }
+        if let Some(feishu) = &feishu {
+            feishu.shutdown().await;
+        }
         chat.shutdown(config.server.shutdown_grace).await;
         hub.shutdown().await;
         served
