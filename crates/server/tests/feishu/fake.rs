@@ -23,7 +23,7 @@ impl Respond for NewIds {
     }
 }
 
-fn ok(data: Value) -> ResponseTemplate {
+fn ok(data: &Value) -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_json(json!({"code": 0, "msg": "ok", "data": data}))
 }
 
@@ -59,7 +59,7 @@ pub(crate) async fn feishu() -> MockServer {
                 "ou_boss" => "Bo Chen",
                 _ => "Someone Else",
             };
-            ok(json!({"user": {"open_id": id, "name": name}}))
+            ok(&json!({"user": {"open_id": id, "name": name}}))
         })
         .mount(&fake)
         .await;
@@ -84,7 +84,7 @@ pub(crate) async fn feishu() -> MockServer {
     for verb in ["PUT", "PATCH"] {
         Mock::given(method(verb))
             .and(path_regex("^/open-apis/cardkit/v1/cards/"))
-            .respond_with(ok(json!({})))
+            .respond_with(ok(&json!({})))
             .mount(&fake)
             .await;
     }

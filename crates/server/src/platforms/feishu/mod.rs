@@ -100,7 +100,7 @@ impl FeishuSurface {
                     let _ = known.set(id);
                 }
                 Err(e) => {
-                    tracing::warn!(error = %e, "Cannot ask Feishu who the bot is; any mention in a group will be taken to address it.")
+                    tracing::warn!(error = %e, "Cannot ask Feishu who the bot is; any mention in a group will be taken to address it.");
                 }
             }
         });
