@@ -42,6 +42,11 @@ impl Connection for FeishuConnection {
         Surface::Feishu
     }
 
+    /// One per app: two apps' connections are held independently.
+    fn lease_name(&self) -> String {
+        format!("feishu:{}", self.client.app_id())
+    }
+
     fn run(
         self: Arc<Self>,
         sink: Arc<dyn InboundSink>,

@@ -100,6 +100,12 @@ pub trait Connection: Send + Sync + Debug {
     /// The platform it connects to.
     fn surface(&self) -> Surface;
 
+    /// The name of the lease a process must hold to open it: one per platform app, so that
+    /// replicas sharing a database open it once between them.
+    fn lease_name(&self) -> String {
+        self.surface().as_str().to_owned()
+    }
+
     /// Connects, reconnects with backoff when dropped, and hands every delivery to `sink`, until
     /// `stop` is cancelled.
     fn run(

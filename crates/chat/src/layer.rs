@@ -42,6 +42,9 @@ pub struct ChatConfig {
     pub backoff: Duration,
     /// A card pump without events for this long stops; the next delivery restarts it.
     pub pump_idle: Duration,
+    /// How long a replica's hold on a long connection lasts without renewal (see
+    /// [`Chat::hold`]): a replica that died loses the connection to another after this long.
+    pub connection_lease: Duration,
     /// The one retry policy of platform calls.
     pub retry: RetryPolicy,
 }
@@ -55,6 +58,7 @@ impl Default for ChatConfig {
             max_attempts: 5,
             backoff: Duration::from_secs(1),
             pump_idle: Duration::from_secs(300),
+            connection_lease: Duration::from_secs(15),
             retry: RetryPolicy::default(),
         }
     }

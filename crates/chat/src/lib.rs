@@ -27,6 +27,7 @@ mod answers;
 mod cards_store;
 mod clicks;
 pub mod commands;
+mod connections;
 mod error;
 mod identity;
 mod intake;
@@ -38,6 +39,7 @@ mod session_commands;
 mod text;
 
 pub use cards_store::StoreCards;
+pub use connections::HeldConnection;
 pub use error::{ChatError, Result};
 pub use identity::tenant_of;
 pub use layer::{Chat, ChatConfig, PlatformSettings};

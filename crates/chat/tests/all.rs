@@ -11,6 +11,7 @@
 mod answers;
 mod cards;
 mod commands;
+mod connections;
 mod intake;
 mod stop;
 mod support;

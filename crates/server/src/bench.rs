@@ -124,7 +124,7 @@ async fn measure(args: &WebhooksArgs, dir: &std::path::Path) -> Result<String, S
         &format!("http://{fake}"),
     );
     let chat = Chat::new(hub.clone(), store.clone(), ChatConfig::default());
-    let slack = SlackSurface::new(&slack_config, chat.clone())
+    let slack = SlackSurface::new(&slack_config, &chat)
         .map_err(|e| StartupError::Bench(format!("cannot set up Slack: {e}")))?;
     chat.start();
     let state = AppState {

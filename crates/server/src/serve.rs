@@ -99,14 +99,14 @@ async fn open_and_run(
         let slack_config = sandbox.as_ref().map(|s| &s.slack);
         let slack = match slack_config.or(config.platforms.slack.as_ref()) {
             Some(slack) => Some(
-                SlackSurface::new(slack, chat.clone())
+                SlackSurface::new(slack, &chat)
                     .map_err(|e| StartupError::Usage(format!("[platforms.slack]: {e}")))?,
             ),
             None => None,
         };
         let feishu = match config.platforms.feishu.as_ref() {
             Some(feishu) => Some(
-                FeishuSurface::new(feishu, chat.clone())
+                FeishuSurface::new(feishu, &chat)
                     .map_err(|e| StartupError::Usage(format!("[platforms.feishu]: {e}")))?,
             ),
             None => None,

@@ -30,6 +30,7 @@ pub use repo::automations::{
     Automation, AutomationRepo, AutomationRun, Claim, NewAutomation, RunEnd, RunStatus, RunTrigger,
 };
 pub use repo::cards::{CardMessage, CardRepo};
+pub use repo::connection_leases::{ConnectionLease, ConnectionLeaseRepo};
 pub use repo::events::EventRepo;
 pub use repo::inbox::{
     Answer, InboxFilter, InboxItem, InboxItemState, InboxRepo, NewInboxItem, ResolveOutcome,
@@ -137,6 +138,11 @@ impl Store {
     /// Session writer leases.
     pub fn leases(&self) -> LeaseRepo<'_> {
         LeaseRepo::new(self)
+    }
+
+    /// Leases on platform connections that one process holds at a time.
+    pub fn connection_leases(&self) -> ConnectionLeaseRepo<'_> {
+        ConnectionLeaseRepo::new(self)
     }
 
     /// Turns sessions are in the middle of (recovery after a crash).

@@ -79,6 +79,13 @@ const MIGRATIONS: &[Migration] = &[
         mysql: include_str!("../../../migrations/mysql/0008_open_turns.sql"),
         postgres: include_str!("../../../migrations/postgres/0008_open_turns.sql"),
     },
+    Migration {
+        version: 9,
+        name: "0009_connection_leases",
+        sqlite: include_str!("../../../migrations/sqlite/0009_connection_leases.sql"),
+        mysql: include_str!("../../../migrations/mysql/0009_connection_leases.sql"),
+        postgres: include_str!("../../../migrations/postgres/0009_connection_leases.sql"),
+    },
 ];
 
 /// What a migration run did.

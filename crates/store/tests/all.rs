@@ -13,6 +13,7 @@ mod support;
 
 mod automations;
 mod concurrency;
+mod connection_leases;
 mod inbox;
 mod intake;
 mod isolation;

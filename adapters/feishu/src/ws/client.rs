@@ -63,6 +63,11 @@ impl LongConnection {
         })
     }
 
+    /// The app it connects as.
+    pub fn app_id(&self) -> &str {
+        &self.dialer.app_id
+    }
+
     /// The same client with other waits.
     #[must_use]
     pub fn with_timings(mut self, timings: Timings) -> Self {

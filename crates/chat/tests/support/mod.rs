@@ -126,6 +126,14 @@ impl TestChat {
         }
     }
 
+    /// Another replica's chat layer over the same store, named `replica` as a lease holder.
+    pub fn replica(&self, replica: &str, script: &str) -> Chat {
+        let hub = hub_as(&self.store, self.dir.path(), script, replica);
+        let chat = Chat::new(hub, self.store.clone(), config());
+        chat.register(FakePlatform::new(), PlatformSettings::default());
+        chat
+    }
+
     /// Stores a delivery as a platform route would.
     pub async fn send(&self, inbound: Inbound) -> Taken {
         self.chat.accept(inbound).await.unwrap()
@@ -183,6 +191,7 @@ fn config() -> ChatConfig {
         lease: Duration::from_millis(600),
         sweep_every: Duration::from_millis(100),
         backoff: Duration::from_millis(20),
+        connection_lease: Duration::from_millis(600),
         retry: RetryPolicy {
             max_attempts: 2,
             base_backoff: Duration::from_millis(10),
@@ -194,6 +203,10 @@ fn config() -> ChatConfig {
 }
 
 fn hub(store: &Store, dir: &std::path::Path, script: &str) -> SessionHub {
+    hub_as(store, dir, script, &EngineConfig::default().replica)
+}
+
+fn hub_as(store: &Store, dir: &std::path::Path, script: &str, replica: &str) -> SessionHub {
     let mut providers = ProviderRouter::new("scripted");
     providers.register(
         "scripted",
@@ -208,6 +221,7 @@ fn hub(store: &Store, dir: &std::path::Path, script: &str) -> SessionHub {
             workspaces_dir: dir.join("workspaces"),
             default_model: "scripted:test".into(),
             inbox_poll: Duration::from_millis(50),
+            replica: replica.to_owned(),
             ..EngineConfig::default()
         },
         clock: Arc::new(workmate_store::SystemClock),

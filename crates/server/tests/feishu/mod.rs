@@ -55,7 +55,7 @@ async fn feishu_app(script: &str) -> FeishuApp {
     .with_admins(vec!["ou_boss".into()]);
     let chat = app.state.chat.clone();
     chat.attach_scheduler(app.state.scheduler.clone());
-    let surface = FeishuSurface::new(&config, chat.clone()).unwrap();
+    let surface = FeishuSurface::new(&config, &chat).unwrap();
     chat.start();
     let state = AppState {
         feishu: Some(Arc::clone(&surface)),

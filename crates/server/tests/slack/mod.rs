@@ -113,7 +113,7 @@ async fn slack_app_admins(script: &str, admins: &[&str]) -> SlackApp {
     config.admins = admins.iter().map(|a| (*a).to_owned()).collect();
     let chat = app.state.chat.clone();
     chat.attach_scheduler(app.state.scheduler.clone());
-    let slack = SlackSurface::new(&config, chat.clone()).unwrap();
+    let slack = SlackSurface::new(&config, &chat).unwrap();
     chat.start();
     let state = AppState {
         slack: Some(Arc::clone(&slack)),

@@ -45,7 +45,7 @@ async fn socket_mode_turns_a_mention_into_a_turn_card_and_answers_commands_in_th
     }
     let app = app_with_script(SCRIPT).await;
     let config = SlackConfig::socket("xapp-test".into(), "xoxb-test".into(), &fake.uri());
-    let slack = SlackSurface::new(&config, app.state.chat.clone()).unwrap();
+    let slack = SlackSurface::new(&config, &app.state.chat).unwrap();
     app.state.chat.start();
 
     let (stream, _) = tokio::time::timeout(Duration::from_secs(10), listener.accept())

@@ -5,6 +5,7 @@ pub(crate) mod appends;
 pub(crate) mod audit;
 pub(crate) mod automations;
 pub(crate) mod cards;
+pub(crate) mod connection_leases;
 mod counters;
 pub(crate) mod events;
 pub(crate) mod inbox;

@@ -8,13 +8,11 @@
 
 mod routes;
 
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, OnceLock};
 
 use secrecy::ExposeSecret;
-use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
-use workmate_adapter::{Connection, InboundSink};
-use workmate_chat::{Chat, PlatformSettings};
+use workmate_adapter::InboundSink;
+use workmate_chat::{Chat, HeldConnection, PlatformSettings};
 use workmate_feishu::web::{FeishuWeb, WebError};
 use workmate_feishu::webhook::WebhookAuth;
 use workmate_feishu::ws::LongConnection;
@@ -32,20 +30,20 @@ pub struct FeishuSurface {
     sink: Arc<dyn InboundSink>,
     /// The bot's `open_id`, once known: tells a mention of the bot from other mentions.
     bot: Arc<OnceLock<String>>,
-    /// The long connection, in that mode: its stop signal and its task.
-    connection: Mutex<Option<(CancellationToken, JoinHandle<()>)>>,
+    /// The long connection, in that mode, open while this replica holds its lease.
+    connection: OnceLock<HeldConnection>,
 }
 
 impl FeishuSurface {
     /// Registers Feishu with the chat layer. Must be called inside a tokio runtime (it asks
     /// Feishu who the bot is).
-    pub fn new(config: &FeishuConfig, chat: Chat) -> Result<Arc<Self>, String> {
+    pub fn new(config: &FeishuConfig, chat: &Chat) -> Result<Arc<Self>, String> {
         let long_connection = match config.mode {
             FeishuMode::LongConnection => Some(
                 LongConnection::new(&config.api_base, &config.app_id, config.app_secret.clone())
                     .map_err(|e| e.to_string())?,
             ),
-            _ => None,
+            FeishuMode::Webhook => None,
         };
         let surface = Self::webhook(config, chat).map_err(|e| e.to_string())?;
         if let Some(client) = long_connection {
@@ -54,32 +52,20 @@ impl FeishuSurface {
                 Arc::clone(&surface.platform),
                 Arc::clone(&surface.bot),
             ));
-            let stop = CancellationToken::new();
-            let task = tokio::spawn(connection.run(Arc::clone(&surface.sink), stop.clone()));
-            *surface
-                .connection
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner) = Some((stop, task));
+            let _ = surface.connection.set(chat.hold(connection));
         }
         Ok(surface)
     }
 
-    /// Closes the long connection, if any. The chat layer is stopped by its owner.
+    /// Closes the long connection, if any, handing it to another replica. The chat layer is
+    /// stopped by its owner.
     pub async fn shutdown(&self) {
-        let connection = self
-            .connection
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some((stop, task)) = connection {
-            stop.cancel();
-            if let Err(e) = task.await {
-                tracing::warn!(error = %e, "The Feishu long connection failed.");
-            }
+        if let Some(connection) = self.connection.get() {
+            connection.close().await;
         }
     }
 
-    fn webhook(config: &FeishuConfig, chat: Chat) -> Result<Arc<Self>, WebError> {
+    fn webhook(config: &FeishuConfig, chat: &Chat) -> Result<Arc<Self>, WebError> {
         let web = Arc::new(FeishuWeb::new(
             &config.api_base,
             &config.app_id,
@@ -112,9 +98,9 @@ impl FeishuSurface {
                 expose(&config.verification_token),
             ),
             platform,
-            sink: Arc::new(chat),
+            sink: Arc::new(chat.clone()),
             bot,
-            connection: Mutex::new(None),
+            connection: OnceLock::new(),
         }))
     }
 

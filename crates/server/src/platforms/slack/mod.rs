@@ -7,14 +7,11 @@
 
 mod routes;
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use secrecy::{ExposeSecret, SecretString};
-use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
-use workmate_adapter::{Connection, InboundSink};
-use workmate_chat::{Chat, PlatformSettings};
+use workmate_chat::{Chat, HeldConnection, PlatformSettings};
 use workmate_slack::{SlackConnection, SlackPlatform, SocketMode, verify_request};
 
 use crate::config::{SlackConfig, SlackMode};
@@ -27,14 +24,14 @@ pub struct SlackSurface {
     signing_secret: Option<SecretString>,
     platform: Arc<SlackPlatform>,
     chat: Chat,
-    /// The Socket Mode connection, in socket mode: its stop signal and its task.
-    socket: Mutex<Option<(CancellationToken, JoinHandle<()>)>>,
+    /// The Socket Mode connection, in socket mode, open while this replica holds its lease.
+    socket: OnceLock<HeldConnection>,
 }
 
 impl SlackSurface {
     /// Registers Slack with the chat layer. Must be called inside a tokio runtime (it asks Slack
     /// who the bot is and, in socket mode, opens the Socket Mode connection).
-    pub fn new(config: &SlackConfig, chat: Chat) -> Result<Arc<Self>, workmate_slack::Error> {
+    pub fn new(config: &SlackConfig, chat: &Chat) -> Result<Arc<Self>, workmate_slack::Error> {
         let socket = match (config.mode, &config.app_token) {
             (SlackMode::Socket, Some(app_token)) => {
                 Some(SocketMode::new(&config.api_base, app_token.clone())?)
@@ -64,33 +61,20 @@ impl SlackSurface {
             signing_secret: config.signing_secret.clone(),
             platform: Arc::clone(&platform),
             chat: chat.clone(),
-            socket: Mutex::new(None),
+            socket: OnceLock::new(),
         });
         if let Some(socket) = socket {
-            let stop = CancellationToken::new();
             let connection = Arc::new(SlackConnection::new(socket, platform));
-            let sink: Arc<dyn InboundSink> = Arc::new(chat);
-            let task = tokio::spawn(connection.run(sink, stop.clone()));
-            *surface
-                .socket
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner) = Some((stop, task));
+            let _ = surface.socket.set(chat.hold(connection));
         }
         Ok(surface)
     }
 
-    /// Closes the Socket Mode connection, if any. The chat layer is stopped by its owner.
+    /// Closes the Socket Mode connection, if any, handing it to another replica. The chat layer
+    /// is stopped by its owner.
     pub async fn shutdown(&self) {
-        let socket = self
-            .socket
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some((stop, task)) = socket {
-            stop.cancel();
-            if let Err(e) = task.await {
-                tracing::warn!(error = %e, "The Slack Socket Mode connection failed.");
-            }
+        if let Some(socket) = self.socket.get() {
+            socket.close().await;
         }
     }
 

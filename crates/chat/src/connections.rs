@@ -1,0 +1,179 @@
+//! Long connections held by one replica at a time: [`Chat::hold`].
+//!
+//! A platform connection that must be open at most once per app (the Feishu long connection,
+//! Slack Socket Mode) runs only while this process holds its lease in the database. Every replica
+//! asks for the lease; the one that gets it opens the connection and renews the lease while it
+//! runs; the others keep asking, and one of them takes over when the holder shuts down (it
+//! releases the lease) or dies (its lease lapses).
+//!
+//! Invariants: the connection runs only under a lease this process took or renewed less than one
+//! lease term ago; a renewal that fails, or finds the lease taken, closes the connection before the
+//! term ends, so two replicas never hold it beyond the clock skew between them; closing releases
+//! the lease, so a successor starts without waiting out the term.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use workmate_adapter::{Connection, InboundSink};
+use workmate_store::Store;
+
+use crate::Chat;
+
+/// A connection opened by [`Chat::hold`]; [`HeldConnection::close`] stops it.
+#[derive(Debug)]
+pub struct HeldConnection {
+    stop: CancellationToken,
+    task: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl HeldConnection {
+    /// Closes the connection (if this process holds it) and releases its lease. A second call
+    /// does nothing.
+    pub async fn close(&self) {
+        self.stop.cancel();
+        let task = self
+            .task
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(task) = task
+            && let Err(e) = task.await
+        {
+            tracing::warn!(error = %e, "A long connection's task failed.");
+        }
+    }
+}
+
+impl Chat {
+    /// Runs `connection` whenever this process holds its lease, handing what it receives to this
+    /// chat layer. The lease lasts [`crate::ChatConfig::connection_lease`] and is renewed every
+    /// third of it. Must be called inside a tokio runtime.
+    pub fn hold(&self, connection: Arc<dyn Connection>) -> HeldConnection {
+        let stop = CancellationToken::new();
+        let holder = Holder {
+            store: self.inner.store.clone(),
+            name: connection.lease_name(),
+            replica: self.inner.hub.config().replica.clone(),
+            term: self.inner.config.connection_lease,
+            connection,
+            sink: Arc::new(self.clone()),
+            stop: stop.clone(),
+        };
+        HeldConnection {
+            stop,
+            task: Mutex::new(Some(tokio::spawn(holder.run()))),
+        }
+    }
+}
+
+/// What a take of the lease found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lease {
+    /// This process holds it for another term.
+    Held,
+    /// Another replica's lease is live.
+    Elsewhere,
+    /// The database could not be asked.
+    Unknown,
+}
+
+/// One connection's lease loop.
+struct Holder {
+    store: Store,
+    name: String,
+    replica: String,
+    term: Duration,
+    connection: Arc<dyn Connection>,
+    sink: Arc<dyn InboundSink>,
+    stop: CancellationToken,
+}
+
+impl Holder {
+    async fn run(self) {
+        let every = self.term / 3;
+        loop {
+            if self.take().await == Lease::Held {
+                self.drive(every).await;
+                if let Err(e) = self
+                    .store
+                    .connection_leases()
+                    .release(&self.name, &self.replica)
+                    .await
+                {
+                    tracing::warn!(connection = %self.name, error = %e, "Cannot release the lease of a long connection; another replica takes it once it lapses.");
+                }
+            }
+            tokio::select! {
+                () = self.stop.cancelled() => return,
+                () = tokio::time::sleep(every) => {}
+            }
+        }
+    }
+
+    /// Takes or renews the lease.
+    async fn take(&self) -> Lease {
+        let until = self.store.clock_ms().saturating_add(millis(self.term));
+        match self
+            .store
+            .connection_leases()
+            .take(&self.name, &self.replica, until)
+            .await
+        {
+            Ok(Some(_)) => Lease::Held,
+            Ok(None) => Lease::Elsewhere,
+            Err(e) => {
+                tracing::warn!(connection = %self.name, error = %e, "Cannot take or renew the lease of a long connection.");
+                Lease::Unknown
+            }
+        }
+    }
+
+    /// Runs the connection while the lease is renewed, until stopped or the lease is lost.
+    async fn drive(&self, every: Duration) {
+        tracing::info!(connection = %self.name, replica = %self.replica, "This replica holds the long connection.");
+        let stop = self.stop.child_token();
+        let mut run =
+            tokio::spawn(Arc::clone(&self.connection).run(Arc::clone(&self.sink), stop.clone()));
+        // The lease runs out a term after the last successful take; stop a little before that.
+        let mut lapses = Instant::now() + self.term;
+        loop {
+            tokio::select! {
+                () = self.stop.cancelled() => break,
+                ended = &mut run => {
+                    if let Err(e) = ended {
+                        tracing::warn!(connection = %self.name, error = %e, "A long connection's task failed; opening it again.");
+                    }
+                    return;
+                }
+                () = tokio::time::sleep(every) => {
+                    let asked = Instant::now();
+                    match self.take().await {
+                        Lease::Held => lapses = asked + self.term,
+                        Lease::Elsewhere => {
+                            tracing::warn!(connection = %self.name, "Another replica holds the long connection's lease now; closing it here.");
+                            break;
+                        }
+                        // Keep it while the lease surely lasts; one more failed renewal could
+                        // outlive it.
+                        Lease::Unknown if Instant::now() + every >= lapses => {
+                            tracing::warn!(connection = %self.name, "Cannot renew the long connection's lease before it lapses; closing it.");
+                            break;
+                        }
+                        Lease::Unknown => {}
+                    }
+                }
+            }
+        }
+        stop.cancel();
+        if let Err(e) = run.await {
+            tracing::warn!(connection = %self.name, error = %e, "A long connection's task failed.");
+        }
+    }
+}
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
