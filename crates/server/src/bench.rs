@@ -1,6 +1,7 @@
-//! `workmate bench webhooks`: whether every signed Slack event is answered 200 and gets its turn
-//! card, how fast end to end, and how fast the Events API route acknowledges, beside an empty
-//! axum handler measured in the same run.
+//! `workmate bench webhooks`: every platform's inbound path in process (verify, decrypt, decode,
+//! map; one row per platform), then whether every signed Slack event is answered 200 and gets
+//! its turn card, how fast end to end, and how fast the Events API route acknowledges, beside an
+//! empty axum handler measured in the same run.
 //!
 //! Invariant: nothing here fails on a target, and no shortfall is hidden: the figures and the
 //! targets are printed side by side, and events not answered 200 or left without a card are
@@ -12,6 +13,7 @@
 
 mod client;
 mod fake_slack;
+mod inbound;
 mod report;
 
 use std::net::SocketAddr;
@@ -97,6 +99,8 @@ pub fn webhooks(args: &WebhooksArgs) -> Result<String, StartupError> {
             "--concurrency must be between 1 and 256".into(),
         ));
     }
+    // In process, while the machine is still idle.
+    let inbound = inbound::measure()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -104,7 +108,7 @@ pub fn webhooks(args: &WebhooksArgs) -> Result<String, StartupError> {
     let dir = TempDir::new()?;
     let outcome = runtime.block_on(measure(args, &dir.0));
     runtime.shutdown_timeout(Duration::from_secs(2));
-    outcome
+    Ok(format!("{}{}", report::inbound(&inbound), outcome?))
 }
 
 async fn measure(args: &WebhooksArgs, dir: &std::path::Path) -> Result<String, StartupError> {

@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use super::inbound::{InboundRow, TARGET};
 use super::{After, Run, WebhooksArgs};
 
 fn micros_per(cpu: Option<Duration>, n: usize) -> String {
@@ -17,6 +18,32 @@ fn micros_per(cpu: Option<Duration>, n: usize) -> String {
 
 fn verdict(met: bool) -> &'static str {
     if met { "met" } else { "missed" }
+}
+
+/// Every platform's inbound path beside the target.
+pub(super) fn inbound(rows: &[InboundRow]) -> String {
+    let micros = |d: std::time::Duration| d.as_secs_f64() * 1e6;
+    let mut out = format!(
+        "Inbound path per event, in process (median of 7 rounds of 20,000; target <= {:.0} µs):\n",
+        micros(TARGET)
+    );
+    for row in rows {
+        let met = row.per_event <= TARGET;
+        let _ = writeln!(
+            out,
+            "  {:<8} {:<40} {:>5} B   {:>6.2} µs  (rounds {:.2}–{:.2})   {} (x{:.2})",
+            row.platform,
+            row.what,
+            row.bytes,
+            micros(row.per_event),
+            micros(row.range.0),
+            micros(row.range.1),
+            verdict(met),
+            micros(row.per_event) / micros(TARGET),
+        );
+    }
+    out.push('\n');
+    out
 }
 
 pub(super) fn report(

@@ -1,0 +1,170 @@
+//! The inbound path of every platform, in process: from a request's raw headers and body to the
+//! chat layer's neutral delivery (verify, decrypt, decode, map), without HTTP or storage.
+//!
+//! Invariant: each row runs exactly what the platform's route runs before it hands the delivery
+//! to the chat layer, on a realistic signed (and, on Feishu, encrypted) group-chat mention, and a
+//! run whose input fails to verify or map stops the bench instead of timing an error path.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use workmate_feishu::inbound::Envelope;
+use workmate_feishu::webhook::{Signed, WebhookAuth};
+
+use crate::error::StartupError;
+
+/// The target of every row: the whole inbound path of one event.
+pub(super) const TARGET: Duration = Duration::from_micros(3);
+/// Events per round, and rounds; a row reports the median round.
+const EVENTS: u32 = 20_000;
+const ROUNDS: usize = 7;
+
+/// One platform's figure.
+#[derive(Debug)]
+pub(super) struct InboundRow {
+    pub(super) platform: &'static str,
+    pub(super) what: &'static str,
+    /// The request body's size.
+    pub(super) bytes: usize,
+    /// Median time per event over the rounds.
+    pub(super) per_event: Duration,
+    /// Fastest and slowest round, per event.
+    pub(super) range: (Duration, Duration),
+}
+
+/// Measures every platform's inbound path.
+pub(super) fn measure() -> Result<Vec<InboundRow>, StartupError> {
+    Ok(vec![slack()?, feishu()?])
+}
+
+/// Runs `one` `EVENTS` times per round; the median, fastest and slowest per-event time.
+fn time(mut one: impl FnMut() -> bool) -> Result<(Duration, (Duration, Duration)), StartupError> {
+    if !one() {
+        return Err(StartupError::Bench(
+            "the inbound bench's event did not verify or map".into(),
+        ));
+    }
+    let mut rounds: Vec<Duration> = (0..ROUNDS)
+        .map(|_| {
+            let start = Instant::now();
+            for _ in 0..EVENTS {
+                black_box(one());
+            }
+            start.elapsed() / EVENTS
+        })
+        .collect();
+    rounds.sort_unstable();
+    let fastest = rounds.first().copied().unwrap_or_default();
+    let slowest = rounds.last().copied().unwrap_or_default();
+    Ok((rounds[ROUNDS / 2], (fastest, slowest)))
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// Slack: the signature (HMAC-SHA256 over the timestamp and body, within 5 minutes), the Events
+/// API envelope, and the `app_mention` as a delivery.
+fn slack() -> Result<InboundRow, StartupError> {
+    const SECRET: &[u8] = b"8f742231b10e8888abcd99yyyzzz85a5";
+    let body = serde_json::json!({
+        "token": "Jhj5dZrVaK7ZwHHjRyZWjbDl", "team_id": "T0123ABCD", "api_app_id": "A0123ABCD",
+        "type": "event_callback", "event_id": "Ev0123ABCDEF", "event_time": 1_764_590_000,
+        "authorizations": [{"team_id": "T0123ABCD", "user_id": "UBOT", "is_bot": true}],
+        "event": {
+            "type": "app_mention", "user": "U0123ABCD", "channel": "C0123ABCD",
+            "text": "<@UBOT> summarise this week's merged PRs into a brief for the team",
+            "ts": "1764590000.000100", "event_ts": "1764590000.000100",
+            "blocks": [{"type": "rich_text", "block_id": "b1", "elements": [{"type": "rich_text_section",
+                "elements": [{"type": "user", "user_id": "UBOT"},
+                             {"type": "text", "text": " summarise this week's merged PRs into a brief for the team"}]}]}]
+        }
+    })
+    .to_string();
+    let timestamp = now_secs().to_string();
+    let signature = workmate_slack::sign(SECRET, &timestamp, body.as_bytes());
+    let now = i64::try_from(now_secs()).unwrap_or(i64::MAX);
+    let (per_event, range) = time(|| {
+        if workmate_slack::verify_request(SECRET, &timestamp, &signature, body.as_bytes(), now)
+            .is_err()
+        {
+            return false;
+        }
+        match workmate_slack::inbound::decode_event_envelope(body.as_bytes()) {
+            Ok(workmate_slack::EventEnvelope::EventCallback(callback)) => {
+                workmate_slack::mapping::event_inbound(*callback, Some("UBOT")).is_some()
+            }
+            _ => false,
+        }
+    })?;
+    Ok(InboundRow {
+        platform: "Slack",
+        what: "verify, decode, map an app_mention",
+        bytes: body.len(),
+        per_event,
+        range,
+    })
+}
+
+/// Feishu: the `X-Lark-Signature` (SHA-256 over timestamp, nonce, key and body), AES-256-CBC
+/// decryption, the v2 envelope, and the group mention as a delivery.
+fn feishu() -> Result<InboundRow, StartupError> {
+    const ENCRYPT_KEY: &str = "YCCqsvYxC6hhVebgUxS2GBH0xxKyzkTn";
+    let plaintext = serde_json::json!({
+        "schema": "2.0",
+        "header": {
+            "event_id": "5e3702a84e847582be8db7fb73283c02", "event_type": "im.message.receive_v1",
+            "create_time": "1764590000000", "token": "zTskDsX9sWUpGEpECyv9Q1vMLizp59tC",
+            "app_id": "cli_a1b2c3d4e5f6a7b8", "tenant_key": "2ca1d211f64f6438"
+        },
+        "event": {
+            "sender": {
+                "sender_id": {"union_id": "on_8ed6aa67826108097d9ee143816345", "user_id": "e33ggbyz",
+                              "open_id": "ou_84aad35d084aa403a838cf73ee18467"},
+                "sender_type": "user", "tenant_key": "2ca1d211f64f6438"
+            },
+            "message": {
+                "message_id": "om_5ce6d572455d361153b7cb51da133945", "root_id": "", "parent_id": "",
+                "create_time": "1764590000000", "update_time": "1764590000000",
+                "chat_id": "oc_5ce6d572455d361153b7cb5xxfsdfsdfdsf", "chat_type": "group",
+                "message_type": "text",
+                "content": "{\"text\":\"@_user_1 summarise this week's merged PRs into a brief for the team\"}",
+                "mentions": [{"key": "@_user_1",
+                              "id": {"union_id": "on_bot", "user_id": "", "open_id": "ou_bot"},
+                              "name": "workmate", "tenant_key": "2ca1d211f64f6438"}]
+            }
+        }
+    })
+    .to_string();
+    let iv = *b"workmate-bench-i";
+    let sealed = workmate_feishu::crypto::encrypt_with(ENCRYPT_KEY, iv, &plaintext);
+    let body = serde_json::json!({ "encrypt": sealed }).to_string();
+    let timestamp = now_secs().to_string();
+    let nonce = "1e6f8a7c0b";
+    let signature =
+        workmate_feishu::crypto::signature(&timestamp, nonce, ENCRYPT_KEY, body.as_bytes());
+    let auth = WebhookAuth::new(Some(ENCRYPT_KEY.to_owned()), None);
+    let (per_event, range) = time(|| {
+        let signed = Signed {
+            timestamp: &timestamp,
+            nonce,
+            signature: &signature,
+        };
+        match auth.open(signed, body.as_bytes()) {
+            Ok(Envelope::Event { meta, event }) => {
+                workmate_feishu::mapping::event_inbound(&meta, &event, Some("ou_bot")).is_some()
+            }
+            _ => false,
+        }
+    })?;
+    Ok(InboundRow {
+        platform: "Feishu",
+        what: "verify, decrypt, decode, map a mention",
+        bytes: body.len(),
+        per_event,
+        range,
+    })
+}
