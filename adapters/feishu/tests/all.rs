@@ -3,6 +3,7 @@
 //! open-platform client against a fake Feishu, and the long connection against a test server.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod cards;
 mod limits;
 mod vectors;
 mod ws;
