@@ -2,12 +2,14 @@
 //!
 //! Invariants: every operation on a card after its creation carries a `sequence` that must
 //! exceed the card's last one (Feishu's rule, code 300317), and one that fails changes nothing,
-//! neither the card nor its sequence; an operation repeated with an idempotency key the card has
-//! already taken succeeds without running again. A card is Card JSON 2.0 of at most
+//! neither the card nor its sequence; an operation repeated whole with an idempotency key the
+//! card has already taken succeeds without running again (a retry), while another operation
+//! under a key already taken is refused as a conflict (code 200770). A card is Card JSON 2.0 of at most
 //! [`MAX_CARD_BYTES`]; its streaming text can be set only while `config.streaming_mode` is on
 //! (code 300309). At most [`MAX_CARDS`] cards are kept (the oldest go first).
 
 use std::collections::{BTreeMap, VecDeque};
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use serde_json::{Map, Value};
@@ -28,7 +30,8 @@ pub(crate) enum CardError {
     /// The sequence does not exceed the last one (300317).
     #[error("sequence {got} does not exceed the card's last sequence {last}")]
     Sequence { last: i64, got: i64 },
-    /// Streaming text outside streaming mode (300309).
+    /// Streaming text outside streaming mode (300309, the code integrations report for it; the
+    /// endpoint's documentation lists none).
     #[error("the card is not in streaming mode")]
     NotStreaming,
     /// Not Card JSON 2.0 (200220).
@@ -40,6 +43,9 @@ pub(crate) enum CardError {
     /// Streaming needs a shared card (300302).
     #[error("a streaming card must set config.update_multi to true")]
     NotShared,
+    /// The idempotency key was taken by another operation (200770).
+    #[error("uuid {0:?} was used for another operation on this card")]
+    KeyConflict(String),
     /// A parameter is wrong (10002).
     #[error("{0}")]
     BadParam(String),
@@ -55,6 +61,7 @@ impl CardError {
             Self::BadCard(_) => 200_220,
             Self::TooLarge(_) => 200_860,
             Self::NotShared => 300_302,
+            Self::KeyConflict(_) => 200_770,
             Self::BadParam(_) => 10_002,
         }
     }
@@ -64,7 +71,8 @@ impl CardError {
 struct Entity {
     card: Value,
     sequence: i64,
-    keys: VecDeque<String>,
+    /// Idempotency keys taken, with a fingerprint of the operation each took.
+    keys: VecDeque<(String, u64)>,
     /// The message that shows it: an entity is sent once.
     sent_as: Option<String>,
 }
@@ -104,6 +112,13 @@ pub(crate) fn check(card: &Value) -> Result<(), CardError> {
 
 fn streaming(card: &Value) -> bool {
     card.pointer("/config/streaming_mode") == Some(&Value::Bool(true))
+}
+
+/// A fingerprint of an operation: its kind, its sequence and what it sets.
+fn fingerprint(kind: &str, sequence: i64, parts: &[&str]) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    (kind, sequence, parts).hash(&mut hasher);
+    hasher.finish()
 }
 
 /// The element with `element_id`, anywhere in the card's body.
@@ -156,7 +171,7 @@ impl Cards {
         &self,
         card_id: &str,
         sequence: i64,
-        key: Option<&str>,
+        key: Option<(&str, u64)>,
         change: impl FnOnce(&mut Value) -> Result<(), CardError>,
     ) -> Result<(), CardError> {
         if !(1..=i64::from(i32::MAX)).contains(&sequence) {
@@ -166,8 +181,14 @@ impl Cards {
         }
         let mut inner = self.lock();
         let entity = inner.cards.get_mut(card_id).ok_or(CardError::NotFound)?;
-        if key.is_some_and(|key| entity.keys.iter().any(|k| k == key)) {
-            return Ok(());
+        if let Some((key, print)) = key
+            && let Some((_, taken)) = entity.keys.iter().find(|(k, _)| k == key)
+        {
+            return if *taken == print {
+                Ok(())
+            } else {
+                Err(CardError::KeyConflict(key.to_owned()))
+            };
         }
         if sequence <= entity.sequence {
             return Err(CardError::Sequence {
@@ -180,11 +201,11 @@ impl Cards {
         check(&next)?;
         entity.card = next;
         entity.sequence = sequence;
-        if let Some(key) = key {
+        if let Some((key, print)) = key {
             while entity.keys.len() >= REMEMBERED_KEYS {
                 entity.keys.pop_front();
             }
-            entity.keys.push_back(key.to_owned());
+            entity.keys.push_back((key.to_owned(), print));
         }
         Ok(())
     }
@@ -197,6 +218,7 @@ impl Cards {
         sequence: i64,
         key: Option<&str>,
     ) -> Result<(), CardError> {
+        let key = key.map(|k| (k, fingerprint("update", sequence, &[&card.to_string()])));
         self.operate(card_id, sequence, key, |current| {
             *current = card;
             Ok(())
@@ -212,6 +234,7 @@ impl Cards {
         sequence: i64,
         key: Option<&str>,
     ) -> Result<(), CardError> {
+        let key = key.map(|k| (k, fingerprint("stream", sequence, &[element_id, content])));
         self.operate(card_id, sequence, key, |card| {
             if !streaming(card) {
                 return Err(CardError::NotStreaming);
@@ -242,6 +265,12 @@ impl Cards {
         let Some(config) = settings.get("config").and_then(Value::as_object) else {
             return Err(CardError::BadParam("settings has no config object".into()));
         };
+        let key = key.map(|k| {
+            (
+                k,
+                fingerprint("settings", sequence, &[&settings.to_string()]),
+            )
+        });
         self.operate(card_id, sequence, key, |card| {
             let Some(card) = card.as_object_mut() else {
                 return Err(CardError::BadCard("the card is not an object".into()));
@@ -342,8 +371,13 @@ mod tests {
         );
         // The refused call did not use up sequence 5.
         cards.update(&id, card(true, "b"), 5, Some("u5")).unwrap();
-        // The same key again is a success that changes nothing, whatever its sequence.
-        cards.update(&id, card(true, "c"), 5, Some("u5")).unwrap();
+        // The same operation again under its key is a retry: a success that changes nothing.
+        cards.update(&id, card(true, "b"), 5, Some("u5")).unwrap();
+        // Another operation under that key is a conflict.
+        assert_eq!(
+            cards.update(&id, card(true, "c"), 6, Some("u5")),
+            Err(CardError::KeyConflict("u5".into()))
+        );
         assert_eq!(
             cards.get(&id).unwrap()["body"]["elements"][0]["content"],
             "b"
