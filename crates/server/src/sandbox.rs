@@ -127,7 +127,10 @@ mod tests {
         assert_eq!(feishu.api_base, "http://127.0.0.1:8080/sandbox/feishu");
         assert_eq!(feishu.mode, crate::config::FeishuMode::Webhook);
         let secret = |s: &Option<SecretString>| s.as_ref().unwrap().expose_secret().to_owned();
-        let (key, token) = (secret(&feishu.encrypt_key), secret(&feishu.verification_token));
+        let (key, token) = (
+            secret(&feishu.encrypt_key),
+            secret(&feishu.verification_token),
+        );
         assert!(key.len() >= 32 && token.len() >= 32 && key != token);
         // Another demo process has other secrets.
         let other = DemoSandbox::new("0.0.0.0:8080".parse().unwrap()).unwrap();
