@@ -1,9 +1,11 @@
-// Drives `workmate demo`'s /sandbox page in Debian's headless Chromium: Alice asks for the weekly
-// report, clicks "Approve once" on the approval card, and the answer must appear in the thread.
+// Drives `workmate demo`'s /sandbox page in Debian's headless Chromium: on the chosen platform
+// (Slack, the default, or Feishu, picked with the page's tabs), Alice asks for the weekly report,
+// clicks "Approve once" on the approval card, and the answer must appear in the thread.
 //
-// Usage: node e2e/sandbox.mjs http://127.0.0.1:PORT
-// Exits 0 on success with a screenshot at <repo>/target/e2e/sandbox.png; on any failure prints
-// what the page showed and exits 1. The whole run is bounded by 60 s.
+// Usage: node e2e/sandbox.mjs http://127.0.0.1:PORT [slack|feishu]
+// Exits 0 on success with a screenshot at <repo>/target/e2e/sandbox.png (Slack) or
+// sandbox-feishu.png (Feishu); on any failure prints what the page showed and exits 1. The whole
+// run is bounded by 60 s.
 
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,14 +23,17 @@ const ANSWER_END = "post a summary to the team thread?";
 const APPROVED = /Approved by .+ · once/;
 const OVERALL_MS = 60_000;
 
+const PLATFORMS = { slack: "Slack", feishu: "Feishu" };
+
 const repo = join(dirname(fileURLToPath(import.meta.url)), "..");
-const screenshot = join(repo, "target", "e2e", "sandbox.png");
 
 const base = (process.argv[2] || "").replace(/\/+$/, "");
-if (!/^https?:\/\//.test(base)) {
-  console.error("usage: node e2e/sandbox.mjs http://127.0.0.1:PORT");
+const platform = process.argv[3] || "slack";
+if (!/^https?:\/\//.test(base) || !Object.hasOwn(PLATFORMS, platform)) {
+  console.error("usage: node e2e/sandbox.mjs http://127.0.0.1:PORT [slack|feishu]");
   process.exit(2);
 }
+const screenshot = join(repo, "target", "e2e", platform === "slack" ? "sandbox.png" : `sandbox-${platform}.png`);
 
 const profile = mkdtempSync(join(tmpdir(), "workmate-e2e-chromium-"));
 let browser;
@@ -95,11 +100,17 @@ async function main() {
   await page.goto(`${base}/sandbox`, { waitUntil: "load", timeout: 15_000 });
   await page.locator("#composer").waitFor({ timeout: 10_000 });
 
-  // Alice starts a new thread through the composer, as a person would.
-  await page.selectOption("#user", "U1");
+  // Pick the platform with its tab, as a person would.
+  const tab = page.locator(`#platform-${platform}`);
+  await tab.click();
+  await page.locator(`#platform-${platform}[aria-selected="true"]`).waitFor({ timeout: 5_000 });
+  console.log(`picked ${PLATFORMS[platform]}`);
+
+  // Alice starts a new thread through the composer.
+  await page.selectOption("#user", { label: "Alice" });
   await page.fill("#text", MESSAGE);
   await page.click("#composer button[type=submit]");
-  console.log(`sent as Alice: ${MESSAGE}`);
+  console.log(`sent as Alice on ${PLATFORMS[platform]}: ${MESSAGE}`);
 
   // The approval card's button; the page re-renders on every state change, so use a locator
   // (re-resolved on each try) rather than an element handle.

@@ -13,6 +13,7 @@ use axum::http::HeaderMap;
 use axum::http::header::{AUTHORIZATION, CONTENT_TYPE};
 use serde_json::{Value, json};
 
+use crate::store::NewMessage;
 use crate::{AppState, BOT_ID, BOT_USER_ID, TEAM_ID, USERS};
 
 /// The time zone `users.info` gives every sandbox person.
@@ -30,7 +31,7 @@ fn check_token(state: &AppState, headers: &HeaderMap) -> Result<(), Json<Value>>
         .and_then(|v| v.strip_prefix("Bearer "));
     match token {
         None => Err(failure("not_authed")),
-        Some(token) if token != state.config.bot_token => Err(failure("invalid_auth")),
+        Some(token) if token != state.config.slack.bot_token => Err(failure("invalid_auth")),
         Some(_) => Ok(()),
     }
 }
@@ -67,10 +68,11 @@ pub(crate) async fn post_message(
     if text.is_empty() && blocks.as_array().is_none_or(Vec::is_empty) {
         return failure("no_text");
     }
-    let thread_ts = text_field(&body, "thread_ts").map(str::to_owned);
-    let ts = state
-        .store
-        .push(channel, thread_ts, BOT_USER_ID, text, blocks, None);
+    let ts = state.store.push(NewMessage {
+        thread: text_field(&body, "thread_ts").map(str::to_owned),
+        blocks,
+        ..NewMessage::new(channel, BOT_USER_ID, text)
+    });
     Json(json!({ "ok": true, "channel": channel, "ts": ts }))
 }
 
@@ -109,15 +111,12 @@ pub(crate) async fn post_ephemeral(
     };
     let text = text_field(&body, "text").unwrap_or_default();
     let blocks = body.get("blocks").cloned().unwrap_or(Value::Null);
-    let thread_ts = text_field(&body, "thread_ts").map(str::to_owned);
-    let ts = state.store.push(
-        channel,
-        thread_ts,
-        BOT_USER_ID,
-        text,
+    let ts = state.store.push(NewMessage {
+        thread: text_field(&body, "thread_ts").map(str::to_owned),
         blocks,
-        Some(user.to_owned()),
-    );
+        ephemeral_for: Some(user.to_owned()),
+        ..NewMessage::new(channel, BOT_USER_ID, text)
+    });
     Json(json!({ "ok": true, "message_ts": ts }))
 }
 

@@ -1,5 +1,5 @@
 //! `POST /sandbox/say` and `POST /sandbox/click`: what a sandbox user does, sent to workmate as
-//! Slack would send it.
+//! Slack would send it; and the HTTP client and answers the Feishu side shares.
 //!
 //! Invariant: every request to workmate is signed over exactly the bytes sent, with a fresh
 //! timestamp; an event has a unique `event_id`, so workmate's dedupe never drops a new message.
@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tracing::warn;
 
-use crate::store::unix_now;
+use crate::store::{NewMessage, unix_now};
 use crate::{AppState, BOT_USER_ID, CHANNEL_ID, Error, Result, TEAM_ID, USERS};
 
 /// A plain client for workmate's own (usually loopback, plain HTTP) address.
@@ -63,28 +63,39 @@ fn user_name(user: &str) -> Result<&'static str> {
         .ok_or_else(|| Error::BadRequest(format!("unknown sandbox user {user:?}")))
 }
 
-fn answer(result: Result<StatusCode>) -> Response {
+/// What the page is told of a request sent to workmate.
+pub(crate) fn answer(result: Result<StatusCode>) -> Response {
     match result {
         Ok(status) if status.is_success() => {
             Json(json!({ "ok": true, "status": status.as_u16() })).into_response()
         }
-        Ok(status) => {
-            warn!(
-                status = status.as_u16(),
-                "workmate refused a sandbox request."
-            );
-            (
-                StatusCode::BAD_GATEWAY,
-                Json(json!({ "ok": false, "status": status.as_u16(), "error": "workmate refused the request" })),
-            )
-                .into_response()
-        }
-        Err(Error::BadRequest(why)) => (
+        Ok(status) => refused(status),
+        Err(e) => failed(e),
+    }
+}
+
+/// workmate answered with a status that is not a success.
+pub(crate) fn refused(status: StatusCode) -> Response {
+    warn!(
+        status = status.as_u16(),
+        "workmate refused a sandbox request."
+    );
+    (
+        StatusCode::BAD_GATEWAY,
+        Json(json!({ "ok": false, "status": status.as_u16(), "error": "workmate refused the request" })),
+    )
+        .into_response()
+}
+
+/// The request was not for workmate to take, or did not reach it.
+pub(crate) fn failed(e: Error) -> Response {
+    match e {
+        Error::BadRequest(why) => (
             StatusCode::BAD_REQUEST,
             Json(json!({ "ok": false, "error": why })),
         )
             .into_response(),
-        Err(e) => {
+        e => {
             warn!(error = %e, "A sandbox request did not reach workmate.");
             (
                 StatusCode::BAD_GATEWAY,
@@ -103,7 +114,11 @@ async fn send(
     body: Vec<u8>,
 ) -> Result<StatusCode> {
     let timestamp = unix_now().to_string();
-    let signature = workmate_slack::sign(state.config.signing_secret.as_bytes(), &timestamp, &body);
+    let signature = workmate_slack::sign(
+        state.config.slack.signing_secret.as_bytes(),
+        &timestamp,
+        &body,
+    );
     let url = format!("{}{path}", state.config.workmate_base.trim_end_matches('/'));
     let response = state
         .http
@@ -155,14 +170,10 @@ async fn do_say(state: &AppState, say: Say) -> Result<StatusCode> {
         format!("{mention} {trimmed}")
     };
     let thread_ts = say.thread_ts.filter(|t| !t.is_empty());
-    let ts = state.store.push(
-        CHANNEL_ID,
-        thread_ts.clone(),
-        &say.user,
-        &text,
-        Value::Null,
-        None,
-    );
+    let ts = state.store.push(NewMessage {
+        thread: thread_ts.clone(),
+        ..NewMessage::new(CHANNEL_ID, &say.user, &text)
+    });
     let envelope = mention_event(&say.user, &text, &ts, thread_ts.as_deref());
     let body = serde_json::to_vec(&envelope).map_err(|e| Error::BadRequest(e.to_string()))?;
     send(

@@ -1,14 +1,23 @@
-//! A local stand-in for Slack: the Web API methods the adapter calls (posting and updating
-//! messages, `auth.test`, `users.info` for the sandbox people), a browser page of the channel's
-//! threads, and a way to speak and click as a sandbox user.
+//! A local stand-in for Slack and Feishu: the platform APIs the adapters call, a browser page of
+//! each platform's threads (pick Slack or Feishu on the page), and a way to speak and click as a
+//! sandbox user.
 //!
-//! Invariants: the fake Web API answers only the configured bot token, like Slack; everything a
-//! user does on the page reaches workmate as a request signed with the configured signing secret
-//! and posted to the real adapter routes, so the sandbox exercises exactly the production path.
-//! Messages are kept in memory, at most [`MAX_MESSAGES_PER_CHANNEL`] per channel.
+//! - Slack: the Web API methods the adapter calls (posting and updating messages, `auth.test`,
+//!   `users.info` for the sandbox people) under `/sandbox/api`; what a user does is sent as a
+//!   signed Events API or `block_actions` request.
+//! - Feishu: the open platform under `/sandbox/feishu/open-apis` (the tenant token, messages and
+//!   replies, CardKit card entities, the bot and the sandbox people; see [`feishu`]); what a user
+//!   does is sent as an encrypted, signed `im.message.receive_v1` event or `card.action.trigger`
+//!   callback, and the callback's answer (toast and card) is applied as Feishu applies it.
+//!
+//! Invariants: each fake API answers only the configured credentials, like the platform; everything
+//! a user does on the page reaches workmate signed (and, for Feishu, encrypted) with the
+//! configured secrets and posted to the real adapter routes, so the sandbox exercises exactly the
+//! production path. Messages are kept in memory, at most [`MAX_MESSAGES_PER_CHANNEL`] per channel.
 
 mod api;
 mod deliver;
+pub mod feishu;
 mod page;
 mod store;
 
@@ -17,6 +26,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::routing::{get, post};
 
+pub use feishu::FeishuSandbox;
 pub use store::MAX_MESSAGES_PER_CHANNEL;
 
 /// The sandbox workspace's team id.
@@ -27,7 +37,7 @@ pub const BOT_USER_ID: &str = "UBOT";
 pub const BOT_ID: &str = "BSANDBOX";
 /// The one channel, shown as `#general`.
 pub const CHANNEL_ID: &str = "CGENERAL";
-/// The sandbox users one can speak as: `(id, name)`.
+/// The sandbox users one can speak as on Slack: `(id, name)`.
 pub const USERS: [(&str, &str); 2] = [("U1", "Alice"), ("U2", "Bob")];
 
 /// Every way a sandbox action can fail.
@@ -43,27 +53,41 @@ pub enum Error {
     /// workmate could not be reached.
     #[error("cannot reach workmate: {0}")]
     Deliver(#[from] reqwest::Error),
+    /// workmate answered a card callback with something Feishu would not take.
+    #[error("workmate's answer to the card callback is not what Feishu takes: {0}")]
+    BadAnswer(String),
 }
 
 /// Crate-wide result.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// The Slack side: workmate's `[platforms.slack]` secrets.
+#[derive(Clone, Debug)]
+pub struct SlackSandbox {
+    /// Signs the events and clicks sent to workmate (`signing_secret`).
+    pub signing_secret: String,
+    /// The only token the fake Web API accepts (`bot_token`).
+    pub bot_token: String,
+}
+
 /// How the sandbox talks to workmate.
 #[derive(Clone, Debug)]
 pub struct SandboxConfig {
-    /// Signs the events and clicks sent to workmate (workmate's `[platforms.slack]
-    /// signing_secret`).
-    pub signing_secret: String,
-    /// The only token the fake Web API accepts.
-    pub bot_token: String,
     /// Where workmate serves, for example `http://127.0.0.1:8080`.
     pub workmate_base: String,
+    /// The Slack stand-in's secrets.
+    pub slack: SlackSandbox,
+    /// The Feishu stand-in's app and secrets.
+    pub feishu: FeishuSandbox,
 }
 
 #[derive(Debug)]
 struct Shared {
     config: SandboxConfig,
+    /// Slack's channels.
     store: store::Store,
+    /// Feishu's chats and card entities.
+    feishu: feishu::Stand,
     http: reqwest::Client,
 }
 
@@ -74,7 +98,8 @@ pub fn router(config: SandboxConfig) -> Result<Router> {
     let http = deliver::client()?;
     let state = Arc::new(Shared {
         config,
-        store: store::Store::default(),
+        store: store::Store::new(store::IdStyle::Slack, &[(CHANNEL_ID, "general")]),
+        feishu: feishu::Stand::new(),
         http,
     });
     Ok(Router::new()
@@ -90,5 +115,6 @@ pub fn router(config: SandboxConfig) -> Result<Router> {
             "/sandbox/api/users.info",
             get(api::users_info).post(api::users_info),
         )
+        .merge(feishu::routes())
         .with_state(state))
 }

@@ -1,28 +1,65 @@
-//! `GET /sandbox` (the page) and `GET /sandbox/state` (what it polls).
+//! `GET /sandbox` (the page), and what it polls: `GET /sandbox/state` (Slack) and
+//! `GET /sandbox/feishu/state` (Feishu).
 //!
-//! Invariant: the page is self-contained: inline CSS and JS, no external asset, so it works
-//! offline and leaks nothing to a CDN.
+//! Invariants: the page is self-contained: inline CSS and JS, no external asset, so it works
+//! offline and leaks nothing to a CDN. The ids it speaks as and the routes it calls come from
+//! the crate's constants, written into the page, so the page and the stand-ins cannot disagree.
 
 use axum::Json;
 use axum::extract::State;
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::response::IntoResponse;
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use crate::AppState;
+use crate::{AppState, BOT_USER_ID, CHANNEL_ID, USERS, feishu};
 
 const PAGE: &str = include_str!("page.html");
+/// Where the page takes the platforms' description.
+const PLATFORMS_SLOT: &str = "__SANDBOX_PLATFORMS__";
+
+/// Each platform as the page needs it: its routes, channel, bot and people.
+fn platforms() -> Value {
+    let people = |users: &[(&str, &str)]| -> Vec<Value> {
+        users.iter().map(|(id, name)| json!([id, name])).collect()
+    };
+    json!({
+        "slack": {
+            "label": "Slack",
+            "state": "/sandbox/state",
+            "say": "/sandbox/say",
+            "click": "/sandbox/click",
+            "channel": CHANNEL_ID,
+            "bot": BOT_USER_ID,
+            "people": people(&USERS),
+        },
+        "feishu": {
+            "label": "Feishu",
+            "state": "/sandbox/feishu/state",
+            "say": "/sandbox/feishu/say",
+            "click": "/sandbox/feishu/click",
+            "channel": feishu::CHAT_ID,
+            "bot": feishu::BOT_OPEN_ID,
+            "people": people(&feishu::USERS),
+        },
+    })
+}
 
 pub(crate) async fn page() -> impl IntoResponse {
+    // `<` is escaped so nothing in the JSON can close the script element.
+    let platforms = platforms().to_string().replace('<', "\\u003c");
     (
         [
             (CONTENT_TYPE, "text/html; charset=utf-8"),
             (CACHE_CONTROL, "no-store"),
         ],
-        PAGE,
+        PAGE.replace(PLATFORMS_SLOT, &platforms),
     )
 }
 
 pub(crate) async fn state(State(state): State<AppState>) -> Json<Value> {
     Json(state.store.snapshot())
+}
+
+pub(crate) async fn feishu_state(State(state): State<AppState>) -> Json<Value> {
+    Json(state.feishu.snapshot())
 }

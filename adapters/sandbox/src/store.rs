@@ -1,8 +1,10 @@
-//! The channels' messages, in memory.
+//! The channels' messages of one platform, in memory: the part of a stand-in both platforms
+//! share (Slack's channels and Feishu's chats are both channels of threads here).
 //!
 //! Invariant: a channel holds at most [`MAX_MESSAGES_PER_CHANNEL`] messages (the oldest go
-//! first); `ts` values are unique and increase, `"<unix seconds>.<6-digit counter>"` like Slack's.
-//! The lock is never held across an `.await`.
+//! first); message ids are unique within a store and are shaped like the platform's own
+//! ([`IdStyle`]): Slack's `"<unix seconds>.<6-digit counter>"`, which increase, or Feishu's
+//! `om_…`. The lock is never held across an `.await`.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Mutex;
@@ -14,18 +16,59 @@ use serde_json::Value;
 /// Messages kept per channel.
 pub const MAX_MESSAGES_PER_CHANNEL: usize = 1000;
 
+/// How a store names its messages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum IdStyle {
+    /// Slack's `ts`: `"<unix seconds>.<6-digit counter>"`.
+    #[default]
+    Slack,
+    /// Feishu's `message_id`: `om_` and hex digits.
+    Feishu,
+}
+
 /// One message as the page shows it.
 #[derive(Clone, Debug, Serialize)]
 pub(crate) struct Message {
+    /// Its id: Slack's `ts` or Feishu's `message_id`.
     pub(crate) ts: String,
+    /// When it was posted, in Unix seconds.
+    pub(crate) time: u64,
     /// The thread's root `ts`; `None` for a root message.
     pub(crate) thread_ts: Option<String>,
     pub(crate) user: String,
     pub(crate) text: String,
+    /// The rich content: Slack's blocks, or a Feishu Card JSON 2.0 sent inline.
     pub(crate) blocks: Value,
+    /// The Feishu card entity (CardKit) the message shows, drawn as it is now.
+    pub(crate) card_id: Option<String>,
     /// Seen only by this user (`chat.postEphemeral`).
     pub(crate) ephemeral_for: Option<String>,
     pub(crate) edited: bool,
+}
+
+/// A message to add.
+#[derive(Debug, Default)]
+pub(crate) struct NewMessage {
+    pub(crate) channel: String,
+    /// The thread's root id; `None` starts a thread.
+    pub(crate) thread: Option<String>,
+    pub(crate) user: String,
+    pub(crate) text: String,
+    pub(crate) blocks: Value,
+    pub(crate) card_id: Option<String>,
+    pub(crate) ephemeral_for: Option<String>,
+}
+
+impl NewMessage {
+    /// A plain message of `user` in `channel`.
+    pub(crate) fn new(channel: &str, user: &str, text: &str) -> Self {
+        Self {
+            channel: channel.to_owned(),
+            user: user.to_owned(),
+            text: text.to_owned(),
+            ..Self::default()
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -34,9 +77,12 @@ struct Inner {
     counter: u64,
 }
 
-/// All channels.
+/// All channels of one platform.
 #[derive(Debug, Default)]
 pub(crate) struct Store {
+    ids: IdStyle,
+    /// Display names of known channels; others show their id.
+    names: &'static [(&'static str, &'static str)],
     inner: Mutex<Inner>,
 }
 
@@ -47,6 +93,15 @@ pub(crate) fn unix_now() -> u64 {
 }
 
 impl Store {
+    /// An empty store naming messages in `ids` style and channels by `names`.
+    pub(crate) fn new(ids: IdStyle, names: &'static [(&'static str, &'static str)]) -> Self {
+        Self {
+            ids,
+            names,
+            inner: Mutex::default(),
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         // A panic while holding the lock cannot leave the map half-updated in a way that matters
         // to a demo page, so a poisoned lock is simply taken over.
@@ -55,30 +110,28 @@ impl Store {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Adds a message; returns its `ts`.
-    pub(crate) fn push(
-        &self,
-        channel: &str,
-        thread_ts: Option<String>,
-        user: &str,
-        text: &str,
-        blocks: Value,
-        ephemeral_for: Option<String>,
-    ) -> String {
+    /// Adds a message; returns its id.
+    pub(crate) fn push(&self, new: NewMessage) -> String {
         let mut inner = self.lock();
         inner.counter += 1;
-        let ts = format!("{}.{:06}", unix_now(), inner.counter % 1_000_000);
-        let messages = inner.channels.entry(channel.to_owned()).or_default();
+        let time = unix_now();
+        let ts = match self.ids {
+            IdStyle::Slack => format!("{time}.{:06}", inner.counter % 1_000_000),
+            IdStyle::Feishu => format!("om_{time:x}{:08x}", inner.counter),
+        };
+        let messages = inner.channels.entry(new.channel).or_default();
         while messages.len() >= MAX_MESSAGES_PER_CHANNEL {
             messages.pop_front();
         }
         messages.push_back(Message {
             ts: ts.clone(),
-            thread_ts: thread_ts.filter(|t| !t.is_empty()),
-            user: user.to_owned(),
-            text: text.to_owned(),
-            blocks,
-            ephemeral_for,
+            time,
+            thread_ts: new.thread.filter(|t| !t.is_empty()),
+            user: new.user,
+            text: new.text,
+            blocks: new.blocks,
+            card_id: new.card_id,
+            ephemeral_for: new.ephemeral_for,
             edited: false,
         });
         ts
@@ -108,6 +161,25 @@ impl Store {
             .and_then(|m| m.iter().find(|m| m.ts == ts).cloned())
     }
 
+    /// Removes a message (one whose sending failed after all).
+    pub(crate) fn remove(&self, ts: &str) {
+        let mut inner = self.lock();
+        for messages in inner.channels.values_mut() {
+            messages.retain(|m| m.ts != ts);
+        }
+        inner.channels.retain(|_, messages| !messages.is_empty());
+    }
+
+    /// A message by id in any channel, with its channel.
+    pub(crate) fn find(&self, ts: &str) -> Option<(String, Message)> {
+        self.lock().channels.iter().find_map(|(channel, messages)| {
+            messages
+                .iter()
+                .find(|m| m.ts == ts)
+                .map(|m| (channel.clone(), m.clone()))
+        })
+    }
+
     /// Every channel with its threads (root first, then replies, in order).
     pub(crate) fn snapshot(&self) -> Value {
         let inner = self.lock();
@@ -127,11 +199,11 @@ impl Store {
                     .into_iter()
                     .map(|(ts, messages)| serde_json::json!({ "ts": ts, "messages": messages }))
                     .collect();
-                let name = if id == crate::CHANNEL_ID {
-                    "general"
-                } else {
-                    id.as_str()
-                };
+                let name = self
+                    .names
+                    .iter()
+                    .find(|(known, _)| known == id)
+                    .map_or(id.as_str(), |(_, name)| name);
                 serde_json::json!({ "id": id, "name": name, "threads": threads })
             })
             .collect();
@@ -146,9 +218,9 @@ mod tests {
     #[test]
     fn a_channel_keeps_the_newest_messages() {
         let store = Store::default();
-        let first = store.push("C", None, "U1", "first", Value::Null, None);
+        let first = store.push(NewMessage::new("C", "U1", "first"));
         for i in 0..MAX_MESSAGES_PER_CHANNEL {
-            store.push("C", None, "U1", &format!("m{i}"), Value::Null, None);
+            store.push(NewMessage::new("C", "U1", &format!("m{i}")));
         }
         assert!(store.get("C", &first).is_none());
         let inner = store.lock();
@@ -158,9 +230,12 @@ mod tests {
     #[test]
     fn replies_are_grouped_under_their_root() {
         let store = Store::default();
-        let root = store.push("C", None, "U1", "root", Value::Null, None);
-        store.push("C", Some(root.clone()), "UBOT", "reply", Value::Null, None);
-        store.push("C", None, "U2", "other", Value::Null, None);
+        let root = store.push(NewMessage::new("C", "U1", "root"));
+        store.push(NewMessage {
+            thread: Some(root.clone()),
+            ..NewMessage::new("C", "UBOT", "reply")
+        });
+        store.push(NewMessage::new("C", "U2", "other"));
         let snapshot = store.snapshot();
         let threads = snapshot["channels"][0]["threads"]
             .as_array()
@@ -169,5 +244,19 @@ mod tests {
         assert_eq!(threads.len(), 2);
         assert_eq!(threads[0]["ts"], root.as_str());
         assert_eq!(threads[0]["messages"].as_array().map(Vec::len), Some(2));
+    }
+
+    #[test]
+    fn feishu_ids_are_unique_and_found_in_any_channel() {
+        let store = Store::new(IdStyle::Feishu, &[("oc_x", "general")]);
+        let a = store.push(NewMessage::new("oc_x", "ou_a", "one"));
+        let b = store.push(NewMessage::new("ou_a", "ou_bot", "two"));
+        assert!(a.starts_with("om_") && b.starts_with("om_"));
+        assert_ne!(a, b);
+        let (channel, message) = store.find(&b).unwrap();
+        assert_eq!((channel.as_str(), message.text.as_str()), ("ou_a", "two"));
+        assert!(store.find("om_missing").is_none());
+        assert_eq!(store.snapshot()["channels"][0]["name"], "general");
+        assert_eq!(store.snapshot()["channels"][1]["name"], "ou_a");
     }
 }

@@ -204,12 +204,9 @@ async fn an_unknown_user_is_refused_and_nothing_is_sent() {
 #[tokio::test]
 async fn a_refusal_by_workmate_is_reported() {
     let (base, _rx) = recording_workmate().await;
-    let app = workmate_sandbox::router(workmate_sandbox::SandboxConfig {
-        signing_secret: "another-secret".into(),
-        bot_token: crate::support::TOKEN.into(),
-        workmate_base: base,
-    })
-    .unwrap();
+    let mut config = crate::support::config(&base);
+    config.slack.signing_secret = "another-secret".into();
+    let app = workmate_sandbox::router(config).unwrap();
     let (status, answer) = post_json(
         &app,
         "/sandbox/say",

@@ -14,6 +14,14 @@ async fn the_page_is_html_without_external_assets() {
     assert!(html.contains("/sandbox/state"));
     assert!(html.contains("/sandbox/say"));
     assert!(html.contains("/sandbox/click"));
+    // The Feishu side, and the picker between the two.
+    assert!(html.contains("/sandbox/feishu/state"));
+    assert!(html.contains("/sandbox/feishu/say"));
+    assert!(html.contains("/sandbox/feishu/click"));
+    assert!(html.contains(r#"id="platform-slack""#));
+    assert!(html.contains(r#"id="platform-feishu""#));
+    assert!(html.contains(workmate_sandbox::feishu::CHAT_ID));
+    assert!(!html.contains("__SANDBOX_PLATFORMS__"));
     let lower = html.to_lowercase();
     assert!(!lower.contains("http://"), "the page names an http:// URL");
     assert!(

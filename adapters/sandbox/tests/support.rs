@@ -6,18 +6,34 @@ use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::Value;
 use tower::ServiceExt;
-use workmate_sandbox::{SandboxConfig, router};
+use workmate_sandbox::{FeishuSandbox, SandboxConfig, SlackSandbox, router};
 
 pub(crate) const SECRET: &str = "sandbox-test-secret";
 pub(crate) const TOKEN: &str = "xoxb-sandbox-test";
+pub(crate) const APP_ID: &str = "cli_sandbox_test";
+pub(crate) const APP_SECRET: &str = "feishu-app-secret";
+pub(crate) const ENCRYPT_KEY: &str = "feishu-encrypt-key";
+pub(crate) const VERIFICATION_TOKEN: &str = "feishu-verification-token";
+
+/// The test configuration, delivering to `workmate_base`.
+pub(crate) fn config(workmate_base: &str) -> SandboxConfig {
+    SandboxConfig {
+        workmate_base: workmate_base.into(),
+        slack: SlackSandbox {
+            signing_secret: SECRET.into(),
+            bot_token: TOKEN.into(),
+        },
+        feishu: FeishuSandbox {
+            app_id: APP_ID.into(),
+            app_secret: APP_SECRET.into(),
+            encrypt_key: ENCRYPT_KEY.into(),
+            verification_token: VERIFICATION_TOKEN.into(),
+        },
+    }
+}
 
 pub(crate) fn sandbox(workmate_base: &str) -> Router {
-    router(SandboxConfig {
-        signing_secret: SECRET.into(),
-        bot_token: TOKEN.into(),
-        workmate_base: workmate_base.into(),
-    })
-    .unwrap()
+    router(config(workmate_base)).unwrap()
 }
 
 /// Sends a request to the sandbox; returns the status and the JSON body (`null` if not JSON).

@@ -88,7 +88,7 @@ async fn open_and_run(
             })?;
         let admin = admin_auth(config)?;
         let hub = engine::build_hub(config, store.clone(), providers, script);
-        // `workmate demo` talks to its own Slack stand-in, whatever is configured.
+        // `workmate demo` talks to its own Slack and Feishu stand-ins, whatever is configured.
         let sandbox = match script {
             Script::Demo => Some(DemoSandbox::new(
                 listener.local_addr().map_err(StartupError::Serve)?,
@@ -104,7 +104,8 @@ async fn open_and_run(
             ),
             None => None,
         };
-        let feishu = match config.platforms.feishu.as_ref() {
+        let feishu_config = sandbox.as_ref().map(|s| &s.feishu);
+        let feishu = match feishu_config.or(config.platforms.feishu.as_ref()) {
             Some(feishu) => Some(
                 FeishuSurface::new(feishu, &chat)
                     .map_err(|e| StartupError::Usage(format!("[platforms.feishu]: {e}")))?,

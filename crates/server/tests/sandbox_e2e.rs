@@ -1,14 +1,19 @@
 //! The sandbox in a real browser: `workmate demo` runs, and `e2e/sandbox.mjs` drives Debian's
-//! headless Chromium through `/sandbox` (send a message, click "Approve once", find the answer,
-//! save a screenshot under `target/e2e/`).
+//! headless Chromium through `/sandbox` on Slack and on Feishu (pick the platform, send a
+//! message, click "Approve once", find the answer, save a screenshot under `target/e2e/`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::support::Server;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// One browser run at a time: two Chromiums and two demo servers at once on a small CI machine
+/// would compete for the same cores and slow each past its deadline.
+static BROWSER: Mutex<()> = Mutex::new(());
 
 /// The workspace root (this crate is `crates/server`).
 fn repo_root() -> PathBuf {
@@ -41,17 +46,29 @@ fn missing(repo: &Path) -> Option<&'static str> {
 }
 
 #[test]
+fn a_browser_sends_a_message_approves_and_finds_the_answer_in_the_sandbox() {
+    browser_flow("slack", "target/e2e/sandbox.png");
+}
+
+#[test]
+fn a_browser_does_the_same_on_the_sandboxs_feishu() {
+    browser_flow("feishu", "target/e2e/sandbox-feishu.png");
+}
+
+/// Runs `e2e/sandbox.mjs` on `platform` against a fresh `workmate demo`; it must succeed and
+/// leave its screenshot at `screenshot` (relative to the repository).
 #[allow(
     clippy::print_stderr,
     reason = "a skipped test must say so, and a failing one shows the browser script's output"
 )]
-fn a_browser_sends_a_message_approves_and_finds_the_answer_in_the_sandbox() {
+fn browser_flow(platform: &str, screenshot: &str) {
     let repo = repo_root();
     if let Some(what) = missing(&repo) {
         eprintln!("skipped: {what} not installed (bash .ci/run installs it)");
         return;
     }
-    let screenshot = repo.join("target/e2e/sandbox.png");
+    let _one_at_a_time = BROWSER.lock().unwrap_or_else(PoisonError::into_inner);
+    let screenshot = repo.join(screenshot);
     let _ = std::fs::remove_file(&screenshot);
 
     let dir = tempfile::tempdir().unwrap();
@@ -62,6 +79,7 @@ fn a_browser_sends_a_message_approves_and_finds_the_answer_in_the_sandbox() {
     let mut browser = Command::new("node")
         .arg(repo.join("e2e/sandbox.mjs"))
         .arg(format!("http://{}", server.addr))
+        .arg(platform)
         .current_dir(&repo)
         .stdin(Stdio::null())
         .stdout(out.reopen().unwrap())
@@ -81,14 +99,17 @@ fn a_browser_sends_a_message_approves_and_finds_the_answer_in_the_sandbox() {
         std::thread::sleep(Duration::from_millis(100));
     };
     let output = format!(
-        "--- e2e/sandbox.mjs stdout ---\n{}\n--- stderr ---\n{}\n--- workmate demo log ---\n{}",
+        "--- e2e/sandbox.mjs {platform} stdout ---\n{}\n--- stderr ---\n{}\n--- workmate demo log ---\n{}",
         std::fs::read_to_string(out.path()).unwrap_or_default(),
         std::fs::read_to_string(err.path()).unwrap_or_default(),
         server.log_text()
     );
     eprintln!("{output}");
     let status = status.unwrap_or_else(|| panic!("the browser script ran past 90 s\n{output}"));
-    assert!(status.success(), "the browser script failed: {status}");
+    assert!(
+        status.success(),
+        "the browser script failed on {platform}: {status}"
+    );
     assert!(
         screenshot.is_file(),
         "no screenshot at {}",
