@@ -13,7 +13,7 @@
 //! into garbage; signatures are compared as exact strings, in constant time.
 
 use aes::cipher::block_padding::NoPadding;
-use aes::cipher::{BlockModeDecrypt, BlockModeEncrypt, KeyIvInit};
+use aes::cipher::{BlockModeDecrypt, BlockModeEncrypt, InnerIvInit, KeyInit, KeyIvInit};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use sha1::Sha1;
@@ -23,7 +23,7 @@ use subtle::ConstantTimeEq;
 /// AES block size, and the IV's length.
 const BLOCK: usize = 16;
 
-type Decryptor = cbc::Decryptor<aes::Aes256>;
+type Decryptor = cbc::Decryptor<aes::Aes256Dec>;
 type Encryptor = cbc::Encryptor<aes::Aes256>;
 
 /// Why an encrypted body or a signature was refused.
@@ -59,24 +59,52 @@ fn aes_key(encrypt_key: &str) -> [u8; 32] {
 
 /// Decrypts the `encrypt` field of an encrypted event or callback body.
 pub fn decrypt(encrypt_key: &str, encrypt_b64: &str) -> Result<String, CryptoError> {
-    let raw = BASE64
-        .decode(encrypt_b64.trim())
-        .map_err(|_| CryptoError::NotBase64)?;
-    if raw.len() < 2 * BLOCK || raw.len() % BLOCK != 0 {
-        return Err(CryptoError::BadLength(raw.len()));
+    Decrypter::new(encrypt_key).decrypt(encrypt_b64)
+}
+
+/// The AES key schedule of one Encrypt Key, derived once and kept by whoever decrypts many
+/// bodies with it (deriving it costs about as much as decrypting an event).
+#[derive(Clone)]
+pub struct Decrypter {
+    cipher: aes::Aes256Dec,
+}
+
+impl std::fmt::Debug for Decrypter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Decrypter(..)")
     }
-    let (iv, ciphertext) = raw.split_at(BLOCK);
-    let iv: [u8; BLOCK] = iv
-        .try_into()
-        .map_err(|_| CryptoError::BadLength(raw.len()))?;
-    let mut buf = ciphertext.to_vec();
-    let key = aes_key(encrypt_key);
-    let plain = Decryptor::new(&key.into(), &iv.into())
-        .decrypt_padded::<NoPadding>(&mut buf)
-        .map_err(|_| CryptoError::BadLength(raw.len()))?;
-    let len = unpadded_len(plain).ok_or(CryptoError::BadPadding)?;
-    buf.truncate(len);
-    String::from_utf8(buf).map_err(|_| CryptoError::NotUtf8)
+}
+
+impl Decrypter {
+    /// The key schedule of `encrypt_key`.
+    pub fn new(encrypt_key: &str) -> Self {
+        Self {
+            cipher: aes::Aes256Dec::new(&aes_key(encrypt_key).into()),
+        }
+    }
+
+    /// Decrypts the `encrypt` field of an encrypted event or callback body.
+    pub fn decrypt(&self, encrypt_b64: &str) -> Result<String, CryptoError> {
+        let mut raw = BASE64
+            .decode(encrypt_b64.trim())
+            .map_err(|_| CryptoError::NotBase64)?;
+        let total = raw.len();
+        if total < 2 * BLOCK || total % BLOCK != 0 {
+            return Err(CryptoError::BadLength(total));
+        }
+        let (iv, ciphertext) = raw.split_at_mut(BLOCK);
+        let iv: [u8; BLOCK] = (&*iv)
+            .try_into()
+            .map_err(|_| CryptoError::BadLength(total))?;
+        // Decrypted in place; the IV is dropped from the front afterwards.
+        let plain = Decryptor::inner_iv_init(self.cipher.clone(), &iv.into())
+            .decrypt_padded::<NoPadding>(ciphertext)
+            .map_err(|_| CryptoError::BadLength(total))?;
+        let len = unpadded_len(plain).ok_or(CryptoError::BadPadding)?;
+        raw.truncate(BLOCK + len);
+        raw.drain(..BLOCK);
+        String::from_utf8(raw).map_err(|_| CryptoError::NotUtf8)
+    }
 }
 
 /// The plaintext length once PKCS#7 padding (1..=16, every byte equal to the count) is removed.

@@ -54,7 +54,7 @@ pub struct CardContext {
 }
 
 /// A legacy (flat) card callback.
-pub(super) fn legacy(raw: &Value) -> Result<CardAction, DecodeError> {
+pub(super) fn legacy(plaintext: &str) -> Result<CardAction, DecodeError> {
     #[derive(Deserialize)]
     struct Flat {
         #[serde(flatten)]
@@ -69,7 +69,7 @@ pub(super) fn legacy(raw: &Value) -> Result<CardAction, DecodeError> {
         #[serde(default)]
         open_chat_id: Option<String>,
     }
-    let flat = Flat::deserialize(raw).map_err(|e| DecodeError(format!("card callback: {e}")))?;
+    let flat = serde_json::from_str::<Flat>(plaintext).map_err(|e| DecodeError(format!("card callback: {e}")))?;
     Ok(CardAction {
         operator: Operator {
             ids: flat.ids,

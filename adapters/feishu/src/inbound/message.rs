@@ -105,10 +105,15 @@ pub struct Mention {
 /// The text of a message with its mention placeholders resolved: `bot`'s own mention removed,
 /// other mentions shown as `@name`. `None` for content that is not text (images, files, …).
 pub fn message_text(message: &MessageId, bot: Option<&str>) -> Option<String> {
-    let content: Value = serde_json::from_str(&message.content).ok()?;
     let raw = match message.message_type.as_str() {
-        "text" => content.get("text")?.as_str()?.to_owned(),
-        "post" => post_text(&content),
+        "text" => {
+            #[derive(Deserialize)]
+            struct Text {
+                text: String,
+            }
+            serde_json::from_str::<Text>(&message.content).ok()?.text
+        }
+        "post" => post_text(&serde_json::from_str(&message.content).ok()?),
         _ => return None,
     };
     let mut text = raw;

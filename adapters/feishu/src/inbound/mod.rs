@@ -9,8 +9,12 @@
 mod callback;
 mod message;
 
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 pub use callback::{ActionValue, CardAction, CardContext, Operator};
 pub use message::{Mention, MessageEvent, MessageId, Sender, UserIds, message_text};
@@ -80,29 +84,111 @@ pub enum Event {
     Other(String),
 }
 
-#[derive(Deserialize)]
-struct Raw {
-    #[serde(default)]
+/// The envelope's fields, read in one pass. Feishu puts `header` before `event`, so the event is
+/// usually read straight into its typed struct as the parser reaches it; an `event` that comes
+/// first is kept as unparsed text and read once the header is known.
+#[derive(Default)]
+struct Raw<'a> {
     schema: Option<String>,
-    #[serde(default)]
     header: Option<RawHeader>,
-    #[serde(default)]
-    event: Option<Value>,
-    #[serde(default, rename = "type")]
+    event: RawEvent<'a>,
     kind: Option<String>,
-    #[serde(default)]
     challenge: Option<String>,
-    #[serde(default)]
     token: Option<String>,
-    #[serde(default)]
     uuid: Option<String>,
-    #[serde(default)]
     tenant_key: Option<String>,
-    #[serde(default)]
     app_id: Option<String>,
     /// A legacy card callback is flat: its `action` sits at the top.
-    #[serde(default)]
-    action: Option<Value>,
+    has_action: bool,
+}
+
+/// The `event` field as the one pass left it.
+#[derive(Default)]
+enum RawEvent<'a> {
+    #[default]
+    Absent,
+    /// Read before the header (or in a v1 envelope): its text.
+    Text(&'a RawValue),
+    /// Read after the header, by its type.
+    Typed(Event),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Raw<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(RawVisitor(PhantomData))
+    }
+}
+
+/// The envelope's keys, read without copying them.
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "snake_case")]
+enum Field {
+    Schema,
+    Header,
+    Event,
+    Type,
+    Challenge,
+    Token,
+    Uuid,
+    TenantKey,
+    AppId,
+    Action,
+    #[serde(other)]
+    Other,
+}
+
+struct RawVisitor<'a>(PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> Visitor<'de> for RawVisitor<'a> {
+    type Value = Raw<'a>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a Feishu event, callback or url_verification object")
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Raw<'a>, M::Error> {
+        let mut raw = Raw::default();
+        while let Some(key) = map.next_key::<Field>()? {
+            match key {
+                Field::Schema => raw.schema = map.next_value()?,
+                Field::Header => raw.header = map.next_value()?,
+                Field::Event => {
+                    raw.event = match &raw.header {
+                        Some(header) => {
+                            RawEvent::Typed(map.next_value_seed(EventSeed(&header.event_type))?)
+                        }
+                        None => RawEvent::Text(map.next_value()?),
+                    };
+                }
+                Field::Type => raw.kind = map.next_value()?,
+                Field::Challenge => raw.challenge = map.next_value()?,
+                Field::Token => raw.token = map.next_value()?,
+                Field::Uuid => raw.uuid = map.next_value()?,
+                Field::TenantKey => raw.tenant_key = map.next_value()?,
+                Field::AppId => raw.app_id = map.next_value()?,
+                Field::Action => {
+                    map.next_value::<IgnoredAny>()?;
+                    raw.has_action = true;
+                }
+                Field::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(raw)
+    }
+}
+
+/// Reads an event body as the type its header names.
+struct EventSeed<'t>(&'t str);
+
+impl<'de> DeserializeSeed<'de> for EventSeed<'_> {
+    type Value = Event;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Event, D::Error> {
+        event_of(self.0, deserializer)
+            .map_err(|e| de::Error::custom(format_args!("{}: {e}", self.0)))
+    }
 }
 
 #[derive(Deserialize)]
@@ -119,10 +205,19 @@ struct RawHeader {
 
 /// Decodes a plaintext body or long-connection payload.
 pub fn decode(plaintext: &[u8]) -> Result<Envelope, DecodeError> {
-    let raw: Value =
-        serde_json::from_slice(plaintext).map_err(|e| DecodeError(format!("not JSON: {e}")))?;
-    let raw_value = raw;
-    let raw: Raw = Raw::deserialize(&raw_value).map_err(|e| DecodeError(e.to_string()))?;
+    let text = std::str::from_utf8(plaintext)
+        .map_err(|e| DecodeError(format!("not JSON: not UTF-8 ({e})")))?;
+    decode_str(text)
+}
+
+/// Decodes a plaintext body already known to be UTF-8 (the parser then checks no string again).
+pub fn decode_str(plaintext: &str) -> Result<Envelope, DecodeError> {
+    let raw: Raw<'_> = serde_json::from_str(plaintext).map_err(|e| match e.classify() {
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
+            DecodeError(format!("not JSON: {e}"))
+        }
+        _ => DecodeError(e.to_string()),
+    })?;
     if raw.kind.as_deref() == Some("url_verification") {
         let challenge = raw
             .challenge
@@ -143,18 +238,28 @@ pub fn decode(plaintext: &[u8]) -> Result<Envelope, DecodeError> {
             tenant_key: header.tenant_key,
             app_id: header.app_id,
         };
-        let body = raw.event.unwrap_or(Value::Null);
-        let event = event_of(&meta.event_type, body)?;
+        let event = match raw.event {
+            RawEvent::Typed(event) => event,
+            RawEvent::Text(text) => event_text(&meta.event_type, text.get())?,
+            RawEvent::Absent => event_text(&meta.event_type, "null")?,
+        };
         return Ok(Envelope::Event { meta, event });
     }
     if raw.kind.as_deref() == Some("event_callback") {
         // v1: `event.type` names it, `uuid` dedupes it.
-        let body = raw.event.unwrap_or(Value::Null);
-        let event_type = body
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
+        #[derive(Deserialize)]
+        struct Typed {
+            #[serde(default, rename = "type")]
+            kind: Option<String>,
+        }
+        let text = match raw.event {
+            RawEvent::Text(text) => Some(text),
+            RawEvent::Absent | RawEvent::Typed(_) => None,
+        };
+        let event_type = text
+            .and_then(|body| serde_json::from_str::<Typed>(body.get()).ok())
+            .and_then(|typed| typed.kind)
+            .unwrap_or_default();
         let meta = Meta {
             event_id: raw
                 .uuid
@@ -170,8 +275,8 @@ pub fn decode(plaintext: &[u8]) -> Result<Envelope, DecodeError> {
             event: Event::Other(event_type),
         });
     }
-    if raw.action.is_some() {
-        let action = callback::legacy(&raw_value)?;
+    if raw.has_action {
+        let action = callback::legacy(plaintext)?;
         let meta = Meta {
             event_id: action.token.clone().unwrap_or_default(),
             event_type: "card.action.trigger_v1".into(),
@@ -192,14 +297,14 @@ pub fn decode(plaintext: &[u8]) -> Result<Envelope, DecodeError> {
     ))
 }
 
-fn event_of(event_type: &str, body: Value) -> Result<Event, DecodeError> {
-    let bad = |e: serde_json::Error| DecodeError(format!("{event_type}: {e}"));
+/// An event body read as `event_type`'s struct; any other type is skipped unread.
+fn event_of<'de, D: Deserializer<'de>>(event_type: &str, body: D) -> Result<Event, D::Error> {
     Ok(match event_type {
         "im.message.receive_v1" => {
-            Event::Message(Box::new(MessageEvent::deserialize(body).map_err(bad)?))
+            Event::Message(Box::new(MessageEvent::deserialize(body)?))
         }
         "card.action.trigger" => {
-            Event::CardAction(Box::new(CardAction::deserialize(body).map_err(bad)?))
+            Event::CardAction(Box::new(CardAction::deserialize(body)?))
         }
         "application.bot.menu_v6" => {
             #[derive(Deserialize)]
@@ -211,7 +316,7 @@ fn event_of(event_type: &str, body: Value) -> Result<Event, DecodeError> {
             struct MenuOperator {
                 operator_id: UserIds,
             }
-            let menu = Menu::deserialize(body).map_err(bad)?;
+            let menu = Menu::deserialize(body)?;
             Event::BotMenu {
                 operator: menu.operator.operator_id,
                 event_key: menu.event_key,
@@ -223,12 +328,21 @@ fn event_of(event_type: &str, body: Value) -> Result<Event, DecodeError> {
                 message_id: String,
                 chat_id: String,
             }
-            let r = Recalled::deserialize(body).map_err(bad)?;
+            let r = Recalled::deserialize(body)?;
             Event::Recalled {
                 message_id: r.message_id,
                 chat_id: r.chat_id,
             }
         }
-        other => Event::Other(other.to_owned()),
+        other => {
+            IgnoredAny::deserialize(body)?;
+            Event::Other(other.to_owned())
+        }
     })
+}
+
+/// An event body kept as text, read as `event_type`'s struct.
+fn event_text(event_type: &str, text: &str) -> Result<Event, DecodeError> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    event_of(event_type, &mut deserializer).map_err(|e| DecodeError(format!("{event_type}: {e}")))
 }

@@ -4,15 +4,133 @@
 //! as [`Event::Other`] so that a new subscription never turns into a failed delivery (which Slack
 //! would retry, and eventually disable the app for).
 
-use serde::{Deserialize, Deserializer};
+use std::borrow::Cow;
 
-use super::{DecodeError, split_tag, variant};
+use serde::Deserialize;
+use serde::de;
+use serde_json::value::RawValue;
 
-/// Decodes an Events API request body.
+use super::DecodeError;
+
+/// Decodes an Events API request body, in one pass over it: the envelope is read with its
+/// `event` kept as unparsed text, which is then read straight into its typed fields (no
+/// intermediate JSON tree).
 pub fn decode_event_envelope(body: &[u8]) -> Result<EventEnvelope, DecodeError> {
-    serde_json::from_slice(body).map_err(|source| DecodeError::Json {
+    let json = |source| DecodeError::Json {
         what: "Events API envelope",
         source,
+    };
+    let raw: RawEnvelope<'_> = serde_json::from_slice(body).map_err(json)?;
+    Ok(match raw.kind.as_ref() {
+        "url_verification" => EventEnvelope::UrlVerification {
+            challenge: raw
+                .challenge
+                .ok_or_else(|| json(de::Error::missing_field("challenge")))?,
+        },
+        "event_callback" => {
+            let event = raw
+                .event
+                .ok_or_else(|| json(de::Error::missing_field("event")))?;
+            EventEnvelope::EventCallback(Box::new(EventCallback {
+                team_id: raw.team_id,
+                api_app_id: raw.api_app_id,
+                event_id: raw.event_id,
+                event_time: raw.event_time,
+                event: decode_event(event.get()).map_err(json)?,
+            }))
+        }
+        other => EventEnvelope::Other {
+            envelope_type: other.to_owned(),
+        },
+    })
+}
+
+/// The envelope's fields, its `event` left unparsed.
+#[derive(Deserialize)]
+struct RawEnvelope<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(default)]
+    challenge: Option<String>,
+    #[serde(default)]
+    team_id: Option<String>,
+    #[serde(default)]
+    api_app_id: Option<String>,
+    #[serde(default)]
+    event_id: Option<String>,
+    #[serde(default)]
+    event_time: Option<i64>,
+    #[serde(default, borrow)]
+    event: Option<&'a RawValue>,
+}
+
+/// Every field of the event types workmate reads, all optional, read in one pass.
+#[derive(Deserialize)]
+struct RawEvent<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(default)]
+    user: Option<String>,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    channel: Option<String>,
+    #[serde(default)]
+    channel_type: Option<String>,
+    #[serde(default)]
+    ts: Option<String>,
+    #[serde(default)]
+    thread_ts: Option<String>,
+    #[serde(default)]
+    event_ts: Option<String>,
+    #[serde(default)]
+    bot_id: Option<String>,
+    #[serde(default)]
+    subtype: Option<String>,
+}
+
+/// Only the `type` of an event.
+#[derive(Deserialize)]
+struct Tag<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+}
+
+/// An event: a message or mention with its fields, any other type by name. An event of
+/// another type whose fields do not fit a message's (`user` is an object in `user_change`)
+/// is still read, by its type alone.
+fn decode_event(json: &str) -> Result<Event, serde_json::Error> {
+    let raw = match serde_json::from_str::<RawEvent<'_>>(json) {
+        Ok(raw) => raw,
+        Err(e) => {
+            let tag: Tag<'_> = serde_json::from_str(json)?;
+            return match tag.kind.as_ref() {
+                "app_mention" | "message" => Err(e),
+                other => Ok(Event::Other {
+                    event_type: other.to_owned(),
+                }),
+            };
+        }
+    };
+    let message = |raw: RawEvent<'_>| -> Result<MessageEvent, serde_json::Error> {
+        Ok(MessageEvent {
+            ts: raw.ts.ok_or_else(|| de::Error::missing_field("ts"))?,
+            user: raw.user,
+            text: raw.text.unwrap_or_default(),
+            channel: raw.channel,
+            channel_type: raw.channel_type,
+            thread_ts: raw.thread_ts,
+            event_ts: raw.event_ts,
+            bot_id: raw.bot_id,
+            subtype: raw.subtype,
+        })
+    };
+    Ok(match raw.kind.as_ref() {
+        "app_mention" => Event::AppMention(message(raw)?),
+        "message" => Event::Message(message(raw)?),
+        other => Event::Other {
+            event_type: other.to_owned(),
+        },
     })
 }
 
@@ -34,27 +152,10 @@ pub enum EventEnvelope {
     },
 }
 
-impl<'de> Deserialize<'de> for EventEnvelope {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        struct Challenge {
-            challenge: String,
-        }
-        let (tag, value) = split_tag(deserializer, "Events API envelope")?;
-        Ok(match tag.as_str() {
-            "url_verification" => Self::UrlVerification {
-                challenge: variant::<Challenge, _>(value)?.challenge,
-            },
-            "event_callback" => Self::EventCallback(Box::new(variant(value)?)),
-            _ => Self::Other { envelope_type: tag },
-        })
-    }
-}
-
 /// `type: "event_callback"`. Slack documents `team_id`, `event_id` and `event_time` as always
 /// present; they are optional here so that a delivery lacking them is still acknowledged, and
 /// the router decides (it dedupes on `event_id`).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct EventCallback {
     /// Workspace the event happened in.
@@ -86,25 +187,13 @@ pub enum Event {
     },
 }
 
-impl<'de> Deserialize<'de> for Event {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let (tag, value) = split_tag(deserializer, "event")?;
-        Ok(match tag.as_str() {
-            "app_mention" => Self::AppMention(variant(value)?),
-            "message" => Self::Message(variant(value)?),
-            _ => Self::Other { event_type: tag },
-        })
-    }
-}
-
 /// Fields shared by `app_mention` and `message` events.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct MessageEvent {
     /// Author's user id; absent for some subtypes (`message_changed`, `bot_message`).
     pub user: Option<String>,
     /// Message text in Slack's mrkdwn, mentions as `<@U…>`; empty when absent.
-    #[serde(default)]
     pub text: String,
     /// Conversation id.
     pub channel: Option<String>,
