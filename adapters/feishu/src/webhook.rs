@@ -76,9 +76,7 @@ struct Outer<'a> {
 /// one, found without a JSON parse (base64 has no quote or backslash to unescape). Any other
 /// shape is left to the parser.
 fn sealed_only(body: &str) -> Option<&str> {
-    let sealed = body
-        .strip_prefix("{\"encrypt\":\"")?
-        .strip_suffix("\"}")?;
+    let sealed = body.strip_prefix("{\"encrypt\":\"")?.strip_suffix("\"}")?;
     // Some encoders write `/` as `\/`: such a body goes through the parser.
     (!sealed.as_bytes().iter().any(|&b| b == b'"' || b == b'\\')).then_some(sealed)
 }
@@ -118,8 +116,7 @@ impl WebhookAuth {
             None => inbound::decode_str(body_text)?,
         };
         let is_challenge = matches!(envelope, Envelope::Challenge { .. });
-        let legacy_card =
-            plaintext.is_none() && outer.schema.is_none() && outer.action.is_some();
+        let legacy_card = plaintext.is_none() && outer.schema.is_none() && outer.action.is_some();
         match (&self.encrypt_key, &self.verification_token) {
             (Some(key), _) if !(is_challenge && signed.signature.is_empty()) => {
                 if legacy_card && signed.signature.len() == 40 {

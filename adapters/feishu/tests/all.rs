@@ -5,5 +5,6 @@
 
 mod cards;
 mod limits;
+mod platform;
 mod vectors;
 mod ws;

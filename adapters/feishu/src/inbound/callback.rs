@@ -69,7 +69,8 @@ pub(super) fn legacy(plaintext: &str) -> Result<CardAction, DecodeError> {
         #[serde(default)]
         open_chat_id: Option<String>,
     }
-    let flat = serde_json::from_str::<Flat>(plaintext).map_err(|e| DecodeError(format!("card callback: {e}")))?;
+    let flat = serde_json::from_str::<Flat>(plaintext)
+        .map_err(|e| DecodeError(format!("card callback: {e}")))?;
     Ok(CardAction {
         operator: Operator {
             ids: flat.ids,

@@ -12,8 +12,8 @@ mod message;
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 pub use callback::{ActionValue, CardAction, CardContext, Operator};
@@ -300,12 +300,8 @@ pub fn decode_str(plaintext: &str) -> Result<Envelope, DecodeError> {
 /// An event body read as `event_type`'s struct; any other type is skipped unread.
 fn event_of<'de, D: Deserializer<'de>>(event_type: &str, body: D) -> Result<Event, D::Error> {
     Ok(match event_type {
-        "im.message.receive_v1" => {
-            Event::Message(Box::new(MessageEvent::deserialize(body)?))
-        }
-        "card.action.trigger" => {
-            Event::CardAction(Box::new(CardAction::deserialize(body)?))
-        }
+        "im.message.receive_v1" => Event::Message(Box::new(MessageEvent::deserialize(body)?)),
+        "card.action.trigger" => Event::CardAction(Box::new(CardAction::deserialize(body)?)),
         "application.bot.menu_v6" => {
             #[derive(Deserialize)]
             struct Menu {

@@ -30,6 +30,15 @@ pub(crate) fn streaming(card: &Value) -> bool {
         .unwrap_or(false)
 }
 
+/// The card with its streaming mode off.
+pub(crate) fn without_streaming(card: &Value) -> Value {
+    let mut card = card.clone();
+    if let Some(config) = card.get_mut("config").and_then(Value::as_object_mut) {
+        config.insert("streaming_mode".into(), Value::Bool(false));
+    }
+    card
+}
+
 fn elements(card: &Value) -> &[Value] {
     card.pointer("/body/elements")
         .and_then(Value::as_array)

@@ -6,6 +6,10 @@
 //!   that element's content; otherwise the whole card is replaced, and streaming is closed when
 //!   the card stops running. Each call's `sequence` derives from the chat layer's update version,
 //!   which grows strictly per card across processes: version `v` uses `2v` and `2v + 1`.
+//! - Feishu ends a card's streaming mode by itself after 10 minutes and then drops element
+//!   updates without an error. A card that has streamed for [`STREAMING_BUDGET`] is therefore
+//!   closed for streaming and updated whole from then on (still at most every
+//!   [`MIN_UPDATE_INTERVAL`]), so a long turn's card never freezes.
 //! - A reply whose target message was recalled is sent to the chat instead, with the same
 //!   idempotency key, so it is never posted twice.
 //! - Private notices are direct messages from the bot (Feishu's "only you can see" cards fail in
@@ -14,7 +18,7 @@
 mod diff;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -35,6 +39,9 @@ const MIN_UPDATE_INTERVAL: Duration = Duration::from_millis(300);
 const PROFILE_LOOKUP: Duration = Duration::from_millis(1_500);
 /// Cards whose last rendered state is remembered, to stream only what changed.
 const REMEMBERED_CARDS: u64 = 1_024;
+/// How long a card streams before workmate closes streaming itself: a minute inside the
+/// 10 minutes after which Feishu closes it and silently drops further element updates.
+pub(crate) const STREAMING_BUDGET: Duration = Duration::from_secs(9 * 60);
 /// Feishu's code for "the message replied to was withdrawn or deleted".
 const REPLY_TARGET_GONE: [i64; 2] = [230_011, 231_003];
 
@@ -43,7 +50,17 @@ const REPLY_TARGET_GONE: [i64; 2] = [230_011, 231_003];
 pub struct FeishuPlatform {
     web: Arc<FeishuWeb>,
     /// The last state sent of recent cards, by `card_id`.
-    last: moka::sync::Cache<String, Arc<Value>>,
+    last: moka::sync::Cache<String, Arc<Sent>>,
+    /// How long a card may stream.
+    streaming_budget: Duration,
+}
+
+/// A card as last sent.
+#[derive(Debug)]
+struct Sent {
+    card: Value,
+    /// Since when it streams (unknown after a restart: counted from the first update then).
+    streaming_since: Option<Instant>,
 }
 
 impl FeishuPlatform {
@@ -52,7 +69,15 @@ impl FeishuPlatform {
         Self {
             web,
             last: moka::sync::Cache::new(REMEMBERED_CARDS),
+            streaming_budget: STREAMING_BUDGET,
         }
+    }
+
+    /// The same platform with another streaming budget (tests).
+    #[must_use]
+    pub fn with_streaming_budget(mut self, budget: Duration) -> Self {
+        self.streaming_budget = budget;
+        self
     }
 
     /// The client.
@@ -97,8 +122,18 @@ impl FeishuPlatform {
 
     async fn apply(&self, card_id: &str, next: &Value, version: i64) -> Result<(), WebError> {
         let last = self.last.get(card_id);
+        let now = Instant::now();
+        let since = last.as_ref().and_then(|l| l.streaming_since).unwrap_or(now);
+        // Past the budget the card is sent as not streaming: streaming is closed once, then every
+        // change replaces the whole card.
+        let expired = diff::streaming(next) && now.duration_since(since) >= self.streaming_budget;
+        let next = if expired {
+            &diff::without_streaming(next)
+        } else {
+            next
+        };
         let sequence = version.saturating_mul(2);
-        match diff::change(last.as_deref(), next) {
+        match diff::change(last.as_ref().map(|l| &l.card), next) {
             Change::Nothing => {}
             Change::Element { id, content } => {
                 self.web
@@ -112,7 +147,14 @@ impl FeishuPlatform {
                 self.web.update_card(card_id, next, sequence + 1).await?;
             }
         }
-        self.last.insert(card_id.to_owned(), Arc::new(next.clone()));
+        let streaming_since = (diff::streaming(next) || expired).then_some(since);
+        self.last.insert(
+            card_id.to_owned(),
+            Arc::new(Sent {
+                card: next.clone(),
+                streaming_since,
+            }),
+        );
         Ok(())
     }
 }
@@ -150,8 +192,13 @@ impl ChatAdapter for FeishuPlatform {
                 &card_id,
             ]);
             self.send_to(target, "interactive", &content, &uuid).await?;
-            self.last
-                .insert(card_id.clone(), Arc::new(rendered.clone()));
+            self.last.insert(
+                card_id.clone(),
+                Arc::new(Sent {
+                    card: rendered.clone(),
+                    streaming_since: diff::streaming(rendered).then(Instant::now),
+                }),
+            );
             Ok(PostedCard {
                 chat_id: target.chat_id.clone(),
                 message_id: card_id,

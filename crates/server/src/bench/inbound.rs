@@ -154,7 +154,10 @@ fn feishu() -> Result<InboundRow, StartupError> {
         };
         matches!(
             auth.open(signed, body.as_bytes()),
-            Ok(Envelope::Event { event: Event::Message(_), .. })
+            Ok(Envelope::Event {
+                event: Event::Message(_),
+                ..
+            })
         )
     })?;
     Ok(InboundRow {
