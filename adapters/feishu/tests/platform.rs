@@ -12,7 +12,7 @@ use workmate_adapter::{ChatAdapter, ChatTarget};
 use workmate_feishu::FeishuPlatform;
 use workmate_feishu::web::FeishuWeb;
 
-fn ok(data: Value) -> ResponseTemplate {
+fn ok(data: &Value) -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_json(json!({ "code": 0, "msg": "success", "data": data }))
 }
 
@@ -27,18 +27,18 @@ async fn fake_feishu() -> MockServer {
         .await;
     Mock::given(method("POST"))
         .and(path("/open-apis/cardkit/v1/cards"))
-        .respond_with(ok(json!({ "card_id": "card_1" })))
+        .respond_with(ok(&json!({ "card_id": "card_1" })))
         .mount(&server)
         .await;
     Mock::given(method("POST"))
         .and(path_regex("^/open-apis/im/v1/messages/.+/reply$"))
-        .respond_with(ok(json!({ "message_id": "om_card" })))
+        .respond_with(ok(&json!({ "message_id": "om_card" })))
         .mount(&server)
         .await;
     for verb in ["PUT", "PATCH"] {
         Mock::given(method(verb))
             .and(path_regex("^/open-apis/cardkit/v1/cards/card_1.*$"))
-            .respond_with(ok(json!({})))
+            .respond_with(ok(&json!({})))
             .mount(&server)
             .await;
     }
