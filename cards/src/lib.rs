@@ -4,7 +4,8 @@
 //! steps, the answer streaming in, and a Stop button while it runs; a new segment after each
 //! prompt, so the thread reads in order), one [`ApprovalCard`] per parked permission prompt and
 //! one [`QuestionCard`] per parked question. [`card_for`] names the card an event changed by a
-//! stable key, for every platform's card pump. The renderers turn each into a [`Card`] of a small IR
+//! stable key, for every platform's card pump; [`cards_for`] does the same with a platform's
+//! answer budget, showing a longer answer as several cards. The renderers turn each into a [`Card`] of a small IR
 //! (headings, rich text, lists, code, tables, buttons) that every chat adapter maps to its own
 //! card JSON, within its own limits. Nothing here knows a platform.
 //!
@@ -16,13 +17,15 @@ mod fold;
 mod ir;
 mod key;
 mod markdown;
+mod pages;
 mod render;
 mod text;
 mod view;
 
 pub use ir::{Block, Button, ButtonAction, ButtonStyle, Card, Inline, RichText};
-pub use key::card_for;
+pub use key::{card_for, cards_for};
 pub use markdown::markdown_to_blocks;
+pub use pages::answer_pages;
 pub use render::{
     CONTINUED_BELOW, RunResult, STOP_LABEL, approval_card, notice_card, question_card, run_card,
     turn_card,

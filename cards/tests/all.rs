@@ -5,6 +5,7 @@
 mod cards;
 mod fold;
 mod markdown;
+mod pages;
 mod properties;
 mod segments;
 mod support;

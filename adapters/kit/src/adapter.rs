@@ -79,4 +79,11 @@ pub trait ChatAdapter: Send + Sync + Debug {
 
     /// The least time between two updates of one message the platform tolerates.
     fn min_update_interval(&self) -> Duration;
+
+    /// The longest answer, in bytes of its markdown, that one card shows; a longer answer is
+    /// shown as several cards, one below the other, so none is cut at the platform's size
+    /// limit. No limit by default.
+    fn answer_budget(&self) -> usize {
+        usize::MAX
+    }
 }

@@ -38,15 +38,33 @@ pub fn turn_card(turn: &TurnCard) -> Card {
         });
     }
     blocks.extend(markdown_to_blocks(&turn.answer));
+    push_ending(&mut blocks, turn);
+    Card { blocks }
+}
+
+/// A page after the first of a segment's long answer (see [`crate::pages`]): its part of the
+/// answer, then, on the last page, what a segment's card ends with; on any other page, that the
+/// answer continues below.
+pub(crate) fn answer_page_card(turn: &TurnCard, page: &str, last: bool) -> Card {
+    let mut blocks = markdown_to_blocks(page);
+    if last {
+        push_ending(&mut blocks, turn);
+    } else {
+        blocks.push(continued_below());
+    }
+    Card { blocks }
+}
+
+/// How a segment's card ends: its notes, then that the turn continues below (a continued
+/// segment) or, while the turn runs, the Stop button.
+fn push_ending(blocks: &mut Vec<Block>, turn: &TurnCard) {
     blocks.extend(
         turn.notes
             .iter()
             .map(|note| Block::Context(vec![Inline::Text(note.clone())])),
     );
     if turn.continued {
-        blocks.push(Block::Context(vec![Inline::Text(
-            CONTINUED_BELOW.to_owned(),
-        )]));
+        blocks.push(continued_below());
     } else if turn.stoppable() {
         blocks.push(Block::Actions(vec![Button {
             label: STOP_LABEL.to_owned(),
@@ -57,7 +75,10 @@ pub fn turn_card(turn: &TurnCard) -> Card {
             style: ButtonStyle::Danger,
         }]));
     }
-    Card { blocks }
+}
+
+fn continued_below() -> Block {
+    Block::Context(vec![Inline::Text(CONTINUED_BELOW.to_owned())])
 }
 
 /// A parked question: the question, one button per option, and how to answer in free text.

@@ -142,6 +142,7 @@ impl Chat {
             self.inner.hub.clone(),
             self.inner.store.clone(),
             Arc::clone(&coalescer),
+            platform.answer_budget(),
             self.inner.config.pump_idle,
         ));
         let slot = Slot {

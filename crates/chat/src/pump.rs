@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{debug, warn};
 use workmate_adapter::{CardId, ChatTarget, Coalescer};
-use workmate_cards::{SessionView, card_for};
+use workmate_cards::{SessionView, cards_for};
 use workmate_engine::SessionHub;
 use workmate_protocol::{Event, SessionId, TenantId};
 use workmate_store::Store;
@@ -37,6 +37,8 @@ pub(crate) struct Pumps {
     hub: SessionHub,
     store: Store,
     coalescer: Arc<Coalescer>,
+    /// The platform's answer budget: a longer answer is shown as several cards.
+    answer_budget: usize,
     idle: Duration,
     running: Mutex<HashMap<Key, u64>>,
     /// What idle pumps had folded, so their session's next pump goes on from there.
@@ -50,12 +52,14 @@ impl Pumps {
         hub: SessionHub,
         store: Store,
         coalescer: Arc<Coalescer>,
+        answer_budget: usize,
         idle: Duration,
     ) -> Self {
         Self {
             hub,
             store,
             coalescer,
+            answer_budget,
             idle,
             running: Mutex::default(),
             kept: moka::sync::Cache::new(KEPT_VIEWS),
@@ -219,16 +223,15 @@ impl Pumps {
     /// Folds one event and hands every card it changed to the coalescer.
     fn show(&self, view: &mut SessionView, event: &Event, key: &Key, target: &ChatTarget) {
         for changed in view.apply(event) {
-            let Some((card_key, card)) = card_for(view, &changed) else {
-                continue;
-            };
-            let id = CardId {
-                tenant: key.0.clone(),
-                session: key.1.clone(),
-                card_key,
-            };
-            if let Err(e) = self.coalescer.submit(id, target.clone(), card) {
-                warn!(error = %e, "Cannot queue a card update.");
+            for (card_key, card) in cards_for(view, &changed, self.answer_budget) {
+                let id = CardId {
+                    tenant: key.0.clone(),
+                    session: key.1.clone(),
+                    card_key,
+                };
+                if let Err(e) = self.coalescer.submit(id, target.clone(), card) {
+                    warn!(error = %e, "Cannot queue a card update.");
+                }
             }
         }
     }

@@ -114,3 +114,45 @@ async fn the_thread_reads_in_the_order_things_happened() {
         "the first card keeps what it showed"
     );
 }
+
+#[tokio::test]
+async fn a_long_answer_goes_on_in_the_next_card_instead_of_being_cut() {
+    let answer: String = (0..80)
+        .map(|n| format!("Paragraph {n:03}: the quick brown fox jumps over the lazy dog.\\n\\n"))
+        .collect();
+    let script = format!(
+        r#"{{"conversations": [{{"when": "*", "turns": [{{"text": "{answer}", "chunk_delay_ms": 1}}]}}]}}"#
+    );
+    let chat = TestChat::new(&script).await;
+    chat.send(message("Ev1", "U1", "t1", "write it all")).await;
+    let session = chat.session("t1").await;
+    eventually("the turn ends", || chat.last_turn_ended(&session)).await;
+    // About 5,200 bytes over a budget of 2,000: three cards, one below the other.
+    eventually("the last paragraph is shown", || async {
+        chat.platform
+            .card_texts()
+            .iter()
+            .any(|t| t.contains("Paragraph 079"))
+    })
+    .await;
+    let posted = chat.platform.posted_in("t1");
+    assert_eq!(posted.len(), 3, "{posted:#?}");
+    let texts = chat.platform.card_texts();
+    for n in [0, 40, 79] {
+        let paragraph = format!("Paragraph {n:03}");
+        assert!(
+            texts.iter().any(|t| t.contains(&paragraph)),
+            "{paragraph} is shown"
+        );
+    }
+    assert!(
+        texts.iter().all(|t| !t.contains("not shown")),
+        "nothing is cut"
+    );
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains(workmate_cards::CONTINUED_BELOW)),
+        "a page says the answer goes on below"
+    );
+}

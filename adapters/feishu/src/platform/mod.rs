@@ -42,6 +42,10 @@ const REMEMBERED_CARDS: u64 = 1_024;
 /// How long a card streams before workmate closes streaming itself: a minute inside the
 /// 10 minutes after which Feishu closes it and silently drops further element updates.
 pub(crate) const STREAMING_BUDGET: Duration = Duration::from_secs(9 * 60);
+/// The most answer text one card shows, in bytes: with the status line, the steps and the
+/// escaping Card JSON needs it stays well inside the 30 KB a card may have (4,000 characters of
+/// Chinese, 12,000 of English); a longer answer goes on in the next card.
+const ANSWER_BUDGET: usize = 12_000;
 /// Feishu's code for "the message replied to was withdrawn or deleted".
 const REPLY_TARGET_GONE: [i64; 2] = [230_011, 231_003];
 
@@ -217,6 +221,10 @@ impl ChatAdapter for FeishuPlatform {
 
     fn min_update_interval(&self) -> Duration {
         MIN_UPDATE_INTERVAL
+    }
+
+    fn answer_budget(&self) -> usize {
+        ANSWER_BUDGET
     }
 }
 

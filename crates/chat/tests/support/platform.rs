@@ -29,6 +29,9 @@ pub enum Sent {
     Private { user: String, card: Value },
 }
 
+/// The fake's answer budget: a longer answer is shown as several cards.
+pub const ANSWER_BUDGET: usize = 2_000;
+
 #[derive(Debug, Default)]
 pub struct FakePlatform {
     sent: Mutex<Vec<Sent>>,
@@ -52,6 +55,20 @@ impl FakePlatform {
                 Sent::Private { user: to, card } if to == user => {
                     Some(card["text"].as_str().unwrap_or_default().to_owned())
                 }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The cards posted into `thread`, as text, in order.
+    pub fn posted_in(&self, thread: &str) -> Vec<String> {
+        self.sent()
+            .into_iter()
+            .filter_map(|s| match s {
+                Sent::Post {
+                    thread: Some(t),
+                    card,
+                } if t == thread => Some(card["text"].as_str().unwrap_or_default().to_owned()),
                 _ => None,
             })
             .collect()
@@ -172,6 +189,10 @@ impl ChatAdapter for FakePlatform {
 
     fn min_update_interval(&self) -> Duration {
         Duration::from_millis(10)
+    }
+
+    fn answer_budget(&self) -> usize {
+        ANSWER_BUDGET
     }
 }
 
