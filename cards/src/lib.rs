@@ -6,7 +6,8 @@
 //! one [`QuestionCard`] per parked question. [`card_for`] names the card an event changed by a
 //! stable key, for every platform's card pump. The renderers turn each into a [`Card`] of a small IR
 //! (headings, rich text, lists, code, tables, buttons) that every chat adapter maps to its own
-//! card JSON, within its own limits. Nothing here knows a platform.
+//! card JSON, within its own limits. Nothing here knows a platform. [`text`] holds the plain-text
+//! helpers (fold a line, cut with `…`, a card as plain lines) that every renderer shares.
 //!
 //! ```text
 //! events ──apply──▶ SessionView ──card_for (turn_card / approval_card / question_card)──▶ (key, Card) ──adapter──▶ JSON
@@ -17,7 +18,7 @@ mod ir;
 mod key;
 mod markdown;
 mod render;
-mod text;
+pub mod text;
 mod view;
 
 pub use ir::{Block, Button, ButtonAction, ButtonStyle, Card, Inline, RichText};
