@@ -7,7 +7,8 @@
 //! stable key, for every platform's card pump; [`cards_for`] does the same with a platform's
 //! answer budget, showing a longer answer as several cards. The renderers turn each into a [`Card`] of a small IR
 //! (headings, rich text, lists, code, tables, buttons) that every chat adapter maps to its own
-//! card JSON, within its own limits. Nothing here knows a platform.
+//! card JSON, within its own limits. Nothing here knows a platform. [`text`] holds the plain-text
+//! helpers (fold a line, cut with `…`, a card as plain lines) that every renderer shares.
 //!
 //! ```text
 //! events ──apply──▶ SessionView ──card_for (turn_card / approval_card / question_card)──▶ (key, Card) ──adapter──▶ JSON
@@ -19,7 +20,7 @@ mod key;
 mod markdown;
 mod pages;
 mod render;
-mod text;
+pub mod text;
 mod view;
 
 pub use ir::{Block, Button, ButtonAction, ButtonStyle, Card, Inline, RichText};

@@ -5,6 +5,7 @@
 //! - [`Platform`] (a [`ChatAdapter`] plus profiles and notices): what a platform implements for
 //!   the chat layer. [`ChatAdapter`] renders the card IR to the platform's card JSON, posts a
 //!   card, updates it in place, and says how often one message may be updated.
+//!   [`bounded_profile`] keeps a platform's profile lookup within its time bound.
 //! - [`Connection`]: a long-lived connection mode (Socket Mode, long connection, Stream), which
 //!   hands deliveries to an [`InboundSink`] and acknowledges only what the sink stored.
 //! - [`Coalescer`]: a live card gets many updates a second while an answer streams; the platform
@@ -40,5 +41,5 @@ pub use dedupe::{
 };
 pub use error::{Error, Result};
 pub use inbound::{Inbound, InboundKind, InboundUser};
-pub use platform::{Platform, Profile};
+pub use platform::{PROFILE_LOOKUP, Platform, Profile, bounded_profile};
 pub use retry::{RetryPolicy, with_retry};

@@ -3,7 +3,11 @@
 //!
 //! Invariant: every method is wire format only. A platform never decides who may do what, never
 //! reads or writes the store, and never retries on its own: the chat layer wraps its calls in
-//! the one [`crate::RetryPolicy`].
+//! the one [`crate::RetryPolicy`]. A profile lookup never fails and never waits past its bound:
+//! [`bounded_profile`] turns an error or a slow answer into [`Profile::default`].
+
+use std::fmt::Display;
+use std::time::Duration;
 
 use workmate_cards::Card;
 
@@ -18,10 +22,33 @@ pub struct Profile {
     pub time_zone: Option<String>,
 }
 
+/// How long a profile lookup may take before callers fall back to ids, unless a platform needs a
+/// tighter bound.
+pub const PROFILE_LOOKUP: Duration = Duration::from_millis(1_500);
+
+/// The profile `lookup` answers with, or [`Profile::default`] when it fails or takes longer than
+/// `bound`. A failure is logged at debug level as "No answer from `what`."; a timeout is not
+/// logged (the caller falls back to ids either way).
+pub async fn bounded_profile<F, E>(bound: Duration, lookup: F, what: &str) -> Profile
+where
+    F: Future<Output = Result<Profile, E>>,
+    E: Display,
+{
+    match tokio::time::timeout(bound, lookup).await {
+        Ok(Ok(profile)) => profile,
+        Ok(Err(e)) => {
+            tracing::debug!(error = %e, "No answer from {what}.");
+            Profile::default()
+        }
+        Err(_) => Profile::default(),
+    }
+}
+
 /// One chat platform: cards, notices and profiles.
 pub trait Platform: ChatAdapter {
-    /// What the platform says about `user`. Bounded in time by the implementation: a platform
-    /// that does not answer quickly gives [`Profile::default`], and callers fall back to ids.
+    /// What the platform says about `user`. Bounded in time by the implementation (with
+    /// [`bounded_profile`]): a platform that does not answer quickly gives [`Profile::default`],
+    /// and callers fall back to ids.
     fn profile<'a>(&'a self, user: &'a str) -> BoxFuture<'a, Profile>;
 
     /// Posts a short text in a thread, visible to everyone in it.
@@ -39,4 +66,42 @@ pub trait Platform: ChatAdapter {
         user: &'a str,
         card: &'a Card,
     ) -> BoxFuture<'a, Result<(), AdapterError>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ana() -> Profile {
+        Profile {
+            name: Some("Ana".into()),
+            time_zone: Some("Europe/Lisbon".into()),
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_lookup_answers_within_its_bound_or_gives_the_default() {
+        let answered = bounded_profile(PROFILE_LOOKUP, async { Ok::<_, String>(ana()) }, "a test");
+        assert_eq!(answered.await, ana());
+        let failed = bounded_profile(PROFILE_LOOKUP, async { Err("no".to_owned()) }, "a test");
+        assert_eq!(failed.await, Profile::default());
+        let late = async {
+            tokio::time::sleep(PROFILE_LOOKUP + Duration::from_millis(1)).await;
+            Ok::<_, String>(ana())
+        };
+        let started = tokio::time::Instant::now();
+        assert_eq!(
+            bounded_profile(PROFILE_LOOKUP, late, "a test").await,
+            Profile::default()
+        );
+        assert_eq!(started.elapsed(), PROFILE_LOOKUP);
+        let in_time = async {
+            tokio::time::sleep(PROFILE_LOOKUP - Duration::from_millis(1)).await;
+            Ok::<_, String>(ana())
+        };
+        assert_eq!(
+            bounded_profile(PROFILE_LOOKUP, in_time, "a test").await,
+            ana()
+        );
+    }
 }

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 use workmate_adapter::{
     AdapterError, BoxFuture, ChatAdapter, ChatTarget, Platform, PostedCard, Profile,
+    bounded_profile,
 };
 use workmate_cards::Card;
 use workmate_protocol::Surface;
@@ -22,7 +23,9 @@ use crate::web::{AuthInfo, RetryPolicy, SlackWeb, WebError};
 
 /// `chat.update` is Tier 3; about one update a second per message keeps well inside it.
 const MIN_UPDATE_INTERVAL: Duration = Duration::from_secs(1);
-/// The longest wait for Slack to say who a user is.
+/// The longest wait for Slack to say who a user is: tighter than the kit's
+/// [`workmate_adapter::PROFILE_LOOKUP`], because a slash command can read the caller's profile
+/// (their time zone) before it answers, and Slack wants that answer within 3 s.
 const PROFILE_LOOKUP: Duration = Duration::from_millis(800);
 /// A 429 without a readable `Retry-After`: Slack's documented default wait.
 const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(1);
@@ -143,17 +146,14 @@ impl ChatAdapter for SlackPlatform {
 impl Platform for SlackPlatform {
     fn profile<'a>(&'a self, user: &'a str) -> BoxFuture<'a, Profile> {
         Box::pin(async move {
-            match tokio::time::timeout(PROFILE_LOOKUP, self.web.user_info(user)).await {
-                Ok(Ok(info)) => Profile {
+            let lookup = async {
+                let info = self.web.user_info(user).await?;
+                Ok::<_, WebError>(Profile {
                     name: info.name,
                     time_zone: info.tz,
-                },
-                Ok(Err(e)) => {
-                    tracing::debug!(error = %e, "No answer from users.info.");
-                    Profile::default()
-                }
-                Err(_) => Profile::default(),
-            }
+                })
+            };
+            bounded_profile(PROFILE_LOOKUP, lookup, "users.info").await
         })
     }
 

@@ -9,13 +9,13 @@
 //! may mean the message was posted and a retry would post it twice.
 
 use std::time::Duration;
-use workmate_adapter::net::retry_after;
 
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+use workmate_adapter::net::retry_after;
 
 /// What a Web API call can fail with.
 #[derive(Debug, thiserror::Error)]

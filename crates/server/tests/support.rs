@@ -1,5 +1,8 @@
-//! Helpers for the black-box tests: running the binary, free ports, a tiny HTTP client, and
-//! fresh databases on the test servers.
+//! Helpers for the black-box tests: running the binary, free ports, a tiny HTTP client, fresh
+//! databases on the test servers, polling until something holds, and the calls a platform's fake
+//! received ([`calls`]).
+
+mod calls;
 
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
@@ -8,6 +11,8 @@ use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Output};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+pub(crate) use calls::{Call, calls, wait_for};
 
 /// The `workmate` binary, run in `dir`, with no workmate settings inherited from the test's
 /// environment (a developer's `WORKMATE__…` or `RUST_LOG` must not change the outcome).
@@ -288,15 +293,34 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
 {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    poll(
+        Duration::from_secs(20),
+        "condition not reached in time",
+        || {
+            let found = probe();
+            async move { found.await.ok_or("nothing yet") }
+        },
+    )
+    .await
+}
+
+/// Polls `probe` every 20 ms until it returns `Ok`; after `patience`, fails saying `what` was
+/// awaited and what the last `Err` held.
+pub(crate) async fn poll<T, E, F, Fut>(patience: Duration, what: &str, mut probe: F) -> T
+where
+    E: std::fmt::Debug,
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, E>>,
+{
+    let deadline = tokio::time::Instant::now() + patience;
     loop {
-        if let Some(found) = probe().await {
-            return found;
+        match probe().await {
+            Ok(found) => return found,
+            Err(last) => assert!(
+                tokio::time::Instant::now() < deadline,
+                "{what}; last seen: {last:#?}"
+            ),
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "condition not reached in time"
-        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }

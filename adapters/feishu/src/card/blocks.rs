@@ -5,13 +5,14 @@
 //! of its last markdown elements. Blocks with nothing to show give no element.
 
 use serde_json::{Value, json};
+use workmate_cards::text::truncate;
 use workmate_cards::{Block, Inline};
 
 use super::buttons::{self, MAX_BUTTONS, Row};
 use super::inline;
 use super::markdown::{Markdown, Part};
 use super::table::{self, Table};
-use super::text::{one_line, truncate};
+use super::text::one_line;
 use super::{MAX_HEADER_CHARS, MAX_TABLES};
 
 /// One body element before it is fitted into the card.

@@ -7,9 +7,10 @@
 //! instead. Card 2.0 has no `action` container, so none is ever written.
 
 use serde_json::{Value, json};
+use workmate_cards::text::truncate;
 use workmate_cards::{Button, ButtonAction, ButtonStyle};
 
-use super::text::{json_size, one_line, plural, truncate};
+use super::text::{json_size, one_line, plural};
 
 /// Buttons on one card: well above any prompt workmate shows (an approval offers at most six
 /// choices), and few enough that their nodes and values leave most of the card for text.

@@ -23,6 +23,7 @@ mod table;
 mod text;
 
 use serde_json::Value;
+use workmate_cards::text::truncate;
 use workmate_cards::{Block, ButtonAction, Card};
 
 pub use buttons::{MAX_BUTTON_LABEL_CHARS, MAX_BUTTON_VALUE_BYTES, MAX_BUTTONS};
@@ -50,15 +51,15 @@ pub const MAX_PLAIN_TEXT_CHARS: usize = 500;
 pub fn render(card: &Card) -> Value {
     let (title, body) = match card.blocks.split_first() {
         Some((Block::Heading { text }, rest)) if !text::one_line(text).is_empty() => (
-            Some(text::truncate(&text::one_line(text), MAX_HEADER_CHARS)),
+            Some(truncate(&text::one_line(text), MAX_HEADER_CHARS)),
             rest,
         ),
         _ => (None, card.blocks.as_slice()),
     };
-    let summary = plain_text(card).lines().next().map_or_else(
-        || "…".to_owned(),
-        |line| text::truncate(line, MAX_SUMMARY_CHARS),
-    );
+    let summary = plain_text(card)
+        .lines()
+        .next()
+        .map_or_else(|| "…".to_owned(), |line| truncate(line, MAX_SUMMARY_CHARS));
     let frame = layout::Frame {
         title,
         summary,
@@ -87,5 +88,5 @@ pub fn decode_action(value: &Value) -> Option<ButtonAction> {
 /// The card as plain text, without buttons or markup, at most [`MAX_PLAIN_TEXT_CHARS`]
 /// characters: for notifications, previews and a text fallback.
 pub fn plain_text(card: &Card) -> String {
-    text::truncate(&text::lines(card).join("\n"), MAX_PLAIN_TEXT_CHARS)
+    truncate(&text::lines(card).join("\n"), MAX_PLAIN_TEXT_CHARS)
 }

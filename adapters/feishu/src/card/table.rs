@@ -7,9 +7,10 @@
 //! ([`super::MAX_TABLES`]); later tables are shown as code with [`as_code`].
 
 use serde_json::{Map, Value, json};
+use workmate_cards::text::truncate;
 
 use super::markdown::{Markdown, Part};
-use super::text::{json_size, one_line, plural, truncate};
+use super::text::{json_size, one_line, plural};
 
 /// Columns shown; a wider table gets a note.
 pub const MAX_TABLE_COLUMNS: usize = 10;

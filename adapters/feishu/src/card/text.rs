@@ -1,4 +1,6 @@
-//! Plain text: the card's fallback text, and the small text helpers the renderer shares.
+//! Plain text: the card's fallback text, and the small text helpers the renderer shares on top
+//! of `workmate_cards::text`: control characters dropped, counts with thousands separators, and
+//! lengths in JSON bytes.
 //!
 //! Invariants: every cut is on a `char` boundary, and lengths that decide whether a card fits are
 //! counted the way `serde_json` writes them, so a measured element is exactly as long as the one
@@ -7,7 +9,8 @@
 use std::io;
 
 use serde_json::Value;
-use workmate_cards::{Block, Card, Inline};
+use workmate_cards::Card;
+use workmate_cards::text::plain_lines;
 
 /// `text` without control characters other than line breaks and tabs (a carriage return is
 /// dropped too): Feishu has no use for them and each would cost six bytes of JSON.
@@ -17,19 +20,9 @@ pub(crate) fn clean(text: &str) -> String {
         .collect()
 }
 
-/// `text` with line breaks and runs of whitespace folded into single spaces.
+/// `text` [`clean`]ed, with line breaks and runs of whitespace folded into single spaces.
 pub(crate) fn one_line(text: &str) -> String {
-    clean(text).split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// `text` cut to at most `max` characters, ending in `…` when cut.
-pub(crate) fn truncate(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
-    out
+    workmate_cards::text::one_line(&clean(text))
 }
 
 /// `n` with thousands separators: `12,345`.
@@ -85,43 +78,9 @@ pub(crate) fn json_size(value: &Value) -> usize {
     }
 }
 
-/// The card as plain lines, without buttons or markup, blank lines left out.
+/// The card as plain lines, without buttons or markup, [`clean`]ed, blank lines left out.
 pub(crate) fn lines(card: &Card) -> Vec<String> {
-    let mut lines = Vec::new();
-    for block in &card.blocks {
-        match block {
-            Block::Heading { text } => lines.push(text.clone()),
-            Block::Text(text) | Block::Quote(text) => lines.push(text.plain()),
-            Block::Context(inlines) => lines.push(inlines.iter().map(Inline::text).collect()),
-            Block::Fields(fields) => lines.extend(fields.iter().map(|(label, value)| {
-                match (label.trim(), value.trim()) {
-                    ("", value) => value.to_owned(),
-                    (label, "") => label.to_owned(),
-                    (label, value) => format!("{label}: {value}"),
-                }
-            })),
-            Block::Code { text, .. } => lines.push(text.clone()),
-            Block::Table { header, rows } => {
-                lines.extend(
-                    std::iter::once(header)
-                        .chain(rows)
-                        .map(|row| row.join(" | ")),
-                );
-            }
-            Block::List { ordered, items } => {
-                lines.extend(items.iter().enumerate().map(|(i, item)| {
-                    let marker = if *ordered {
-                        format!("{}. ", i + 1)
-                    } else {
-                        "• ".to_owned()
-                    };
-                    format!("{marker}{}", item.plain())
-                }));
-            }
-            Block::Divider | Block::Actions(_) => {}
-        }
-    }
-    lines
+    plain_lines(card)
         .iter()
         .flat_map(|text| clean(text).lines().map(str::to_owned).collect::<Vec<_>>())
         .filter(|line| !line.trim().is_empty())
@@ -135,8 +94,6 @@ mod tests {
 
     #[test]
     fn helpers_count_and_cut_by_char() {
-        assert_eq!(truncate("héllo wörld", 5), "héll…");
-        assert_eq!(truncate("short", 5), "short");
         assert_eq!(one_line("a\n  b\tc\r "), "a b c");
         assert_eq!(clean("a\u{0}b\r\nc\td"), "ab\nc\td");
         assert_eq!(thousands(0), "0");

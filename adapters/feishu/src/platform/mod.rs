@@ -23,7 +23,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use workmate_adapter::{
-    AdapterError, BoxFuture, ChatAdapter, ChatTarget, Platform, PostedCard, Profile,
+    AdapterError, BoxFuture, ChatAdapter, ChatTarget, PROFILE_LOOKUP, Platform, PostedCard,
+    Profile, bounded_profile,
 };
 use workmate_cards::Card;
 use workmate_protocol::Surface;
@@ -35,8 +36,6 @@ use diff::Change;
 /// The least time between two updates of one card: CardKit takes 10 operations a second per
 /// card, and one update makes at most two.
 const MIN_UPDATE_INTERVAL: Duration = Duration::from_millis(300);
-/// How long a profile lookup may take before the caller falls back to ids.
-const PROFILE_LOOKUP: Duration = Duration::from_millis(1_500);
 /// Cards whose last rendered state is remembered, to stream only what changed.
 const REMEMBERED_CARDS: u64 = 1_024;
 /// How long a card streams before workmate closes streaming itself: a minute inside the
@@ -231,17 +230,14 @@ impl ChatAdapter for FeishuPlatform {
 impl Platform for FeishuPlatform {
     fn profile<'a>(&'a self, user: &'a str) -> BoxFuture<'a, Profile> {
         Box::pin(async move {
-            match tokio::time::timeout(PROFILE_LOOKUP, self.web.user_name(user)).await {
-                Ok(Ok(name)) => Profile {
+            let lookup = async {
+                let name = self.web.user_name(user).await?;
+                Ok::<_, WebError>(Profile {
                     name,
                     time_zone: None,
-                },
-                Ok(Err(e)) => {
-                    tracing::debug!(error = %e, "No answer from the contact API.");
-                    Profile::default()
-                }
-                Err(_) => Profile::default(),
-            }
+                })
+            };
+            bounded_profile(PROFILE_LOOKUP, lookup, "the contact API").await
         })
     }
 

@@ -13,6 +13,7 @@ mod mrkdwn;
 mod table;
 
 use serde_json::{Value, json};
+use workmate_cards::text::{list_marker, one_line, plain_lines};
 use workmate_cards::{Block, Button, ButtonAction, ButtonStyle, Card, Inline};
 
 use crate::inbound::DecodeError;
@@ -55,37 +56,7 @@ pub fn render(card: &Card) -> Value {
 /// [`MAX_FALLBACK_CHARS`] characters. Slack shows it in notifications and where blocks cannot
 /// be shown.
 pub fn fallback_text(card: &Card) -> String {
-    let mut lines: Vec<String> = Vec::new();
-    for block in &card.blocks {
-        match block {
-            Block::Heading { text } => lines.push(text.clone()),
-            Block::Text(text) | Block::Quote(text) => lines.push(text.plain()),
-            Block::Context(inlines) => lines.push(inlines.iter().map(Inline::text).collect()),
-            Block::Fields(fields) => {
-                lines.extend(fields.iter().map(|(label, value)| {
-                    match (label.trim(), value.trim()) {
-                        ("", value) => value.to_owned(),
-                        (label, "") => label.to_owned(),
-                        (label, value) => format!("{label}: {value}"),
-                    }
-                }));
-            }
-            Block::Code { text, .. } => lines.push(text.clone()),
-            Block::Table { header, rows } => {
-                lines.push(header.join(" | "));
-                lines.extend(rows.iter().map(|row| row.join(" | ")));
-            }
-            Block::List { ordered, items } => {
-                lines.extend(
-                    items
-                        .iter()
-                        .enumerate()
-                        .map(|(i, item)| format!("{}{}", marker(*ordered, i), item.plain())),
-                );
-            }
-            Block::Divider | Block::Actions(_) => {}
-        }
-    }
+    let mut lines = plain_lines(card);
     lines.retain(|line| !line.trim().is_empty());
     truncate(&escape(&lines.join("\n")), MAX_FALLBACK_CHARS)
 }
@@ -101,14 +72,6 @@ pub fn decode_button_value(value: &str) -> Result<ButtonAction, DecodeError> {
     })
 }
 
-fn marker(ordered: bool, index: usize) -> String {
-    if ordered {
-        format!("{}. ", index + 1)
-    } else {
-        "• ".to_owned()
-    }
-}
-
 #[derive(Debug, Default)]
 struct Renderer {
     blocks: Vec<Value>,
@@ -120,7 +83,7 @@ impl Renderer {
     fn block(&mut self, block: &Block) {
         match block {
             Block::Heading { text } => {
-                let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+                let text = one_line(text);
                 if !text.is_empty() {
                     self.blocks.push(json!({
                         "type": "header",
@@ -134,7 +97,9 @@ impl Renderer {
                 let lines: Vec<String> = items
                     .iter()
                     .enumerate()
-                    .map(|(i, item)| format!("{}{}", marker(*ordered, i), mrkdwn::rich_text(item)))
+                    .map(|(i, item)| {
+                        format!("{}{}", list_marker(*ordered, i), mrkdwn::rich_text(item))
+                    })
                     .collect();
                 self.sections(&lines.join("\n"), "");
             }
@@ -220,11 +185,7 @@ impl Renderer {
                 return None;
             }
         };
-        let label = button
-            .label
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
+        let label = one_line(&button.label);
         let label = if label.is_empty() {
             "…".to_owned()
         } else {

@@ -5,6 +5,7 @@
 //! are links to `http(s)`/`mailto` targets. Cuts happen on `char` boundaries and never inside an
 //! entity such as `&amp;`. Lengths are counted in `char`s of the escaped text, as sent.
 
+use workmate_cards::text::one_line;
 use workmate_cards::{Inline, RichText};
 
 /// `&`, `<` and `>` as Slack wants them in any text it parses.
@@ -79,7 +80,7 @@ fn wrap(out: &mut String, marker: &str, text: &str) {
 /// `<url|text>` for web and mail targets; anything else (`!channel`, `@U123`, `javascript:`)
 /// is shown as text, because Slack would turn it into a ping, a mention or a dead link.
 fn link(out: &mut String, text: &str, url: &str) {
-    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let text = one_line(text);
     let lower = url.to_ascii_lowercase();
     let linkable = ["http://", "https://", "mailto:"]
         .iter()
@@ -110,7 +111,8 @@ fn link(out: &mut String, text: &str, url: &str) {
     out.push('>');
 }
 
-/// `text` cut to at most `max` chars, ending in `…` when cut; never inside an entity.
+/// `text` cut to at most `max` chars, ending in `…` when cut; never inside an entity (which
+/// [`workmate_cards::text::truncate`] knows nothing of, hence this one).
 pub(crate) fn truncate(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_owned();

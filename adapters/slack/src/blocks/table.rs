@@ -5,6 +5,8 @@
 //! of at most [`CELL_CHARS`] chars, and columns are padded to a common width (in `char`s; wide
 //! CJK glyphs may still drift, which a monospace font cannot fix).
 
+use workmate_cards::text::one_line;
+
 use super::mrkdwn::truncate;
 
 /// The widest cell shown, in chars; longer ones end in `…`.
@@ -25,8 +27,7 @@ pub(crate) fn render(header: &[String], rows: &[Vec<String>]) -> String {
         (0..columns)
             .map(|i| {
                 let cell = row.get(i).map_or("", String::as_str);
-                let one_line = cell.split_whitespace().collect::<Vec<_>>().join(" ");
-                truncate(&one_line, CELL_CHARS)
+                truncate(&one_line(cell), CELL_CHARS)
             })
             .collect()
     };

@@ -90,26 +90,3 @@ pub(crate) async fn feishu() -> MockServer {
     }
     fake
 }
-
-/// One call the fake received.
-#[derive(Clone, Debug)]
-pub(crate) struct Call {
-    pub(crate) method: String,
-    pub(crate) path: String,
-    pub(crate) body: Value,
-}
-
-/// Every call to a path starting with `prefix`, in order.
-pub(crate) async fn calls(fake: &MockServer, prefix: &str) -> Vec<Call> {
-    fake.received_requests()
-        .await
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|r| r.url.path().starts_with(prefix))
-        .map(|r| Call {
-            method: r.method.to_string(),
-            path: r.url.path().to_owned(),
-            body: serde_json::from_slice(&r.body).unwrap_or(Value::Null),
-        })
-        .collect()
-}

@@ -21,8 +21,7 @@ use workmate_server::platforms::feishu::FeishuSurface;
 use workmate_store::{InboxFilter, InboxItem, InboxItemState, SessionKey, Store};
 
 use crate::router::app_with_script;
-use crate::support::eventually;
-use fake::{Call, calls};
+use crate::support::{Call, calls, eventually, wait_for};
 
 const ENCRYPT_KEY: &str = "test-encrypt-key";
 const TOKEN: &str = "test-verification-token";
@@ -131,24 +130,6 @@ fn click(event_id: &str, user: &str, value: &Value) -> String {
         }
     })
     .to_string()
-}
-
-/// Polls the fake until `check` holds on the calls under `prefix`, for at most 10 s.
-async fn wait_for(
-    fake: &MockServer,
-    prefix: &str,
-    what: &str,
-    check: impl Fn(&[Call]) -> bool,
-) -> Vec<Call> {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let seen = calls(fake, prefix).await;
-        if check(&seen) {
-            return seen;
-        }
-        assert!(Instant::now() < deadline, "{what}: calls were {seen:#?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 /// The card JSON a CardKit create or full update carried.

@@ -13,6 +13,7 @@ use workmate_store::{NewUser, Role, RunStatus, RunTrigger};
 use workmate_tools::automations::{AutomationDraft, create};
 
 use super::{SECRET, THREAD, button_values, click, signed, slack_app, wait_for};
+use crate::support::poll;
 
 #[tokio::test]
 async fn a_scheduled_run_asks_in_its_thread_and_posts_its_result_there() {
@@ -110,11 +111,13 @@ async fn a_scheduled_run_asks_in_its_thread_and_posts_its_result_there() {
         "{result:#}"
     );
 
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while scheduler.running() > 0 {
-        assert!(std::time::Instant::now() < deadline, "the run did not end");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    poll(Duration::from_secs(10), "the run did not end", || async {
+        match scheduler.running() {
+            0 => Ok(()),
+            running => Err(running),
+        }
+    })
+    .await;
     let runs = app
         .store
         .automations()

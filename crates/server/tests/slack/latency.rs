@@ -1,5 +1,7 @@
 //! The platform gets its answer at once, however busy the engine is.
 
+use std::time::Instant;
+
 use super::*;
 
 /// A mention with its own `ts`, as a reply in `thread` (or opening a thread of its own).

@@ -2,7 +2,7 @@
 //! API calls out to a wiremock fake of Slack.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::Router;
 use axum::body::Body;
@@ -20,7 +20,7 @@ use workmate_server::platforms::slack::SlackSurface;
 use workmate_store::{InboxItemState, SessionKey, Store};
 
 use crate::router::app_with_script;
-use crate::support::eventually;
+use crate::support::{self, Call, eventually};
 
 pub(crate) const SECRET: &str = "test-signing-secret";
 const SCRIPT: &str = r#"{"conversations": [{"when": "*", "turns": [
@@ -206,13 +206,7 @@ fn click_with(user: &str, value: &str, trigger_id: &str) -> String {
 
 /// The fake's received calls of one method, as JSON bodies.
 pub(crate) async fn calls(fake: &MockServer, api: &str) -> Vec<Value> {
-    fake.received_requests()
-        .await
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|r| r.url.path() == format!("/{api}"))
-        .map(|r| serde_json::from_slice(&r.body).unwrap())
-        .collect()
+    bodies(&support::calls(fake, &format!("/{api}")).await, api)
 }
 
 /// Polls until `check` holds on the calls of `api`, for at most 10 s.
@@ -222,18 +216,20 @@ pub(crate) async fn wait_for(
     what: &str,
     check: impl Fn(&[Value]) -> bool,
 ) -> Vec<Value> {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let seen = calls(fake, api).await;
-        if check(&seen) {
-            return seen;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{what}: {api} calls were {seen:#?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let seen = support::wait_for(fake, &format!("/{api}"), what, |seen| {
+        check(&bodies(seen, api))
+    })
+    .await;
+    bodies(&seen, api)
+}
+
+/// The bodies of the calls of `api` itself, not of a longer method name that starts with it.
+fn bodies(calls: &[Call], api: &str) -> Vec<Value> {
+    calls
+        .iter()
+        .filter(|c| c.path.strip_prefix('/') == Some(api))
+        .map(|c| c.body.clone())
+        .collect()
 }
 
 /// Every button value in a message body.

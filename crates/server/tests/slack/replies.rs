@@ -2,6 +2,7 @@
 
 use super::commands::slash;
 use super::*;
+use crate::support::poll;
 
 #[tokio::test]
 async fn a_configured_admin_is_an_admin_at_first_sight() {
@@ -54,35 +55,26 @@ async fn a_thread_reply_with_the_token_answers_through_the_same_checks() {
         |e| e.iter().any(|b| b["user"] == "U2"),
     )
     .await;
-    let pending = app
-        .store
-        .inbox()
-        .get(&tenant, &item.id)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(pending.state, InboxItemState::Pending);
+    let stored = || async {
+        let inbox = app.store.inbox();
+        inbox.get(&tenant, &item.id).await.unwrap().unwrap()
+    };
+    assert_eq!(stored().await.state, InboxItemState::Pending);
     let body = thread_reply("Ev4", "U1", "1700000000.0500", &format!("approve {token}"));
     signed(&app, "events", &body, SECRET).await;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let item = app
-            .store
-            .inbox()
-            .get(&tenant, &item.id)
-            .await
-            .unwrap()
-            .unwrap();
-        if item.state == InboxItemState::Resolved {
-            assert_eq!(item.resolved_by.unwrap().as_str(), "slack-U1");
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the owner's reply did not resolve the item"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let resolved = poll(
+        Duration::from_secs(10),
+        "the owner's reply did not resolve the item",
+        || async {
+            let item = stored().await;
+            match item.state {
+                InboxItemState::Resolved => Ok(item),
+                state => Err(state),
+            }
+        },
+    )
+    .await;
+    assert_eq!(resolved.resolved_by.unwrap().as_str(), "slack-U1");
     drop(session);
     app.chat.shutdown(Duration::from_secs(2)).await;
 }
