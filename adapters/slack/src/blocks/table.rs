@@ -5,9 +5,9 @@
 //! of at most [`CELL_CHARS`] chars, and columns are padded to a common width (in `char`s; wide
 //! CJK glyphs may still drift, which a monospace font cannot fix).
 
-use workmate_cards::text::one_line;
-
-use super::mrkdwn::truncate;
+// Cells are cut before escaping, so a plain cut: the entity-aware one would drop everything
+// after a bare `&`.
+use workmate_cards::text::{one_line, truncate};
 
 /// The widest cell shown, in chars; longer ones end in `…`.
 const CELL_CHARS: usize = 40;
@@ -89,5 +89,14 @@ mod tests {
             )
         );
         assert_eq!(render(&[], &[]), "");
+    }
+
+    #[test]
+    fn a_long_cell_with_an_ampersand_keeps_its_text() {
+        let rows = vec![strings(&["Tom & Jerry and friends at the annual summer picnic"])];
+        let text = render(&[], &rows);
+        assert!(text.starts_with("Tom & Jerry and friends"), "{text}");
+        assert!(text.ends_with('…'));
+        assert_eq!(text.chars().count(), CELL_CHARS);
     }
 }
