@@ -93,7 +93,9 @@ mod tests {
 
     #[test]
     fn a_long_cell_with_an_ampersand_keeps_its_text() {
-        let rows = vec![strings(&["Tom & Jerry and friends at the annual summer picnic"])];
+        let rows = vec![strings(&[
+            "Tom & Jerry and friends at the annual summer picnic",
+        ])];
         let text = render(&[], &rows);
         assert!(text.starts_with("Tom & Jerry and friends"), "{text}");
         assert!(text.ends_with('…'));
