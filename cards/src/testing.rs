@@ -194,6 +194,35 @@ impl Story {
         self.ask_permission(call, item, "write_file", args, &choices)
     }
 
+    /// `apply_patch` changing 45 lines of `web/src/nav.ts` (more than an approval card shows),
+    /// waiting for approval (once, deny).
+    pub fn ask_to_apply_a_long_patch(&mut self, call: &str, item: &str) -> Event {
+        let patch = format!(
+            "*** Begin Patch\n*** Update File: web/src/nav.ts\n@@ export function nav\n{}*** End Patch",
+            (1..=45)
+                .map(|i| format!("-old {i}\n+new {i}\n"))
+                .collect::<String>()
+        );
+        let args = json!({ "patch": patch });
+        self.propose(call, "apply_patch", args.clone());
+        let choices = [ApprovalChoice::Once, ApprovalChoice::Deny];
+        self.ask_permission(call, item, "apply_patch", args, &choices)
+    }
+
+    /// `post_message`, a tool with no preview of its own, with 2,500 characters of text (more
+    /// than an approval card shows of raw arguments), waiting for approval (once, always for this
+    /// automation, deny).
+    pub fn ask_to_post_a_long_message(&mut self, call: &str, item: &str) -> Event {
+        let args = json!({ "channel": "#ops", "text": "x".repeat(2_500) });
+        self.propose(call, "post_message", args.clone());
+        let choices = [
+            ApprovalChoice::Once,
+            ApprovalChoice::AlwaysTask,
+            ApprovalChoice::Deny,
+        ];
+        self.ask_permission(call, item, "post_message", args, &choices)
+    }
+
     /// `replace_in_file` raising the api deploy timeout, waiting for approval (once, deny).
     pub fn ask_to_raise_the_timeout(&mut self, call: &str, item: &str) -> Event {
         let args = json!({
@@ -372,4 +401,30 @@ pub fn item(id: &str) -> InboxItemId {
 
 pub fn call(id: &str) -> ToolCallId {
     id.into()
+}
+
+/// A card of every kind of block, each empty: a renderer leaves them all out.
+pub fn empty_blocks_card() -> Card {
+    use crate::{Block, Inline, RichText};
+    Card {
+        blocks: vec![
+            Block::Heading { text: "  ".into() },
+            Block::Text(RichText(vec![Inline::Text(" \n ".into())])),
+            Block::Context(Vec::new()),
+            Block::Code {
+                language: None,
+                text: String::new(),
+            },
+            Block::Table {
+                header: Vec::new(),
+                rows: Vec::new(),
+            },
+            Block::Fields(vec![(String::new(), String::new())]),
+            Block::List {
+                ordered: true,
+                items: Vec::new(),
+            },
+            Block::Actions(Vec::new()),
+        ],
+    }
 }

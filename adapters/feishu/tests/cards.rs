@@ -288,34 +288,8 @@ fn an_edit_waits_then_the_turn_is_stopped() {
 fn patches_and_unknown_tools_show_their_arguments() {
     let mut s = Story::new();
     s.start_turn("tn_1", "Fix the lint error");
-    let patch = format!(
-        "*** Begin Patch\n*** Update File: web/src/nav.ts\n@@ export function nav\n{}*** End Patch",
-        (1..=45)
-            .map(|i| format!("-old {i}\n+new {i}\n"))
-            .collect::<String>()
-    );
-    let args = json!({ "patch": patch });
-    s.propose("call_p", "apply_patch", args.clone());
-    s.ask_permission(
-        "call_p",
-        "ib_p",
-        "apply_patch",
-        args,
-        &[ApprovalChoice::Once, ApprovalChoice::Deny],
-    );
-    let args = json!({ "channel": "#ops", "text": "x".repeat(2_500) });
-    s.propose("call_j", "post_message", args.clone());
-    s.ask_permission(
-        "call_j",
-        "ib_j",
-        "post_message",
-        args,
-        &[
-            ApprovalChoice::Once,
-            ApprovalChoice::AlwaysTask,
-            ApprovalChoice::Deny,
-        ],
-    );
+    s.ask_to_apply_a_long_patch("call_p", "ib_p");
+    s.ask_to_post_a_long_message("call_j", "ib_j");
     let view = s.view();
     let patch_card = feishu(&approval_card(view.approval(&item("ib_p")).unwrap()));
     let text = texts(&patch_card);

@@ -258,26 +258,7 @@ fn edge_cards_render_within_limits() {
                 text: "h".repeat(500),
             }],
         },
-        Card {
-            blocks: vec![
-                text(" \n "),
-                Block::Context(Vec::new()),
-                Block::Code {
-                    language: None,
-                    text: String::new(),
-                },
-                Block::Table {
-                    header: Vec::new(),
-                    rows: Vec::new(),
-                },
-                Block::Fields(vec![(String::new(), String::new())]),
-                Block::List {
-                    ordered: true,
-                    items: Vec::new(),
-                },
-                Block::Actions(Vec::new()),
-            ],
-        },
+        workmate_cards::testing::empty_blocks_card(),
     ];
     for card in &cards {
         rendered(card);

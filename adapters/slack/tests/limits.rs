@@ -307,23 +307,7 @@ fn a_stop_button_value_fits_and_round_trips() {
 
 #[test]
 fn empty_blocks_are_left_out() {
-    let card = Card {
-        blocks: vec![
-            Block::Heading { text: "  ".into() },
-            text(" \n "),
-            Block::Context(Vec::new()),
-            Block::Code {
-                language: None,
-                text: String::new(),
-            },
-            Block::Table {
-                header: Vec::new(),
-                rows: Vec::new(),
-            },
-            Block::Fields(vec![(String::new(), String::new())]),
-            Block::Actions(Vec::new()),
-        ],
-    };
+    let card = workmate_cards::testing::empty_blocks_card();
     assert_eq!(render(&card), serde_json::json!([]));
     assert_eq!(fallback_text(&card), "");
 }
