@@ -1,0 +1,19 @@
+//! WeCom (企业微信): its wire format, and nothing else.
+//!
+//! - [`callback`]: the callback URL's checks: `GET` URL verification (`echostr`) and `POST`
+//!   bodies (the smart robot's JSON `{"encrypt": …}`, the self-built app's XML `<Encrypt>`),
+//!   verified and decrypted with the crypto WeCom shares with DingTalk (`workmate-wxcrypto`), and
+//!   the encrypted passive replies.
+//! - [`inbound`]: typed decoding of what WeCom sends (smart-robot messages and events, stream
+//!   refreshes, template-card clicks; the self-built app's XML messages and events) and its
+//!   mapping to the chat layer's neutral deliveries.
+//! - [`card`]: the card IR as WeCom `template_card`s (approvals and questions as
+//!   `button_interaction`, outcomes as `text_notice`) and answers as markdown stream content
+//!   within the 20,480-byte cap.
+//!
+//! Invariant: nothing here decides authority, sessions or tenants, stores anything or calls the
+//! engine (see the chat layer).
+
+pub mod callback;
+pub mod card;
+pub mod inbound;
