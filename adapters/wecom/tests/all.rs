@@ -5,3 +5,5 @@
     clippy::panic,
     reason = "tests fail loudly on a broken expectation"
 )]
+
+mod inbound;
