@@ -8,3 +8,4 @@
 
 mod callback;
 mod inbound;
+mod mapping;
