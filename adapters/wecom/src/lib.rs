@@ -5,8 +5,8 @@
 //!   verified and decrypted with the crypto WeCom shares with DingTalk (`workmate-wxcrypto`), and
 //!   the encrypted passive replies.
 //! - [`inbound`]: typed decoding of what WeCom sends (smart-robot messages and events, stream
-//!   refreshes, template-card clicks; the self-built app's XML messages and events) and its
-//!   mapping to the chat layer's neutral deliveries.
+//!   refreshes, template-card clicks; the self-built app's XML messages and events).
+//! - [`mapping`]: those deliveries as the chat layer's neutral [`workmate_adapter::Inbound`]s.
 //! - [`card`]: the card IR as WeCom `template_card`s (approvals and questions as
 //!   `button_interaction`, outcomes as `text_notice`) and answers as markdown stream content
 //!   within the 20,480-byte cap.
@@ -17,3 +17,4 @@
 pub mod callback;
 pub mod card;
 pub mod inbound;
+pub mod mapping;

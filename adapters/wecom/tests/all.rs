@@ -5,3 +5,7 @@
     clippy::panic,
     reason = "tests fail loudly on a broken expectation"
 )]
+
+mod callback;
+mod inbound;
+mod mapping;
