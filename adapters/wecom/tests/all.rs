@@ -5,3 +5,4 @@
     clippy::panic,
     reason = "tests fail loudly on a broken expectation"
 )]
+mod ws;
