@@ -10,6 +10,8 @@
 //! - [`card`]: the card IR as WeCom `template_card`s (approvals and questions as
 //!   `button_interaction`, outcomes as `text_notice`) and answers as markdown stream content
 //!   within the 20,480-byte cap.
+//! - [`ws`]: the smart robot's long connection (WebSocket mode): subscribe, heartbeat,
+//!   callbacks to a handler, replies and proactive sends acknowledged by `req_id`, reconnection.
 //!
 //! Invariant: nothing here decides authority, sessions or tenants, stores anything or calls the
 //! engine (see the chat layer).
@@ -18,3 +20,4 @@ pub mod callback;
 pub mod card;
 pub mod inbound;
 pub mod mapping;
+pub mod ws;

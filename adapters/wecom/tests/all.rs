@@ -9,3 +9,4 @@
 mod callback;
 mod inbound;
 mod mapping;
+mod ws;
