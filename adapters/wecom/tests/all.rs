@@ -5,3 +5,6 @@
     clippy::panic,
     reason = "tests fail loudly on a broken expectation"
 )]
+
+mod cards;
+mod limits;
