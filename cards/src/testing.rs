@@ -428,3 +428,153 @@ pub fn empty_blocks_card() -> Card {
         ],
     }
 }
+
+/// The answer every renderer's "done" card shows: a heading, bold, an ordered list with a nested
+/// link, a table, a code block, a quote, a rule and struck-through text.
+pub const FAILED_DEPLOYS_ANSWER: &str = "## Failed deploys\n\nTwo deploys **failed** since yesterday:\n\n\
+1. `api` #4812 timed out\n2. `web` #977 failed *lint*\n   - see [the run](https://ci.example.com/runs/977)\n\n\
+| Service | Run | Cause |\n|---|---|---|\n| api | 4812 | timeout |\n| web | 977 | lint |\n\n\
+```sh\ngh run rerun 4812\n```\n\n> Both are on `main`.\n\n---\n\nI posted the summary to ~~#deploys~~ #ops.";
+
+/// A question option with a label and nothing else.
+pub fn option(label: &str) -> QuestionOption {
+    QuestionOption {
+        label: label.into(),
+        description: None,
+        recommended: false,
+        preview: None,
+    }
+}
+
+/// `lines` numbered log lines, one per line.
+pub fn long_log(lines: usize) -> String {
+    (1..=lines)
+        .map(|i| format!("Line {i:04}: the quick brown fox jumps over the lazy dog."))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+impl Story {
+    /// `post_message` of the nightly digest to `#ops`, an automation's standing target, waiting
+    /// for approval (once, always for this automation, deny).
+    pub fn ask_to_post_the_nightly_digest(&mut self, call: &str, item: &str) -> Event {
+        let args = json!({ "channel": "#ops", "text": "Nightly digest" });
+        self.propose(call, "post_message", args.clone());
+        self.state(EventKind::PermissionRequired {
+            tool_call_id: call.into(),
+            name: "post_message".into(),
+            arguments: args,
+            reason: "posting to a channel needs approval".into(),
+            category: "messaging".into(),
+            standing_target: Some("#ops".into()),
+            readonly_ok: false,
+            choices: vec![
+                ApprovalChoice::Once,
+                ApprovalChoice::AlwaysTask,
+                ApprovalChoice::Deny,
+            ],
+        });
+        self.park(call, item, InboxItemKind::Approval, "post_message")
+    }
+
+    /// `ask_user` asking "Which channels?" with `options` and these flags, parked as `item`.
+    pub fn ask_which_channels(
+        &mut self,
+        call: &str,
+        item: &str,
+        options: Vec<QuestionOption>,
+        allow_text: bool,
+        multi: bool,
+    ) -> Event {
+        self.propose(call, "ask_user", json!({ "question": "Which channels?" }));
+        self.state(EventKind::QuestionRequested {
+            tool_call_id: call.into(),
+            question: "Which channels?".into(),
+            options,
+            allow_text,
+            multi,
+            header: String::new(),
+            questions: Vec::new(),
+        });
+        self.park(call, item, InboxItemKind::Question, "ask_user")
+    }
+
+    /// `ask_user` with a form of two questions (which day, who runs it), parked as `item`.
+    pub fn ask_for_a_release_plan(&mut self, call: &str, item: &str) -> Event {
+        self.propose(call, "ask_user", json!({}));
+        let question =
+            |header: &str, question: &str, labels: &[&str]| workmate_protocol::Question {
+                question: question.into(),
+                header: header.into(),
+                options: labels
+                    .iter()
+                    .map(|l| QuestionOption {
+                        description: Some(format!("Release {l}")),
+                        ..option(l)
+                    })
+                    .collect(),
+                allow_text: true,
+                multi: false,
+            };
+        self.state(EventKind::QuestionRequested {
+            tool_call_id: call.into(),
+            question: "Release plan".into(),
+            options: Vec::new(),
+            allow_text: true,
+            multi: false,
+            header: "Release".into(),
+            questions: vec![
+                question("Day", "Which day?", &["Monday", "Tuesday"]),
+                question("Owner", "Who runs it?", &["Alice", "Bob"]),
+            ],
+        });
+        self.park(call, item, InboxItemKind::Question, "ask_user")
+    }
+
+    /// Six calls, one per step state: ok, error, denied, interrupted, running, and one still
+    /// waiting to start.
+    pub fn try_every_step_outcome(&mut self) {
+        let calls = [
+            ("call_ok", "read_file", Some(ToolStatus::Ok)),
+            ("call_err", "fetch_url", Some(ToolStatus::Error)),
+            ("call_den", "write_file", Some(ToolStatus::Denied)),
+            ("call_int", "run_shell", Some(ToolStatus::Interrupted)),
+            ("call_run", "search_code", None),
+            ("call_wait", "apply_patch", None),
+        ];
+        for (call, name, _) in calls {
+            self.propose(call, name, json!({ "path": format!("{call}.txt") }));
+        }
+        for (call, name, status) in calls {
+            if call == "call_wait" {
+                continue;
+            }
+            self.run(call, name);
+            if let Some(status) = status {
+                let reason = (status != ToolStatus::Ok).then_some("it did not work out");
+                self.finish(call, name, status, Some("12 lines"), reason);
+            }
+        }
+    }
+
+    /// `read_file` of a missing file fails, and the turn ends at the step limit.
+    pub fn fail_to_read_until_the_step_limit(&mut self) -> Event {
+        self.propose("call_1", "read_file", json!({ "path": "a.txt" }));
+        self.run("call_1", "read_file");
+        let missing = Some("'a.txt' does not exist");
+        self.finish("call_1", "read_file", ToolStatus::Error, None, missing);
+        self.end(TurnEndStatus::MaxIterationsExceeded)
+    }
+
+    /// The conversation is compacted and Bob switches the session to auto mode.
+    pub fn compact_then_switch_to_auto(&mut self) -> Event {
+        self.state(EventKind::Compacted {
+            text: "Earlier messages were summarized to save room.".into(),
+        });
+        self.state(EventKind::ModeChanged {
+            from: PermissionMode::Interactive,
+            to: PermissionMode::Auto,
+            by: bob(),
+        })
+    }
+}

@@ -7,6 +7,8 @@
 )]
 
 mod callback;
+mod cards;
 mod inbound;
+mod limits;
 mod mapping;
 mod ws;
