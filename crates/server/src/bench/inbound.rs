@@ -34,7 +34,7 @@ pub(super) struct InboundRow {
 
 /// Measures every platform's inbound path.
 pub(super) fn measure() -> Result<Vec<InboundRow>, StartupError> {
-    Ok(vec![slack()?, feishu()?])
+    Ok(vec![slack()?, feishu()?, wecom()?])
 }
 
 /// Runs `one` `EVENTS` times per round; the median, fastest and slowest per-event time.
@@ -163,6 +163,55 @@ fn feishu() -> Result<InboundRow, StartupError> {
     Ok(InboundRow {
         platform: "Feishu",
         what: "verify, decrypt, decode a mention",
+        bytes: body.len(),
+        per_event,
+        range,
+    })
+}
+
+/// WeCom's smart robot: the query's `msg_signature` (SHA-1 over the sorted token, timestamp,
+/// nonce and ciphertext), AES-256-CBC decryption with the receive-id check, and the JSON message
+/// of a group mention.
+fn wecom() -> Result<InboundRow, StartupError> {
+    use workmate_wecom::callback::{CallbackAuth, Query, open_robot_message};
+    use workmate_wecom::inbound::RobotCallback;
+
+    const TOKEN: &str = "CL7cQuamEg1NeI4b526R1kLML7w0v9g0";
+    const KEY: &str = "XnwQM8cWKCqSTIMkpYrUG8L41kLx0LHmwuycbnGVfXQ";
+    let auth = CallbackAuth::new(TOKEN, KEY, "")
+        .map_err(|e| StartupError::Bench(format!("WeCom bench key: {e}")))?;
+    let message = serde_json::json!({
+        "msgid": "c52d42ea6b77469ca256947a0a04cdcb", "aibotid": "aibPW7YwHsCXtW8D4WHRd89",
+        "chatid": "wriE6GhPkV1YXydhPksRtL", "chattype": "group",
+        "from": { "userid": "zhangsan" },
+        "response_url": "https://qyapi.weixin.qq.com/cgi-bin/aibot/response?response_code=lkTLJvEmyrvjH9qORhwK1OrFwt4tUE19sDtBbYKG",
+        "msgtype": "text",
+        "text": { "content": "@workmate summarise this week's merged PRs into a brief for the team" }
+    })
+    .to_string();
+    let timestamp = now_secs().to_string();
+    let nonce = "1372623149";
+    let body = auth.seal_json_with(*b"workmate-bench-w", &message, now_secs(), nonce);
+    let sealed: serde_json::Value = serde_json::from_str(&body)
+        .map_err(|e| StartupError::Bench(format!("WeCom bench body: {e}")))?;
+    let signature = sealed["msgsignature"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let body = serde_json::json!({ "encrypt": sealed["encrypt"] }).to_string();
+    let raw_query = format!("msg_signature={signature}&timestamp={timestamp}&nonce={nonce}");
+    let (per_event, range) = time(|| {
+        let Ok(query) = Query::parse(&raw_query) else {
+            return false;
+        };
+        matches!(
+            open_robot_message(&auth, &query, body.as_bytes()),
+            Ok(RobotCallback::Message(_))
+        )
+    })?;
+    Ok(InboundRow {
+        platform: "WeCom",
+        what: "verify, decrypt, decode a robot mention",
         bytes: body.len(),
         per_event,
         range,
