@@ -93,8 +93,14 @@ impl WebhookAuth {
         }
     }
 
-    /// Verifies, decrypts and decodes one request body.
-    pub fn open(&self, signed: Signed<'_>, body: &[u8]) -> Result<Envelope, WebhookError> {
+    /// Verifies, decrypts and decodes one request body. An encrypted body is decrypted into
+    /// `plaintext`, which the envelope then borrows from (as it borrows from `body` otherwise).
+    pub fn open<'a>(
+        &self,
+        signed: Signed<'_>,
+        body: &'a [u8],
+        plaintext: &'a mut String,
+    ) -> Result<Envelope<'a>, WebhookError> {
         let body_text = std::str::from_utf8(body)
             .map_err(|e| DecodeError(format!("the body is not JSON: not UTF-8 ({e})")))?;
         let outer = match sealed_only(body_text) {
@@ -106,17 +112,21 @@ impl WebhookAuth {
             None => serde_json::from_str(body_text)
                 .map_err(|e| DecodeError(format!("the body is not JSON: {e}")))?,
         };
-        let plaintext = match (outer.encrypt.as_deref(), &self.decrypter) {
+        let encrypted = match (outer.encrypt.as_deref(), &self.decrypter) {
             (Some(_), None) => return Err(WebhookError::NoEncryptKey),
-            (Some(sealed), Some(decrypter)) => Some(decrypter.decrypt(sealed)?),
-            (None, _) => None,
+            (Some(sealed), Some(decrypter)) => {
+                *plaintext = decrypter.decrypt(sealed)?;
+                true
+            }
+            (None, _) => false,
         };
-        let envelope = match plaintext.as_deref() {
-            Some(plaintext) => inbound::decode_str(plaintext)?,
-            None => inbound::decode_str(body_text)?,
+        let envelope = if encrypted {
+            inbound::decode_str(plaintext)?
+        } else {
+            inbound::decode_str(body_text)?
         };
         let is_challenge = matches!(envelope, Envelope::Challenge { .. });
-        let legacy_card = plaintext.is_none() && outer.schema.is_none() && outer.action.is_some();
+        let legacy_card = !encrypted && outer.schema.is_none() && outer.action.is_some();
         match (&self.encrypt_key, &self.verification_token) {
             (Some(key), _) if !(is_challenge && signed.signature.is_empty()) => {
                 if legacy_card && signed.signature.len() == 40 {
