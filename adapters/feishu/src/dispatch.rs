@@ -22,7 +22,7 @@ use crate::mapping::event_inbound;
 
 /// Handles one decoded delivery; the JSON answer for Feishu.
 pub async fn dispatch(
-    envelope: Envelope,
+    envelope: Envelope<'_>,
     sink: &Arc<dyn InboundSink>,
     platform: &Arc<FeishuPlatform>,
     bot: Option<&str>,

@@ -15,7 +15,7 @@ use crate::inbound::{CardAction, Event, MessageEvent, Meta, message_text};
 
 /// The `Inbound` of a decoded event, if it is one workmate acts on. `bot` is the bot's
 /// `open_id` when known; without it, any mention in a group is taken to address the bot.
-pub fn event_inbound(meta: &Meta, event: &Event, bot: Option<&str>) -> Option<Inbound> {
+pub fn event_inbound(meta: &Meta<'_>, event: &Event<'_>, bot: Option<&str>) -> Option<Inbound> {
     match event {
         Event::Message(message) => message_inbound(meta, message, bot),
         Event::CardAction(action) => click_inbound(meta, action),
@@ -26,8 +26,8 @@ pub fn event_inbound(meta: &Meta, event: &Event, bot: Option<&str>) -> Option<In
             let user = operator.best()?.to_owned();
             Some(Inbound {
                 surface: Surface::Feishu,
-                tenant_key: meta.tenant_key.clone()?,
-                delivery_id: meta.event_id.clone(),
+                tenant_key: meta.tenant_key.as_deref()?.to_owned(),
+                delivery_id: meta.event_id.to_string(),
                 // A menu click has no chat: its reply goes to the person directly.
                 chat_id: user.clone(),
                 thread_id: None,
@@ -60,7 +60,11 @@ pub fn menu_command(event_key: &str) -> String {
     words.join(" ")
 }
 
-fn message_inbound(meta: &Meta, event: &MessageEvent, bot: Option<&str>) -> Option<Inbound> {
+fn message_inbound(
+    meta: &Meta<'_>,
+    event: &MessageEvent<'_>,
+    bot: Option<&str>,
+) -> Option<Inbound> {
     if event.sender.sender_type != "user" {
         return None;
     }
@@ -81,38 +85,43 @@ fn message_inbound(meta: &Meta, event: &MessageEvent, bot: Option<&str>) -> Opti
     };
     let tenant_key = meta
         .tenant_key
-        .clone()
-        .or_else(|| event.sender.tenant_key.clone())?;
+        .as_deref()
+        .or(event.sender.tenant_key.as_deref())?;
     Some(Inbound {
         surface: Surface::Feishu,
-        tenant_key,
-        delivery_id: meta.event_id.clone(),
+        tenant_key: tenant_key.to_owned(),
+        delivery_id: meta.event_id.to_string(),
         user: InboundUser {
             id: event.sender.sender_id.best()?.to_owned(),
             name: None,
         },
-        chat_id: message.chat_id.clone(),
+        chat_id: message.chat_id.to_string(),
         thread_id: Some(message.thread_root().to_owned()),
         direct,
         kind,
     })
 }
 
-fn click_inbound(meta: &Meta, click: &CardAction) -> Option<Inbound> {
+fn click_inbound(meta: &Meta<'_>, click: &CardAction<'_>) -> Option<Inbound> {
     let action = decode_action(&click.action.value)?;
     let tenant_key = meta
         .tenant_key
-        .clone()
-        .or_else(|| click.operator.tenant_key.clone())?;
+        .as_deref()
+        .or(click.operator.tenant_key.as_deref())?;
     Some(Inbound {
         surface: Surface::Feishu,
-        tenant_key,
-        delivery_id: meta.event_id.clone(),
+        tenant_key: tenant_key.to_owned(),
+        delivery_id: meta.event_id.to_string(),
         user: InboundUser {
             id: click.operator.ids.best()?.to_owned(),
             name: None,
         },
-        chat_id: click.context.open_chat_id.clone().unwrap_or_default(),
+        chat_id: click
+            .context
+            .open_chat_id
+            .as_deref()
+            .unwrap_or_default()
+            .to_owned(),
         thread_id: None,
         direct: false,
         kind: InboundKind::Click { action },

@@ -133,17 +133,18 @@ async fn say_sends_an_encrypted_signed_mention_of_the_bot() {
     assert_eq!(header["token"], VERIFICATION_TOKEN);
     assert_eq!(header["app_id"], APP_ID);
     let first_id = header["event_id"].as_str().unwrap().to_owned();
+    let plaintext = received.plaintext.to_string();
     let Envelope::Event {
         meta,
         event: Event::Message(message),
-    } = decode(received.plaintext.to_string().as_bytes()).unwrap()
+    } = decode(plaintext.as_bytes()).unwrap()
     else {
         panic!("not a message event: {}", received.plaintext);
     };
     assert_eq!(meta.tenant_key.as_deref(), Some(TENANT_KEY));
     assert_eq!(message.sender.sender_id.open_id.as_deref(), Some(ALICE));
     assert_eq!(message.sender.sender_type, "user");
-    let root = message.message.message_id.clone();
+    let root = message.message.message_id.to_string();
     assert_eq!(message.message.chat_id, CHAT_ID);
     assert_eq!(message.message.chat_type, "group");
     assert_eq!(message.message.thread_root(), root);
@@ -254,10 +255,11 @@ async fn click_sends_the_buttons_callback_and_applies_workmates_answer() {
         "card.action.trigger"
     );
     assert_eq!(received.plaintext["header"]["token"], VERIFICATION_TOKEN);
+    let plaintext = received.plaintext.to_string();
     let Envelope::Event {
         event: Event::CardAction(action),
         ..
-    } = decode(received.plaintext.to_string().as_bytes()).unwrap()
+    } = decode(plaintext.as_bytes()).unwrap()
     else {
         panic!("not a card action: {}", received.plaintext);
     };

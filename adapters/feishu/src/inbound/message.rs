@@ -1,80 +1,90 @@
 //! `im.message.receive_v1`: who wrote what, where.
+//!
+//! The fields borrow from the plaintext they were read from; only a string Feishu escaped (a
+//! message's `content`, usually) is copied.
+
+use std::borrow::Cow;
 
 use serde::Deserialize;
 use serde_json::Value;
 
 /// The three ids Feishu gives a user.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
-pub struct UserIds {
+pub struct UserIds<'a> {
     /// Per app (`ou_…`).
-    #[serde(default)]
-    pub open_id: Option<String>,
+    #[serde(default, borrow, deserialize_with = "super::optional")]
+    pub open_id: Option<Cow<'a, str>>,
     /// Per developer across apps (`on_…`).
-    #[serde(default)]
-    pub union_id: Option<String>,
+    #[serde(default, borrow, deserialize_with = "super::optional")]
+    pub union_id: Option<Cow<'a, str>>,
     /// Per tenant.
-    #[serde(default)]
-    pub user_id: Option<String>,
+    #[serde(default, borrow, deserialize_with = "super::optional")]
+    pub user_id: Option<Cow<'a, str>>,
 }
 
-impl UserIds {
+impl UserIds<'_> {
     /// The id workmate names the user by: the `open_id`, else the `union_id`, else `user_id`.
     pub fn best(&self) -> Option<&str> {
         [&self.open_id, &self.union_id, &self.user_id]
             .into_iter()
             .flatten()
-            .map(String::as_str)
+            .map(|id| &**id)
             .find(|id| !id.is_empty())
     }
 }
 
 /// A message event.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
-pub struct MessageEvent {
+pub struct MessageEvent<'a> {
     /// Who sent it.
-    pub sender: Sender,
+    #[serde(borrow)]
+    pub sender: Sender<'a>,
     /// The message.
-    pub message: MessageId,
+    #[serde(borrow)]
+    pub message: MessageId<'a>,
 }
 
 /// The sender of a message.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-pub struct Sender {
+pub struct Sender<'a> {
     /// Their ids.
-    pub sender_id: UserIds,
+    #[serde(borrow)]
+    pub sender_id: UserIds<'a>,
     /// `user` for a person; `app` for a bot.
-    #[serde(default)]
-    pub sender_type: String,
+    #[serde(default, borrow)]
+    pub sender_type: Cow<'a, str>,
     /// Their tenant.
-    #[serde(default)]
-    pub tenant_key: Option<String>,
+    #[serde(default, borrow, deserialize_with = "super::optional")]
+    pub tenant_key: Option<Cow<'a, str>>,
 }
 
 /// The message itself.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
-pub struct MessageId {
+pub struct MessageId<'a> {
     /// `om_…`.
-    pub message_id: String,
+    #[serde(borrow)]
+    pub message_id: Cow<'a, str>,
     /// The thread's root message, empty when the message starts it.
-    #[serde(default)]
-    pub root_id: Option<String>,
+    #[serde(default, borrow, deserialize_with = "super::optional")]
+    pub root_id: Option<Cow<'a, str>>,
     /// The chat (`oc_…`).
-    pub chat_id: String,
+    #[serde(borrow)]
+    pub chat_id: Cow<'a, str>,
     /// `p2p` or `group`.
-    #[serde(default)]
-    pub chat_type: String,
+    #[serde(default, borrow)]
+    pub chat_type: Cow<'a, str>,
     /// `text`, `post`, `image`, …
-    #[serde(default)]
-    pub message_type: String,
+    #[serde(default, borrow)]
+    pub message_type: Cow<'a, str>,
     /// The content, a JSON string.
-    #[serde(default)]
-    pub content: String,
+    #[serde(default, borrow)]
+    pub content: Cow<'a, str>,
     /// The people and bots it mentions.
-    #[serde(default)]
-    pub mentions: Vec<Mention>,
+    #[serde(default, borrow)]
+    pub mentions: Vec<Mention<'a>>,
 }
 
-impl MessageId {
+impl MessageId<'_> {
     /// The thread it belongs to: its root, or itself when it starts one.
     pub fn thread_root(&self) -> &str {
         self.root_id
@@ -91,21 +101,22 @@ impl MessageId {
 
 /// A mention inside a message.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-pub struct Mention {
+pub struct Mention<'a> {
     /// The placeholder in the text (`@_user_1`).
-    pub key: String,
+    #[serde(borrow)]
+    pub key: Cow<'a, str>,
     /// Whom it mentions.
-    #[serde(default)]
-    pub id: UserIds,
+    #[serde(default, borrow)]
+    pub id: UserIds<'a>,
     /// Their name.
-    #[serde(default)]
-    pub name: String,
+    #[serde(default, borrow)]
+    pub name: Cow<'a, str>,
 }
 
 /// The text of a message with its mention placeholders resolved: `bot`'s own mention removed,
 /// other mentions shown as `@name`. `None` for content that is not text (images, files, …).
-pub fn message_text(message: &MessageId, bot: Option<&str>) -> Option<String> {
-    let raw = match message.message_type.as_str() {
+pub fn message_text(message: &MessageId<'_>, bot: Option<&str>) -> Option<String> {
+    let raw = match &*message.message_type {
         "text" => {
             #[derive(Deserialize)]
             struct Text {
@@ -124,7 +135,7 @@ pub fn message_text(message: &MessageId, bot: Option<&str>) -> Option<String> {
         } else {
             format!("@{}", mention.name)
         };
-        text = text.replace(&mention.key, &with);
+        text = text.replace(&*mention.key, &with);
     }
     Some(text.trim().to_owned())
 }

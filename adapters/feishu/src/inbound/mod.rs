@@ -5,10 +5,15 @@
 //! [`crate::webhook`], or that came over the long connection; it never trusts a field it does
 //! not need, and an event type workmate does not act on decodes to [`Event::Other`] rather than
 //! failing, so Feishu still gets its acknowledgement.
+//!
+//! What is decoded borrows from the plaintext (a string Feishu escaped is the only copy): an
+//! event is read on every delivery, and what the chat layer keeps of it is copied once, when it
+//! is mapped.
 
 mod callback;
 mod message;
 
+use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -26,62 +31,62 @@ pub struct DecodeError(pub String);
 
 /// One decoded delivery.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Envelope {
+pub enum Envelope<'a> {
     /// The URL verification handshake: answer `{"challenge": …}` at once.
     Challenge {
         /// The value to echo.
-        challenge: String,
+        challenge: Cow<'a, str>,
         /// The Verification Token it carries.
-        token: Option<String>,
+        token: Option<Cow<'a, str>>,
     },
     /// An event or a card callback.
     Event {
         /// Who sent it and how to dedupe it.
-        meta: Meta,
+        meta: Meta<'a>,
         /// What happened.
-        event: Event,
+        event: Event<'a>,
     },
 }
 
 /// The envelope fields of an event (v2 `header`, or the v1 top level).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Meta {
+pub struct Meta<'a> {
     /// What Feishu repeats on a redelivery: v2 `event_id`, v1 `uuid`, or a legacy card
     /// callback's `token`.
-    pub event_id: String,
+    pub event_id: Cow<'a, str>,
     /// The event type (`im.message.receive_v1`, `card.action.trigger`, …).
-    pub event_type: String,
+    pub event_type: Cow<'a, str>,
     /// The Verification Token the envelope carries.
-    pub token: Option<String>,
+    pub token: Option<Cow<'a, str>>,
     /// The tenant the event belongs to.
-    pub tenant_key: Option<String>,
+    pub tenant_key: Option<Cow<'a, str>>,
     /// The app it was sent to.
-    pub app_id: Option<String>,
+    pub app_id: Option<Cow<'a, str>>,
 }
 
 /// The events workmate acts on.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Event {
+pub enum Event<'a> {
     /// `im.message.receive_v1`.
-    Message(Box<MessageEvent>),
+    Message(Box<MessageEvent<'a>>),
     /// `card.action.trigger` (or the legacy `card.action.trigger_v1` shape).
-    CardAction(Box<CardAction>),
+    CardAction(Box<CardAction<'a>>),
     /// `application.bot.menu_v6`: a click on the bot's menu.
     BotMenu {
         /// Who clicked.
-        operator: UserIds,
+        operator: UserIds<'a>,
         /// The menu item's key.
-        event_key: String,
+        event_key: Cow<'a, str>,
     },
     /// `im.message.recalled_v1`: a message was withdrawn.
     Recalled {
         /// The message.
-        message_id: String,
+        message_id: Cow<'a, str>,
         /// Its chat.
-        chat_id: String,
+        chat_id: Cow<'a, str>,
     },
     /// Anything else: acknowledged, not acted on.
-    Other(String),
+    Other(Cow<'a, str>),
 }
 
 /// The envelope's fields, read in one pass. Feishu puts `header` before `event`, so the event is
@@ -89,15 +94,15 @@ pub enum Event {
 /// first is kept as unparsed text and read once the header is known.
 #[derive(Default)]
 struct Raw<'a> {
-    schema: Option<String>,
-    header: Option<RawHeader>,
+    schema: Option<Cow<'a, str>>,
+    header: Option<RawHeader<'a>>,
     event: RawEvent<'a>,
-    kind: Option<String>,
-    challenge: Option<String>,
-    token: Option<String>,
-    uuid: Option<String>,
-    tenant_key: Option<String>,
-    app_id: Option<String>,
+    kind: Option<Cow<'a, str>>,
+    challenge: Option<Cow<'a, str>>,
+    token: Option<Cow<'a, str>>,
+    uuid: Option<Cow<'a, str>>,
+    tenant_key: Option<Cow<'a, str>>,
+    app_id: Option<Cow<'a, str>>,
     /// A legacy card callback is flat: its `action` sits at the top.
     has_action: bool,
 }
@@ -110,13 +115,33 @@ enum RawEvent<'a> {
     /// Read before the header (or in a v1 envelope): its text.
     Text(&'a RawValue),
     /// Read after the header, by its type.
-    Typed(Event),
+    Typed(Event<'a>),
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for Raw<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_map(RawVisitor(PhantomData))
     }
+}
+
+/// A string that borrows from the plaintext unless it had to be unescaped.
+#[derive(Deserialize)]
+#[serde(transparent)]
+struct Str<'a>(#[serde(borrow)] Cow<'a, str>);
+
+/// An optional string, borrowed as [`Str`] is: serde's own `Option<Cow<str>>` always copies,
+/// even with `#[serde(borrow)]`.
+fn optional<'de: 'a, 'a, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Cow<'a, str>>, D::Error> {
+    Ok(Option::<Str<'a>>::deserialize(deserializer)?.map(|s| s.0))
+}
+
+/// The next value of `map` as an optional string, borrowed as [`optional`] reads it.
+fn next_optional<'de: 'a, 'a, M: MapAccess<'de>>(
+    map: &mut M,
+) -> Result<Option<Cow<'a, str>>, M::Error> {
+    Ok(map.next_value::<Option<Str<'a>>>()?.map(|s| s.0))
 }
 
 /// The envelope's keys, read without copying them.
@@ -150,7 +175,7 @@ impl<'de: 'a, 'a> Visitor<'de> for RawVisitor<'a> {
         let mut raw = Raw::default();
         while let Some(key) = map.next_key::<Field>()? {
             match key {
-                Field::Schema => raw.schema = map.next_value()?,
+                Field::Schema => raw.schema = next_optional(&mut map)?,
                 Field::Header => raw.header = map.next_value()?,
                 Field::Event => {
                     raw.event = match &raw.header {
@@ -160,12 +185,12 @@ impl<'de: 'a, 'a> Visitor<'de> for RawVisitor<'a> {
                         None => RawEvent::Text(map.next_value()?),
                     };
                 }
-                Field::Type => raw.kind = map.next_value()?,
-                Field::Challenge => raw.challenge = map.next_value()?,
-                Field::Token => raw.token = map.next_value()?,
-                Field::Uuid => raw.uuid = map.next_value()?,
-                Field::TenantKey => raw.tenant_key = map.next_value()?,
-                Field::AppId => raw.app_id = map.next_value()?,
+                Field::Type => raw.kind = next_optional(&mut map)?,
+                Field::Challenge => raw.challenge = next_optional(&mut map)?,
+                Field::Token => raw.token = next_optional(&mut map)?,
+                Field::Uuid => raw.uuid = next_optional(&mut map)?,
+                Field::TenantKey => raw.tenant_key = next_optional(&mut map)?,
+                Field::AppId => raw.app_id = next_optional(&mut map)?,
                 Field::Action => {
                     map.next_value::<IgnoredAny>()?;
                     raw.has_action = true;
@@ -180,38 +205,40 @@ impl<'de: 'a, 'a> Visitor<'de> for RawVisitor<'a> {
 }
 
 /// Reads an event body as the type its header names.
-struct EventSeed<'t>(&'t str);
+struct EventSeed<'t, 'a>(&'t Cow<'a, str>);
 
-impl<'de> DeserializeSeed<'de> for EventSeed<'_> {
-    type Value = Event;
+impl<'de: 'a, 'a> DeserializeSeed<'de> for EventSeed<'_, 'a> {
+    type Value = Event<'a>;
 
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Event, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Event<'a>, D::Error> {
         event_of(self.0, deserializer)
             .map_err(|e| de::Error::custom(format_args!("{}: {e}", self.0)))
     }
 }
 
 #[derive(Deserialize)]
-struct RawHeader {
-    event_id: String,
-    event_type: String,
-    #[serde(default)]
-    token: Option<String>,
-    #[serde(default)]
-    tenant_key: Option<String>,
-    #[serde(default)]
-    app_id: Option<String>,
+struct RawHeader<'a> {
+    #[serde(borrow)]
+    event_id: Cow<'a, str>,
+    #[serde(borrow)]
+    event_type: Cow<'a, str>,
+    #[serde(default, borrow, deserialize_with = "optional")]
+    token: Option<Cow<'a, str>>,
+    #[serde(default, borrow, deserialize_with = "optional")]
+    tenant_key: Option<Cow<'a, str>>,
+    #[serde(default, borrow, deserialize_with = "optional")]
+    app_id: Option<Cow<'a, str>>,
 }
 
 /// Decodes a plaintext body or long-connection payload.
-pub fn decode(plaintext: &[u8]) -> Result<Envelope, DecodeError> {
+pub fn decode(plaintext: &[u8]) -> Result<Envelope<'_>, DecodeError> {
     let text = std::str::from_utf8(plaintext)
         .map_err(|e| DecodeError(format!("not JSON: not UTF-8 ({e})")))?;
     decode_str(text)
 }
 
 /// Decodes a plaintext body already known to be UTF-8 (the parser then checks no string again).
-pub fn decode_str(plaintext: &str) -> Result<Envelope, DecodeError> {
+pub fn decode_str(plaintext: &str) -> Result<Envelope<'_>, DecodeError> {
     let raw: Raw<'_> = serde_json::from_str(plaintext).map_err(|e| match e.classify() {
         serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
             DecodeError(format!("not JSON: {e}"))
@@ -248,16 +275,16 @@ pub fn decode_str(plaintext: &str) -> Result<Envelope, DecodeError> {
     if raw.kind.as_deref() == Some("event_callback") {
         // v1: `event.type` names it, `uuid` dedupes it.
         #[derive(Deserialize)]
-        struct Typed {
-            #[serde(default, rename = "type")]
-            kind: Option<String>,
+        struct Typed<'a> {
+            #[serde(default, borrow, rename = "type", deserialize_with = "optional")]
+            kind: Option<Cow<'a, str>>,
         }
         let text = match raw.event {
             RawEvent::Text(text) => Some(text),
             RawEvent::Absent | RawEvent::Typed(_) => None,
         };
         let event_type = text
-            .and_then(|body| serde_json::from_str::<Typed>(body.get()).ok())
+            .and_then(|body| serde_json::from_str::<Typed<'_>>(body.get()).ok())
             .and_then(|typed| typed.kind)
             .unwrap_or_default();
         let meta = Meta {
@@ -279,7 +306,7 @@ pub fn decode_str(plaintext: &str) -> Result<Envelope, DecodeError> {
         let action = callback::legacy(plaintext)?;
         let meta = Meta {
             event_id: action.token.clone().unwrap_or_default(),
-            event_type: "card.action.trigger_v1".into(),
+            event_type: Cow::Borrowed("card.action.trigger_v1"),
             token: None,
             tenant_key: action.operator.tenant_key.clone(),
             app_id: raw.app_id,
@@ -298,19 +325,25 @@ pub fn decode_str(plaintext: &str) -> Result<Envelope, DecodeError> {
 }
 
 /// An event body read as `event_type`'s struct; any other type is skipped unread.
-fn event_of<'de, D: Deserializer<'de>>(event_type: &str, body: D) -> Result<Event, D::Error> {
-    Ok(match event_type {
+fn event_of<'de: 'a, 'a, D: Deserializer<'de>>(
+    event_type: &Cow<'a, str>,
+    body: D,
+) -> Result<Event<'a>, D::Error> {
+    Ok(match &**event_type {
         "im.message.receive_v1" => Event::Message(Box::new(MessageEvent::deserialize(body)?)),
         "card.action.trigger" => Event::CardAction(Box::new(CardAction::deserialize(body)?)),
         "application.bot.menu_v6" => {
             #[derive(Deserialize)]
-            struct Menu {
-                operator: MenuOperator,
-                event_key: String,
+            struct Menu<'a> {
+                #[serde(borrow)]
+                operator: MenuOperator<'a>,
+                #[serde(borrow)]
+                event_key: Cow<'a, str>,
             }
             #[derive(Deserialize)]
-            struct MenuOperator {
-                operator_id: UserIds,
+            struct MenuOperator<'a> {
+                #[serde(borrow)]
+                operator_id: UserIds<'a>,
             }
             let menu = Menu::deserialize(body)?;
             Event::BotMenu {
@@ -320,9 +353,11 @@ fn event_of<'de, D: Deserializer<'de>>(event_type: &str, body: D) -> Result<Even
         }
         "im.message.recalled_v1" => {
             #[derive(Deserialize)]
-            struct Recalled {
-                message_id: String,
-                chat_id: String,
+            struct Recalled<'a> {
+                #[serde(borrow)]
+                message_id: Cow<'a, str>,
+                #[serde(borrow)]
+                chat_id: Cow<'a, str>,
             }
             let r = Recalled::deserialize(body)?;
             Event::Recalled {
@@ -330,15 +365,71 @@ fn event_of<'de, D: Deserializer<'de>>(event_type: &str, body: D) -> Result<Even
                 chat_id: r.chat_id,
             }
         }
-        other => {
+        _ => {
             IgnoredAny::deserialize(body)?;
-            Event::Other(other.to_owned())
+            Event::Other(event_type.clone())
         }
     })
 }
 
 /// An event body kept as text, read as `event_type`'s struct.
-fn event_text(event_type: &str, text: &str) -> Result<Event, DecodeError> {
+fn event_text<'a>(event_type: &Cow<'a, str>, text: &'a str) -> Result<Event<'a>, DecodeError> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
     event_of(event_type, &mut deserializer).map_err(|e| DecodeError(format!("{event_type}: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MENTION: &str = r#"{"schema":"2.0",
+        "header":{"event_id":"ev_1","event_type":"im.message.receive_v1","token":"t",
+                  "tenant_key":"tk","app_id":"cli_1"},
+        "event":{"sender":{"sender_id":{"open_id":"ou_a"},"sender_type":"user","tenant_key":"tk"},
+                 "message":{"message_id":"om_1","root_id":"","chat_id":"oc_1","chat_type":"group",
+                            "message_type":"text","content":"{\"text\":\"@_user_1 hi\"}",
+                            "mentions":[{"key":"@_user_1","id":{"open_id":"ou_bot"},"name":"bot"}]}}}"#;
+
+    #[test]
+    fn plain_strings_are_borrowed_and_escaped_ones_unescaped() {
+        let Ok(Envelope::Event {
+            meta,
+            event: Event::Message(message),
+        }) = decode_str(MENTION)
+        else {
+            panic!("not a message: {:?}", decode_str(MENTION));
+        };
+        assert!(matches!(meta.event_id, Cow::Borrowed("ev_1")));
+        assert!(matches!(meta.tenant_key, Some(Cow::Borrowed("tk"))));
+        let sender = &message.sender.sender_id;
+        assert!(matches!(sender.open_id, Some(Cow::Borrowed("ou_a"))));
+        assert!(matches!(message.message.content, Cow::Owned(_)));
+        assert_eq!(message.message.content, r#"{"text":"@_user_1 hi"}"#);
+        assert_eq!(
+            message_text(&message.message, Some("ou_bot")).as_deref(),
+            Some("hi")
+        );
+    }
+
+    #[test]
+    fn an_envelope_with_escaped_strings_decodes_as_the_plain_one() {
+        let escaped = MENTION
+            .replace(r#""ev_1""#, r#""\u0065v_1""#)
+            .replace(r#"message.receive"#, r#"message\u002ereceive"#)
+            .replace(r#""tk""#, r#""\u0074k""#)
+            .replace(r#""ou_a""#, r#""ou\/a""#);
+        let decoded = decode_str(&escaped);
+        let Ok(Envelope::Event { meta, event }) = &decoded else {
+            panic!("not decoded: {decoded:?}");
+        };
+        assert!(matches!(meta.event_type, Cow::Owned(_)));
+        assert_eq!(meta.event_id, "ev_1");
+        assert_eq!(meta.tenant_key.as_deref(), Some("tk"));
+        let Event::Message(message) = event else {
+            panic!("not a message: {event:?}");
+        };
+        assert_eq!(message.sender.sender_id.open_id.as_deref(), Some("ou/a"));
+        let plain = MENTION.replace(r#""ou_a""#, r#""ou/a""#);
+        assert_eq!(decoded, decode_str(&plain));
+    }
 }

@@ -150,7 +150,9 @@ mod tests {
             nonce: &sealed.nonce,
             signature: &sealed.signature,
         };
-        let Ok(Envelope::Event { meta, event }) = auth.open(signed, &sealed.body) else {
+        let mut opened = String::new();
+        let Ok(Envelope::Event { meta, event }) = auth.open(signed, &sealed.body, &mut opened)
+        else {
             panic!("not opened");
         };
         assert_eq!(meta.tenant_key.as_deref(), Some(TENANT_KEY));

@@ -152,8 +152,10 @@ fn feishu() -> Result<InboundRow, StartupError> {
             nonce,
             signature: &signature,
         };
+        // A fresh buffer per event, as the route has.
+        let mut plaintext = String::new();
         matches!(
-            auth.open(signed, body.as_bytes()),
+            auth.open(signed, body.as_bytes(), &mut plaintext),
             Ok(Envelope::Event {
                 event: Event::Message(_),
                 ..

@@ -51,10 +51,14 @@ async fn handle(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<Re
         nonce: header("x-lark-request-nonce"),
         signature: header("x-lark-signature"),
     };
-    let envelope = feishu.auth.open(signed, body).map_err(|e| match e {
-        WebhookError::Decode(e) => ApiError::BadRequest(e.to_string()),
-        other => ApiError::BadSignature(other.to_string()),
-    })?;
+    let mut plaintext = String::new();
+    let envelope = feishu
+        .auth
+        .open(signed, body, &mut plaintext)
+        .map_err(|e| match e {
+            WebhookError::Decode(e) => ApiError::BadRequest(e.to_string()),
+            other => ApiError::BadSignature(other.to_string()),
+        })?;
     let answer = workmate_feishu::dispatch(envelope, &feishu.sink, &feishu.platform, feishu.bot())
         .await
         .map_err(|e| ApiError::NotReady {
