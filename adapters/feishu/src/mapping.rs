@@ -7,7 +7,7 @@
 //! quotes a reply token; a click is a `Click` with the button's action; a bot-menu item is a
 //! `Command`. The delivery id is what Feishu repeats on a redelivery: the event id.
 
-use workmate_adapter::{Inbound, InboundKind, InboundUser};
+use workmate_adapter::{Inbound, InboundKind, InboundUser, menu_command};
 use workmate_protocol::Surface;
 
 use crate::card::decode_action;
@@ -43,21 +43,6 @@ pub fn event_inbound(meta: &Meta<'_>, event: &Event<'_>, bot: Option<&str>) -> O
         }
         Event::Recalled { .. } | Event::Other(_) => None,
     }
-}
-
-/// The command a bot-menu key stands for: the key with `_` as spaces and an optional leading
-/// `workmate` removed (`workmate_stop` and `stop` are `stop`; `automations_list` is
-/// `automations list`).
-pub fn menu_command(event_key: &str) -> String {
-    let words: Vec<&str> = event_key
-        .split(['_', ' ', '-'])
-        .filter(|w| !w.is_empty())
-        .collect();
-    let words = match words.split_first() {
-        Some((first, rest)) if first.eq_ignore_ascii_case("workmate") => rest,
-        _ => &words[..],
-    };
-    words.join(" ")
 }
 
 fn message_inbound(
@@ -126,17 +111,4 @@ fn click_inbound(meta: &Meta<'_>, click: &CardAction<'_>) -> Option<Inbound> {
         direct: false,
         kind: InboundKind::Click { action },
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::menu_command;
-
-    #[test]
-    fn menu_keys_name_commands() {
-        assert_eq!(menu_command("workmate_stop"), "stop");
-        assert_eq!(menu_command("stop"), "stop");
-        assert_eq!(menu_command("automations_list"), "automations list");
-        assert_eq!(menu_command("WORKMATE-help"), "help");
-    }
 }

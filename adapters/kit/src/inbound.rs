@@ -84,3 +84,33 @@ impl InboundKind {
         }
     }
 }
+
+/// The command a bot-menu item stands for, from its key: the key with `_`, `-` and spaces as word
+/// breaks and a leading `workmate` removed (`workmate_stop` and `stop` are `stop`;
+/// `automations_list` is `automations list`). Platforms whose bots have menus (Feishu, WeCom's
+/// self-built app, DingTalk) map a menu click to a `Command` with it.
+pub fn menu_command(event_key: &str) -> String {
+    let words: Vec<&str> = event_key
+        .split(['_', ' ', '-'])
+        .filter(|w| !w.is_empty())
+        .collect();
+    let words = match words.split_first() {
+        Some((first, rest)) if first.eq_ignore_ascii_case("workmate") => rest,
+        _ => &words[..],
+    };
+    words.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::menu_command;
+
+    #[test]
+    fn menu_keys_name_commands() {
+        assert_eq!(menu_command("workmate_stop"), "stop");
+        assert_eq!(menu_command("stop"), "stop");
+        assert_eq!(menu_command("automations_list"), "automations list");
+        assert_eq!(menu_command("WORKMATE-help"), "help");
+        assert_eq!(menu_command(""), "");
+    }
+}

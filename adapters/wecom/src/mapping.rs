@@ -17,7 +17,7 @@
 //!   the card's `TaskId` (card click) or the menu item's `EventKey` (menu click), the fields a
 //!   redelivery repeats.
 
-use workmate_adapter::{Inbound, InboundKind, InboundUser};
+use workmate_adapter::{Inbound, InboundKind, InboundUser, menu_command};
 use workmate_cards::ButtonAction;
 use workmate_protocol::Surface;
 
@@ -80,21 +80,6 @@ pub fn app_inbound(callback: &AppCallback, corp_id: &str) -> Option<Inbound> {
         direct: true,
         kind,
     })
-}
-
-/// The command a menu key stands for: the key with `_` as spaces and an optional leading
-/// `workmate` removed (`workmate_stop` and `stop` are `stop`; `automations_list` is
-/// `automations list`).
-pub fn menu_command(event_key: &str) -> String {
-    let words: Vec<&str> = event_key
-        .split(['_', ' ', '-'])
-        .filter(|w| !w.is_empty())
-        .collect();
-    let words = match words.split_first() {
-        Some((first, rest)) if first.eq_ignore_ascii_case("workmate") => rest,
-        _ => &words[..],
-    };
-    words.join(" ")
 }
 
 /// Group text without the robot's leading mention: `@bot_name` when the name is given and the
@@ -212,15 +197,7 @@ fn user(id: &str) -> InboundUser {
 
 #[cfg(test)]
 mod tests {
-    use super::{menu_command, strip_mention};
-
-    #[test]
-    fn menu_keys_name_commands() {
-        assert_eq!(menu_command("workmate_stop"), "stop");
-        assert_eq!(menu_command("stop"), "stop");
-        assert_eq!(menu_command("automations_list"), "automations list");
-        assert_eq!(menu_command("WORKMATE-help"), "help");
-    }
+    use super::strip_mention;
 
     #[test]
     fn leading_mentions_are_stripped() {
