@@ -95,8 +95,9 @@ impl Holder {
     async fn run(self) {
         let every = self.term / 3;
         loop {
+            let asked = Instant::now();
             if self.take().await == Lease::Held {
-                self.drive(every).await;
+                self.drive(asked, every).await;
                 if let Err(e) = self
                     .store
                     .connection_leases()
@@ -131,14 +132,16 @@ impl Holder {
         }
     }
 
-    /// Runs the connection while the lease is renewed, until stopped or the lease is lost.
-    async fn drive(&self, every: Duration) {
+    /// Runs the connection while the lease (taken by a request sent at `taken`) is renewed,
+    /// until stopped or the lease is lost.
+    async fn drive(&self, taken: Instant, every: Duration) {
         tracing::info!(connection = %self.name, replica = %self.replica, "This replica holds the long connection.");
         let stop = self.stop.child_token();
         let mut run =
             tokio::spawn(Arc::clone(&self.connection).run(Arc::clone(&self.sink), stop.clone()));
-        // The lease runs out a term after the last successful take; stop a little before that.
-        let mut lapses = Instant::now() + self.term;
+        // The lease runs out a term after the last successful take was asked for (the database
+        // computed its end no earlier); the connection closes before that.
+        let mut lapses = taken + self.term;
         loop {
             tokio::select! {
                 () = self.stop.cancelled() => break,
