@@ -26,7 +26,7 @@ mod view;
 pub use ir::{Block, Button, ButtonAction, ButtonStyle, Card, Inline, RichText};
 pub use key::{card_for, cards_for};
 pub use markdown::markdown_to_blocks;
-pub use pages::answer_pages;
+pub use pages::{PAGE_REPLACED, PagesShown, answer_pages};
 pub use render::{
     CONTINUED_BELOW, RunResult, STOP_LABEL, approval_card, notice_card, question_card, run_card,
     turn_card,

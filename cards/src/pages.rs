@@ -13,8 +13,12 @@
 //!   new one. So a page already posted changes only while it is the last.
 //! - With no budget (`usize::MAX`), or an answer within it, a segment is the one card it always
 //!   was.
+//! - A page an answer no longer reaches (the model's next step replaced a long draft with a
+//!   shorter text) is not left showing the old text: [`PagesShown`] gives it a note instead.
 
-use crate::ir::Card;
+use std::collections::HashMap;
+
+use crate::ir::{Block, Card, Inline};
 use crate::render::{answer_page_card, turn_card};
 use crate::view::TurnCard;
 
@@ -94,4 +98,40 @@ pub(crate) fn turn_cards(turn: &TurnCard, key: String, budget: usize) -> Vec<(St
         cards.push((format!("{key}:page:{p}"), card));
     }
     cards
+}
+
+/// What a page says once the answer no longer reaches it.
+pub const PAGE_REPLACED: &str = "↑ The answer above replaced an earlier draft that went on here.";
+
+/// How many pages each turn segment of one session has shown (by the segment's key), so that a
+/// card pump clears the pages an answer no longer reaches. Only segments that ever had more than
+/// one page are remembered.
+#[derive(Clone, Debug, Default)]
+pub struct PagesShown(HashMap<String, usize>);
+
+impl PagesShown {
+    /// `cards` (from [`crate::cards_for`], the segment's own key first) with a note card for
+    /// every page shown before that the answer no longer reaches.
+    pub fn settle(&mut self, mut cards: Vec<(String, Card)>) -> Vec<(String, Card)> {
+        let Some(key) = cards.first().map(|(key, _)| key.clone()) else {
+            return cards;
+        };
+        let now = cards.len();
+        let shown = match self.0.get_mut(&key) {
+            Some(shown) => shown,
+            None if now > 1 => self.0.entry(key.clone()).or_insert(now),
+            None => return cards,
+        };
+        for page in now..*shown {
+            cards.push((format!("{key}:page:{page}"), replaced_page()));
+        }
+        *shown = (*shown).max(now);
+        cards
+    }
+}
+
+fn replaced_page() -> Card {
+    Card {
+        blocks: vec![Block::Context(vec![Inline::Text(PAGE_REPLACED.to_owned())])],
+    }
 }

@@ -4,8 +4,8 @@
 
 use proptest::prelude::*;
 use workmate_cards::{
-    Block, ButtonAction, CONTINUED_BELOW, Card, CardRef, SessionView, answer_pages, card_for,
-    cards_for,
+    Block, ButtonAction, CONTINUED_BELOW, Card, CardRef, PAGE_REPLACED, PagesShown, SessionView,
+    answer_pages, card_for, cards_for,
 };
 use workmate_protocol::TurnEndStatus;
 
@@ -144,4 +144,27 @@ fn a_segment_with_a_long_answer_is_one_card_per_page_with_stop_on_the_last() {
             .iter()
             .all(|(_, card)| !has_stop(card))
     );
+}
+
+#[test]
+fn pages_the_answer_no_longer_reaches_get_a_note_instead_of_old_text() {
+    let long: String = (0..30).map(paragraph).collect();
+    let mut s = Story::new();
+    s.start_turn("tn_1", "Write the report");
+    s.delta(&long);
+    // The model's long draft ends its step; its next step writes a short text instead.
+    s.message(Some(&long), &["read_file"]);
+    let segment = CardRef::Turn(turn("tn_1"));
+    let mut shown = PagesShown::default();
+    let first = shown.settle(cards_for(&s.view(), &segment, 700));
+    assert!(first.len() >= 3);
+    s.delta("Short final answer.");
+    let later = shown.settle(cards_for(&s.view(), &segment, 700));
+    assert_eq!(later.len(), first.len(), "every page shown is updated");
+    assert!(context_lines(&later[1].1).contains(&PAGE_REPLACED.to_owned()));
+    assert_eq!(later[1].0, "turn:tn_1:page:1");
+    // Single-card segments are not remembered.
+    let mut none = PagesShown::default();
+    let one = none.settle(cards_for(&s.view(), &segment, usize::MAX));
+    assert_eq!(one.len(), 1);
 }

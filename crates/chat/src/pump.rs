@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{debug, warn};
 use workmate_adapter::{CardId, ChatTarget, Coalescer};
-use workmate_cards::{SessionView, cards_for};
+use workmate_cards::{PagesShown, SessionView, cards_for};
 use workmate_engine::SessionHub;
 use workmate_protocol::{Event, SessionId, TenantId};
 use workmate_store::Store;
@@ -183,19 +183,20 @@ impl Pumps {
     ) {
         let (tenant, session) = &key;
         let mut seen = 0;
+        let mut pages = PagesShown::default();
         loop {
             let received = tokio::select! {
                 () = self.stop.cancelled() => break,
                 received = tokio::time::timeout(self.idle, rx.recv()) => received,
             };
             match received {
-                Ok(Ok(event)) => self.show(&mut view, &event, &key, &target),
+                Ok(Ok(event)) => self.show(&mut view, &mut pages, &event, &key, &target),
                 Ok(Err(RecvError::Lagged(missed))) => {
                     warn!(tenant = %tenant, session = %session, missed, "Card pump lagged; catching up from the store.");
                     match self.stored_after(tenant, session, view.last_seq()).await {
                         Ok(events) => {
                             for event in events {
-                                self.show(&mut view, &event, &key, &target);
+                                self.show(&mut view, &mut pages, &event, &key, &target);
                             }
                         }
                         Err(e) => warn!(error = %e, "Cannot read the session's events."),
@@ -221,9 +222,17 @@ impl Pumps {
     }
 
     /// Folds one event and hands every card it changed to the coalescer.
-    fn show(&self, view: &mut SessionView, event: &Event, key: &Key, target: &ChatTarget) {
+    fn show(
+        &self,
+        view: &mut SessionView,
+        pages: &mut PagesShown,
+        event: &Event,
+        key: &Key,
+        target: &ChatTarget,
+    ) {
         for changed in view.apply(event) {
-            for (card_key, card) in cards_for(view, &changed, self.answer_budget) {
+            let cards = pages.settle(cards_for(view, &changed, self.answer_budget));
+            for (card_key, card) in cards {
                 let id = CardId {
                     tenant: key.0.clone(),
                     session: key.1.clone(),
