@@ -9,7 +9,10 @@
     missing_docs
 )]
 
-use crate::{Card, SessionView};
+use crate::{
+    Block, Button, ButtonAction, ButtonStyle, Card, Inline, RichText, RunResult, SessionView, Step,
+    StepOutcome, TurnCard, TurnStatus, turn_card,
+};
 use serde_json::{Value, json};
 use workmate_protocol::{
     Actor, ApprovalChoice, Event, EventKind, InboxItemId, InboxItemKind, PermissionMode,
@@ -307,8 +310,13 @@ impl Story {
 
     /// Alice answers the question parked as `item` with `text`.
     pub fn answer(&mut self, call: &str, item: &str, text: &str) -> Event {
+        self.answer_as(call, item, text, alice())
+    }
+
+    /// `by` answers the question parked as `item` with `text`.
+    pub fn answer_as(&mut self, call: &str, item: &str, text: &str, by: Actor) -> Event {
         let resolution = Resolution::Answer { text: text.into() };
-        self.resolve(call, item, InboxItemKind::Question, resolution, alice())
+        self.resolve(call, item, InboxItemKind::Question, resolution, by)
     }
 
     pub fn park(&mut self, call: &str, item: &str, kind: InboxItemKind, name: &str) -> Event {
@@ -377,6 +385,15 @@ impl Story {
     pub fn view(&self) -> SessionView {
         fold(&self.events)
     }
+
+    /// The events a store keeps: the state events, without the deltas.
+    pub fn state_events(&self) -> Vec<Event> {
+        self.events
+            .iter()
+            .filter(|e| e.is_state())
+            .cloned()
+            .collect()
+    }
 }
 
 pub fn fold(events: &[Event]) -> SessionView {
@@ -405,7 +422,6 @@ pub fn call(id: &str) -> ToolCallId {
 
 /// A card of every kind of block, each empty: a renderer leaves them all out.
 pub fn empty_blocks_card() -> Card {
-    use crate::{Block, Inline, RichText};
     Card {
         blocks: vec![
             Block::Heading { text: "  ".into() },
@@ -576,5 +592,368 @@ impl Story {
             to: PermissionMode::Auto,
             by: bob(),
         })
+    }
+}
+
+/// New stories of one turn, `tn_1`, set up as the card tests of every renderer start them.
+impl Story {
+    /// A new story whose turn `tn_1` was just asked `input`.
+    pub fn with_turn(input: &str) -> Self {
+        let mut story = Self::new();
+        story.start_turn("tn_1", input);
+        story
+    }
+
+    /// A new story whose turn `tn_1` Alice has just started, asking which deploys failed since
+    /// yesterday: the turn of the failed-runs approval.
+    pub fn asking_which_deploys_failed() -> Self {
+        Self::with_turn("Which deploys failed since yesterday?")
+    }
+
+    /// A new story whose turn asks to write the release notes, parked as `ib_w` (call `call_w`;
+    /// see [`Story::ask_to_write_release_notes`]).
+    pub fn asking_to_write_release_notes() -> Self {
+        let mut story = Self::with_turn("Write the release notes");
+        story.ask_to_write_release_notes("call_w", "ib_w");
+        story
+    }
+
+    /// A new story whose turn asks to raise the deploy timeout, parked as `ib_r` (call `call_r`;
+    /// see [`Story::ask_to_raise_the_timeout`]).
+    pub fn asking_to_raise_the_timeout() -> Self {
+        let mut story = Self::with_turn("Raise the deploy timeout");
+        story.ask_to_raise_the_timeout("call_r", "ib_r");
+        story
+    }
+
+    /// A new story whose turn asks to apply a long patch, parked as `ib_p` (call `call_p`), and
+    /// to post a long message, parked as `ib_j` (call `call_j`).
+    pub fn asking_with_long_arguments() -> Self {
+        let mut story = Self::with_turn("Fix the lint error");
+        story.ask_to_apply_a_long_patch("call_p", "ib_p");
+        story.ask_to_post_a_long_message("call_j", "ib_j");
+        story
+    }
+
+    /// A new story whose turn asks where the summary should go, parked as `ib_q` (call `call_q`;
+    /// see [`Story::ask_where_to_post`]).
+    pub fn asking_where_to_post() -> Self {
+        let mut story = Self::with_turn("Post a summary");
+        story.ask_where_to_post("call_q", "ib_q");
+        story
+    }
+
+    /// A new story whose turn asks "Which channels?" with `options` and these flags, parked as
+    /// `ib_q` (call `call_q`; see [`Story::ask_which_channels`]).
+    pub fn asking_which_channels(
+        options: Vec<QuestionOption>,
+        allow_text: bool,
+        multi: bool,
+    ) -> Self {
+        let mut story = Self::with_turn("Post a summary");
+        story.ask_which_channels("call_q", "ib_q", options, allow_text, multi);
+        story
+    }
+
+    /// A new story whose turn asks for a release plan, a form of two questions, parked as `ib_g`
+    /// (call `call_g`; see [`Story::ask_for_a_release_plan`]).
+    pub fn asking_for_a_release_plan() -> Self {
+        let mut story = Self::with_turn("Plan the release");
+        story.ask_for_a_release_plan("call_g", "ib_g");
+        story
+    }
+
+    /// A new story whose turn has a step in every state (see [`Story::try_every_step_outcome`]).
+    pub fn trying_every_step_outcome() -> Self {
+        let mut story = Self::with_turn("Check everything");
+        story.try_every_step_outcome();
+        story
+    }
+
+    /// A new story whose turn ends at the step limit (see
+    /// [`Story::fail_to_read_until_the_step_limit`]).
+    pub fn failing_until_the_step_limit() -> Self {
+        let mut story = Self::with_turn("Keep going");
+        story.fail_to_read_until_the_step_limit();
+        story
+    }
+
+    /// A new story whose turn notes a compaction and a mode change, then completes with a
+    /// one-line answer.
+    pub fn summarizing_the_incident() -> Self {
+        let mut story = Self::with_turn("Summarize the incident");
+        story.compact_then_switch_to_auto();
+        story.message(Some("The incident is resolved."), &[]);
+        story.end(TurnEndStatus::Completed);
+        story
+    }
+
+    /// A new story whose turn, asked `input`, completes with `answer`.
+    pub fn completed_turn(input: &str, answer: &str) -> Self {
+        let mut story = Self::with_turn(input);
+        story.message(Some(answer), &[]);
+        story.end(TurnEndStatus::Completed);
+        story
+    }
+
+    /// A new story whose turn asks to list the failed runs, parked as `ib_1` (call `call_1`),
+    /// and Bob resolves that approval with `resolution`.
+    pub fn failed_runs_resolved_by_bob(resolution: Resolution) -> Self {
+        let mut story = Self::asking_which_deploys_failed();
+        story.ask_to_list_failed_runs("call_1", "ib_1");
+        story.resolve("call_1", "ib_1", InboxItemKind::Approval, resolution, bob());
+        story
+    }
+}
+
+impl Story {
+    /// The model reasons, then streams "Let me check the CI runs." in two deltas.
+    pub fn reason_then_stream_a_reply(&mut self) -> Event {
+        self.reasoning("The CI CLI can list failed runs");
+        self.delta("Let me check ");
+        self.delta("the CI runs.")
+    }
+
+    /// The model says "Let me check the CI runs." and calls `run_shell`, which waits for approval
+    /// (see [`Story::ask_to_list_failed_runs`]).
+    pub fn check_the_ci_runs(&mut self, call: &str, item: &str) -> Event {
+        self.message(Some("Let me check the CI runs."), &["run_shell"]);
+        self.ask_to_list_failed_runs(call, item)
+    }
+
+    /// A new round trip starts streaming, then ends with [`FAILED_DEPLOYS_ANSWER`], and the turn
+    /// completes.
+    pub fn answer_with_the_failed_deploys(&mut self) -> Event {
+        self.delta("## Failed deploys\n\nTwo");
+        self.message(Some(FAILED_DEPLOYS_ANSWER), &[]);
+        self.end(TurnEndStatus::Completed)
+    }
+
+    /// Deleting the session dismisses the question parked as `item` (Alice resolves it).
+    pub fn dismiss_with_the_session(&mut self, call: &str, item: &str) -> Event {
+        let gone = Resolution::Dismissed {
+            reason: "the session was deleted".into(),
+        };
+        self.resolve(call, item, InboxItemKind::Question, gone, alice())
+    }
+
+    /// Between turns, the model is switched from `openai:gpt-5-mini` to
+    /// `anthropic:claude-sonnet-4-5`, with `text` as the notice.
+    pub fn switch_the_model(&mut self, text: &str) -> Event {
+        self.between_turns();
+        self.state(EventKind::ModelSwitched {
+            from: Some("openai:gpt-5-mini".into()),
+            to: "anthropic:claude-sonnet-4-5".into(),
+            text: text.into(),
+        })
+    }
+}
+
+/// Every way to resolve an approval but "approve once" and "deny", with the outcome line its card
+/// shows when Bob resolves it, and the name the renderers' tests give that card's snapshot.
+pub fn other_resolutions() -> [(Resolution, &'static str, &'static str); 5] {
+    let approved = |choice| Resolution::Approval { choice };
+    [
+        (
+            approved(ApprovalChoice::AlwaysTool),
+            "✅ Approved by Bob Li · always for this tool",
+            "approval_approved_always_tool",
+        ),
+        (
+            approved(ApprovalChoice::AlwaysCommand),
+            "✅ Approved by Bob Li · always for this command",
+            "approval_approved_always_command",
+        ),
+        (
+            approved(ApprovalChoice::ReadonlySession),
+            "✅ Approved by Bob Li · read-only commands for this session",
+            "approval_approved_readonly_session",
+        ),
+        (
+            approved(ApprovalChoice::AlwaysTask),
+            "✅ Approved by Bob Li · always for this automation",
+            "approval_approved_always_task",
+        ),
+        (
+            Resolution::Plan {
+                approved: true,
+                mode: None,
+                feedback: None,
+            },
+            "Resolved by Bob Li",
+            "approval_resolved_otherwise",
+        ),
+    ]
+}
+
+/// The action of a button that resolves the approval `id` with `choice`.
+pub fn approval(id: &str, choice: ApprovalChoice) -> ButtonAction {
+    ButtonAction::Resolve {
+        item_id: item(id),
+        resolution: Resolution::Approval { choice },
+    }
+}
+
+/// The action of a button that answers the question `id` with `text`.
+pub fn answer(id: &str, text: &str) -> ButtonAction {
+    ButtonAction::Resolve {
+        item_id: item(id),
+        resolution: Resolution::Answer { text: text.into() },
+    }
+}
+
+/// The action of the Stop button of turn `tn_1` of session `s_1`.
+pub fn stop() -> ButtonAction {
+    ButtonAction::Stop {
+        session_id: "s_1".into(),
+        turn_id: turn("tn_1"),
+    }
+}
+
+/// Every button of the card, in order.
+pub fn every_button(card: &Card) -> impl Iterator<Item = &Button> {
+    card.blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Actions(buttons) => Some(buttons),
+            _ => None,
+        })
+        .flatten()
+}
+
+/// The action of every button of the card, in order.
+pub fn actions(card: &Card) -> Vec<ButtonAction> {
+    every_button(card).map(|b| b.action.clone()).collect()
+}
+
+/// A text block of `text`, unstyled.
+pub fn paragraph(text: &str) -> Block {
+    Block::Text(RichText(vec![Inline::Text(text.to_owned())]))
+}
+
+/// A row of one button.
+pub fn one_button(label: &str, action: ButtonAction, style: ButtonStyle) -> Block {
+    Block::Actions(vec![Button {
+        label: label.to_owned(),
+        action,
+        style,
+    }])
+}
+
+/// `count` buttons with labels of over a hundred characters, the `i`th approving `ib_{i}` once.
+pub fn long_label_buttons(count: usize) -> Vec<Button> {
+    (0..count)
+        .map(|i| Button {
+            label: format!("{i} {}", "long label ".repeat(10)),
+            action: approval(&format!("ib_{i}"), ApprovalChoice::Once),
+            style: ButtonStyle::Default,
+        })
+        .collect()
+}
+
+/// A card with `short`, `md` and `long` in every kind of block but a table: a heading, text,
+/// context, a quote (each with every kind of inline), fields, code, a list, a divider and a
+/// button labelled `long` that answers the question `short` with `md`.
+pub fn any_text_in_every_block(short: &str, md: &str, long: &str) -> Card {
+    let inlines = vec![
+        Inline::Bold(md.to_owned()),
+        Inline::Italic(short.to_owned()),
+        Inline::Code(md.to_owned()),
+        Inline::Strike(long.to_owned()),
+        Inline::Link {
+            text: short.to_owned(),
+            url: md.to_owned(),
+        },
+        Inline::Text(long.to_owned()),
+    ];
+    Card {
+        blocks: vec![
+            Block::Heading {
+                text: md.to_owned(),
+            },
+            Block::Text(RichText(inlines.clone())),
+            Block::Context(inlines.clone()),
+            Block::Quote(RichText(inlines.clone())),
+            Block::Fields(vec![
+                (short.to_owned(), long.to_owned()),
+                (md.to_owned(), short.to_owned()),
+            ]),
+            Block::Code {
+                language: Some(short.to_owned()),
+                text: long.to_owned(),
+            },
+            Block::List {
+                ordered: true,
+                items: vec![RichText(inlines); 3],
+            },
+            Block::Divider,
+            one_button(long, answer(short, md), ButtonStyle::Primary),
+        ],
+    }
+}
+
+/// A turn card of `steps` tool calls, `(name, text, kind)` each, with the outcome `kind` picks
+/// (ok, error, denied, interrupted, running, waiting), and `answer`.
+pub fn busy_turn(steps: &[(String, String, u8)], answer: &str) -> Card {
+    let steps = steps
+        .iter()
+        .enumerate()
+        .map(|(i, (name, text, kind))| {
+            let status = match kind % 6 {
+                0 => Some(ToolStatus::Ok),
+                1 => Some(ToolStatus::Error),
+                2 => Some(ToolStatus::Denied),
+                3 => Some(ToolStatus::Interrupted),
+                _ => None,
+            };
+            Step {
+                tool_call_id: format!("call_{i}").into(),
+                name: name.clone(),
+                summary: text.clone(),
+                started: kind % 6 != 5,
+                outcome: status.map(|status| StepOutcome {
+                    status,
+                    detail: text.clone(),
+                }),
+            }
+        })
+        .collect();
+    turn_card(&TurnCard {
+        session_id: "s_1".into(),
+        turn_id: "tn_1".into(),
+        segment: 0,
+        continued: false,
+        author: None,
+        status: TurnStatus::RunningTool("run_shell".into()),
+        steps,
+        answer: answer.to_owned(),
+        reasoning_hint: true,
+        notes: vec![answer.chars().take(300).collect()],
+    })
+}
+
+/// The nightly digest's scheduled run: done in 75 s, with a summary and two files.
+pub fn nightly_digest_run() -> RunResult {
+    RunResult {
+        title: "Nightly digest".into(),
+        ok: true,
+        trigger: "schedule".into(),
+        took_ms: Some(75_000),
+        summary: Some("Posted the digest to **#ops**:\n\n- 3 deploys\n- 1 incident".into()),
+        error: None,
+        artifacts: vec!["digest.md".into(), "reports/2026-01-05.csv".into()],
+    }
+}
+
+/// The sales digest's catch-up run, failed after 4 s on the gateway's quota.
+pub fn failed_sales_digest_run() -> RunResult {
+    RunResult {
+        title: "Sales digest".into(),
+        ok: false,
+        trigger: "catchup".into(),
+        took_ms: Some(4_000),
+        summary: None,
+        error: Some("the gateway is over quota".into()),
+        artifacts: Vec::new(),
     }
 }

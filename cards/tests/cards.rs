@@ -2,21 +2,16 @@
 //! must show asserted beside the snapshot.
 
 use insta::assert_snapshot;
-use serde_json::json;
 use workmate_cards::{
     Block, ButtonAction, ButtonStyle, CONTINUED_BELOW, Card, Inline, PromptState, STOP_LABEL,
     SessionView, TurnStatus, approval_card, question_card, turn_card,
 };
-use workmate_protocol::{ApprovalChoice, InboxItemKind, Resolution, ToolStatus, TurnEndStatus};
+use workmate_protocol::{ApprovalChoice, TurnEndStatus};
 
 use crate::support::{
-    RATE_LIMITED, Story, alice, bob, buttons, context_lines, item, json as to_json, turn,
+    FAILED_DEPLOYS_ANSWER, RATE_LIMITED, Story, alice, answer, approval, buttons, context_lines,
+    item, json as to_json, turn,
 };
-
-const ANSWER: &str = "## Failed deploys\n\nTwo deploys **failed** since yesterday:\n\n\
-1. `api` #4812 timed out\n2. `web` #977 failed *lint*\n   - see [the run](https://ci.example.com/runs/977)\n\n\
-| Service | Run | Cause |\n|---|---|---|\n| api | 4812 | timeout |\n| web | 977 | lint |\n\n\
-```sh\ngh run rerun 4812\n```\n\n> Both are on `main`.\n\n---\n\nI posted the summary to ~~#deploys~~ #ops.";
 
 fn status(view: &SessionView, id: &str) -> TurnStatus {
     view.turn(&turn(id)).unwrap().status.clone()
@@ -26,8 +21,7 @@ fn status(view: &SessionView, id: &str) -> TurnStatus {
 /// the command runs, and the answer streams in as markdown.
 #[test]
 fn a_tool_turn_with_an_approval_goes_through_every_state() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Which deploys failed since yesterday?");
+    let mut s = Story::asking_which_deploys_failed();
     let view = s.view();
     assert_eq!(status(&view, "tn_1"), TurnStatus::Thinking);
     let thinking = turn_card(&view.turns()[0]);
@@ -37,17 +31,14 @@ fn a_tool_turn_with_an_approval_goes_through_every_state() {
     );
     assert_snapshot!("turn_thinking", to_json(&thinking));
 
-    s.reasoning("The CI CLI can list failed runs");
-    s.delta("Let me check ");
-    s.delta("the CI runs.");
+    s.reason_then_stream_a_reply();
     let view = s.view();
     let card = view.turn(&turn("tn_1")).unwrap();
     assert!(card.reasoning_hint);
     assert_eq!(card.answer, "Let me check the CI runs.");
     assert_snapshot!("turn_reasoning_streaming", to_json(&turn_card(card)));
 
-    s.message(Some("Let me check the CI runs."), &["run_shell"]);
-    s.ask_to_list_failed_runs("call_1", "ib_1");
+    s.check_the_ci_runs("call_1", "ib_1");
     let view = s.view();
     assert_eq!(status(&view, "tn_1"), TurnStatus::WaitingForApproval);
     assert_snapshot!(
@@ -113,7 +104,7 @@ fn a_tool_turn_with_an_approval_goes_through_every_state() {
         "## Failed deploys\n\nTwo",
         "a new round-trip's text replaces the previous one"
     );
-    s.message(Some(ANSWER), &[]);
+    s.message(Some(FAILED_DEPLOYS_ANSWER), &[]);
     s.end(TurnEndStatus::Completed);
     let view = s.view();
     let done = turn_card(view.turn(&turn("tn_1")).unwrap());
@@ -128,9 +119,7 @@ fn a_tool_turn_with_an_approval_goes_through_every_state() {
 
 #[test]
 fn a_denied_write_then_a_failed_turn() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Write the release notes");
-    s.ask_to_write_release_notes("call_w", "ib_w");
+    let mut s = Story::asking_to_write_release_notes();
     let pending = approval_card(s.view().approval(&item("ib_w")).unwrap());
     let code = pending
         .blocks
@@ -170,9 +159,7 @@ fn a_denied_write_then_a_failed_turn() {
 
 #[test]
 fn an_edit_waits_then_the_turn_is_stopped() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Raise the deploy timeout");
-    s.ask_to_raise_the_timeout("call_r", "ib_r");
+    let mut s = Story::asking_to_raise_the_timeout();
     let view = s.view();
     let pending = approval_card(view.approval(&item("ib_r")).unwrap());
     assert!(pending.blocks.contains(&Block::Code {
@@ -198,10 +185,7 @@ fn an_edit_waits_then_the_turn_is_stopped() {
 
 #[test]
 fn patches_and_unknown_tools_show_their_arguments() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Fix the lint error");
-    s.ask_to_apply_a_long_patch("call_p", "ib_p");
-    s.ask_to_post_a_long_message("call_j", "ib_j");
+    let mut s = Story::asking_with_long_arguments();
     let view = s.view();
     let patch_card = approval_card(view.approval(&item("ib_p")).unwrap());
     assert!(context_lines(&patch_card).contains(&"… 54 more lines not shown".to_owned()));
@@ -227,32 +211,13 @@ fn patches_and_unknown_tools_show_their_arguments() {
     )));
     assert_snapshot!("approval_json_pending", to_json(&json_card));
     // Two prompts of one turn: answering one leaves it waiting for the other.
-    s.resolve(
-        "call_p",
-        "ib_p",
-        InboxItemKind::Approval,
-        Resolution::Approval {
-            choice: ApprovalChoice::Once,
-        },
-        bob(),
-    );
+    s.approve_once_as_bob("call_p", "ib_p");
     assert_eq!(status(&s.view(), "tn_1"), TurnStatus::WaitingForApproval);
 }
 
 #[test]
 fn a_turn_at_the_iteration_cap() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Keep going");
-    s.propose("call_1", "read_file", json!({"path": "a.txt"}));
-    s.run("call_1", "read_file");
-    s.finish(
-        "call_1",
-        "read_file",
-        ToolStatus::Error,
-        None,
-        Some("'a.txt' does not exist"),
-    );
-    s.end(TurnEndStatus::MaxIterationsExceeded);
+    let s = Story::failing_until_the_step_limit();
     let view = s.view();
     assert_eq!(status(&view, "tn_1"), TurnStatus::MaxIterations);
     assert_snapshot!("turn_max_iterations", to_json(&turn_card(&view.turns()[0])));
@@ -260,9 +225,7 @@ fn a_turn_at_the_iteration_cap() {
 
 #[test]
 fn questions_offer_their_options_and_show_the_answer() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Post a summary");
-    s.ask_where_to_post("call_q", "ib_q");
+    let mut s = Story::asking_where_to_post();
     let view = s.view();
     assert_eq!(status(&view, "tn_1"), TurnStatus::WaitingForAnswer);
     let pending = question_card(view.question(&item("ib_q")).unwrap());
@@ -280,15 +243,7 @@ fn questions_offer_their_options_and_show_the_answer() {
     else {
         panic!("no buttons");
     };
-    assert_eq!(
-        row[1].action,
-        ButtonAction::Resolve {
-            item_id: item("ib_q"),
-            resolution: Resolution::Answer {
-                text: "#deploys".into()
-            }
-        }
-    );
+    assert_eq!(row[1].action, answer("ib_q", "#deploys"));
     assert!(context_lines(&pending).contains(&"Or reply in the thread to answer.".to_owned()));
     assert_snapshot!("question_pending", to_json(&pending));
 
@@ -305,12 +260,7 @@ fn questions_offer_their_options_and_show_the_answer() {
 
 #[test]
 fn button_actions_round_trip_through_a_button_value() {
-    let action = ButtonAction::Resolve {
-        item_id: item("ib_1"),
-        resolution: Resolution::Approval {
-            choice: ApprovalChoice::AlwaysCommand,
-        },
-    };
+    let action = approval("ib_1", ApprovalChoice::AlwaysCommand);
     let value = serde_json::to_string(&action).unwrap();
     assert_eq!(
         value,

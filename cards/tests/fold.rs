@@ -31,15 +31,7 @@ fn session() -> Story {
         args,
         &[ApprovalChoice::Once, ApprovalChoice::Deny],
     );
-    s.resolve(
-        "call_1",
-        "ib_1",
-        InboxItemKind::Approval,
-        Resolution::Approval {
-            choice: ApprovalChoice::Once,
-        },
-        bob(),
-    );
+    s.approve_once_as_bob("call_1", "ib_1");
     s.run("call_1", "run_shell");
     s.finish(
         "call_1",
@@ -123,13 +115,7 @@ fn a_redelivered_state_event_changes_nothing() {
 fn persisted_state_events_alone_rebuild_the_finished_turn() {
     let story = session();
     let live = story.view();
-    let persisted: Vec<_> = story
-        .events
-        .iter()
-        .filter(|e| e.is_state())
-        .cloned()
-        .collect();
-    let replayed = fold(&persisted);
+    let replayed = fold(&story.state_events());
     let id = turn("tn_1");
     assert!(live.turn_segments(&id).eq(replayed.turn_segments(&id)));
     assert_eq!(live.approvals(), replayed.approvals());

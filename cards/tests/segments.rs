@@ -5,12 +5,12 @@
 use proptest::prelude::*;
 use serde_json::json;
 use workmate_cards::{
-    Block, ButtonAction, ButtonStyle, CONTINUED_BELOW, Card, CardRef, STOP_LABEL, SessionView,
-    TurnStatus, card_for,
+    ButtonAction, ButtonStyle, CONTINUED_BELOW, Card, CardRef, STOP_LABEL, SessionView, TurnStatus,
+    card_for,
 };
 use workmate_protocol::{Event, TurnEndStatus};
 
-use crate::support::{Story, buttons, context_lines, fold, item, turn};
+use crate::support::{Story, actions, buttons, context_lines, fold, item, stop, turn};
 
 /// A card pump as every platform runs one: each changed card is posted under its key the first
 /// time and updated afterwards. Returns the keys in the order they were first posted, each with
@@ -37,15 +37,9 @@ fn keys(thread: &[(String, Vec<Card>)]) -> Vec<&str> {
 }
 
 fn stop_actions(card: &Card) -> Vec<ButtonAction> {
-    card.blocks
-        .iter()
-        .filter_map(|b| match b {
-            Block::Actions(buttons) => Some(buttons),
-            _ => None,
-        })
-        .flatten()
-        .filter(|b| matches!(b.action, ButtonAction::Stop { .. }))
-        .map(|b| b.action.clone())
+    actions(card)
+        .into_iter()
+        .filter(|a| matches!(a, ButtonAction::Stop { .. }))
         .collect()
 }
 
@@ -56,10 +50,8 @@ fn text(card: &Card) -> String {
 /// Alice asks, the agent wants a shell command, Bob approves, the command runs and the answer
 /// comes in.
 fn approved_turn() -> Story {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Which deploys failed since yesterday?");
-    s.message(Some("Let me check the CI runs."), &["run_shell"]);
-    s.ask_to_list_failed_runs("call_1", "ib_1");
+    let mut s = Story::asking_which_deploys_failed();
+    s.check_the_ci_runs("call_1", "ib_1");
     s.approve_once_as_bob("call_1", "ib_1");
     s.run("call_1", "run_shell");
     s.find_two_failed_runs_then_fall_back("call_1");
@@ -197,10 +189,7 @@ fn the_stop_button_names_the_session_and_the_turn() {
         buttons(&card),
         [(STOP_LABEL.to_owned(), ButtonStyle::Danger)]
     );
-    let stop = ButtonAction::Stop {
-        session_id: "s_1".into(),
-        turn_id: turn("tn_1"),
-    };
+    let stop = stop();
     assert_eq!(stop_actions(&card), std::slice::from_ref(&stop));
     let value = serde_json::to_value(&stop).unwrap();
     assert_eq!(
@@ -239,12 +228,7 @@ fn events_of_another_session_are_ignored() {
 #[test]
 fn segments_replay_to_the_same_view_from_any_redelivery() {
     let story = approved_turn();
-    let persisted: Vec<_> = story
-        .events
-        .iter()
-        .filter(|e| e.is_state())
-        .cloned()
-        .collect();
+    let persisted = story.state_events();
     let live = story.view();
     let replayed = fold(&persisted);
     assert_eq!(live.turns(), replayed.turns());
@@ -275,11 +259,7 @@ proptest! {
     /// any prefix of them: the view, and so every segment, comes out the same.
     #[test]
     fn a_replay_after_any_prefix_gives_the_same_segments(cut in 0usize..64) {
-        let persisted: Vec<_> = two_prompt_turn()
-            .events
-            .into_iter()
-            .filter(Event::is_state)
-            .collect();
+        let persisted = two_prompt_turn().state_events();
         let cut = cut.min(persisted.len());
         let once = fold(&persisted);
         let mut view = fold(&persisted[..cut]);

@@ -7,13 +7,7 @@ use workmate_cards::{Block, ButtonStyle, Card, Inline};
 
 /// `(label, style)` of every button of the card.
 pub(crate) fn buttons(card: &Card) -> Vec<(String, ButtonStyle)> {
-    card.blocks
-        .iter()
-        .filter_map(|b| match b {
-            Block::Actions(buttons) => Some(buttons),
-            _ => None,
-        })
-        .flatten()
+    every_button(card)
         .map(|b| (b.label.clone(), b.style))
         .collect()
 }

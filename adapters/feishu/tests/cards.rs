@@ -4,23 +4,17 @@
 
 use insta::assert_json_snapshot;
 use serde_json::{Value, json};
-use workmate_cards::testing::{RATE_LIMITED, Story, alice, bob, item, turn};
+use workmate_cards::testing::{
+    RATE_LIMITED, Story, actions, answer, approval, failed_sales_digest_run, item, long_log,
+    nightly_digest_run, option, other_resolutions, stop, turn,
+};
 use workmate_cards::{
-    Block, ButtonAction, Card, RunResult, approval_card, notice_card, question_card, run_card,
-    turn_card,
+    ButtonAction, Card, approval_card, notice_card, question_card, run_card, turn_card,
 };
 use workmate_feishu::card::{MAX_BUTTONS, MAX_TABLES, decode_action, plain_text, render};
-use workmate_protocol::{
-    Actor, ApprovalChoice, EventKind, InboxItemKind, PermissionMode, Question, QuestionOption,
-    Resolution, ToolStatus, TurnEndStatus,
-};
+use workmate_protocol::{Actor, ApprovalChoice};
 
 use crate::limits::{assert_header_iff_titled, assert_within_limits};
-
-const ANSWER: &str = "## Failed deploys\n\nTwo deploys **failed** since yesterday:\n\n\
-1. `api` #4812 timed out\n2. `web` #977 failed *lint*\n   - see [the run](https://ci.example.com/runs/977)\n\n\
-| Service | Run | Cause |\n|---|---|---|\n| api | 4812 | timeout |\n| web | 977 | lint |\n\n\
-```sh\ngh run rerun 4812\n```\n\n> Both are on `main`.\n\n---\n\nI posted the summary to ~~#deploys~~ #ops.";
 
 /// The card as Feishu gets it, checked against its limits, with a header exactly when it has a
 /// title; every button of the card is carried, in order, with its action as its callback value.
@@ -28,16 +22,7 @@ fn feishu(card: &Card) -> Value {
     let json = render(card);
     assert_within_limits(&json);
     assert_header_iff_titled(card, &json);
-    let actions: Vec<ButtonAction> = card
-        .blocks
-        .iter()
-        .filter_map(|b| match b {
-            Block::Actions(buttons) => Some(buttons),
-            _ => None,
-        })
-        .flatten()
-        .map(|b| b.action.clone())
-        .collect();
+    let actions = actions(card);
     let carried: Vec<ButtonAction> = buttons(&json).into_iter().map(|b| b.2).collect();
     if actions.len() <= MAX_BUTTONS {
         assert_eq!(carried, actions);
@@ -87,35 +72,13 @@ fn streaming(card: &Value) -> bool {
     card["config"]["streaming_mode"].as_bool().unwrap()
 }
 
-fn approval(id: &str, choice: ApprovalChoice) -> ButtonAction {
-    ButtonAction::Resolve {
-        item_id: item(id),
-        resolution: Resolution::Approval { choice },
-    }
-}
-
-fn answer(id: &str, text: &str) -> ButtonAction {
-    ButtonAction::Resolve {
-        item_id: item(id),
-        resolution: Resolution::Answer { text: text.into() },
-    }
-}
-
-fn stop() -> ButtonAction {
-    ButtonAction::Stop {
-        session_id: "s_1".into(),
-        turn_id: turn("tn_1"),
-    }
-}
-
 fn button(label: &str, kind: &str, action: ButtonAction) -> (String, String, ButtonAction) {
     (label.to_owned(), kind.to_owned(), action)
 }
 
 #[test]
 fn a_tool_turn_with_an_approval() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Which deploys failed since yesterday?");
+    let mut s = Story::asking_which_deploys_failed();
     let thinking = feishu(&turn_card(&s.view().turns()[0]));
     assert_eq!(tags(&thinking), ["markdown", "column_set"]);
     assert!(thinking.get("header").is_none(), "a turn card has no title");
@@ -124,17 +87,14 @@ fn a_tool_turn_with_an_approval() {
     assert_eq!(buttons(&thinking), [button("Stop", "danger", stop())]);
     assert_json_snapshot!("turn_thinking", thinking);
 
-    s.reasoning("The CI CLI can list failed runs");
-    s.delta("Let me check ");
-    s.delta("the CI runs.");
+    s.reason_then_stream_a_reply();
     let streamed = feishu(&turn_card(&s.view().turns()[0]));
     assert!(texts(&streamed).contains("💭 Reasoning…"));
     assert!(texts(&streamed).contains("Let me check the CI runs."));
     assert!(streaming(&streamed));
     assert_json_snapshot!("turn_reasoning_streaming", streamed);
 
-    s.message(Some("Let me check the CI runs."), &["run_shell"]);
-    s.ask_to_list_failed_runs("call_1", "ib_1");
+    s.check_the_ci_runs("call_1", "ib_1");
     let view = s.view();
     let waiting = feishu(&turn_card(&view.turns()[0]));
     assert!(texts(&waiting).contains("⏸️ Waiting for approval"));
@@ -204,9 +164,7 @@ fn a_tool_turn_with_an_approval() {
     assert_json_snapshot!("turn_running_tool", running);
 
     s.find_two_failed_runs_then_fall_back("call_1");
-    s.delta("## Failed deploys\n\nTwo");
-    s.message(Some(ANSWER), &[]);
-    s.end(TurnEndStatus::Completed);
+    s.answer_with_the_failed_deploys();
     let done = feishu(&turn_card(s.view().turn(&turn("tn_1")).unwrap()));
     assert!(
         buttons(&done).is_empty(),
@@ -233,9 +191,7 @@ fn a_tool_turn_with_an_approval() {
 
 #[test]
 fn a_denied_write_then_a_failed_turn() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Write the release notes");
-    s.ask_to_write_release_notes("call_w", "ib_w");
+    let mut s = Story::asking_to_write_release_notes();
     let pending = feishu(&approval_card(s.view().approval(&item("ib_w")).unwrap()));
     assert_eq!(buttons(&pending).len(), 3);
     let text = texts(&pending);
@@ -261,9 +217,7 @@ fn a_denied_write_then_a_failed_turn() {
 
 #[test]
 fn an_edit_waits_then_the_turn_is_stopped() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Raise the deploy timeout");
-    s.ask_to_raise_the_timeout("call_r", "ib_r");
+    let mut s = Story::asking_to_raise_the_timeout();
     let pending = feishu(&approval_card(s.view().approval(&item("ib_r")).unwrap()));
     assert!(
         texts(&pending)
@@ -286,10 +240,7 @@ fn an_edit_waits_then_the_turn_is_stopped() {
 
 #[test]
 fn patches_and_unknown_tools_show_their_arguments() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Fix the lint error");
-    s.ask_to_apply_a_long_patch("call_p", "ib_p");
-    s.ask_to_post_a_long_message("call_j", "ib_j");
+    let s = Story::asking_with_long_arguments();
     let view = s.view();
     let patch_card = feishu(&approval_card(view.approval(&item("ib_p")).unwrap()));
     let text = texts(&patch_card);
@@ -310,25 +261,8 @@ fn patches_and_unknown_tools_show_their_arguments() {
 
 #[test]
 fn an_automation_prompt_names_its_standing_target() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Post the nightly digest");
-    let args = json!({ "channel": "#ops", "text": "Nightly digest" });
-    s.propose("call_t", "post_message", args.clone());
-    s.state(EventKind::PermissionRequired {
-        tool_call_id: "call_t".into(),
-        name: "post_message".into(),
-        arguments: args,
-        reason: "posting to a channel needs approval".into(),
-        category: "messaging".into(),
-        standing_target: Some("#ops".into()),
-        readonly_ok: false,
-        choices: vec![
-            ApprovalChoice::Once,
-            ApprovalChoice::AlwaysTask,
-            ApprovalChoice::Deny,
-        ],
-    });
-    s.park("call_t", "ib_t", InboxItemKind::Approval, "post_message");
+    let mut s = Story::with_turn("Post the nightly digest");
+    s.ask_to_post_the_nightly_digest("call_t", "ib_t");
     let pending = feishu(&approval_card(s.view().approval(&item("ib_t")).unwrap()));
     let text = texts(&pending);
     assert!(text.contains("**Target**: &#35;ops"));
@@ -337,93 +271,32 @@ fn an_automation_prompt_names_its_standing_target() {
     assert_json_snapshot!("approval_standing_target_pending", pending);
 }
 
-/// The approval card of a `run_shell` call resolved with `resolution` by Bob.
-fn resolved_shell(resolution: Resolution) -> Value {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Which deploys failed since yesterday?");
-    s.ask_to_list_failed_runs("call_1", "ib_1");
-    s.resolve("call_1", "ib_1", InboxItemKind::Approval, resolution, bob());
-    let card = feishu(&approval_card(s.view().approval(&item("ib_1")).unwrap()));
-    assert!(buttons(&card).is_empty(), "no buttons after resolution");
-    card
-}
-
 #[test]
 fn every_approval_scope_names_who_approved_it() {
-    for (choice, line, name) in [
-        (
-            ApprovalChoice::AlwaysTool,
-            "✅ Approved by Bob Li · always for this tool",
-            "approval_approved_always_tool",
-        ),
-        (
-            ApprovalChoice::AlwaysCommand,
-            "✅ Approved by Bob Li · always for this command",
-            "approval_approved_always_command",
-        ),
-        (
-            ApprovalChoice::ReadonlySession,
-            "✅ Approved by Bob Li · read-only commands for this session",
-            "approval_approved_readonly_session",
-        ),
-        (
-            ApprovalChoice::AlwaysTask,
-            "✅ Approved by Bob Li · always for this automation",
-            "approval_approved_always_task",
-        ),
-    ] {
-        let card = resolved_shell(Resolution::Approval { choice });
+    for (resolution, line, name) in other_resolutions() {
+        let s = Story::failed_runs_resolved_by_bob(resolution);
+        let card = feishu(&approval_card(s.view().approval(&item("ib_1")).unwrap()));
+        assert!(buttons(&card).is_empty(), "no buttons after resolution");
         assert!(texts(&card).contains(line), "{name}");
         assert_json_snapshot!(name, card);
     }
-    let other = resolved_shell(Resolution::Plan {
-        approved: true,
-        mode: None,
-        feedback: None,
-    });
-    assert!(texts(&other).contains("Resolved by Bob Li"));
-    assert_json_snapshot!("approval_resolved_otherwise", other);
 }
 
 #[test]
 fn turns_waiting_for_an_answer_at_the_cap_and_with_notes() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Post a summary");
-    s.ask_where_to_post("call_q", "ib_q");
+    let s = Story::asking_where_to_post();
     let waiting = feishu(&turn_card(&s.view().turns()[0]));
     assert!(texts(&waiting).contains("❓ Waiting for an answer"));
     assert!(streaming(&waiting));
     assert_json_snapshot!("turn_waiting_for_answer", waiting);
 
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Keep going");
-    s.propose("call_1", "read_file", json!({ "path": "a.txt" }));
-    s.run("call_1", "read_file");
-    s.finish(
-        "call_1",
-        "read_file",
-        ToolStatus::Error,
-        None,
-        Some("'a.txt' does not exist"),
-    );
-    s.end(TurnEndStatus::MaxIterationsExceeded);
+    let s = Story::failing_until_the_step_limit();
     let capped = feishu(&turn_card(&s.view().turns()[0]));
     assert!(texts(&capped).contains("⚠️ Stopped at the step limit"));
     assert!(texts(&capped).contains("- ✗ `read_file` a.txt *— 'a.txt' does not exist*"));
     assert_json_snapshot!("turn_max_iterations", capped);
 
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Summarize the incident");
-    s.state(EventKind::Compacted {
-        text: "Earlier messages were summarized to save room.".into(),
-    });
-    s.state(EventKind::ModeChanged {
-        from: PermissionMode::Interactive,
-        to: PermissionMode::Auto,
-        by: bob(),
-    });
-    s.message(Some("The incident is resolved."), &[]);
-    s.end(TurnEndStatus::Completed);
+    let s = Story::summarizing_the_incident();
     let noted = feishu(&turn_card(&s.view().turns()[0]));
     let text = texts(&noted);
     assert!(text.contains("Earlier messages were summarized to save room."));
@@ -433,29 +306,7 @@ fn turns_waiting_for_an_answer_at_the_cap_and_with_notes() {
 
 #[test]
 fn every_step_outcome_has_its_mark() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Check everything");
-    let calls = [
-        ("call_ok", "read_file", Some(ToolStatus::Ok)),
-        ("call_err", "fetch_url", Some(ToolStatus::Error)),
-        ("call_den", "write_file", Some(ToolStatus::Denied)),
-        ("call_int", "run_shell", Some(ToolStatus::Interrupted)),
-        ("call_run", "search_code", None),
-        ("call_wait", "apply_patch", None),
-    ];
-    for (call, name, _) in calls {
-        s.propose(call, name, json!({ "path": format!("{call}.txt") }));
-    }
-    for (call, name, status) in calls {
-        if call == "call_wait" {
-            continue;
-        }
-        s.run(call, name);
-        if let Some(status) = status {
-            let reason = (status != ToolStatus::Ok).then_some("it did not work out");
-            s.finish(call, name, status, Some("12 lines"), reason);
-        }
-    }
+    let s = Story::trying_every_step_outcome();
     let card = feishu(&turn_card(&s.view().turns()[0]));
     let text = texts(&card);
     for mark in [
@@ -470,42 +321,9 @@ fn every_step_outcome_has_its_mark() {
     assert_json_snapshot!("turn_every_step_outcome", card);
 }
 
-/// A question parked as `ib_q` on a new turn, with these options and flags.
-fn question_story(options: Vec<QuestionOption>, allow_text: bool, multi: bool) -> Story {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Post a summary");
-    s.propose(
-        "call_q",
-        "ask_user",
-        json!({ "question": "Which channels?" }),
-    );
-    s.state(EventKind::QuestionRequested {
-        tool_call_id: "call_q".into(),
-        question: "Which channels?".into(),
-        options,
-        allow_text,
-        multi,
-        header: String::new(),
-        questions: Vec::new(),
-    });
-    s.park("call_q", "ib_q", InboxItemKind::Question, "ask_user");
-    s
-}
-
-fn option(label: &str) -> QuestionOption {
-    QuestionOption {
-        label: label.into(),
-        description: None,
-        recommended: false,
-        preview: None,
-    }
-}
-
 #[test]
 fn questions_offer_their_options_and_show_the_answer() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Post a summary");
-    s.ask_where_to_post("call_q", "ib_q");
+    let mut s = Story::asking_where_to_post();
     let pending = feishu(&question_card(s.view().question(&item("ib_q")).unwrap()));
     assert_eq!(
         buttons(&pending),
@@ -525,13 +343,13 @@ fn questions_offer_their_options_and_show_the_answer() {
     assert!(texts(&answered).contains("💬 Answered by Alice Chen: &#35;ops"));
     assert_json_snapshot!("question_answered", answered);
 
-    let open = question_story(Vec::new(), true, false);
+    let open = Story::asking_which_channels(Vec::new(), true, false);
     let open = feishu(&question_card(open.view().question(&item("ib_q")).unwrap()));
     assert!(buttons(&open).is_empty());
     assert!(texts(&open).contains("Reply in the thread to answer."));
     assert_json_snapshot!("question_free_text_pending", open);
 
-    let multi = question_story(vec![option("#ops"), option("#deploys")], false, true);
+    let multi = Story::asking_which_channels(vec![option("#ops"), option("#deploys")], false, true);
     let multi = feishu(&question_card(
         multi.view().question(&item("ib_q")).unwrap(),
     ));
@@ -539,11 +357,8 @@ fn questions_offer_their_options_and_show_the_answer() {
     assert!(texts(&multi).contains("To choose several, reply in the thread."));
     assert_json_snapshot!("question_multi_pending", multi);
 
-    let mut dismissed = question_story(vec![option("#ops")], false, false);
-    let gone = Resolution::Dismissed {
-        reason: "the session was deleted".into(),
-    };
-    dismissed.resolve("call_q", "ib_q", InboxItemKind::Question, gone, alice());
+    let mut dismissed = Story::asking_which_channels(vec![option("#ops")], false, false);
+    dismissed.dismiss_with_the_session("call_q", "ib_q");
     let dismissed = feishu(&question_card(
         dismissed.view().question(&item("ib_q")).unwrap(),
     ));
@@ -554,35 +369,7 @@ fn questions_offer_their_options_and_show_the_answer() {
 
 #[test]
 fn a_grouped_question_asks_for_a_reply() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Plan the release");
-    s.propose("call_g", "ask_user", json!({}));
-    let question = |header: &str, question: &str, labels: &[&str]| Question {
-        question: question.into(),
-        header: header.into(),
-        options: labels
-            .iter()
-            .map(|l| QuestionOption {
-                description: Some(format!("Release {l}")),
-                ..option(l)
-            })
-            .collect(),
-        allow_text: true,
-        multi: false,
-    };
-    s.state(EventKind::QuestionRequested {
-        tool_call_id: "call_g".into(),
-        question: "Release plan".into(),
-        options: Vec::new(),
-        allow_text: true,
-        multi: false,
-        header: "Release".into(),
-        questions: vec![
-            question("Day", "Which day?", &["Monday", "Tuesday"]),
-            question("Owner", "Who runs it?", &["Alice", "Bob"]),
-        ],
-    });
-    s.park("call_g", "ib_g", InboxItemKind::Question, "ask_user");
+    let s = Story::asking_for_a_release_plan();
     let card = feishu(&question_card(s.view().question(&item("ib_g")).unwrap()));
     assert!(buttons(&card).is_empty(), "one click cannot answer a form");
     let text = texts(&card);
@@ -594,7 +381,7 @@ fn a_grouped_question_asks_for_a_reply() {
 #[test]
 fn a_question_with_more_options_than_buttons_says_so() {
     let options = (1..=25).map(|i| option(&format!("option {i}"))).collect();
-    let s = question_story(options, true, false);
+    let s = Story::asking_which_channels(options, true, false);
     let card = feishu(&question_card(s.view().question(&item("ib_q")).unwrap()));
     assert_eq!(buttons(&card).len(), MAX_BUTTONS);
     assert!(texts(&card).contains("… 5 more buttons not shown; reply in the thread instead."));
@@ -604,12 +391,7 @@ fn a_question_with_more_options_than_buttons_says_so() {
 #[test]
 fn a_session_notice() {
     let mut s = Story::new();
-    s.between_turns();
-    s.state(EventKind::ModelSwitched {
-        from: Some("openai:gpt-5-mini".into()),
-        to: "anthropic:claude-sonnet-4-5".into(),
-        text: "Model switched to anthropic:claude-sonnet-4-5 by <at id=all></at>".into(),
-    });
+    s.switch_the_model("Model switched to anthropic:claude-sonnet-4-5 by <at id=all></at>");
     let view = s.view();
     let card = feishu(&notice_card(&view.notices()[0]));
     assert_eq!(tags(&card), ["markdown"]);
@@ -619,15 +401,7 @@ fn a_session_notice() {
 
 #[test]
 fn automation_runs_have_a_titled_card() {
-    let done = run_card(&RunResult {
-        title: "Nightly digest".into(),
-        ok: true,
-        trigger: "schedule".into(),
-        took_ms: Some(75_000),
-        summary: Some("Posted the digest to **#ops**:\n\n- 3 deploys\n- 1 incident".into()),
-        error: None,
-        artifacts: vec!["digest.md".into(), "reports/2026-01-05.csv".into()],
-    });
+    let done = run_card(&nightly_digest_run());
     let done_json = feishu(&done);
     assert_eq!(done_json["header"]["title"]["content"], "⏰ Nightly digest");
     assert_eq!(
@@ -638,15 +412,7 @@ fn automation_runs_have_a_titled_card() {
     assert!(plain_text(&done).starts_with("⏰ Nightly digest\n✅ Done"));
     assert_json_snapshot!("run_done", done_json);
 
-    let failed = feishu(&run_card(&RunResult {
-        title: "Sales digest".into(),
-        ok: false,
-        trigger: "catchup".into(),
-        took_ms: Some(4_000),
-        summary: None,
-        error: Some("the gateway is over quota".into()),
-        artifacts: Vec::new(),
-    }));
+    let failed = feishu(&run_card(&failed_sales_digest_run()));
     let text = texts(&failed);
     assert!(text.contains("❌ Failed · catch-up run"));
     assert!(text.contains("> **Error:** the gateway is over quota"));
@@ -655,13 +421,10 @@ fn automation_runs_have_a_titled_card() {
 
 #[test]
 fn model_text_cannot_become_markup() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Say hi");
     let hostile = "Hi <at id=all></at> and <at user_id=\"ou_1\">you</at>!\n\n\
 <font color='red'>alarm</font> [click](javascript:alert(1)) ![img](https://e.com/x.png)\n\n\
 ```\n<at id=all></at>\n````\n```\n\n- item\n+ plus\n1) one\n\n| a | b |\n|---|---|\n| <at id=all> | x |";
-    s.message(Some(hostile), &[]);
-    s.end(TurnEndStatus::Completed);
+    let s = Story::completed_turn("Say hi", hostile);
     let card = feishu(&turn_card(&s.view().turns()[0]));
     let text = texts(&card);
     assert!(!text.contains("<at"), "no mention in\n{text}");
@@ -672,14 +435,7 @@ fn model_text_cannot_become_markup() {
 
 #[test]
 fn a_long_answer_is_cut_with_a_note() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Dump the log");
-    let long = (1..=1_200)
-        .map(|i| format!("Line {i:04}: the quick brown fox jumps over the lazy dog."))
-        .collect::<Vec<_>>()
-        .join("\n");
-    s.message(Some(&long), &[]);
-    s.end(TurnEndStatus::Completed);
+    let s = Story::completed_turn("Dump the log", &long_log(1_200));
     let card = feishu(&turn_card(&s.view().turns()[0]));
     let text = texts(&card);
     assert!(text.contains("Line 0001"));
@@ -691,8 +447,7 @@ fn a_long_answer_is_cut_with_a_note() {
 
 #[test]
 fn an_answer_of_many_blocks_is_cut_with_a_note() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "List the services");
+    let mut s = Story::with_turn("List the services");
     s.delta(
         &(1..=150)
             .map(|i| format!("Service {i} is healthy."))
@@ -722,10 +477,7 @@ fn tables_past_the_caps_are_cut_with_notes() {
         .chain((2..=7).map(small))
         .collect::<Vec<_>>()
         .join("\n\n");
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Tabulate");
-    s.message(Some(&answer), &[]);
-    s.end(TurnEndStatus::Completed);
+    let s = Story::completed_turn("Tabulate", &answer);
     let card = feishu(&turn_card(&s.view().turns()[0]));
     let tables: Vec<&Value> = elements(&card)
         .iter()
@@ -747,18 +499,8 @@ fn tables_past_the_caps_are_cut_with_notes() {
 #[test]
 fn a_question_from_an_unnamed_requester() {
     // A person other than the turn's author is shown by id.
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Post a summary");
-    s.ask_where_to_post("call_q", "ib_q");
-    s.resolve(
-        "call_q",
-        "ib_q",
-        InboxItemKind::Question,
-        Resolution::Answer {
-            text: "#deploys".into(),
-        },
-        Actor::new("ou_7f3a"),
-    );
+    let mut s = Story::asking_where_to_post();
+    s.answer_as("call_q", "ib_q", "#deploys", Actor::new("ou_7f3a"));
     let card = feishu(&question_card(s.view().question(&item("ib_q")).unwrap()));
     assert!(texts(&card).contains("💬 Answered by ou&#95;7f3a: &#35;deploys"));
 }

@@ -7,16 +7,17 @@ use std::collections::HashSet;
 
 use proptest::prelude::*;
 use serde_json::Value;
-use workmate_cards::{
-    Block, Button, ButtonAction, ButtonStyle, Card, Inline, RichText, Step, StepOutcome, TurnCard,
-    TurnStatus, markdown_to_blocks, turn_card,
+use workmate_cards::testing::{
+    answer, any_text_in_every_block, approval, busy_turn, empty_blocks_card, long_label_buttons,
+    one_button, paragraph,
 };
+use workmate_cards::{Block, Button, ButtonAction, ButtonStyle, Card, markdown_to_blocks};
 use workmate_feishu::card::{
     MAX_BUTTON_LABEL_CHARS, MAX_BUTTON_VALUE_BYTES, MAX_BUTTONS, MAX_CARD_BYTES, MAX_ELEMENTS,
     MAX_HEADER_CHARS, MAX_PLAIN_TEXT_CHARS, MAX_SUMMARY_CHARS, MAX_TABLE_COLUMNS, MAX_TABLE_ROWS,
     MAX_TABLES, decode_action, plain_text, render,
 };
-use workmate_protocol::{ApprovalChoice, Resolution, ToolStatus};
+use workmate_protocol::ApprovalChoice;
 
 /// The components the renderer may write: all of them exist in Card JSON 2.0.
 const COMPONENTS: &[&str] = &["markdown", "hr", "table", "column_set", "column", "button"];
@@ -212,19 +213,8 @@ fn rendered(card: &Card) -> Value {
     json
 }
 
-fn text(s: &str) -> Block {
-    Block::Text(RichText(vec![Inline::Text(s.to_owned())]))
-}
-
 fn elements(card: &Value) -> &Vec<Value> {
     card["body"]["elements"].as_array().unwrap()
-}
-
-fn approve(item: &str, choice: ApprovalChoice) -> ButtonAction {
-    ButtonAction::Resolve {
-        item_id: item.into(),
-        resolution: Resolution::Approval { choice },
-    }
 }
 
 #[test]
@@ -258,7 +248,7 @@ fn edge_cards_render_within_limits() {
                 text: "h".repeat(500),
             }],
         },
-        workmate_cards::testing::empty_blocks_card(),
+        empty_blocks_card(),
     ];
     for card in &cards {
         rendered(card);
@@ -274,23 +264,12 @@ fn edge_cards_render_within_limits() {
 
 #[test]
 fn buttons_past_the_cap_or_too_long_to_carry_leave_a_note() {
-    let mut buttons: Vec<Button> = (0..30)
-        .map(|i| Button {
-            label: format!("{i} {}", "long label ".repeat(10)),
-            action: approve(&format!("ib_{i}"), ApprovalChoice::Once),
-            style: ButtonStyle::Default,
-        })
-        .collect();
+    let mut buttons = long_label_buttons(30);
     buttons.insert(
         0,
         Button {
             label: "A long answer".into(),
-            action: ButtonAction::Resolve {
-                item_id: "ib_x".into(),
-                resolution: Resolution::Answer {
-                    text: "x".repeat(MAX_BUTTON_VALUE_BYTES),
-                },
-            },
+            action: answer("ib_x", &"x".repeat(MAX_BUTTON_VALUE_BYTES)),
             style: ButtonStyle::Primary,
         },
     );
@@ -312,12 +291,14 @@ fn buttons_past_the_cap_or_too_long_to_carry_leave_a_note() {
 
 #[test]
 fn a_card_of_many_blocks_keeps_its_buttons_and_says_what_was_dropped() {
-    let mut blocks: Vec<Block> = (0..300).map(|i| text(&format!("paragraph {i}"))).collect();
-    blocks.push(Block::Actions(vec![Button {
-        label: "Approve once".into(),
-        action: approve("ib_1", ApprovalChoice::Once),
-        style: ButtonStyle::Primary,
-    }]));
+    let mut blocks: Vec<Block> = (0..300)
+        .map(|i| paragraph(&format!("paragraph {i}")))
+        .collect();
+    blocks.push(one_button(
+        "Approve once",
+        approval("ib_1", ApprovalChoice::Once),
+        ButtonStyle::Primary,
+    ));
     let card = rendered(&Card { blocks });
     let elements = elements(&card);
     let last = elements.last().unwrap();
@@ -328,45 +309,6 @@ fn a_card_of_many_blocks_keeps_its_buttons_and_says_what_was_dropped() {
             .unwrap()
             .contains("more blocks not shown")
     );
-}
-
-/// A turn card of `steps` tool calls with every kind of outcome, and `answer`.
-fn busy_turn(steps: &[(String, String, u8)], answer: &str) -> Card {
-    let steps = steps
-        .iter()
-        .enumerate()
-        .map(|(i, (name, text, kind))| {
-            let status = match kind % 6 {
-                0 => Some(ToolStatus::Ok),
-                1 => Some(ToolStatus::Error),
-                2 => Some(ToolStatus::Denied),
-                3 => Some(ToolStatus::Interrupted),
-                _ => None,
-            };
-            Step {
-                tool_call_id: format!("call_{i}").into(),
-                name: name.clone(),
-                summary: text.clone(),
-                started: kind % 6 != 5,
-                outcome: status.map(|status| StepOutcome {
-                    status,
-                    detail: text.clone(),
-                }),
-            }
-        })
-        .collect();
-    turn_card(&TurnCard {
-        session_id: "s_1".into(),
-        turn_id: "tn_1".into(),
-        segment: 0,
-        continued: false,
-        author: None,
-        status: TurnStatus::RunningTool("run_shell".into()),
-        steps,
-        answer: answer.to_owned(),
-        reasoning_hint: true,
-        notes: vec![answer.chars().take(300).collect()],
-    })
 }
 
 #[test]
@@ -457,36 +399,7 @@ proptest! {
         md in markdownish(),
         repeat in 1usize..500,
     ) {
-        let long = s.repeat(repeat);
-        let inlines = vec![
-            Inline::Bold(md.clone()),
-            Inline::Italic(s.clone()),
-            Inline::Code(md.clone()),
-            Inline::Strike(long.clone()),
-            Inline::Link { text: s.clone(), url: md.clone() },
-            Inline::Text(long.clone()),
-        ];
-        let card = Card {
-            blocks: vec![
-                Block::Heading { text: md.clone() },
-                Block::Text(RichText(inlines.clone())),
-                Block::Context(inlines.clone()),
-                Block::Quote(RichText(inlines.clone())),
-                Block::Fields(vec![(s.clone(), long.clone()), (md.clone(), s.clone())]),
-                Block::Code { language: Some(s.clone()), text: long.clone() },
-                Block::List { ordered: true, items: vec![RichText(inlines); 3] },
-                Block::Divider,
-                Block::Actions(vec![Button {
-                    label: long,
-                    action: ButtonAction::Resolve {
-                        item_id: s.as_str().into(),
-                        resolution: Resolution::Answer { text: md },
-                    },
-                    style: ButtonStyle::Primary,
-                }]),
-            ],
-        };
-        rendered(&card);
+        rendered(&any_text_in_every_block(&s, &md, &s.repeat(repeat)));
     }
 
     /// Any number of tool calls with any names and details render within limits.

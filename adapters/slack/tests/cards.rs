@@ -4,16 +4,11 @@
 use insta::assert_snapshot;
 use serde_json::{Value, json};
 use workmate_cards::{ButtonAction, Card, approval_card, question_card, turn_card};
-use workmate_protocol::{ApprovalChoice, Resolution, TurnEndStatus};
+use workmate_protocol::ApprovalChoice;
 use workmate_slack::blocks::{decode_button_value, fallback_text, render};
 
 use crate::limits::assert_within_limits;
-use crate::story::{Story, item, turn};
-
-const ANSWER: &str = "## Failed deploys\n\nTwo deploys **failed** since yesterday:\n\n\
-1. `api` #4812 timed out\n2. `web` #977 failed *lint*\n   - see [the run](https://ci.example.com/runs/977)\n\n\
-| Service | Run | Cause |\n|---|---|---|\n| api | 4812 | timeout |\n| web | 977 | lint |\n\n\
-```sh\ngh run rerun 4812\n```\n\n> Both are on `main`.\n\n---\n\nI posted the summary to ~~#deploys~~ #ops.";
+use crate::story::{Story, answer, approval, item, stop, turn};
 
 /// The message body for a card, checked against Slack's limits.
 fn message(card: &Card) -> Value {
@@ -67,42 +62,23 @@ fn buttons(message: &Value) -> Vec<(String, String, Option<String>, ButtonAction
         .collect()
 }
 
-fn approval(id: &str, choice: ApprovalChoice) -> ButtonAction {
-    ButtonAction::Resolve {
-        item_id: item(id),
-        resolution: Resolution::Approval { choice },
-    }
-}
-
 #[test]
 fn a_tool_turn_with_an_approval() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Which deploys failed since yesterday?");
+    let mut s = Story::asking_which_deploys_failed();
     let thinking = message(&turn_card(&s.view().turns()[0]));
     assert_eq!(types(&thinking), ["context", "actions"]);
     assert_eq!(thinking["text"], "🤔 Thinking…");
     assert_eq!(
         buttons(&thinking),
-        [(
-            "Stop".into(),
-            "wm:0".into(),
-            Some("danger".into()),
-            ButtonAction::Stop {
-                session_id: "s_1".into(),
-                turn_id: turn("tn_1"),
-            }
-        )]
+        [("Stop".into(), "wm:0".into(), Some("danger".into()), stop())]
     );
     assert_snapshot!("turn_thinking", pretty(&thinking));
 
-    s.reasoning("The CI CLI can list failed runs");
-    s.delta("Let me check ");
-    s.delta("the CI runs.");
+    s.reason_then_stream_a_reply();
     let streaming = message(&turn_card(&s.view().turns()[0]));
     assert_eq!(types(&streaming), ["context", "section", "actions"]);
     assert_snapshot!("turn_reasoning_streaming", pretty(&streaming));
-    s.message(Some("Let me check the CI runs."), &["run_shell"]);
-    s.ask_to_list_failed_runs("call_1", "ib_1");
+    s.check_the_ci_runs("call_1", "ib_1");
     let view = s.view();
     let waiting = message(&turn_card(&view.turns()[0]));
     assert!(all_text(&waiting).contains("⏸️ Waiting for approval"));
@@ -168,9 +144,7 @@ fn a_tool_turn_with_an_approval() {
     assert_snapshot!("turn_running_tool", pretty(&running));
 
     s.find_two_failed_runs_then_fall_back("call_1");
-    s.delta("## Failed deploys\n\nTwo");
-    s.message(Some(ANSWER), &[]);
-    s.end(TurnEndStatus::Completed);
+    s.answer_with_the_failed_deploys();
     let done = message(&turn_card(s.view().turn(&turn("tn_1")).unwrap()));
     assert!(
         buttons(&done).is_empty(),
@@ -195,9 +169,7 @@ fn a_tool_turn_with_an_approval() {
 
 #[test]
 fn a_denied_write_then_a_failed_turn() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Write the release notes");
-    s.ask_to_write_release_notes("call_w", "ib_w");
+    let mut s = Story::asking_to_write_release_notes();
     let pending = message(&approval_card(s.view().approval(&item("ib_w")).unwrap()));
     assert_eq!(buttons(&pending).len(), 3);
     assert!(all_text(&pending).contains("… 5 more lines not shown"));
@@ -219,9 +191,7 @@ fn a_denied_write_then_a_failed_turn() {
 
 #[test]
 fn an_edit_waits_then_the_turn_is_stopped() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Raise the deploy timeout");
-    s.ask_to_raise_the_timeout("call_r", "ib_r");
+    let mut s = Story::asking_to_raise_the_timeout();
     let pending = message(&approval_card(s.view().approval(&item("ib_r")).unwrap()));
     assert!(
         all_text(&pending)
@@ -238,14 +208,8 @@ fn an_edit_waits_then_the_turn_is_stopped() {
 
 #[test]
 fn a_question_offers_its_options_and_shows_the_answer() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Post a summary");
-    s.ask_where_to_post("call_q", "ib_q");
+    let mut s = Story::asking_where_to_post();
     let pending = message(&question_card(s.view().question(&item("ib_q")).unwrap()));
-    let answer = |text: &str| ButtonAction::Resolve {
-        item_id: item("ib_q"),
-        resolution: Resolution::Answer { text: text.into() },
-    };
     assert_eq!(
         buttons(&pending),
         [
@@ -253,9 +217,14 @@ fn a_question_offers_its_options_and_shows_the_answer() {
                 "#ops".into(),
                 "wm:0".into(),
                 Some("primary".into()),
-                answer("#ops")
+                answer("ib_q", "#ops")
             ),
-            ("#deploys".into(), "wm:1".into(), None, answer("#deploys")),
+            (
+                "#deploys".into(),
+                "wm:1".into(),
+                None,
+                answer("ib_q", "#deploys")
+            ),
         ]
     );
     assert!(all_text(&pending).contains("Or reply in the thread to answer."));

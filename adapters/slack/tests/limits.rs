@@ -4,11 +4,13 @@
 use std::collections::HashSet;
 
 use serde_json::Value;
-use workmate_cards::{Block, Button, ButtonAction, ButtonStyle, Card, Inline, RichText};
-use workmate_protocol::{ApprovalChoice, Resolution, SessionId, TurnId};
+use workmate_cards::{Block, ButtonAction, ButtonStyle, Card, Inline, RichText};
+use workmate_protocol::{ApprovalChoice, SessionId, TurnId};
 use workmate_slack::blocks::{MAX_BUTTON_VALUE_CHARS, decode_button_value, fallback_text, render};
 
-use crate::story::item;
+use crate::story::{
+    answer, approval, empty_blocks_card, long_label_buttons, one_button, paragraph,
+};
 
 fn chars(value: &Value) -> usize {
     value.as_str().unwrap().chars().count()
@@ -63,10 +65,6 @@ pub(crate) fn assert_within_limits(blocks: &Value) {
     }
 }
 
-fn text(s: &str) -> Block {
-    Block::Text(RichText(vec![Inline::Text(s.to_owned())]))
-}
-
 fn section_texts(blocks: &Value) -> Vec<String> {
     blocks
         .as_array()
@@ -77,15 +75,6 @@ fn section_texts(blocks: &Value) -> Vec<String> {
         .collect()
 }
 
-fn approve(id: &str) -> ButtonAction {
-    ButtonAction::Resolve {
-        item_id: item(id),
-        resolution: Resolution::Approval {
-            choice: ApprovalChoice::Once,
-        },
-    }
-}
-
 #[test]
 fn a_long_answer_splits_into_sections_at_line_boundaries() {
     let lines: Vec<String> = (0..100)
@@ -94,7 +83,7 @@ fn a_long_answer_splits_into_sections_at_line_boundaries() {
     let answer = lines.join("\n");
     assert_eq!(answer.chars().count(), 10_000 - 1);
     let blocks = render(&Card {
-        blocks: vec![text(&answer)],
+        blocks: vec![paragraph(&answer)],
     });
     assert_within_limits(&blocks);
     let sections = section_texts(&blocks);
@@ -109,7 +98,7 @@ fn a_long_answer_splits_into_sections_at_line_boundaries() {
     // One line without breaks is cut too, and nothing is lost.
     let line = "x".repeat(10_000);
     let blocks = render(&Card {
-        blocks: vec![text(&line)],
+        blocks: vec![paragraph(&line)],
     });
     assert_within_limits(&blocks);
     assert_eq!(section_texts(&blocks).concat(), line);
@@ -139,7 +128,9 @@ fn long_code_becomes_several_fenced_sections() {
 #[test]
 fn eighty_blocks_become_fifty_with_a_note() {
     let card = Card {
-        blocks: (0..80).map(|i| text(&format!("paragraph {i}"))).collect(),
+        blocks: (0..80)
+            .map(|i| paragraph(&format!("paragraph {i}")))
+            .collect(),
     };
     let blocks = render(&card);
     assert_within_limits(&blocks);
@@ -156,13 +147,13 @@ fn eighty_blocks_become_fifty_with_a_note() {
 #[test]
 fn a_cut_card_keeps_its_buttons() {
     let mut card = Card {
-        blocks: (0..80).map(|i| text(&format!("line {i}"))).collect(),
+        blocks: (0..80).map(|i| paragraph(&format!("line {i}"))).collect(),
     };
-    card.blocks.push(Block::Actions(vec![Button {
-        label: "Approve once".into(),
-        action: approve("ib_1"),
-        style: ButtonStyle::Primary,
-    }]));
+    card.blocks.push(one_button(
+        "Approve once",
+        approval("ib_1", ApprovalChoice::Once),
+        ButtonStyle::Primary,
+    ));
     let blocks = render(&card);
     assert_within_limits(&blocks);
     let blocks = blocks.as_array().unwrap();
@@ -179,7 +170,7 @@ fn a_cut_card_keeps_its_buttons() {
 fn mrkdwn_control_characters_are_escaped() {
     let card = Card {
         blocks: vec![
-            text("<!channel> Tom & Jerry <@U123> a>b"),
+            paragraph("<!channel> Tom & Jerry <@U123> a>b"),
             Block::Context(vec![Inline::Bold("<b>".into())]),
             Block::Text(RichText(vec![Inline::Link {
                 text: "everyone".into(),
@@ -206,13 +197,7 @@ fn mrkdwn_control_characters_are_escaped() {
 
 #[test]
 fn labels_headers_fields_and_buttons_are_cut_to_slack_limits() {
-    let buttons: Vec<Button> = (0..30)
-        .map(|i| Button {
-            label: format!("{i} {}", "long label ".repeat(10)),
-            action: approve(&format!("ib_{i}")),
-            style: ButtonStyle::Default,
-        })
-        .collect();
+    let buttons = long_label_buttons(30);
     let card = Card {
         blocks: vec![
             Block::Heading {
@@ -251,18 +236,9 @@ fn labels_headers_fields_and_buttons_are_cut_to_slack_limits() {
 
 #[test]
 fn a_button_value_round_trips() {
-    let action = ButtonAction::Resolve {
-        item_id: item("019a7c3e-5f1b-7c2d-9e4f-0a1b2c3d4e5f"),
-        resolution: Resolution::Answer {
-            text: "#ops & <#deploys>".into(),
-        },
-    };
+    let action = answer("019a7c3e-5f1b-7c2d-9e4f-0a1b2c3d4e5f", "#ops & <#deploys>");
     let card = Card {
-        blocks: vec![Block::Actions(vec![Button {
-            label: "#ops".into(),
-            action: action.clone(),
-            style: ButtonStyle::Danger,
-        }])],
+        blocks: vec![one_button("#ops", action.clone(), ButtonStyle::Danger)],
     };
     let blocks = render(&card);
     assert_within_limits(&blocks);
@@ -285,11 +261,7 @@ fn a_stop_button_value_fits_and_round_trips() {
         turn_id: TurnId::new(),
     };
     let card = Card {
-        blocks: vec![Block::Actions(vec![Button {
-            label: "Stop".into(),
-            action: action.clone(),
-            style: ButtonStyle::Danger,
-        }])],
+        blocks: vec![one_button("Stop", action.clone(), ButtonStyle::Danger)],
     };
     let blocks = render(&card);
     assert_within_limits(&blocks);
@@ -307,7 +279,7 @@ fn a_stop_button_value_fits_and_round_trips() {
 
 #[test]
 fn empty_blocks_are_left_out() {
-    let card = workmate_cards::testing::empty_blocks_card();
+    let card = empty_blocks_card();
     assert_eq!(render(&card), serde_json::json!([]));
     assert_eq!(fallback_text(&card), "");
 }
@@ -328,7 +300,7 @@ proptest::proptest! {
     #[test]
     fn long_text_is_split_without_loss(text in "[a-z<>& \n]{0,200}", repeat in 1usize..100) {
         let text = text.repeat(repeat);
-        let blocks = render(&Card { blocks: vec![Block::Text(RichText(vec![Inline::Text(text.clone())]))] });
+        let blocks = render(&Card { blocks: vec![paragraph(&text)] });
         assert_within_limits(&blocks);
         let joined = section_texts(&blocks).join("\n");
         let back = joined.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&");

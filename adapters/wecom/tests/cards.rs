@@ -6,14 +6,13 @@
 use insta::{assert_json_snapshot, assert_snapshot};
 use serde_json::{Value, json};
 use workmate_cards::testing::{
-    FAILED_DEPLOYS_ANSWER, RATE_LIMITED, Story, alice, bob, item, long_log, option, turn,
+    RATE_LIMITED, Story, actions, answer, approval, failed_sales_digest_run, item, long_log,
+    nightly_digest_run, option, other_resolutions, stop, turn,
 };
 use workmate_cards::{
-    ButtonAction, Card, CardRef, RunResult, SessionView, card_for, notice_card, run_card, turn_card,
+    ButtonAction, Card, CardRef, SessionView, card_for, notice_card, run_card, turn_card,
 };
-use workmate_protocol::{
-    Actor, ApprovalChoice, EventKind, InboxItemKind, Resolution, TurnEndStatus,
-};
+use workmate_protocol::{Actor, ApprovalChoice};
 use workmate_wecom::card::{
     MAX_BUTTONS, MAX_STREAM_BYTES, decode_key, markdown, split_stream, task_id, template_card,
 };
@@ -27,16 +26,7 @@ fn prompt(view: &SessionView, changed: &CardRef) -> Value {
     let json = template_card(&card, &task_id(&key));
     assert_within_limits(&json);
     assert_eq!(json["task_id"], task_id(&key));
-    let actions: Vec<ButtonAction> = card
-        .blocks
-        .iter()
-        .filter_map(|b| match b {
-            workmate_cards::Block::Actions(buttons) => Some(buttons),
-            _ => None,
-        })
-        .flatten()
-        .map(|b| b.action.clone())
-        .collect();
+    let actions = actions(&card);
     if actions.len() <= MAX_BUTTONS {
         let carried: Vec<ButtonAction> = buttons(&json).into_iter().map(|b| b.2).collect();
         assert_eq!(carried, actions);
@@ -87,35 +77,13 @@ fn sub_title(card: &Value) -> &str {
     card["sub_title_text"].as_str().unwrap_or_default()
 }
 
-fn approval(id: &str, choice: ApprovalChoice) -> ButtonAction {
-    ButtonAction::Resolve {
-        item_id: item(id),
-        resolution: Resolution::Approval { choice },
-    }
-}
-
-fn answer(id: &str, text: &str) -> ButtonAction {
-    ButtonAction::Resolve {
-        item_id: item(id),
-        resolution: Resolution::Answer { text: text.into() },
-    }
-}
-
-fn stop() -> ButtonAction {
-    ButtonAction::Stop {
-        session_id: "s_1".into(),
-        turn_id: turn("tn_1"),
-    }
-}
-
 fn button(text: &str, style: u64, action: ButtonAction) -> (String, u64, ButtonAction) {
     (text.to_owned(), style, action)
 }
 
 #[test]
 fn a_tool_turn_with_an_approval() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Which deploys failed since yesterday?");
+    let mut s = Story::asking_which_deploys_failed();
     let thinking = turn_md(&s.view());
     assert_eq!(thinking, "> 🤔 Thinking…", "no Stop button in markdown");
     assert_snapshot!("turn_thinking", thinking);
@@ -125,15 +93,12 @@ fn a_tool_turn_with_an_approval() {
     assert_eq!(buttons(&stop_card), [button("Stop", 3, stop())]);
     assert_json_snapshot!("turn_stop_button", stop_card);
 
-    s.reasoning("The CI CLI can list failed runs");
-    s.delta("Let me check ");
-    s.delta("the CI runs.");
+    s.reason_then_stream_a_reply();
     let streamed = turn_md(&s.view());
     assert_eq!(streamed, "> 💭 Reasoning…\n\nLet me check the CI runs.");
     assert_snapshot!("turn_reasoning_streaming", streamed);
 
-    s.message(Some("Let me check the CI runs."), &["run_shell"]);
-    s.ask_to_list_failed_runs("call_1", "ib_1");
+    s.check_the_ci_runs("call_1", "ib_1");
     let view = s.view();
     let waiting = turn_md(&view);
     assert!(waiting.starts_with("> ⏸️ Waiting for approval"));
@@ -194,9 +159,7 @@ fn a_tool_turn_with_an_approval() {
     assert_snapshot!("turn_running_tool", running);
 
     s.find_two_failed_runs_then_fall_back("call_1");
-    s.delta("## Failed deploys\n\nTwo");
-    s.message(Some(FAILED_DEPLOYS_ANSWER), &[]);
-    s.end(TurnEndStatus::Completed);
+    s.answer_with_the_failed_deploys();
     let done = md(&turn_card(s.view().turn(&turn("tn_1")).unwrap()));
     for expected in [
         "> ✅ Done\n\n",
@@ -218,9 +181,7 @@ fn a_tool_turn_with_an_approval() {
 
 #[test]
 fn a_denied_write_then_a_failed_turn() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Write the release notes");
-    s.ask_to_write_release_notes("call_w", "ib_w");
+    let mut s = Story::asking_to_write_release_notes();
     let pending = approval_of(&s.view(), "ib_w");
     assert_eq!(buttons(&pending).len(), 3);
     assert!(sub_title(&pending).starts_with("Writes docs/RELEASE.md (25 lines)\n- change 1\n"));
@@ -241,9 +202,7 @@ fn a_denied_write_then_a_failed_turn() {
 
 #[test]
 fn an_edit_waits_then_the_turn_is_stopped() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Raise the deploy timeout");
-    s.ask_to_raise_the_timeout("call_r", "ib_r");
+    let mut s = Story::asking_to_raise_the_timeout();
     let pending = approval_of(&s.view(), "ib_r");
     assert!(sub_title(&pending).contains("-timeout: 10m\n-retries: 1\n+timeout: 20m\n+retries: 2"));
     assert_json_snapshot!("approval_replace_in_file_pending", pending);
@@ -261,10 +220,7 @@ fn an_edit_waits_then_the_turn_is_stopped() {
 
 #[test]
 fn patches_unknown_tools_and_automations_show_their_arguments() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Fix the lint error");
-    s.ask_to_apply_a_long_patch("call_p", "ib_p");
-    s.ask_to_post_a_long_message("call_j", "ib_j");
+    let mut s = Story::asking_with_long_arguments();
     s.ask_to_post_the_nightly_digest("call_t", "ib_t");
     let view = s.view();
     let patch = approval_of(&view, "ib_p");
@@ -296,43 +252,8 @@ fn patches_unknown_tools_and_automations_show_their_arguments() {
 
 #[test]
 fn every_approval_scope_names_who_approved_it() {
-    for (resolution, line, name) in [
-        (
-            ApprovalChoice::AlwaysTool,
-            "✅ Approved by Bob Li · always for this tool",
-            "approval_approved_always_tool",
-        ),
-        (
-            ApprovalChoice::AlwaysCommand,
-            "✅ Approved by Bob Li · always for this command",
-            "approval_approved_always_command",
-        ),
-        (
-            ApprovalChoice::ReadonlySession,
-            "✅ Approved by Bob Li · read-only commands for this session",
-            "approval_approved_readonly_session",
-        ),
-        (
-            ApprovalChoice::AlwaysTask,
-            "✅ Approved by Bob Li · always for this automation",
-            "approval_approved_always_task",
-        ),
-    ]
-    .map(|(choice, line, name)| (Resolution::Approval { choice }, line, name))
-    .into_iter()
-    .chain([(
-        Resolution::Plan {
-            approved: true,
-            mode: None,
-            feedback: None,
-        },
-        "Resolved by Bob Li",
-        "approval_resolved_otherwise",
-    )]) {
-        let mut s = Story::new();
-        s.start_turn("tn_1", "Which deploys failed since yesterday?");
-        s.ask_to_list_failed_runs("call_1", "ib_1");
-        s.resolve("call_1", "ib_1", InboxItemKind::Approval, resolution, bob());
+    for (resolution, line, name) in other_resolutions() {
+        let s = Story::failed_runs_resolved_by_bob(resolution);
         let card = approval_of(&s.view(), "ib_1");
         assert_eq!(card["card_type"], "text_notice", "{name}");
         assert!(sub_title(&card).starts_with(&format!("{line}\n")), "{name}");
@@ -342,26 +263,18 @@ fn every_approval_scope_names_who_approved_it() {
 
 #[test]
 fn turns_waiting_for_an_answer_at_the_cap_and_with_notes() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Post a summary");
-    s.ask_where_to_post("call_q", "ib_q");
+    let s = Story::asking_where_to_post();
     let waiting = turn_md(&s.view());
     assert!(waiting.starts_with("> ❓ Waiting for an answer"));
     assert_snapshot!("turn_waiting_for_answer", waiting);
 
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Keep going");
-    s.fail_to_read_until_the_step_limit();
+    let s = Story::failing_until_the_step_limit();
     let capped = turn_md(&s.view());
     assert!(capped.starts_with("> ⚠️ Stopped at the step limit"));
     assert!(capped.contains("- ✗ `read_file` a.txt *— 'a.txt' does not exist*"));
     assert_snapshot!("turn_max_iterations", capped);
 
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Summarize the incident");
-    s.compact_then_switch_to_auto();
-    s.message(Some("The incident is resolved."), &[]);
-    s.end(TurnEndStatus::Completed);
+    let s = Story::summarizing_the_incident();
     let noted = turn_md(&s.view());
     assert!(noted.contains("> Earlier messages were summarized to save room."));
     assert!(noted.contains("> Mode changed from interactive to auto by Bob Li"));
@@ -370,9 +283,7 @@ fn turns_waiting_for_an_answer_at_the_cap_and_with_notes() {
 
 #[test]
 fn every_step_outcome_has_its_mark() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Check everything");
-    s.try_every_step_outcome();
+    let s = Story::trying_every_step_outcome();
     let text = turn_md(&s.view());
     for mark in [
         "- ✓ `read_file`",
@@ -389,9 +300,7 @@ fn every_step_outcome_has_its_mark() {
 
 #[test]
 fn questions_offer_their_options_and_show_the_answer() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Post a summary");
-    s.ask_where_to_post("call_q", "ib_q");
+    let mut s = Story::asking_where_to_post();
     let pending = question_of(&s.view(), "ib_q");
     assert_eq!(
         pending["main_title"],
@@ -415,35 +324,20 @@ fn questions_offer_their_options_and_show_the_answer() {
     assert!(sub_title(&answered).starts_with("💬 Answered by Alice Chen: #ops"));
     assert_json_snapshot!("question_answered", answered);
 
-    let mut open = Story::new();
-    open.start_turn("tn_1", "Post a summary");
-    open.ask_which_channels("call_q", "ib_q", Vec::new(), true, false);
+    let open = Story::asking_which_channels(Vec::new(), true, false);
     let open = question_of(&open.view(), "ib_q");
     assert_eq!(open["card_type"], "text_notice", "nothing to click");
     assert_eq!(sub_title(&open), "Reply in the thread to answer.");
     assert_json_snapshot!("question_free_text_pending", open);
 
-    let mut multi = Story::new();
-    multi.start_turn("tn_1", "Post a summary");
-    multi.ask_which_channels(
-        "call_q",
-        "ib_q",
-        vec![option("#ops"), option("#deploys")],
-        false,
-        true,
-    );
+    let multi = Story::asking_which_channels(vec![option("#ops"), option("#deploys")], false, true);
     let multi = question_of(&multi.view(), "ib_q");
     assert_eq!(buttons(&multi).len(), 2);
     assert_eq!(sub_title(&multi), "To choose several, reply in the thread.");
     assert_json_snapshot!("question_multi_pending", multi);
 
-    let mut dismissed = Story::new();
-    dismissed.start_turn("tn_1", "Post a summary");
-    dismissed.ask_which_channels("call_q", "ib_q", vec![option("#ops")], false, false);
-    let gone = Resolution::Dismissed {
-        reason: "the session was deleted".into(),
-    };
-    dismissed.resolve("call_q", "ib_q", InboxItemKind::Question, gone, alice());
+    let mut dismissed = Story::asking_which_channels(vec![option("#ops")], false, false);
+    dismissed.dismiss_with_the_session("call_q", "ib_q");
     let dismissed = question_of(&dismissed.view(), "ib_q");
     assert_eq!(sub_title(&dismissed), "Dismissed: the session was deleted");
     assert_json_snapshot!("question_dismissed", dismissed);
@@ -451,9 +345,7 @@ fn questions_offer_their_options_and_show_the_answer() {
 
 #[test]
 fn a_grouped_question_and_one_with_more_options_than_buttons() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Plan the release");
-    s.ask_for_a_release_plan("call_g", "ib_g");
+    let s = Story::asking_for_a_release_plan();
     let grouped = question_of(&s.view(), "ib_g");
     assert_eq!(
         grouped["card_type"], "text_notice",
@@ -468,10 +360,8 @@ fn a_grouped_question_and_one_with_more_options_than_buttons() {
     assert!(text.contains("\nWho runs it?\n• Alice — Release Alice"));
     assert_json_snapshot!("question_grouped_pending", grouped);
 
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Post a summary");
     let options = (1..=25).map(|i| option(&format!("option {i}"))).collect();
-    s.ask_which_channels("call_q", "ib_q", options, true, false);
+    let s = Story::asking_which_channels(options, true, false);
     let many = question_of(&s.view(), "ib_q");
     assert_eq!(buttons(&many).len(), MAX_BUTTONS);
     assert!(
@@ -480,19 +370,8 @@ fn a_grouped_question_and_one_with_more_options_than_buttons() {
     assert_json_snapshot!("question_more_options_than_buttons", many);
 
     // A person other than the turn's author is shown by id.
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Post a summary");
-    s.ask_where_to_post("call_q", "ib_q");
-    let deploys = Resolution::Answer {
-        text: "#deploys".into(),
-    };
-    s.resolve(
-        "call_q",
-        "ib_q",
-        InboxItemKind::Question,
-        deploys,
-        Actor::new("wm_7f3a"),
-    );
+    let mut s = Story::asking_where_to_post();
+    s.answer_as("call_q", "ib_q", "#deploys", Actor::new("wm_7f3a"));
     let card = question_of(&s.view(), "ib_q");
     assert!(sub_title(&card).starts_with("💬 Answered by wm_7f3a: #deploys"));
 }
@@ -500,12 +379,7 @@ fn a_grouped_question_and_one_with_more_options_than_buttons() {
 #[test]
 fn a_session_notice() {
     let mut s = Story::new();
-    s.between_turns();
-    s.state(EventKind::ModelSwitched {
-        from: Some("openai:gpt-5-mini".into()),
-        to: "anthropic:claude-sonnet-4-5".into(),
-        text: "Model switched to anthropic:claude-sonnet-4-5 by <@wm_1> for @all".into(),
-    });
+    s.switch_the_model("Model switched to anthropic:claude-sonnet-4-5 by <@wm_1> for @all");
     let view = s.view();
     let notice = md(&notice_card(&view.notices()[0]));
     assert_eq!(
@@ -517,15 +391,7 @@ fn a_session_notice() {
 
 #[test]
 fn automation_runs_are_titled() {
-    let done = run_card(&RunResult {
-        title: "Nightly digest".into(),
-        ok: true,
-        trigger: "schedule".into(),
-        took_ms: Some(75_000),
-        summary: Some("Posted the digest to **#ops**:\n\n- 3 deploys\n- 1 incident".into()),
-        error: None,
-        artifacts: vec!["digest.md".into(), "reports/2026-01-05.csv".into()],
-    });
+    let done = run_card(&nightly_digest_run());
     let text = md(&done);
     assert!(
         text.starts_with("### ⏰ Nightly digest\n\n> ✅ Done · scheduled run · took 1 min 15 s")
@@ -538,15 +404,7 @@ fn automation_runs_are_titled() {
     assert!(sub_title(&notice).starts_with("✅ Done · scheduled run · took 1 min 15 s\n"));
     assert_json_snapshot!("run_done_notice", notice);
 
-    let failed = md(&run_card(&RunResult {
-        title: "Sales digest".into(),
-        ok: false,
-        trigger: "catchup".into(),
-        took_ms: Some(4_000),
-        summary: None,
-        error: Some("the gateway is over quota".into()),
-        artifacts: Vec::new(),
-    }));
+    let failed = md(&run_card(&failed_sales_digest_run()));
     assert!(failed.contains("> ❌ Failed · catch-up run"));
     assert!(failed.contains("> **Error:** the gateway is over quota"));
     assert_snapshot!("run_failed", failed);
@@ -554,13 +412,10 @@ fn automation_runs_are_titled() {
 
 #[test]
 fn model_text_cannot_become_markup() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Say hi");
     let hostile = "Hi @all and <@wm_1>!\n\n\
 <font color=\"warning\">alarm</font> [click](javascript:alert(1)) ![img](https://e.com/x.png)\n\n\
 ```\n<@wm_1> `tick`\n```\n\n- item\n+ plus\n1) one\n\n# 2026. a year\n\n| <@all> | x |\n|---|---|\n| a | b |";
-    s.message(Some(hostile), &[]);
-    s.end(TurnEndStatus::Completed);
+    let s = Story::completed_turn("Say hi", hostile);
     let text = turn_md(&s.view());
     assert!(!text.contains("<font"), "no colour in\n{text}");
     assert!(!text.contains("](javascript:"));
@@ -574,12 +429,9 @@ fn model_text_cannot_become_markup() {
 
 #[test]
 fn code_and_tables_stay_readable() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Show me");
     let answer = "```python\ndef f(x):\n    if x < 2:\n        return `x`\n\n    return [x]\n```\n\n\
 | Service | Owner | Note |\n|---|:-:|---|\n| api | | a \\| b |\n| - | web | `x` |\n| **bold** |";
-    s.message(Some(answer), &[]);
-    s.end(TurnEndStatus::Completed);
+    let s = Story::completed_turn("Show me", answer);
     let text = turn_md(&s.view());
     assert!(text.contains(
         "> `def f(x):`  \n> `\u{a0}\u{a0}\u{a0}\u{a0}if x < 2:`  \n\
@@ -594,10 +446,7 @@ fn code_and_tables_stay_readable() {
 
 #[test]
 fn a_long_answer_is_split_into_stream_messages() {
-    let mut s = Story::new();
-    s.start_turn("tn_1", "Dump the log");
-    s.message(Some(&long_log(800)), &[]);
-    s.end(TurnEndStatus::Completed);
+    let s = Story::completed_turn("Dump the log", &long_log(800));
     let text = markdown(&turn_card(&s.view().turns()[0]));
     assert_markdown_safe(&text);
     let parts = split_stream(&text, MAX_STREAM_BYTES);

@@ -7,12 +7,11 @@ use std::collections::HashSet;
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use workmate_cards::testing::empty_blocks_card;
-use workmate_cards::{
-    Block, Button, ButtonAction, ButtonStyle, Card, Inline, RichText, Step, StepOutcome, TurnCard,
-    TurnStatus, markdown_to_blocks, turn_card,
+use workmate_cards::testing::{
+    answer, any_text_in_every_block, approval, busy_turn, empty_blocks_card, one_button, stop,
 };
-use workmate_protocol::{ApprovalChoice, Resolution, ToolStatus};
+use workmate_cards::{Block, Button, ButtonStyle, Card, Inline, RichText, markdown_to_blocks};
+use workmate_protocol::ApprovalChoice;
 use workmate_wecom::card::{
     MAX_BUTTON_TEXT_COLUMNS, MAX_BUTTONS, MAX_DESC_COLUMNS, MAX_HORIZONTAL_ROWS, MAX_KEY_BYTES,
     MAX_KEYNAME_COLUMNS, MAX_STREAM_BYTES, MAX_SUB_TITLE_COLUMNS, MAX_TASK_ID_BYTES,
@@ -137,13 +136,6 @@ fn rendered(card: &Card) -> (Value, String) {
     (json, md)
 }
 
-fn approve(item: &str, choice: ApprovalChoice) -> ButtonAction {
-    ButtonAction::Resolve {
-        item_id: item.into(),
-        resolution: Resolution::Approval { choice },
-    }
-}
-
 #[test]
 fn edge_cards_render_within_limits() {
     for card in [
@@ -179,7 +171,7 @@ fn buttons_past_the_cap_too_long_or_repeated_are_counted() {
     let mut buttons: Vec<Button> = (0..10)
         .map(|i| Button {
             label: format!("Option number {i}"),
-            action: approve(&format!("ib_{i}"), ApprovalChoice::Once),
+            action: approval(&format!("ib_{i}"), ApprovalChoice::Once),
             style: ButtonStyle::Default,
         })
         .collect();
@@ -188,12 +180,7 @@ fn buttons_past_the_cap_too_long_or_repeated_are_counted() {
         0,
         Button {
             label: "A long answer".into(),
-            action: ButtonAction::Resolve {
-                item_id: "ib_x".into(),
-                resolution: Resolution::Answer {
-                    text: "x".repeat(MAX_KEY_BYTES),
-                },
-            },
+            action: answer("ib_x", &"x".repeat(MAX_KEY_BYTES)),
             style: ButtonStyle::Primary,
         },
     );
@@ -218,7 +205,7 @@ fn buttons_past_the_cap_too_long_or_repeated_are_counted() {
     let six: Vec<Button> = (0..6)
         .map(|i| Button {
             label: format!("{i}"),
-            action: approve(&format!("ib_{i}"), ApprovalChoice::Deny),
+            action: approval(&format!("ib_{i}"), ApprovalChoice::Deny),
             style: ButtonStyle::Danger,
         })
         .collect();
@@ -234,16 +221,11 @@ fn a_card_whose_only_button_cannot_be_carried_is_a_notice_that_says_so() {
     let card = Card {
         blocks: vec![
             Block::Text(RichText(vec![Inline::Bold("Pick one".into())])),
-            Block::Actions(vec![Button {
-                label: "Long".into(),
-                action: ButtonAction::Resolve {
-                    item_id: "ib_1".into(),
-                    resolution: Resolution::Answer {
-                        text: "é".repeat(MAX_KEY_BYTES),
-                    },
-                },
-                style: ButtonStyle::Primary,
-            }]),
+            one_button(
+                "Long",
+                answer("ib_1", &"é".repeat(MAX_KEY_BYTES)),
+                ButtonStyle::Primary,
+            ),
         ],
     };
     let (json, _) = rendered(&card);
@@ -256,13 +238,7 @@ fn a_card_whose_only_button_cannot_be_carried_is_a_notice_that_says_so() {
 
 #[test]
 fn keys_decode_to_their_actions_and_nothing_else() {
-    let actions = [
-        approve("ib_1", ApprovalChoice::AlwaysCommand),
-        ButtonAction::Stop {
-            session_id: "s_1".into(),
-            turn_id: "tn_1".into(),
-        },
-    ];
+    let actions = [approval("ib_1", ApprovalChoice::AlwaysCommand), stop()];
     for action in actions {
         let key = serde_json::to_string(&action).unwrap();
         assert_eq!(decode_key(&key), Some(action));
@@ -292,45 +268,6 @@ fn task_ids_of_the_chat_layers_keys_are_valid_and_distinct() {
         "tn_01JABCDEF",
         "a valid key is kept"
     );
-}
-
-/// A turn card of `steps` tool calls with every kind of outcome, and `answer`.
-fn busy_turn(steps: &[(String, String, u8)], answer: &str) -> Card {
-    let steps = steps
-        .iter()
-        .enumerate()
-        .map(|(i, (name, text, kind))| {
-            let status = match kind % 6 {
-                0 => Some(ToolStatus::Ok),
-                1 => Some(ToolStatus::Error),
-                2 => Some(ToolStatus::Denied),
-                3 => Some(ToolStatus::Interrupted),
-                _ => None,
-            };
-            Step {
-                tool_call_id: format!("call_{i}").into(),
-                name: name.clone(),
-                summary: text.clone(),
-                started: kind % 6 != 5,
-                outcome: status.map(|status| StepOutcome {
-                    status,
-                    detail: text.clone(),
-                }),
-            }
-        })
-        .collect();
-    turn_card(&TurnCard {
-        session_id: "s_1".into(),
-        turn_id: "tn_1".into(),
-        segment: 0,
-        continued: false,
-        author: None,
-        status: TurnStatus::RunningTool("run_shell".into()),
-        steps,
-        answer: answer.to_owned(),
-        reasoning_hint: true,
-        notes: vec![answer.chars().take(300).collect()],
-    })
 }
 
 /// Markdown a model may write, markup-heavy, with unicode, mentions, tags and control characters.
@@ -425,35 +362,9 @@ proptest! {
         repeat in 1usize..50,
     ) {
         let long = s.repeat(repeat);
-        let inlines = vec![
-            Inline::Bold(md.clone()),
-            Inline::Italic(s.clone()),
-            Inline::Code(md.clone()),
-            Inline::Strike(long.clone()),
-            Inline::Link { text: s.clone(), url: md.clone() },
-            Inline::Text(long.clone()),
-        ];
-        let card = Card {
-            blocks: vec![
-                Block::Heading { text: md.clone() },
-                Block::Text(RichText(inlines.clone())),
-                Block::Context(inlines.clone()),
-                Block::Quote(RichText(inlines.clone())),
-                Block::Fields(vec![(s.clone(), long.clone()), (md.clone(), s.clone())]),
-                Block::Code { language: Some(s.clone()), text: long.clone() },
-                Block::Table { header: vec![md.clone(), s.clone()], rows: vec![vec![long.clone(), md.clone()]] },
-                Block::List { ordered: true, items: vec![RichText(inlines); 3] },
-                Block::Divider,
-                Block::Actions(vec![Button {
-                    label: long,
-                    action: ButtonAction::Resolve {
-                        item_id: s.as_str().into(),
-                        resolution: Resolution::Answer { text: md },
-                    },
-                    style: ButtonStyle::Primary,
-                }]),
-            ],
-        };
+        let mut card = any_text_in_every_block(&s, &md, &long);
+        let table = Block::Table { header: vec![md.clone(), s], rows: vec![vec![long, md]] };
+        card.blocks.insert(6, table);
         rendered(&card);
     }
 
