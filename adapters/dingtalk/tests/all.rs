@@ -1,0 +1,9 @@
+//! The DingTalk adapter's tests, one binary.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "tests fail loudly on a broken expectation"
+)]
+
+mod sign;
