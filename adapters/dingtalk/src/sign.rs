@@ -6,6 +6,8 @@
 //!   app's AppSecret. It is accepted only when the timestamp is within one hour of now, in either
 //!   direction, and the header is exactly the base64 signature (compared in constant time; not
 //!   URL-encoded).
+//! - Interactive-card callbacks over HTTP carry `x-ddpaas-signature-timestamp` and
+//!   `x-ddpaas-signature`: `base64(HMAC-SHA256(key = apiSecret, msg = timestamp))`.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -41,13 +43,40 @@ pub enum SignError {
 
 /// The robot signature of `timestamp_ms` (base64, not URL-encoded).
 pub fn robot_sign(secret: &str, timestamp_ms: &str) -> String {
+    hmac_base64(secret, &[timestamp_ms.as_bytes(), b"\n", secret.as_bytes()])
+}
+
+/// The `x-ddpaas-signature` of an interactive-card callback sent at `timestamp`.
+pub fn card_callback_sign(api_secret: &str, timestamp: &str) -> String {
+    hmac_base64(api_secret, &[timestamp.as_bytes()])
+}
+
+/// Checks an interactive-card callback's `x-ddpaas-signature` (exact, in constant time).
+pub fn verify_card_callback(
+    api_secret: &str,
+    timestamp: &str,
+    sign: &str,
+) -> Result<(), SignError> {
+    if sign.is_empty() {
+        return Err(SignError::Missing);
+    }
+    let expected = card_callback_sign(api_secret, timestamp);
+    if bool::from(expected.as_bytes().ct_eq(sign.as_bytes())) {
+        Ok(())
+    } else {
+        Err(SignError::Mismatch)
+    }
+}
+
+/// `base64(HMAC-SHA256(key, parts concatenated))`.
+fn hmac_base64(key: &str, parts: &[&[u8]]) -> String {
     // HMAC takes a key of any length, so this cannot fail.
-    let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(secret.as_bytes()) else {
+    let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(key.as_bytes()) else {
         return String::new();
     };
-    mac.update(timestamp_ms.as_bytes());
-    mac.update(b"\n");
-    mac.update(secret.as_bytes());
+    for part in parts {
+        mac.update(part);
+    }
     BASE64.encode(mac.finalize().into_bytes())
 }
 

@@ -5,7 +5,8 @@ use proptest::prelude::*;
 use serde_json::Value;
 use workmate_adapter::testing::{bool_field, case_name, i64_field, str_field, vector_cases};
 use workmate_dingtalk::sign::{
-    MAX_SKEW_MS, SignError, robot_sign, signed_webhook_url, verify_callback,
+    MAX_SKEW_MS, SignError, card_callback_sign, robot_sign, signed_webhook_url, verify_callback,
+    verify_card_callback,
 };
 
 fn cases() -> Vec<Value> {
@@ -129,4 +130,40 @@ proptest! {
         let stamp = ts.to_string();
         prop_assert_eq!(verify_callback(&secret, &stamp, &robot_sign(&secret, &stamp), ts), Ok(()));
     }
+}
+
+#[test]
+fn the_documented_examples_sign_as_computed() {
+    assert_eq!(
+        robot_sign("this is a secret", "1577262236757"),
+        "DJrE6qdyVGCQz9z5r2MDuNcNAhwYnuAkyj13cx169CA="
+    );
+    assert_eq!(
+        robot_sign("SEC_this_is_secret", "1577262236757"),
+        "pevvF5ezyDVuiQ9rnKKiQky7roT0sSa2UDuZ/2Ltwo0="
+    );
+    assert!(
+        signed_webhook_url(
+            "https://oapi.dingtalk.com/robot/send?access_token=x",
+            "SEC_this_is_secret",
+            "1577262236757"
+        )
+        .ends_with(
+            "&timestamp=1577262236757&sign=pevvF5ezyDVuiQ9rnKKiQky7roT0sSa2UDuZ%2F2Ltwo0%3D"
+        )
+    );
+    let sign = card_callback_sign("mySecret", "1700000000000");
+    assert_eq!(sign, "t3jqwt0WBVsvNpgD+ncljxce56XsNOeEYafngX/BHjc=");
+    assert_eq!(
+        verify_card_callback("mySecret", "1700000000000", &sign),
+        Ok(())
+    );
+    assert_eq!(
+        verify_card_callback("other", "1700000000000", &sign),
+        Err(SignError::Mismatch)
+    );
+    assert_eq!(
+        verify_card_callback("mySecret", "1700000000000", ""),
+        Err(SignError::Missing)
+    );
 }
