@@ -1,5 +1,7 @@
 //! DingTalk (钉钉): its wire format, and nothing else.
 //!
+//! - [`inbound`]: typed decoding of the robot's message callback (Stream or HTTP, the same JSON).
+//! - [`mapping`]: those messages as the chat layer's neutral [`workmate_adapter::Inbound`]s.
 //! - [`sign`]: the robot signature, `base64(HMAC-SHA256(secret, timestamp_ms + "\n" + secret))`,
 //!   which signs a custom robot's webhook URL and the `timestamp`/`sign` headers DingTalk puts on
 //!   a robot's HTTP callback.
@@ -9,4 +11,6 @@
 //! Invariant: nothing here decides authority, sessions or tenants, stores anything or calls the
 //! engine (see the chat layer).
 
+pub mod inbound;
+pub mod mapping;
 pub mod sign;

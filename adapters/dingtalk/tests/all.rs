@@ -6,4 +6,5 @@
     reason = "tests fail loudly on a broken expectation"
 )]
 
+mod inbound;
 mod sign;

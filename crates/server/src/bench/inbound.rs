@@ -34,7 +34,7 @@ pub(super) struct InboundRow {
 
 /// Measures every platform's inbound path.
 pub(super) fn measure() -> Result<Vec<InboundRow>, StartupError> {
-    Ok(vec![slack()?, feishu()?, wecom()?])
+    Ok(vec![slack()?, feishu()?, wecom()?, dingtalk()?])
 }
 
 /// Runs `one` `EVENTS` times per round; the median, fastest and slowest per-event time.
@@ -214,6 +214,45 @@ fn wecom() -> Result<InboundRow, StartupError> {
     Ok(InboundRow {
         platform: "WeCom",
         what: "verify, decrypt, decode a robot mention",
+        bytes: body.len(),
+        per_event,
+        range,
+    })
+}
+
+/// DingTalk's robot HTTP callback: the `timestamp`/`sign` headers (HMAC-SHA256 with the
+/// AppSecret, within an hour) and the robot message of a group mention.
+fn dingtalk() -> Result<InboundRow, StartupError> {
+    use workmate_dingtalk::inbound::decode_robot;
+    use workmate_dingtalk::sign::{robot_sign, verify_callback};
+
+    const SECRET: &str = "bopgQrWjJbc_raTuX5e2osrMwKmV7ify5R1VPePnWmTQYU8pGnE8gmmqRbM_UTWL";
+    let body = serde_json::json!({
+        "conversationId": "cidp2bSpjZmP9Xw0mUbwQ3nBQ==",
+        "atUsers": [{ "dingtalkId": "$:LWCP_v1:$bot", "staffId": "" }],
+        "chatbotCorpId": "ding9f50b15bccd16741", "chatbotUserId": "$:LWCP_v1:$bot",
+        "msgId": "msgDYpE7xPpqwm0xhDZc5vCCg==", "senderNick": "Zhang San", "isAdmin": false,
+        "senderStaffId": "manager1234", "sessionWebhookExpiredTime": 1_724_853_600_000_i64,
+        "createAt": 1_724_848_200_000_i64, "senderCorpId": "ding9f50b15bccd16741",
+        "conversationType": "2", "senderId": "$:LWCP_v1:$zhang", "conversationTitle": "Release crew",
+        "isInAtList": true,
+        "sessionWebhook": "https://oapi.dingtalk.com/robot/sendBySession?session=abc",
+        "text": { "content": " summarise this week's merged PRs into a brief for the team" },
+        "robotCode": "dingbotappkey", "msgtype": "text"
+    })
+    .to_string();
+    let now_ms = i64::try_from(now_secs())
+        .unwrap_or(i64::MAX)
+        .saturating_mul(1_000);
+    let timestamp = now_ms.to_string();
+    let sign = robot_sign(SECRET, &timestamp);
+    let (per_event, range) = time(|| {
+        verify_callback(SECRET, &timestamp, &sign, now_ms).is_ok()
+            && decode_robot(&body).is_ok_and(|m| m.is_in_at_list)
+    })?;
+    Ok(InboundRow {
+        platform: "DingTalk",
+        what: "verify, decode a robot mention",
         bytes: body.len(),
         per_event,
         range,

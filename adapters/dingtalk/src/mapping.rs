@@ -1,0 +1,48 @@
+//! DingTalk's robot messages as the chat layer's neutral [`Inbound`]s.
+//!
+//! Invariants: the tenant is the robot's organisation (`chatbotCorpId`, else the sender's); the
+//! user is the sender's staff id (their id in the organisation; the encrypted `senderId` only
+//! for people outside it); a group's chat is its `conversationId`, a one-to-one chat is
+//! `direct`; DingTalk has no threads; the delivery id is `msgId`, which a redelivery repeats.
+//! A group message reaches the robot only when it @-mentions it, and DingTalk leaves the mention
+//! out of the text, so every message with text is a `Message`.
+
+use workmate_adapter::{Inbound, InboundKind, InboundUser};
+use workmate_protocol::Surface;
+
+use crate::inbound::RobotMessage;
+
+/// The `Inbound` of a robot message, if it is one workmate acts on (it has text, a tenant and a
+/// sender).
+pub fn robot_inbound(message: &RobotMessage) -> Option<Inbound> {
+    let text = message.text()?;
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    let tenant_key =
+        non_empty(&message.chatbot_corp_id).or_else(|| non_empty(&message.sender_corp_id))?;
+    let user = non_empty(&message.sender_staff_id).or_else(|| non_empty(&message.sender_id))?;
+    Some(Inbound {
+        surface: Surface::Dingtalk,
+        tenant_key,
+        delivery_id: message.msg_id.clone(),
+        user: InboundUser {
+            id: user,
+            name: non_empty(&message.sender_nick),
+        },
+        chat_id: message.conversation_id.clone(),
+        thread_id: None,
+        direct: message.is_direct(),
+        kind: InboundKind::Message {
+            text: text.to_owned(),
+        },
+    })
+}
+
+fn non_empty(value: &Option<String>) -> Option<String> {
+    value
+        .as_deref()
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned)
+}
