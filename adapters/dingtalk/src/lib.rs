@@ -5,6 +5,8 @@
 //! - [`sign`]: the robot signature, `base64(HMAC-SHA256(secret, timestamp_ms + "\n" + secret))`,
 //!   which signs a custom robot's webhook URL and the `timestamp`/`sign` headers DingTalk puts on
 //!   a robot's HTTP callback.
+//! - [`stream`]: the Stream mode client: a WebSocket the app opens, over which DingTalk pushes
+//!   events, robot messages and card callbacks, each acked with its handler's answer.
 //!
 //! The encrypted event push uses the crypto DingTalk shares with WeCom (`workmate-wxcrypto`).
 //!
@@ -14,3 +16,4 @@
 pub mod inbound;
 pub mod mapping;
 pub mod sign;
+pub mod stream;
