@@ -8,3 +8,4 @@
 
 mod inbound;
 mod sign;
+mod stream;
