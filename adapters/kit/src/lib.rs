@@ -17,6 +17,7 @@
 //! - [`dedupe_ttl`]: how long each platform's deliveries are remembered.
 
 mod adapter;
+pub mod backoff;
 mod card_store;
 mod coalesce;
 mod connection;

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use secrecy::SecretString;
 use tokio_util::sync::CancellationToken;
+use workmate_adapter::backoff::Backoff;
 
-use super::backoff::Backoff;
 use super::dial::{Dialer, Ws, close};
 use super::dispatch::Dispatcher;
 use super::error::Error;

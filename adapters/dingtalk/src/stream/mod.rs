@@ -16,7 +16,6 @@
 //! asks to leave is closed only after its successor was dialed; the Client Secret and the
 //! ticket never reach a log or an error.
 
-mod backoff;
 mod client;
 mod dial;
 mod dispatch;

@@ -6,9 +6,9 @@
 //! down by at most a quarter; with `ReconnectCount` ≥ 0, more failures in a row than that
 //! give up.
 
-use std::collections::hash_map::RandomState;
-use std::hash::{BuildHasher as _, Hasher as _};
 use std::time::Duration;
+
+use workmate_adapter::backoff::random_below;
 
 use super::endpoint::ClientConfig;
 
@@ -61,18 +61,6 @@ impl Backoff {
         self.second
             .saturating_mul(u32::try_from(n).unwrap_or(u32::MAX))
     }
-}
-
-/// A random duration in `[0, max)`; zero when `max` is zero.
-fn random_below(max: Duration) -> Duration {
-    let nanos = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX);
-    if nanos == 0 {
-        return Duration::ZERO;
-    }
-    // Every RandomState has fresh keys: enough randomness for spreading reconnections.
-    let mut hasher = RandomState::new().build_hasher();
-    hasher.write_u8(0);
-    Duration::from_nanos(hasher.finish() % nanos)
 }
 
 #[cfg(test)]

@@ -12,8 +12,8 @@ use std::time::Duration;
 use secrecy::SecretString;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
+use workmate_adapter::backoff::{Backoff, jitter};
 
-use super::backoff::{Backoff, jitter};
 use super::dial::Dialer;
 use super::dispatch::Dispatcher;
 use super::error::Error;

@@ -8,8 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-
-use super::backoff::random_u64;
+use workmate_adapter::backoff::random_u64;
 
 /// Subscribes the connection to a bot (`body`: `bot_id`, `secret`); the first frame written.
 pub const SUBSCRIBE: &str = "aibot_subscribe";

@@ -17,7 +17,6 @@
 //! previous one's answer; the reader never waits for a handler; the secret never reaches a log
 //! or an error.
 
-mod backoff;
 mod client;
 mod dial;
 mod dispatch;

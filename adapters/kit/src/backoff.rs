@@ -1,7 +1,7 @@
-//! The waits between connection attempts.
+//! The waits between a long connection's attempts, for every platform's client.
 //!
 //! Invariants: failed attempts in a row wait `first`, then twice as long each time up to `max`;
-//! every wait is jittered down by up to a quarter, so a fleet that lost WeCom at the same
+//! every wait is jittered down by up to a quarter, so a fleet that lost its platform at the same
 //! instant does not come back at the same instant; a connection that worked resets the count.
 
 use std::collections::hash_map::RandomState;
@@ -10,7 +10,7 @@ use std::time::Duration;
 
 /// Exponential backoff with jitter.
 #[derive(Debug)]
-pub(crate) struct Backoff {
+pub struct Backoff {
     first: Duration,
     max: Duration,
     /// Failed attempts in a row.
@@ -18,7 +18,8 @@ pub(crate) struct Backoff {
 }
 
 impl Backoff {
-    pub(crate) fn new(first: Duration, max: Duration) -> Self {
+    /// Waits from `first`, doubling up to `max`.
+    pub fn new(first: Duration, max: Duration) -> Self {
         Self {
             first,
             max,
@@ -27,12 +28,12 @@ impl Backoff {
     }
 
     /// A connection worked: the next failure waits `first` again.
-    pub(crate) fn reset(&mut self) {
+    pub fn reset(&mut self) {
         self.failures = 0;
     }
 
     /// An attempt failed (or a connection was lost): the wait before the next one.
-    pub(crate) fn failed(&mut self) -> Duration {
+    pub fn failed(&mut self) -> Duration {
         let doublings = self.failures.min(31);
         self.failures = self.failures.saturating_add(1);
         let wait = self.first.saturating_mul(1 << doublings).min(self.max);
@@ -41,12 +42,12 @@ impl Backoff {
 }
 
 /// `wait`, shortened by a random part of at most a quarter of it.
-pub(crate) fn jitter(wait: Duration) -> Duration {
+pub fn jitter(wait: Duration) -> Duration {
     wait.saturating_sub(random_below(wait / 4))
 }
 
 /// A random duration in `[0, max)`; zero when `max` is zero.
-fn random_below(max: Duration) -> Duration {
+pub fn random_below(max: Duration) -> Duration {
     let nanos = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX);
     if nanos == 0 {
         return Duration::ZERO;
@@ -56,7 +57,7 @@ fn random_below(max: Duration) -> Duration {
 
 /// A random number: enough to spread reconnections and make request ids unique, not for
 /// secrets.
-pub(crate) fn random_u64() -> u64 {
+pub fn random_u64() -> u64 {
     // Every RandomState has fresh keys.
     let mut hasher = RandomState::new().build_hasher();
     hasher.write_u8(0);
@@ -74,9 +75,9 @@ mod tests {
     }
 
     #[test]
-    fn waits_double_from_one_second_to_thirty_then_reset() {
-        let mut backoff = Backoff::new(S, 30 * S);
-        for full in [1, 2, 4, 8, 16, 30, 30, 30].map(|n| n * S) {
+    fn waits_double_from_one_second_to_sixty_then_reset() {
+        let mut backoff = Backoff::new(S, 60 * S);
+        for full in [1, 2, 4, 8, 16, 32, 60, 60].map(|n| n * S) {
             let wait = backoff.failed();
             assert!(within(wait, full), "{wait:?} for {full:?}");
         }
@@ -87,11 +88,11 @@ mod tests {
 
     #[test]
     fn many_failures_stay_at_the_cap() {
-        let mut backoff = Backoff::new(S, 30 * S);
+        let mut backoff = Backoff::new(S, 60 * S);
         for _ in 0..100 {
             backoff.failed();
         }
-        assert!(within(backoff.failed(), 30 * S));
+        assert!(within(backoff.failed(), 60 * S));
     }
 
     #[test]
