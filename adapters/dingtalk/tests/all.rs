@@ -6,5 +6,6 @@
     reason = "tests fail loudly on a broken expectation"
 )]
 
+mod card;
 mod inbound;
 mod sign;
