@@ -23,6 +23,9 @@ const KEYS: [&str; 6] = [
     "choices",
 ];
 
+/// DingTalk's limit on a card's data.
+const MAX_CARD_BYTES: usize = 30 * 1024;
+
 /// Every choice a button can carry, by wire name.
 const CHOICES: [ApprovalChoice; 6] = [
     ApprovalChoice::Once,
@@ -45,6 +48,8 @@ fn params(view: &SessionView, id: &str) -> Value {
     let choices: Vec<String> = serde_json::from_str(map["choices"].as_str().unwrap()).unwrap();
     let offered: Vec<&str> = card.choices.iter().map(|c| c.as_str()).collect();
     assert_eq!(choices, offered);
+    let bytes = Value::Object(map.clone()).to_string().len();
+    assert!(bytes <= MAX_CARD_BYTES, "{bytes} bytes");
     if map["status"] == "pending" {
         assert_eq!(map["approver"], "");
     }

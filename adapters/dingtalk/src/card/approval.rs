@@ -71,6 +71,7 @@ pub fn status(state: &PromptState) -> &'static str {
             Resolution::Plan { approved, .. } => decided(*approved),
             Resolution::Directory { granted, .. } => decided(*granted),
             Resolution::Answer { .. } | Resolution::Dismissed { .. } => "expired",
+            // `Resolution` is non-exhaustive: a kind added later closes the card too.
             _ => "expired",
         },
     }
