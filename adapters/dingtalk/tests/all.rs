@@ -6,6 +6,7 @@
     reason = "tests fail loudly on a broken expectation"
 )]
 
+mod card;
 mod inbound;
 mod sign;
 mod stream;

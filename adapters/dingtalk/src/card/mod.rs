@@ -1,0 +1,22 @@
+//! DingTalk interactive cards (互动卡片): the data workmate fills into its card templates.
+//!
+//! DingTalk cards are built from templates an admin imports (`templates/*.json`), so the code
+//! never writes card JSON: it fills a template's variables and reads its buttons' params back.
+//!
+//! - [`approval_param_map`]: the approval template's `cardParamMap`, every value a string.
+//! - [`click_choice`] / [`callback_choice`]: the choice a 回传请求 button click carries.
+//! - [`out_track_id`]: the card id of an inbox item's approval card.
+//! - [`markdown`]: a card of the IR as the markdown of the AI card's `content` variable.
+//!
+//! Invariant: what the approval template and this module agree on is exactly the contract (the
+//! variable names, the `status` words, the `action` param holding a choice's wire name); a change
+//! on either side is a change of `templates/approval.json` too.
+
+mod approval;
+mod click;
+mod inline;
+mod markdown;
+
+pub use approval::{approval_param_map, out_track_id, status};
+pub use click::{callback_choice, click_choice};
+pub use markdown::markdown;
