@@ -18,6 +18,7 @@ mod fold;
 mod ir;
 mod key;
 mod markdown;
+pub mod md;
 mod pages;
 mod render;
 pub mod text;

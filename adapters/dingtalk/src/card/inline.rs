@@ -9,25 +9,7 @@
 //! when it is a plain `http(s)` URL; otherwise its text and target show as text.
 
 use workmate_cards::Inline;
-
-/// Control characters other than line breaks dropped, tabs as four spaces.
-pub(crate) fn clean(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\n' => out.push('\n'),
-            '\t' => out.push_str("    "),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// `text` cleaned, with line breaks and runs of whitespace folded into single spaces.
-pub(crate) fn one_line(text: &str) -> String {
-    workmate_cards::text::one_line(&clean(text))
-}
+use workmate_cards::md::{clean, one_line};
 
 /// One line of text (no line break) as markdown text. `line_start`: the text begins a line.
 pub(crate) fn escape(text: &str, line_start: bool) -> String {

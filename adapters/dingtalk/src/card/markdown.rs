@@ -20,7 +20,9 @@
 
 use workmate_cards::{Block, Card, RichText};
 
-use super::inline::{self, clean, escape, one_line};
+use workmate_cards::md::{clean, field_lines, one_line, paragraph};
+
+use super::inline::{self, escape};
 
 /// The card as DingTalk markdown (see the module docs); empty when nothing in it shows as text.
 pub fn markdown(card: &Card) -> String {
@@ -44,7 +46,7 @@ fn block(block: &Block) -> Option<String> {
         Block::Text(text) => paragraph(&inline::lines(&text.0), ""),
         Block::Quote(text) => paragraph(&inline::lines(&text.0), "> "),
         Block::Context(inlines) => paragraph(&inline::lines(inlines), "> "),
-        Block::Fields(fields) => paragraph(&field_lines(fields), ""),
+        Block::Fields(fields) => paragraph(&field_lines(fields, escape), ""),
         Block::Code { language, text } => fenced(language.as_deref(), text),
         Block::Table { header, rows } => table(header, rows),
         Block::List { ordered, items } => list(*ordered, items),
@@ -52,54 +54,6 @@ fn block(block: &Block) -> Option<String> {
         Block::Actions(_) => String::new(),
     };
     (!out.is_empty()).then_some(out)
-}
-
-/// Lines as one block: blank lines at the ends dropped, runs of them folded into one, `prefix`
-/// on every line, and a hard break at the end of every line followed by another.
-fn paragraph(lines: &[String], prefix: &str) -> String {
-    let blank = |line: &String| line.trim().is_empty();
-    let mut kept: Vec<&String> = Vec::new();
-    for line in lines {
-        if blank(line) && kept.last().is_none_or(|last| blank(last)) {
-            continue;
-        }
-        kept.push(line);
-    }
-    while kept.last().is_some_and(|last| blank(last)) {
-        kept.pop();
-    }
-    let mut out = String::new();
-    for (i, line) in kept.iter().enumerate() {
-        if blank(line) {
-            out.push_str(prefix.trim_end());
-        } else {
-            out.push_str(prefix);
-            out.push_str(line.trim_end());
-            if kept.get(i + 1).is_some_and(|next| !blank(next)) {
-                out.push_str("  ");
-            }
-        }
-        if i + 1 < kept.len() {
-            out.push('\n');
-        }
-    }
-    out
-}
-
-fn field_lines(fields: &[(String, String)]) -> Vec<String> {
-    fields
-        .iter()
-        .map(|(label, value)| {
-            let (label, value) = (one_line(label), one_line(value));
-            match (label.is_empty(), value.is_empty()) {
-                (true, _) => escape(&value, true),
-                (false, true) => format!("**{}**", escape(&label, false)),
-                (false, false) => {
-                    format!("**{}**: {}", escape(&label, false), escape(&value, false))
-                }
-            }
-        })
-        .collect()
 }
 
 /// A fenced code block, its fence one backtick longer than the longest run in the code.

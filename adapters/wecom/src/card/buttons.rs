@@ -11,8 +11,8 @@ use std::collections::HashSet;
 use serde_json::{Value, json};
 use workmate_cards::{Button, ButtonStyle};
 
-use super::inline::one_line;
 use super::width::cut;
+use workmate_cards::md::one_line;
 
 /// Buttons on one card (`button_list` holds at most six).
 pub const MAX_BUTTONS: usize = 6;

@@ -12,25 +12,7 @@
 //! which is what lets a long answer be split into stream messages at any line break.
 
 use workmate_cards::Inline;
-
-/// Control characters other than line breaks dropped, tabs as four spaces, line breaks as `\n`.
-pub(crate) fn clean(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\n' => out.push('\n'),
-            '\t' => out.push_str("    "),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// `text` [`clean`]ed, with line breaks and runs of whitespace folded into single spaces.
-pub(crate) fn one_line(text: &str) -> String {
-    workmate_cards::text::one_line(&clean(text))
-}
+use workmate_cards::md::{clean, one_line};
 
 /// One line of text (no line break) as markdown text. `line_start`: the text begins a line, so a
 /// character that would start a block there is escaped and leading spaces are kept visible.

@@ -7,7 +7,7 @@
 use workmate_cards::text::list_marker;
 use workmate_cards::{Block, Button, Card, Inline, RichText};
 
-use super::inline::{clean, one_line};
+use workmate_cards::md::{clean, one_line};
 
 /// The parts of one card.
 #[derive(Debug, Default)]
