@@ -26,6 +26,7 @@ mod error;
 mod inbound;
 pub mod net;
 mod platform;
+mod pool;
 mod retry;
 #[cfg(feature = "test-support")]
 pub mod testing;
@@ -43,4 +44,5 @@ pub use dedupe::{
 pub use error::{Error, Result};
 pub use inbound::{Inbound, InboundKind, InboundUser, menu_command};
 pub use platform::{PROFILE_LOOKUP, Platform, Profile, bounded_profile};
+pub use pool::AckPool;
 pub use retry::{RetryPolicy, with_retry};

@@ -9,8 +9,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
-use tokio::task::JoinSet;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use workmate_adapter::AckPool;
 
 use super::frame::{self, Downstream};
 use super::handler::{FrameKind, StreamHandler};
@@ -25,61 +25,41 @@ pub const HANDLER_TIMEOUT: Duration = Duration::from_secs(30);
 #[derive(Debug)]
 pub(crate) struct Dispatcher {
     handler: Arc<dyn StreamHandler>,
-    tasks: JoinSet<()>,
-    permits: Arc<Semaphore>,
-    acks_tx: mpsc::Sender<String>,
-    /// Acks to write on the current connection.
-    pub(crate) acks: mpsc::Receiver<String>,
+    /// The running handlers and the acks they queued for the current connection.
+    pool: AckPool<String>,
 }
 
 impl Dispatcher {
     pub(crate) fn new(handler: Arc<dyn StreamHandler>) -> Self {
-        // Each task sends at most one ack while it holds a permit: sends never wait.
-        let (acks_tx, acks) = mpsc::channel(MAX_IN_FLIGHT);
         Self {
             handler,
-            tasks: JoinSet::new(),
-            permits: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
-            acks_tx,
-            acks,
+            pool: AckPool::new(MAX_IN_FLIGHT),
         }
     }
 
     /// The slots of messages being handled; the reader takes one before each frame.
     pub(crate) fn slots(&self) -> Arc<Semaphore> {
-        Arc::clone(&self.permits)
+        self.pool.slots()
     }
 
     /// Forgets finished tasks.
     pub(crate) fn reap(&mut self) {
-        while self.tasks.try_join_next().is_some() {}
+        self.pool.reap();
     }
 
     /// The next ack of a running handler; `None` once no handler runs and every ack was taken.
     pub(crate) async fn next_ack(&mut self) -> Option<String> {
-        loop {
-            if let Ok(ack) = self.acks.try_recv() {
-                return Some(ack);
-            }
-            if self.tasks.is_empty() {
-                return None;
-            }
-            tokio::select! {
-                Some(ack) = self.acks.recv() => return Some(ack),
-                _ = self.tasks.join_next() => {}
-            }
-        }
+        self.pool.next_ack().await
+    }
+
+    /// The next ack a finished handler queued (cancel-safe, for the reader's `select!`).
+    pub(crate) async fn recv_ack(&mut self) -> Option<String> {
+        self.pool.recv_ack().await
     }
 
     /// Aborts the tasks still running, and waits for them to go.
     pub(crate) async fn abort(&mut self) {
-        if !self.tasks.is_empty() {
-            tracing::warn!(
-                running = self.tasks.len(),
-                "DingTalk handlers still running at shutdown were cut; DingTalk will push their messages again."
-            );
-        }
-        self.tasks.shutdown().await;
+        self.pool.abort("DingTalk").await;
     }
 
     /// Hands a message to the handler on its own task, holding `permit` while it runs.
@@ -90,8 +70,7 @@ impl Dispatcher {
         permit: OwnedSemaphorePermit,
     ) {
         let handler = Arc::clone(&self.handler);
-        let acks = self.acks_tx.clone();
-        self.tasks.spawn(async move {
+        self.pool.spawn(permit, async move {
             let Downstream { headers, data, .. } = message;
             let id = headers.message_id.as_str();
             let topic = headers.topic.as_str();
@@ -110,16 +89,14 @@ impl Dispatcher {
                 }
                 (FrameKind::Callback, Ok(Err(error))) => {
                     tracing::warn!(message_id = %id, %topic, %error, "DingTalk callback not handled; left unacked so DingTalk pushes it again.");
-                    return;
+                    return None;
                 }
                 (FrameKind::Callback, Err(_)) => {
                     tracing::warn!(message_id = %id, %topic, "DingTalk callback handler overran; left unacked.");
-                    return;
+                    return None;
                 }
             };
-            // Only fails once the client is gone; DingTalk then pushes the message again.
-            let _ = acks.send(ack).await;
-            drop(permit);
+            Some(ack)
         });
     }
 }

@@ -71,7 +71,7 @@ pub(crate) async fn run(
                 close(ws).await;
                 return Ended::Lost { healthy };
             }
-            Some(ack) = dispatcher.acks.recv() => {
+            Some(ack) = dispatcher.recv_ack() => {
                 if let Err(error) = send(&mut ws, Message::text(ack)).await {
                     tracing::warn!(%error, "DingTalk ack failed; connection lost.");
                     return Ended::Lost { healthy };

@@ -9,9 +9,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
-use tokio::task::JoinSet;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
+use workmate_adapter::AckPool;
 
 use super::chunks::Reassembly;
 use super::frame::{AckCode, Frame, MESSAGE_ID, SEQ, SUM, TRACE_ID};
@@ -27,63 +27,43 @@ pub const HANDLER_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Debug)]
 pub(crate) struct Dispatcher {
     handler: Arc<dyn FrameHandler>,
-    tasks: JoinSet<()>,
-    permits: Arc<Semaphore>,
-    acks_tx: mpsc::Sender<Frame>,
-    /// Acks to write on the current connection (Feishu routes them by their headers).
-    pub(crate) acks: mpsc::Receiver<Frame>,
+    /// The running handlers and the acks they queued for the current connection.
+    pool: AckPool<Frame>,
     reassembly: Reassembly,
 }
 
 impl Dispatcher {
     pub(crate) fn new(handler: Arc<dyn FrameHandler>) -> Self {
-        // Each task sends at most one ack while it holds a permit: sends never wait.
-        let (acks_tx, acks) = mpsc::channel(MAX_IN_FLIGHT);
         Self {
             handler,
-            tasks: JoinSet::new(),
-            permits: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
-            acks_tx,
-            acks,
+            pool: AckPool::new(MAX_IN_FLIGHT),
             reassembly: Reassembly::default(),
         }
     }
 
     /// The slots of payloads being handled; the reader takes one before each frame.
     pub(crate) fn slots(&self) -> Arc<Semaphore> {
-        Arc::clone(&self.permits)
+        self.pool.slots()
     }
 
     /// Forgets finished tasks.
     pub(crate) fn reap(&mut self) {
-        while self.tasks.try_join_next().is_some() {}
+        self.pool.reap();
     }
 
     /// The next ack of a running handler; `None` once no handler runs and every ack was taken.
     pub(crate) async fn next_ack(&mut self) -> Option<Frame> {
-        loop {
-            if let Ok(ack) = self.acks.try_recv() {
-                return Some(ack);
-            }
-            if self.tasks.is_empty() {
-                return None;
-            }
-            tokio::select! {
-                Some(ack) = self.acks.recv() => return Some(ack),
-                _ = self.tasks.join_next() => {}
-            }
-        }
+        self.pool.next_ack().await
+    }
+
+    /// The next ack a finished handler queued (cancel-safe, for the reader's `select!`).
+    pub(crate) async fn recv_ack(&mut self) -> Option<Frame> {
+        self.pool.recv_ack().await
     }
 
     /// Aborts the tasks still running, and waits for them to go.
     pub(crate) async fn abort(&mut self) {
-        if !self.tasks.is_empty() {
-            tracing::warn!(
-                running = self.tasks.len(),
-                "Feishu handlers still running at shutdown were cut; Feishu will push their payloads again."
-            );
-        }
-        self.tasks.shutdown().await;
+        self.pool.abort("Feishu").await;
     }
 
     /// Takes a data frame: reassembles it when chunked, then hands the whole payload to the
@@ -118,8 +98,7 @@ impl Dispatcher {
             return;
         };
         let handler = Arc::clone(&self.handler);
-        let acks = self.acks_tx.clone();
-        self.tasks.spawn(async move {
+        self.pool.spawn(permit, async move {
             let trace_id = frame.header(TRACE_ID).unwrap_or_default().to_owned();
             let started = Instant::now();
             let outcome = tokio::time::timeout(HANDLER_TIMEOUT, handler.handle(&kind, payload)).await;
@@ -132,16 +111,14 @@ impl Dispatcher {
                 }
                 Ok(Err(HandlerError::Retry)) => {
                     tracing::warn!(%kind, %message_id, %trace_id, "Feishu payload not taken; left unacked so Feishu pushes it again.");
-                    return;
+                    return None;
                 }
                 Err(_) => {
                     tracing::warn!(%kind, %message_id, %trace_id, elapsed_ms, "Feishu handler overran; payload left unacked.");
-                    return;
+                    return None;
                 }
             };
-            // Only fails once the client is gone; Feishu then pushes the payload again.
-            let _ = acks.send(ack).await;
-            drop(permit);
+            Some(ack)
         });
     }
 }

@@ -78,7 +78,7 @@ pub(crate) async fn run(
                 tracing::warn!(%device_id, "Feishu connection silent; replacing it.");
                 return Ended::Replace { ws: Box::new(ws), healthy };
             }
-            Some(ack) = dispatcher.acks.recv() => {
+            Some(ack) = dispatcher.recv_ack() => {
                 if let Err(error) = write(&mut ws, &ack).await {
                     tracing::warn!(%device_id, %error, "Feishu ack failed; connection lost.");
                     return Ended::Lost { healthy };
