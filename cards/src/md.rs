@@ -74,3 +74,27 @@ pub fn field_lines(fields: &[(String, String)], escape: fn(&str, bool) -> String
         })
         .collect()
 }
+
+/// A list from its items' lines: `- ` or `1. ` before each item, blank lines dropped, an item's
+/// further lines after a hard break and `indent`; items without text left out (and not counted).
+pub fn list(ordered: bool, items: impl IntoIterator<Item = Vec<String>>, indent: &str) -> String {
+    let separator = format!("  \n{indent}");
+    let mut out: Vec<String> = Vec::new();
+    for lines in items {
+        let lines: Vec<&str> = lines
+            .iter()
+            .filter(|line| !line.trim().is_empty())
+            .map(|line| line.trim_end())
+            .collect();
+        if lines.is_empty() {
+            continue;
+        }
+        let marker = if ordered {
+            format!("{}. ", out.len() + 1)
+        } else {
+            "- ".to_owned()
+        };
+        out.push(format!("{marker}{}", lines.join(&separator)));
+    }
+    out.join("\n")
+}

@@ -102,26 +102,6 @@ fn table(header: &[String], rows: &[Vec<String>]) -> String {
 }
 
 fn list(ordered: bool, items: &[RichText]) -> String {
-    let mut out: Vec<String> = Vec::new();
-    for item in items {
-        let lines: Vec<String> = inline::lines(&item.0)
-            .into_iter()
-            .filter(|line| !line.trim().is_empty())
-            .collect();
-        if lines.is_empty() {
-            continue;
-        }
-        let marker = if ordered {
-            format!("{}. ", out.len() + 1)
-        } else {
-            "- ".to_owned()
-        };
-        let body = lines
-            .iter()
-            .map(|line| line.trim_end())
-            .collect::<Vec<_>>()
-            .join("  \n   ");
-        out.push(format!("{marker}{body}"));
-    }
-    out.join("\n")
+    let items = items.iter().map(|item| inline::lines(&item.0));
+    workmate_cards::md::list(ordered, items, "   ")
 }

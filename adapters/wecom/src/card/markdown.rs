@@ -96,28 +96,8 @@ fn table_lines(header: &[String], rows: &[Vec<String>]) -> Vec<String> {
 
 /// `- item` or `1. item` lines; an item's further lines are indented under it.
 fn list(ordered: bool, items: &[workmate_cards::RichText]) -> String {
-    let mut out: Vec<String> = Vec::new();
-    for item in items {
-        let lines: Vec<String> = inline::lines(&item.0)
-            .into_iter()
-            .filter(|line| !line.trim().is_empty())
-            .collect();
-        if lines.is_empty() {
-            continue;
-        }
-        let marker = if ordered {
-            format!("{}. ", out.len() + 1)
-        } else {
-            "- ".to_owned()
-        };
-        let body = lines
-            .iter()
-            .map(|line| line.trim_end())
-            .collect::<Vec<_>>()
-            .join("  \n  ");
-        out.push(format!("{marker}{body}"));
-    }
-    out.join("\n")
+    let items = items.iter().map(|item| inline::lines(&item.0));
+    workmate_cards::md::list(ordered, items, "  ")
 }
 
 /// `text` with a word joiner after the `@` of every `@all`, so it reads the same but mentions no
