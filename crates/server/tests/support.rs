@@ -324,3 +324,21 @@ where
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// The session of a chat thread on `surface` in installation `installation`, if the chat layer
+/// created it.
+pub(crate) async fn thread_session(
+    store: &workmate_store::Store,
+    surface: workmate_protocol::Surface,
+    installation: &str,
+    chat: &str,
+    thread: &str,
+) -> Option<workmate_store::SessionRecord> {
+    let key = workmate_store::SessionKey {
+        surface,
+        chat_id: chat.into(),
+        thread_id: thread.into(),
+    };
+    let tenant = workmate_chat::tenant_of(surface, installation);
+    store.sessions().find_by_key(&tenant, &key).await.unwrap()
+}

@@ -18,10 +18,10 @@ use workmate_protocol::{EventKind, Surface};
 use workmate_server::config::FeishuConfig;
 use workmate_server::http::{AppState, router};
 use workmate_server::platforms::feishu::FeishuSurface;
-use workmate_store::{InboxFilter, InboxItem, InboxItemState, SessionKey, Store};
+use workmate_store::{InboxFilter, InboxItem, InboxItemState, Store};
 
 use crate::router::app_with_script;
-use crate::support::{Call, calls, eventually, wait_for};
+use crate::support::{Call, calls, eventually, thread_session, wait_for};
 
 const ENCRYPT_KEY: &str = "test-encrypt-key";
 const TOKEN: &str = "test-verification-token";
@@ -372,17 +372,8 @@ async fn a_retried_event_runs_one_turn() {
     }
     parked(&app).await;
     let tenant = workmate_chat::tenant_of(Surface::Feishu, TENANT_KEY);
-    let key = SessionKey {
-        surface: Surface::Feishu,
-        chat_id: CHAT.into(),
-        thread_id: ROOT.into(),
-    };
-    let session = app
-        .store
-        .sessions()
-        .find_by_key(&tenant, &key)
+    let session = thread_session(&app.store, Surface::Feishu, TENANT_KEY, CHAT, ROOT)
         .await
-        .unwrap()
         .unwrap();
     let events = app
         .store

@@ -20,7 +20,7 @@ use workmate_server::platforms::slack::SlackSurface;
 use workmate_store::{InboxItemState, SessionKey, Store};
 
 use crate::router::app_with_script;
-use crate::support::{self, Call, eventually};
+use crate::support::{self, Call, eventually, thread_session};
 
 pub(crate) const SECRET: &str = "test-signing-secret";
 const SCRIPT: &str = r#"{"conversations": [{"when": "*", "turns": [
@@ -45,19 +45,7 @@ pub(crate) struct SlackApp {
 impl SlackApp {
     /// The session of a thread of C1, once the chat layer created it.
     async fn session_of(&self, thread: &str) -> workmate_store::SessionRecord {
-        let key = SessionKey {
-            surface: Surface::Slack,
-            chat_id: "C1".into(),
-            thread_id: thread.into(),
-        };
-        eventually(|| async {
-            self.store
-                .sessions()
-                .find_by_key(&tenant_of("T1"), &key)
-                .await
-                .unwrap()
-        })
-        .await
+        eventually(|| thread_session(&self.store, Surface::Slack, "T1", "C1", thread)).await
     }
 }
 
@@ -358,17 +346,8 @@ async fn a_redelivered_event_runs_one_turn() {
     // Every accepted job has run once the queue is shut down.
     app.chat.shutdown(Duration::from_secs(2)).await;
     let tenant = tenant_of("T1");
-    let key = SessionKey {
-        surface: Surface::Slack,
-        chat_id: "C1".into(),
-        thread_id: THREAD.into(),
-    };
-    let session = app
-        .store
-        .sessions()
-        .find_by_key(&tenant, &key)
+    let session = thread_session(&app.store, Surface::Slack, "T1", "C1", THREAD)
         .await
-        .unwrap()
         .unwrap();
     let messages = app
         .store
