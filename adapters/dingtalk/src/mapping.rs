@@ -34,6 +34,7 @@ pub fn robot_inbound(message: &RobotMessage) -> Option<Inbound> {
         chat_id: message.conversation_id.clone(),
         thread_id: None,
         direct: message.is_direct(),
+        reply: None,
         kind: InboundKind::Message {
             text: text.to_owned(),
         },

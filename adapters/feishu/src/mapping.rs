@@ -36,6 +36,7 @@ pub fn event_inbound(meta: &Meta<'_>, event: &Event<'_>, bot: Option<&str>) -> O
                     id: user,
                     name: None,
                 },
+                reply: None,
                 kind: InboundKind::Command {
                     text: menu_command(event_key),
                 },
@@ -83,6 +84,7 @@ fn message_inbound(
         chat_id: message.chat_id.to_string(),
         thread_id: Some(message.thread_root().to_owned()),
         direct,
+        reply: None,
         kind,
     })
 }
@@ -109,6 +111,7 @@ fn click_inbound(meta: &Meta<'_>, click: &CardAction<'_>) -> Option<Inbound> {
             .to_owned(),
         thread_id: None,
         direct: false,
+        reply: None,
         kind: InboundKind::Click { action },
     })
 }

@@ -17,12 +17,15 @@ use workmate_protocol::Surface;
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Where a new card goes.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ChatTarget {
     /// The platform's chat (Slack channel, Feishu chat, WeCom chat, DingTalk conversation).
     pub chat_id: String,
     /// The thread to reply in (Slack `thread_ts`, Feishu root message), if any.
     pub thread_id: Option<String>,
+    /// The newest delivery's answer handle ([`crate::Inbound::reply`]), for platforms that
+    /// answer a message only through it; `None` elsewhere, and after a restart.
+    pub reply: Option<String>,
 }
 
 /// A card that was posted: what an update needs to find it again.

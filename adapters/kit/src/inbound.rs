@@ -31,6 +31,11 @@ pub struct Inbound {
     pub thread_id: Option<String>,
     /// Whether the chat is a one-to-one chat with the bot.
     pub direct: bool,
+    /// The platform's handle for answering this very delivery, opaque to the chat layer (WeCom's
+    /// smart robot answers a message only through it). It travels to the cards of the turn the
+    /// delivery starts as [`crate::ChatTarget::reply`]. `None` on platforms that post anywhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply: Option<String>,
     /// What happened.
     pub kind: InboundKind,
 }

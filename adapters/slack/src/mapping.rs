@@ -52,6 +52,7 @@ pub fn event_inbound(callback: EventCallback, bot_user: Option<&str>) -> Option<
         chat_id: message.channel?,
         thread_id: Some(thread),
         direct,
+        reply: None,
         kind,
     })
 }
@@ -117,6 +118,7 @@ pub fn click_inbounds(actions: &BlockActions) -> Vec<Inbound> {
                 chat_id: chat.to_owned(),
                 thread_id: thread.clone(),
                 direct: chat.starts_with('D'),
+                reply: None,
                 kind: InboundKind::Click { action: button },
             })
         })
@@ -137,6 +139,7 @@ pub fn command_inbound(command: &SlashCommand) -> Inbound {
         thread_id: None,
         direct: command.channel_name.as_deref() == Some("directmessage")
             || command.channel_id.starts_with('D'),
+        reply: None,
         kind: InboundKind::Command {
             text: command.text.clone(),
         },

@@ -10,6 +10,9 @@
 //! - [`card`]: the card IR as WeCom `template_card`s (approvals and questions as
 //!   `button_interaction`, outcomes as `text_notice`) and answers as markdown stream content
 //!   within the 20,480-byte cap.
+//! - [`WeComPlatform`] and [`dispatch_robot`]: the smart robot in callback mode, for the chat
+//!   layer: answers streamed into the message that asked, prompts as template cards, clicks
+//!   answered with the updated card.
 //! - [`ws`]: the smart robot's long connection (WebSocket mode): subscribe, heartbeat,
 //!   callbacks to a handler, replies and proactive sends acknowledged by `req_id`, reconnection.
 //!
@@ -18,6 +21,11 @@
 
 pub mod callback;
 pub mod card;
+mod dispatch;
 pub mod inbound;
 pub mod mapping;
+mod platform;
 pub mod ws;
+
+pub use dispatch::dispatch_robot;
+pub use platform::{HAND_OVER_AFTER, ReplyHandle, WeComPlatform, stream_id, stream_message};

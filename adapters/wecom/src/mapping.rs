@@ -78,6 +78,7 @@ pub fn app_inbound(callback: &AppCallback, corp_id: &str) -> Option<Inbound> {
         chat_id: meta.from_user.clone(),
         thread_id: None,
         direct: true,
+        reply: None,
         kind,
     })
 }
@@ -122,6 +123,7 @@ fn robot_message(message: &RobotMessage, corp_id: &str, bot_name: Option<&str>) 
         chat_id,
         thread_id: None,
         direct,
+        reply: None,
         kind: InboundKind::Message {
             text: text.to_owned(),
         },
@@ -162,6 +164,7 @@ fn robot_event(event: &RobotEvent, corp_id: &str) -> Option<Inbound> {
         chat_id,
         thread_id: None,
         direct,
+        reply: None,
         kind: InboundKind::Click { action },
     })
 }

@@ -81,6 +81,7 @@ fn a_group_mention_is_a_message_in_the_group_without_the_mention() {
             chat_id: "CHATID".into(),
             thread_id: None,
             direct: false,
+            reply: None,
             kind: InboundKind::Message {
                 text: "部署一下 staging".into()
             },
@@ -229,6 +230,7 @@ fn an_app_text_is_a_direct_message_keyed_by_its_msg_id() {
             chat_id: "zhangsan".into(),
             thread_id: None,
             direct: true,
+            reply: None,
             kind: InboundKind::Message {
                 text: "明天上午十点开会".into()
             },

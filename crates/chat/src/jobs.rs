@@ -143,6 +143,7 @@ pub(crate) fn thread_of(inbound: &Inbound) -> ChatTarget {
     ChatTarget {
         chat_id: inbound.chat_id.clone(),
         thread_id: inbound.thread_id.clone(),
+        reply: inbound.reply.clone(),
     }
 }
 
@@ -298,6 +299,7 @@ impl Chat {
                 ChatTarget {
                     chat_id: session.key.chat_id.clone(),
                     thread_id: Some(session.key.thread_id.clone()).filter(|t| !t.is_empty()),
+                    reply: None,
                 },
             ))),
         }

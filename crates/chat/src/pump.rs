@@ -9,6 +9,9 @@
 //! still its `session_created`, which no card shows. A pump ends after
 //! [`Pumps::idle`] without events unless it was asked for again in that time (checked under the
 //! map's lock, which [`Pumps::ensure`] also takes), and every pump is joined on shutdown.
+//! A new card goes to the target of the newest [`Pumps::ensure`] that carried an answer handle
+//! ([`ChatTarget::reply`]), so on a platform that answers a message only through it, a turn's
+//! cards answer the message that started the turn.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -31,6 +34,15 @@ const KEPT_VIEWS: u64 = 512;
 
 type Key = (TenantId, SessionId);
 
+/// A running pump, as its session's entry in the map.
+#[derive(Debug)]
+struct Running {
+    /// Grows whenever the pump is asked for; an idle pump whose count did not move ends.
+    touched: u64,
+    /// Where its new cards go.
+    target: ChatTarget,
+}
+
 /// The running pumps of one platform.
 #[derive(Debug)]
 pub(crate) struct Pumps {
@@ -40,11 +52,22 @@ pub(crate) struct Pumps {
     /// The platform's answer budget: a longer answer is shown as several cards.
     answer_budget: usize,
     idle: Duration,
-    running: Mutex<HashMap<Key, u64>>,
+    running: Mutex<HashMap<Key, Running>>,
     /// What idle pumps had folded, so their session's next pump goes on from there.
     kept: moka::sync::Cache<Key, SessionView>,
     tracker: TaskTracker,
     stop: CancellationToken,
+}
+
+impl Running {
+    /// Asked for again, with `target`: a target with an answer handle becomes the new cards'
+    /// target; one without (a click, a restart) leaves the newest handle in place.
+    fn wanted(&mut self, target: ChatTarget) {
+        self.touched += 1;
+        if target.reply.is_some() {
+            self.target = target;
+        }
+    }
 }
 
 impl Pumps {
@@ -68,7 +91,7 @@ impl Pumps {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<Key, u64>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<Key, Running>> {
         self.running.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -106,7 +129,7 @@ impl Pumps {
         created: bool,
     ) -> crate::Result<()> {
         let key = (tenant.clone(), session.clone());
-        if self.touch(&key) {
+        if self.touch(&key, &target) {
             return Ok(());
         }
         if self.stop.is_cancelled() {
@@ -123,29 +146,34 @@ impl Pumps {
         }
         {
             let mut running = self.lock();
-            if let Some(touched) = running.get_mut(&key) {
+            if let Some(entry) = running.get_mut(&key) {
                 // Another caller started one meanwhile.
-                *touched += 1;
+                entry.wanted(target);
                 return Ok(());
             }
-            running.insert(key.clone(), 0);
+            running.insert(key.clone(), Running { touched: 0, target });
         }
         debug!(tenant = %tenant, session = %session, "Card pump started.");
         let pump = Arc::clone(self);
         self.tracker
-            .spawn(async move { pump.run(key, target, view, rx).await });
+            .spawn(async move { pump.run(key, view, rx).await });
         Ok(())
     }
 
     /// Marks a running pump as wanted; false when none runs.
-    fn touch(&self, key: &Key) -> bool {
+    fn touch(&self, key: &Key, target: &ChatTarget) -> bool {
         match self.lock().get_mut(key) {
-            Some(touched) => {
-                *touched += 1;
+            Some(entry) => {
+                entry.wanted(target.clone());
                 true
             }
             None => false,
         }
+    }
+
+    /// Where the session's new cards go now.
+    fn target(&self, key: &Key) -> Option<ChatTarget> {
+        self.lock().get(key).map(|entry| entry.target.clone())
     }
 
     async fn stored_after(
@@ -177,7 +205,6 @@ impl Pumps {
     async fn run(
         self: Arc<Self>,
         key: Key,
-        target: ChatTarget,
         mut view: SessionView,
         mut rx: broadcast::Receiver<Arc<Event>>,
     ) {
@@ -190,13 +217,13 @@ impl Pumps {
                 received = tokio::time::timeout(self.idle, rx.recv()) => received,
             };
             match received {
-                Ok(Ok(event)) => self.show(&mut view, &mut pages, &event, &key, &target),
+                Ok(Ok(event)) => self.show(&mut view, &mut pages, &event, &key),
                 Ok(Err(RecvError::Lagged(missed))) => {
                     warn!(tenant = %tenant, session = %session, missed, "Card pump lagged; catching up from the store.");
                     match self.stored_after(tenant, session, view.last_seq()).await {
                         Ok(events) => {
                             for event in events {
-                                self.show(&mut view, &mut pages, &event, &key, &target);
+                                self.show(&mut view, &mut pages, &event, &key);
                             }
                         }
                         Err(e) => warn!(error = %e, "Cannot read the session's events."),
@@ -206,7 +233,7 @@ impl Pumps {
                 Err(_idle) => {
                     let mut running = self.lock();
                     match running.get(&key) {
-                        Some(touched) if *touched != seen => seen = *touched,
+                        Some(entry) if entry.touched != seen => seen = entry.touched,
                         _ => {
                             running.remove(&key);
                             drop(running);
@@ -222,15 +249,15 @@ impl Pumps {
     }
 
     /// Folds one event and hands every card it changed to the coalescer.
-    fn show(
-        &self,
-        view: &mut SessionView,
-        pages: &mut PagesShown,
-        event: &Event,
-        key: &Key,
-        target: &ChatTarget,
-    ) {
-        for changed in view.apply(event) {
+    fn show(&self, view: &mut SessionView, pages: &mut PagesShown, event: &Event, key: &Key) {
+        let changed = view.apply(event);
+        if changed.is_empty() {
+            return;
+        }
+        let Some(target) = self.target(key) else {
+            return;
+        };
+        for changed in changed {
             let cards = pages.settle(cards_for(view, &changed, self.answer_budget));
             for (card_key, card) in cards {
                 let id = CardId {

@@ -21,6 +21,7 @@ pub(crate) fn chat_target(target: &RunTarget) -> ChatTarget {
     ChatTarget {
         chat_id: target.chat_id.clone(),
         thread_id: Some(target.thread_id.clone()).filter(|t| !t.is_empty()),
+        reply: None,
     }
 }
 

@@ -44,6 +44,7 @@ async fn a_card_posted_before_a_restart_is_updated_after_it() {
     let target = workmate_adapter::ChatTarget {
         chat_id: "C1".into(),
         thread_id: Some("t1".into()),
+        reply: None,
     };
     let policy = RetryPolicy {
         jitter: false,

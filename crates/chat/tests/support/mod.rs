@@ -241,6 +241,7 @@ pub fn inbound(id: &str, user: &str, thread: Option<&str>, kind: InboundKind) ->
         chat_id: CHAT.into(),
         thread_id: thread.map(str::to_owned),
         direct: false,
+        reply: None,
         kind,
     }
 }

@@ -1,0 +1,348 @@
+//! [`WeComPlatform`]: the chat layer's calls, on WeCom's smart robot in callback mode.
+//!
+//! WeCom answers a message only through that message (ADR 0012): the passive reply to a message
+//! opens a *stream*, which WeCom then asks for again and again, and the message's
+//! `response_url` takes one further answer. So:
+//! - every answer card of a turn goes into the stream of the message that started it
+//!   ([`ReplyHandle`], carried by the chat layer as the target's `reply`), one below the other;
+//!   WeCom is shown the stream's content when it asks ([`WeComPlatform::refresh`]), at most
+//!   20,480 bytes, and what does not fit (or comes after the stream was handed over at 5½
+//!   minutes) is sent once, through the `response_url`, when the stream is complete;
+//! - a prompt (a card with answer buttons) is a `button_interaction` template card sent through
+//!   the `response_url`; its `task_id` is the inbox item's id. WeCom cannot edit it later: a
+//!   click's answer updates it for everyone ([`crate::dispatch`]), and an answer given elsewhere
+//!   leaves it as it is;
+//! - notices and private replies (a command's answer) go into the stream too, or through the
+//!   `response_url` when the stream is finished.
+//!
+//! Streams are kept in this process for an hour (WeCom stops asking after 6 minutes). After a
+//! restart, a card the chat layer updates brings its stream back.
+//!
+//! Limits: a message gets at most one further answer after its stream, so a turn with more than
+//! one prompt, or an answer longer than two messages, is cut, with a log line saying so.
+
+mod reply;
+mod stream;
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use workmate_adapter::{
+    AdapterError, BoxFuture, ChatAdapter, ChatTarget, Platform, PostedCard, Profile,
+};
+use workmate_cards::{Block, ButtonAction, CONTINUED_BELOW, Card, Inline};
+use workmate_protocol::Surface;
+
+use crate::card::{MAX_STREAM_BYTES, markdown, split_stream, task_id, template_card};
+
+pub use reply::{ReplyHandle, stream_id};
+pub use stream::HAND_OVER_AFTER;
+use stream::Stream;
+
+/// Streams are only memory here: updating one costs nothing on the wire.
+const MIN_UPDATE_INTERVAL: Duration = Duration::from_millis(300);
+/// How long a stream and a used `response_url` are remembered.
+const KEPT_FOR: Duration = Duration::from_secs(60 * 60);
+/// Streams remembered at most.
+const KEPT_STREAMS: u64 = 10_000;
+/// How long a `response_url` call may take.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
+/// The message id prefix of a template card.
+const CARD_PREFIX: &str = "card:";
+/// Why a card without an answer handle cannot be shown.
+const NO_HANDLE: &str = "WeCom's smart robot answers a message only through it, and this card \
+    has no message to answer (a restart lost it; the next message brings one)";
+
+/// WeCom's smart robot, for the chat layer.
+#[derive(Debug)]
+pub struct WeComPlatform {
+    http: reqwest::Client,
+    streams: moka::sync::Cache<String, Arc<Mutex<Stream>>>,
+    /// `response_url`s already answered through.
+    used: moka::sync::Cache<String, ()>,
+}
+
+impl WeComPlatform {
+    /// The platform, with an HTTP client for `response_url` answers.
+    pub fn new(http: reqwest::Client) -> Self {
+        Self {
+            http,
+            streams: kept(),
+            used: kept(),
+        }
+    }
+
+    /// The answer to a stream refresh: the stream's content now (plaintext JSON, to be sealed).
+    /// A stream that just became complete with more than fits sends the rest.
+    pub fn refresh(self: &Arc<Self>, stream_id: &str) -> Value {
+        let stream = self.stream(stream_id);
+        let (snapshot, tail, url) = {
+            let mut s = lock(&stream);
+            let snapshot = s.snapshot(Instant::now());
+            (snapshot, s.take_tail(), s.response_url.clone())
+        };
+        if let (Some(tail), Some(url)) = (tail, url) {
+            let platform = Arc::clone(self);
+            tokio::spawn(async move { platform.send_tail(&url, &tail).await });
+        }
+        stream_message(stream_id, &snapshot.content, snapshot.finish)
+    }
+
+    fn stream(&self, stream_id: &str) -> Arc<Mutex<Stream>> {
+        self.streams.get_with(stream_id.to_owned(), || {
+            Arc::new(Mutex::new(Stream::new(Instant::now())))
+        })
+    }
+
+    /// Puts a card into its stream; sends the stream's rest when it became complete.
+    async fn set_part(&self, message_id: &str, markdown: String, more: bool) {
+        let stream_id = message_id.rsplit_once('.').map_or(message_id, |(s, _)| s);
+        let stream = self.stream(stream_id);
+        let (tail, url) = {
+            let mut s = lock(&stream);
+            s.set(message_id, markdown, more);
+            (s.take_tail(), s.response_url.clone())
+        };
+        if let (Some(tail), Some(url)) = (tail, url) {
+            self.send_tail(&url, &tail).await;
+        }
+    }
+
+    /// Adds a card to the stream of `handle`; its message id.
+    async fn add_part(
+        &self,
+        handle: &ReplyHandle,
+        markdown: String,
+        more: bool,
+    ) -> Result<String, AdapterError> {
+        let stream_id = handle
+            .stream
+            .as_deref()
+            .ok_or_else(|| AdapterError::Rejected(NO_HANDLE.into()))?;
+        let stream = self.stream(stream_id);
+        let id = {
+            let mut s = lock(&stream);
+            if s.response_url.is_none() {
+                s.response_url.clone_from(&handle.response_url);
+            }
+            s.next_part_id(stream_id)
+        };
+        self.set_part(&id, markdown, more).await;
+        Ok(id)
+    }
+
+    async fn send_tail(&self, url: &str, tail: &str) {
+        let parts = split_stream(tail, MAX_STREAM_BYTES);
+        if parts.len() > 1 {
+            tracing::warn!(
+                left_out = parts.len() - 1,
+                "A WeCom answer is longer than two messages; its end is cut (use the long connection for long answers)."
+            );
+        }
+        let Some(first) = parts.first() else { return };
+        let body = json!({ "msgtype": "markdown", "markdown": { "content": first } });
+        if let Err(e) = self.answer_once(url, &body).await {
+            tracing::warn!(error = %e, "Cannot send the rest of a WeCom answer.");
+        }
+    }
+
+    /// Answers through a `response_url`, which takes one answer.
+    async fn answer_once(&self, url: &str, body: &Value) -> Result<(), AdapterError> {
+        if self.used.contains_key(url) {
+            return Err(AdapterError::Rejected(
+                "this message's response_url was used already: WeCom takes one further answer \
+                 per message"
+                    .into(),
+            ));
+        }
+        self.used.insert(url.to_owned(), ());
+        let sent = self
+            .http
+            .post(url)
+            .timeout(ANSWER_TIMEOUT)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body.to_string())
+            .send()
+            .await;
+        let sent = match sent {
+            Ok(sent) => sent,
+            Err(e) => {
+                // Not answered: the retry may use it.
+                self.used.invalidate(url);
+                return Err(AdapterError::Transient(format!("response_url: {e}")));
+            }
+        };
+        let status = sent.status();
+        let bytes = sent.bytes().await.unwrap_or_default();
+        let answer: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        let errcode = answer.get("errcode").and_then(Value::as_i64).unwrap_or(0);
+        if status.is_success() && errcode == 0 {
+            return Ok(());
+        }
+        let message = answer.get("errmsg").and_then(Value::as_str).unwrap_or("");
+        Err(AdapterError::Rejected(format!(
+            "WeCom refused the answer (HTTP {status}, errcode {errcode}: {message})"
+        )))
+    }
+
+    /// A text or card for one person: into the handle's stream, complete.
+    async fn show(&self, target: &ChatTarget, markdown: String) -> Result<(), AdapterError> {
+        let handle = ReplyHandle::decode(target.reply.as_deref())
+            .ok_or_else(|| AdapterError::Rejected(NO_HANDLE.into()))?;
+        self.add_part(&handle, markdown, false).await.map(drop)
+    }
+}
+
+/// A cache of at most [`KEPT_STREAMS`] entries, each kept for [`KEPT_FOR`] after its last use.
+fn kept<V: Clone + Send + Sync + 'static>() -> moka::sync::Cache<String, V> {
+    moka::sync::Cache::builder()
+        .max_capacity(KEPT_STREAMS)
+        .time_to_idle(KEPT_FOR)
+        .build()
+}
+
+fn lock(stream: &Mutex<Stream>) -> std::sync::MutexGuard<'_, Stream> {
+    stream.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A stream message: the passive reply that opens a stream and the answer to each refresh.
+pub fn stream_message(stream_id: &str, content: &str, finish: bool) -> Value {
+    json!({
+        "msgtype": "stream",
+        "stream": { "id": stream_id, "finish": finish, "content": content },
+    })
+}
+
+/// The inbox item a prompt card answers, from its first answer button.
+fn prompt_item(card: &Card) -> Option<String> {
+    card.blocks.iter().find_map(|block| match block {
+        Block::Actions(buttons) => buttons.iter().find_map(|b| match &b.action {
+            ButtonAction::Resolve { item_id, .. } => Some(item_id.to_string()),
+            ButtonAction::Stop { .. } => None,
+        }),
+        _ => None,
+    })
+}
+
+/// Whether a card says more is coming: it has a Stop button, or it continues below.
+fn more_to_come(card: &Card) -> bool {
+    card.blocks.iter().any(|block| match block {
+        Block::Actions(buttons) => buttons
+            .iter()
+            .any(|b| matches!(b.action, ButtonAction::Stop { .. })),
+        Block::Context(inlines) => inlines
+            .iter()
+            .any(|i| matches!(i, Inline::Text(t) if t == CONTINUED_BELOW)),
+        _ => false,
+    })
+}
+
+impl ChatAdapter for WeComPlatform {
+    fn surface(&self) -> Surface {
+        Surface::Wecom
+    }
+
+    /// A prompt as `{"template_card": …}`; any other card as `{"markdown": …, "more": …}`.
+    fn render(&self, card: &Card) -> Value {
+        match prompt_item(card) {
+            Some(item) => json!({ "template_card": template_card(card, &task_id(&item)) }),
+            None => json!({ "markdown": markdown(card), "more": more_to_come(card) }),
+        }
+    }
+
+    fn post<'a>(
+        &'a self,
+        target: &'a ChatTarget,
+        rendered: &'a Value,
+    ) -> BoxFuture<'a, Result<PostedCard, AdapterError>> {
+        Box::pin(async move {
+            let handle = ReplyHandle::decode(target.reply.as_deref())
+                .ok_or_else(|| AdapterError::Rejected(NO_HANDLE.into()))?;
+            let message_id = if let Some(card) = rendered.get("template_card") {
+                let url = handle
+                    .response_url
+                    .as_deref()
+                    .ok_or_else(|| AdapterError::Rejected(NO_HANDLE.into()))?;
+                let body = json!({ "msgtype": "template_card", "template_card": card });
+                self.answer_once(url, &body).await?;
+                let task = card.get("task_id").and_then(Value::as_str).unwrap_or("");
+                format!("{CARD_PREFIX}{task}")
+            } else {
+                let (markdown, more) = stream_part(rendered);
+                self.add_part(&handle, markdown, more).await?
+            };
+            Ok(PostedCard {
+                chat_id: target.chat_id.clone(),
+                message_id,
+            })
+        })
+    }
+
+    fn update<'a>(
+        &'a self,
+        posted: &'a PostedCard,
+        rendered: &'a Value,
+        _version: i64,
+    ) -> BoxFuture<'a, Result<(), AdapterError>> {
+        Box::pin(async move {
+            if posted.message_id.starts_with(CARD_PREFIX) || rendered.get("template_card").is_some()
+            {
+                // A template card changes only in a click's answer (see the module docs).
+                tracing::debug!(message = %posted.message_id, "A WeCom template card is not edited.");
+                return Ok(());
+            }
+            let (markdown, more) = stream_part(rendered);
+            self.set_part(&posted.message_id, markdown, more).await;
+            Ok(())
+        })
+    }
+
+    fn min_update_interval(&self) -> Duration {
+        MIN_UPDATE_INTERVAL
+    }
+}
+
+/// A rendered stream card's markdown and whether more is to come.
+fn stream_part(rendered: &Value) -> (String, bool) {
+    let markdown = rendered
+        .get("markdown")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let more = rendered
+        .get("more")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    (markdown, more)
+}
+
+impl Platform for WeComPlatform {
+    /// The smart robot cannot look people up: names fall back to user ids.
+    fn profile<'a>(&'a self, _user: &'a str) -> BoxFuture<'a, Profile> {
+        Box::pin(async { Profile::default() })
+    }
+
+    fn notice<'a>(
+        &'a self,
+        target: &'a ChatTarget,
+        text: &'a str,
+    ) -> BoxFuture<'a, Result<(), AdapterError>> {
+        Box::pin(async move {
+            let card = Card {
+                blocks: workmate_cards::markdown_to_blocks(text),
+            };
+            self.show(target, markdown(&card)).await
+        })
+    }
+
+    /// In a group, everyone sees it: the smart robot has no message for one person.
+    fn private_notice<'a>(
+        &'a self,
+        target: &'a ChatTarget,
+        _user: &'a str,
+        card: &'a Card,
+    ) -> BoxFuture<'a, Result<(), AdapterError>> {
+        Box::pin(async move { self.show(target, markdown(card)).await })
+    }
+}

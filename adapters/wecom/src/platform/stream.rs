@@ -1,0 +1,233 @@
+//! One streamed answer of the smart robot in callback mode: what WeCom is shown when it asks
+//! for the stream again.
+//!
+//! A user's message opens one stream, and the stream carries every answer card of the turn that
+//! message started, one below the other (a turn goes on in a new card after an approval, and a
+//! long answer is several cards): WeCom lets a message have one stream and asks for its whole
+//! content on each refresh.
+//!
+//! Invariants:
+//! - a snapshot's content is at most [`MAX_STREAM_BYTES`]; what does not fit is the *tail*,
+//!   sent once as a further message when the stream is complete;
+//! - a stream is finished when its newest card says nothing more is coming, or when it is
+//!   [`HAND_OVER_AFTER`] old (WeCom stops asking at 6 minutes): then it ends with
+//!   "↓ Continued below", and what comes later is the tail;
+//! - once a snapshot says `finish`, every later snapshot says the same content: WeCom shows the
+//!   first finished one.
+
+use std::time::{Duration, Instant};
+
+use workmate_cards::CONTINUED_BELOW;
+
+use crate::card::{MAX_STREAM_BYTES, split_stream};
+
+/// How long a stream is refreshed before workmate finishes it itself: half a minute inside the
+/// 6 minutes after which WeCom stops asking.
+pub const HAND_OVER_AFTER: Duration = Duration::from_secs(330);
+/// Between two cards of one stream.
+const SEPARATOR: &str = "\n\n";
+
+/// A stream's state.
+#[derive(Debug)]
+pub(crate) struct Stream {
+    opened: Instant,
+    /// The cards it carries, in the order they were posted: (message id, markdown, more to come).
+    parts: Vec<Part>,
+    /// The content of the finished snapshot, once one was given.
+    finished: Option<String>,
+    /// Whether the tail was handed out to be sent.
+    tail_taken: bool,
+    /// The `response_url` of the message the stream answers, which takes the tail.
+    pub(crate) response_url: Option<String>,
+}
+
+#[derive(Debug)]
+struct Part {
+    message_id: String,
+    markdown: String,
+    more: bool,
+}
+
+/// What WeCom is answered on a refresh.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Snapshot {
+    pub(crate) content: String,
+    pub(crate) finish: bool,
+}
+
+impl Stream {
+    pub(crate) fn new(opened: Instant) -> Self {
+        Self {
+            opened,
+            parts: Vec::new(),
+            finished: None,
+            tail_taken: false,
+            response_url: None,
+        }
+    }
+
+    /// Adds or replaces the card `message_id`.
+    pub(crate) fn set(&mut self, message_id: &str, markdown: String, more: bool) {
+        match self.parts.iter_mut().find(|p| p.message_id == message_id) {
+            Some(part) => {
+                part.markdown = markdown;
+                part.more = more;
+            }
+            None => self.parts.push(Part {
+                message_id: message_id.to_owned(),
+                markdown,
+                more,
+            }),
+        }
+    }
+
+    /// The id the next card of this stream gets.
+    pub(crate) fn next_part_id(&self, stream_id: &str) -> String {
+        format!("{stream_id}.{}", self.parts.len())
+    }
+
+    /// Whether every card is complete.
+    fn complete(&self) -> bool {
+        self.parts.last().is_some_and(|p| !p.more)
+    }
+
+    fn joined(&self) -> String {
+        let texts: Vec<&str> = self.parts.iter().map(|p| p.markdown.as_str()).collect();
+        texts.join(SEPARATOR)
+    }
+
+    /// The answer to a refresh at `now`.
+    pub(crate) fn snapshot(&mut self, now: Instant) -> Snapshot {
+        if let Some(content) = &self.finished {
+            return Snapshot {
+                content: content.clone(),
+                finish: true,
+            };
+        }
+        let joined = self.joined();
+        let first = first_part(&joined);
+        let fits = first.len() == joined.len();
+        if self.complete() && fits {
+            self.finished = Some(joined.clone());
+            return Snapshot {
+                content: joined,
+                finish: true,
+            };
+        }
+        let late = now.duration_since(self.opened) >= HAND_OVER_AFTER;
+        if late || !fits {
+            let content = handed_over(&joined);
+            self.finished = Some(content.clone());
+            return Snapshot {
+                content,
+                finish: true,
+            };
+        }
+        Snapshot {
+            content: joined,
+            finish: false,
+        }
+    }
+
+    /// What the finished snapshot did not show, once the stream is complete: taken once.
+    pub(crate) fn take_tail(&mut self) -> Option<String> {
+        if self.tail_taken || !self.complete() {
+            return None;
+        }
+        let shown = self.finished.as_ref()?;
+        let joined = self.joined();
+        let shown_answer = shown
+            .strip_suffix(CONTINUED_BELOW)
+            .map(str::trim_end)
+            .unwrap_or(shown);
+        let tail = joined
+            .strip_prefix(shown_answer)
+            .unwrap_or(&joined)
+            .trim_start();
+        self.tail_taken = true;
+        (!tail.is_empty()).then(|| tail.to_owned())
+    }
+}
+
+/// The first message's worth of `text`.
+fn first_part(text: &str) -> &str {
+    let parts = split_stream(text, MAX_STREAM_BYTES);
+    let len = parts.first().map_or(0, String::len);
+    // `split_stream` cuts at line breaks and trims nothing from the first part's start.
+    &text[..len.min(text.len())]
+}
+
+/// The content of a stream finished before its answer: as much as fits with the last line
+/// saying the answer goes on below.
+fn handed_over(text: &str) -> String {
+    let room = MAX_STREAM_BYTES - SEPARATOR.len() - CONTINUED_BELOW.len();
+    let parts = split_stream(text, room);
+    let first = parts.first().map_or("", String::as_str).trim_end();
+    if first.is_empty() {
+        CONTINUED_BELOW.to_owned()
+    } else {
+        format!("{first}{SEPARATOR}{CONTINUED_BELOW}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stream_finishes_with_its_last_card() {
+        let t0 = Instant::now();
+        let mut stream = Stream::new(t0);
+        assert_eq!(stream.snapshot(t0).finish, false);
+        stream.set("s.0", "Thinking".into(), true);
+        assert_eq!(
+            stream.snapshot(t0),
+            Snapshot {
+                content: "Thinking".into(),
+                finish: false
+            }
+        );
+        stream.set("s.0", "Waiting for approval".into(), true);
+        stream.set("s.1", "Done: 4".into(), false);
+        let done = stream.snapshot(t0);
+        assert!(done.finish);
+        assert_eq!(done.content, "Waiting for approval\n\nDone: 4");
+        assert_eq!(stream.take_tail(), None);
+    }
+
+    #[test]
+    fn a_late_stream_is_handed_over_and_its_rest_is_the_tail() {
+        let t0 = Instant::now();
+        let mut stream = Stream::new(t0);
+        stream.set("s.0", "Part one".into(), true);
+        let late = stream.snapshot(t0 + HAND_OVER_AFTER);
+        assert!(late.finish);
+        assert_eq!(late.content, format!("Part one\n\n{CONTINUED_BELOW}"));
+        stream.set("s.0", "Part one\nPart two".into(), false);
+        assert_eq!(stream.snapshot(t0 + HAND_OVER_AFTER), late);
+        assert_eq!(stream.take_tail().as_deref(), Some("Part two"));
+        assert_eq!(stream.take_tail(), None);
+    }
+
+    #[test]
+    fn an_answer_over_the_cap_is_shown_in_two_messages_and_nothing_is_lost() {
+        let t0 = Instant::now();
+        let mut stream = Stream::new(t0);
+        let line = "x".repeat(99);
+        let answer: Vec<String> = (0..300).map(|i| format!("{i:03}{line}")).collect();
+        let answer = answer.join("\n");
+        assert!(answer.len() > MAX_STREAM_BYTES);
+        stream.set("s.0", answer.clone(), false);
+        let shown = stream.snapshot(t0);
+        assert!(shown.finish);
+        assert!(shown.content.len() <= MAX_STREAM_BYTES);
+        assert!(shown.content.ends_with(CONTINUED_BELOW));
+        let tail = stream.take_tail().unwrap();
+        let head = shown
+            .content
+            .strip_suffix(CONTINUED_BELOW)
+            .unwrap()
+            .trim_end();
+        assert_eq!(format!("{head}\n{tail}"), answer);
+    }
+}
