@@ -144,6 +144,7 @@ async fn measure(args: &WebhooksArgs, dir: &std::path::Path) -> Result<String, S
         chat: chat.clone(),
         slack: Some(Arc::clone(&slack)),
         feishu: None,
+        wecom: None,
         shutdown: token.clone(),
     };
     // The end-to-end figure starts when the first event reaches the service.

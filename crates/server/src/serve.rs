@@ -29,6 +29,7 @@ use crate::http::{AppState, BoundedListener, router_with};
 use crate::metrics::Metrics;
 use crate::platforms::feishu::FeishuSurface;
 use crate::platforms::slack::SlackSurface;
+use crate::platforms::wecom::WeComSurface;
 use crate::sandbox::DemoSandbox;
 use crate::{data_dir, database, recovery, shutdown};
 
@@ -112,6 +113,13 @@ async fn open_and_run(
             ),
             None => None,
         };
+        let wecom = match config.platforms.wecom.as_ref() {
+            Some(wecom) => Some(
+                WeComSurface::new(wecom, &chat)
+                    .map_err(|e| StartupError::Usage(format!("[platforms.wecom]: {e}")))?,
+            ),
+            None => None,
+        };
         let scheduler = Scheduler::new(
             hub.clone(),
             Arc::new(chat.clone()),
@@ -152,6 +160,7 @@ async fn open_and_run(
             chat: chat.clone(),
             slack: slack.clone(),
             feishu: feishu.clone(),
+            wecom,
             shutdown: token.clone(),
         };
         let served = if token.is_cancelled() {

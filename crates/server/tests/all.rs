@@ -30,3 +30,4 @@ mod support;
 mod surfaces;
 mod tenant_settings;
 mod visibility;
+mod wecom;

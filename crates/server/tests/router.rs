@@ -84,6 +84,7 @@ pub(crate) async fn app_with_script(script: &str) -> App {
         chat: workmate_chat::Chat::new(hub, store.clone(), workmate_chat::ChatConfig::default()),
         slack: None,
         feishu: None,
+        wecom: None,
         shutdown: tokio_util::sync::CancellationToken::new(),
     };
     App {

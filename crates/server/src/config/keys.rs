@@ -300,6 +300,61 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
         kind: Kind::StrList,
         flag: None,
     },
+    // `[platforms.wecom]`: WeCom's smart robot (callback or long connection) and self-built app.
+    Key {
+        section: "platforms.wecom",
+        key: "corp_id",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "platforms.wecom",
+        key: "token",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "platforms.wecom",
+        key: "encoding_aes_key",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "platforms.wecom",
+        key: "bot_id",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "platforms.wecom",
+        key: "agent_id",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "platforms.wecom",
+        key: "secret",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "platforms.wecom",
+        key: "mode",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "platforms.wecom",
+        key: "api_base",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "platforms.wecom",
+        key: "admins",
+        kind: Kind::StrList,
+        flag: None,
+    },
     Key {
         section: "tools",
         key: "workspaces_dir",

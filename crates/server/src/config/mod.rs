@@ -21,6 +21,7 @@ mod secret;
 mod server;
 mod tools;
 mod validate;
+mod wecom;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -35,6 +36,7 @@ pub use providers::{GatewayProvider, ProvidersConfig};
 pub use secret::DatabaseUrl;
 pub use server::{HttpLimits, SurfaceToken};
 pub use tools::{ShellSandboxMode, ToolsSettings};
+pub use wecom::{WeComConfig, WeComMode};
 
 /// The name of the configuration file looked for in the working directory.
 pub const DEFAULT_CONFIG_FILE: &str = "workmate.toml";

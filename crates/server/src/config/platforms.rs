@@ -9,11 +9,12 @@ use secrecy::SecretString;
 
 use super::ConfigError;
 use super::validate::{RawFeishu, RawPlatforms, RawSlack};
+use super::wecom::{WeComConfig, validate_wecom};
 
 /// Slack's Web API.
 pub(crate) const DEFAULT_SLACK_API_BASE: &str = "https://slack.com/api";
 
-type Invalid<'a> = &'a dyn Fn(&'static str, &'static str, String) -> ConfigError;
+pub(crate) type Invalid<'a> = &'a dyn Fn(&'static str, &'static str, String) -> ConfigError;
 
 const SLACK: &str = "platforms.slack";
 const FEISHU: &str = "platforms.feishu";
@@ -28,6 +29,8 @@ pub struct PlatformsConfig {
     pub slack: Option<SlackConfig>,
     /// `[platforms.feishu]`, when configured.
     pub feishu: Option<FeishuConfig>,
+    /// `[platforms.wecom]`, when configured.
+    pub wecom: Option<WeComConfig>,
 }
 
 /// `[platforms.feishu]`.
@@ -185,11 +188,16 @@ pub(crate) fn validate_platforms(
             .as_ref()
             .map(|feishu| validate_feishu(feishu, invalid))
             .transpose()?,
+        wecom: raw
+            .wecom
+            .as_ref()
+            .map(|wecom| validate_wecom(wecom, invalid))
+            .transpose()?,
     })
 }
 
 /// A set, non-blank secret.
-fn secret(value: &Option<String>) -> Option<SecretString> {
+pub(crate) fn secret(value: &Option<String>) -> Option<SecretString> {
     value
         .as_deref()
         .map(str::trim)
@@ -198,7 +206,7 @@ fn secret(value: &Option<String>) -> Option<SecretString> {
 }
 
 /// An `api_base`: an http(s) URL, or `default`.
-fn api_base(
+pub(crate) fn api_base(
     section: &'static str,
     raw: Option<&String>,
     default: &str,
@@ -223,7 +231,7 @@ fn api_base(
 }
 
 /// `admins`: platform user ids, none blank or with spaces.
-fn admin_ids(
+pub(crate) fn admin_ids(
     section: &'static str,
     raw: Option<&Vec<String>>,
     example: &str,

@@ -67,6 +67,11 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
                 api_base: Some(feishu.api_base.clone()),
                 admins: (!feishu.admins.is_empty()).then(|| feishu.admins.clone()),
             }),
+            wecom: config
+                .platforms
+                .wecom
+                .as_ref()
+                .map(super::wecom::render_wecom),
         },
         tools: super::tools::RawTools {
             workspaces_dir: Some(config.tools.workspaces_dir.display().to_string()),

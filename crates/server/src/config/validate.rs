@@ -54,6 +54,8 @@ pub(crate) struct RawPlatforms {
     pub(crate) slack: Option<RawSlack>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) feishu: Option<RawFeishu>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) wecom: Option<super::wecom::RawWeCom>,
 }
 
 /// `[platforms.feishu]`.
@@ -390,6 +392,17 @@ mod tests {
                     app_secret: Some(String::new()),
                     encrypt_key: Some(String::new()),
                     verification_token: Some(String::new()),
+                    mode: Some(String::new()),
+                    api_base: Some(String::new()),
+                    admins: Some(vec![String::new()]),
+                }),
+                wecom: Some(super::super::wecom::RawWeCom {
+                    corp_id: Some(String::new()),
+                    token: Some(String::new()),
+                    encoding_aes_key: Some(String::new()),
+                    bot_id: Some(String::new()),
+                    agent_id: Some(super::super::wecom::AgentId::Text(String::new())),
+                    secret: Some(String::new()),
                     mode: Some(String::new()),
                     api_base: Some(String::new()),
                     admins: Some(vec![String::new()]),

@@ -46,6 +46,8 @@ pub struct AppState {
     pub slack: Option<Arc<crate::platforms::slack::SlackSurface>>,
     /// The Feishu surface, when `[platforms.feishu]` is configured.
     pub feishu: Option<Arc<crate::platforms::feishu::FeishuSurface>>,
+    /// The WeCom surface, when `[platforms.wecom]` is configured.
+    pub wecom: Option<Arc<crate::platforms::wecom::WeComSurface>>,
     /// Cancelled when the server stops: ends long-lived responses such as event streams.
     pub shutdown: CancellationToken,
 }
@@ -84,6 +86,10 @@ pub fn router_with(state: AppState, extra: Option<Router>, limits: HttpLimits) -
         .route(
             "/v1/platforms/feishu/card",
             post(crate::platforms::feishu::card),
+        )
+        .route(
+            "/v1/platforms/wecom/callback",
+            get(crate::platforms::wecom::verify).post(crate::platforms::wecom::callback),
         )
         .fallback(handlers::not_found)
         .method_not_allowed_fallback(handlers::method_not_allowed)

@@ -6,3 +6,4 @@
 
 pub mod feishu;
 pub mod slack;
+pub mod wecom;

@@ -106,6 +106,7 @@ async fn slack_app_admins(script: &str, admins: &[&str]) -> SlackApp {
     let state = AppState {
         slack: Some(Arc::clone(&slack)),
         feishu: None,
+        wecom: None,
         ..app.state.clone()
     };
     SlackApp {

@@ -1,0 +1,80 @@
+//! `GET` and `POST /v1/platforms/wecom/callback`: the smart robot's URL verification and its
+//! encrypted callbacks.
+//!
+//! Invariant: a handler verifies, decrypts, decodes and hands the callback to the chat layer;
+//! only a click waits for its outcome, and every answer is built from memory or the store, well
+//! inside WeCom's 1 s (verification) and 5 s (callbacks).
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axum::body::Bytes;
+use axum::extract::{RawQuery, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use workmate_wecom::callback::{CallbackError, Query};
+use workmate_wecom::inbound::decode_robot;
+
+use super::WeComSurface;
+use crate::http::{ApiError, AppState};
+
+/// URL verification: the decrypted `echostr`, as plain text.
+pub(crate) async fn verify(
+    State(state): State<AppState>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    let wecom = surface(&state)?;
+    let query = Query::parse(query.as_deref().unwrap_or_default()).map_err(refused)?;
+    let echo = wecom.auth.verify_url(&query).map_err(refused)?;
+    Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], echo).into_response())
+}
+
+/// A callback: a message, a stream refresh or an event; answered with the sealed reply, or an
+/// empty body.
+pub(crate) async fn callback(
+    State(state): State<AppState>,
+    RawQuery(query): RawQuery,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let wecom = surface(&state)?;
+    let query = Query::parse(query.as_deref().unwrap_or_default()).map_err(refused)?;
+    let plaintext = wecom.auth.open_json(&query, &body).map_err(refused)?;
+    let callback = decode_robot(&plaintext).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let answer = workmate_wecom::dispatch_robot(
+        &callback,
+        &wecom.sink,
+        &wecom.platform,
+        &wecom.corp_id,
+        None,
+    )
+    .await
+    .map_err(|e| ApiError::NotReady {
+        reason: format!("WeCom callback not stored: {e}"),
+    })?;
+    let Some(answer) = answer else {
+        return Ok(String::new().into_response());
+    };
+    let timestamp = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let nonce = workmate_adapter::backoff::random_u64().to_string();
+    let sealed = wecom.auth.seal_json(&answer.to_string(), timestamp, &nonce);
+    Ok(([(header::CONTENT_TYPE, "application/json")], sealed).into_response())
+}
+
+fn surface(state: &AppState) -> Result<Arc<WeComSurface>, ApiError> {
+    state
+        .wecom
+        .clone()
+        .ok_or_else(|| ApiError::Missing("WeCom is not configured".into()))
+}
+
+/// A callback that is not WeCom's, or not for this robot.
+fn refused(error: CallbackError) -> ApiError {
+    match error {
+        CallbackError::BadQuery(_) | CallbackError::BadBody(_) | CallbackError::Decode(_) => {
+            ApiError::BadRequest(error.to_string())
+        }
+        other => ApiError::BadSignature(other.to_string()),
+    }
+}
