@@ -1,6 +1,6 @@
-//! What to do with one verified smart-robot callback (callback mode): hand it to the chat layer
-//! and say what WeCom gets back, as plaintext JSON for the caller to seal (`None`: an empty
-//! answer).
+//! What to do with one smart-robot callback, verified (callback mode) or received over the long
+//! connection: hand it to the chat layer and say what WeCom gets back, as plaintext JSON for the
+//! caller to seal or to send with the frame's `req_id` (`None`: no answer).
 //!
 //! - A message is stored; once it is durable it is answered with an empty stream, which WeCom
 //!   then asks for again and again ([`WeComPlatform::refresh`]). A redelivery gets the same
@@ -24,14 +24,16 @@ use crate::platform::{ReplyHandle, WeComPlatform, stream_id, stream_message};
 /// What a message without text is answered.
 const TEXT_ONLY: &str = "workmate reads text messages; please write your request.";
 
-/// Handles one decoded smart-robot callback (see the module docs).
+/// Handles one decoded smart-robot callback (see the module docs); `req_id` is the long
+/// connection's frame, `None` in callback mode.
 pub async fn dispatch_robot(
     callback: &RobotCallback,
     sink: &Arc<dyn InboundSink>,
     platform: &Arc<WeComPlatform>,
     corp_id: &str,
-    bot_name: Option<&str>,
+    req_id: Option<&str>,
 ) -> Result<Option<Value>, NotTaken> {
+    let bot_name = None;
     match callback {
         RobotCallback::StreamRefresh(refresh) => Ok(Some(platform.refresh(&refresh.stream_id))),
         RobotCallback::Message(message) => {
@@ -39,7 +41,10 @@ pub async fn dispatch_robot(
             let Some(mut inbound) = robot_inbound(callback, corp_id, bot_name) else {
                 return Ok(Some(stream_message(&stream, TEXT_ONLY, true)));
             };
-            let handle = ReplyHandle::callback(&message.msgid, message.response_url.as_deref());
+            let handle = match req_id {
+                Some(req_id) => ReplyHandle::socket(&message.msgid, req_id),
+                None => ReplyHandle::callback(&message.msgid, message.response_url.as_deref()),
+            };
             inbound.reply = Some(handle.encode());
             sink.deliver(inbound).await?;
             Ok(Some(stream_message(&stream, "", false)))

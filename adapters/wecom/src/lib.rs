@@ -21,11 +21,13 @@
 
 pub mod callback;
 pub mod card;
+mod connection;
 mod dispatch;
 pub mod inbound;
 pub mod mapping;
 mod platform;
 pub mod ws;
 
+pub use connection::WeComConnection;
 pub use dispatch::dispatch_robot;
 pub use platform::{HAND_OVER_AFTER, ReplyHandle, WeComPlatform, stream_id, stream_message};

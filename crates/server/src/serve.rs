@@ -160,7 +160,7 @@ async fn open_and_run(
             chat: chat.clone(),
             slack: slack.clone(),
             feishu: feishu.clone(),
-            wecom,
+            wecom: wecom.clone(),
             shutdown: token.clone(),
         };
         let served = if token.is_cancelled() {
@@ -188,6 +188,9 @@ async fn open_and_run(
         }
         if let Some(feishu) = &feishu {
             feishu.shutdown().await;
+        }
+        if let Some(wecom) = &wecom {
+            wecom.shutdown().await;
         }
         chat.shutdown(config.server.shutdown_grace).await;
         hub.shutdown().await;

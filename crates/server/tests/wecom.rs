@@ -356,3 +356,110 @@ async fn an_answer_over_the_cap_arrives_complete_in_two_messages() {
     }
     assert_eq!(calls(&app.fake, "/response/").await.len(), 1);
 }
+
+/// Over the long connection: a pushed message is stored, its answer's snapshots are pushed back
+/// with the message's `req_id`, and an answer over the cap goes on in further messages to the
+/// chat, complete.
+#[tokio::test]
+async fn over_the_long_connection_answers_stream_back_and_long_ones_go_on_in_the_chat() {
+    use futures_util::SinkExt;
+    use tokio_tungstenite::tungstenite::Message;
+
+    let lines: Vec<String> = (0..260)
+        .map(|i| format!("Line {i:03} {}", "y".repeat(100)))
+        .collect();
+    let answer = lines.join("\n\n");
+    let script = json!({"conversations": [{"when": "*", "turns": [{"text": answer}]}]}).to_string();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("ws://{}", listener.local_addr().unwrap());
+    let app = app_with_script(&script).await;
+    let mut config =
+        WeComConfig::callback(CORP, TOKEN.into(), AES_KEY.into(), "http://127.0.0.1:9");
+    config.mode = workmate_server::config::WeComMode::LongConnection;
+    config.bot_id = Some("aibot-1".into());
+    config.secret = Some("bot-secret".into());
+    let chat = app.state.chat.clone();
+    let _surface = WeComSurface::with_socket_url(&config, &chat, &url).unwrap();
+    chat.start();
+
+    let (stream, _) = tokio::time::timeout(Duration::from_secs(20), listener.accept())
+        .await
+        .expect("workmate connects")
+        .unwrap();
+    let mut peer = tokio_tungstenite::accept_async(stream).await.unwrap();
+    let subscribe = next_frame(&mut peer).await;
+    assert_eq!(subscribe["cmd"], "aibot_subscribe");
+    assert_eq!(subscribe["body"]["bot_id"], "aibot-1");
+    let ack = |frame: &Value| json!({"headers": frame["headers"], "errcode": 0, "errmsg": "ok"});
+    peer.send(Message::text(ack(&subscribe).to_string()))
+        .await
+        .unwrap();
+    let message = json!({"msgid": "W1", "aibotid": "aibot-1", "chatid": CHAT, "chattype": "group",
+        "from": {"userid": "ana"}, "msgtype": "text", "text": {"content": "@workmate write a lot"}});
+    let callback =
+        json!({"cmd": "aibot_msg_callback", "headers": {"req_id": "req-W1"}, "body": message});
+    peer.send(Message::text(callback.to_string()))
+        .await
+        .unwrap();
+
+    let mut streamed = Vec::new();
+    let mut sent = Vec::new();
+    loop {
+        let frame = next_frame(&mut peer).await;
+        peer.send(Message::text(ack(&frame).to_string()))
+            .await
+            .unwrap();
+        match frame["cmd"].as_str().unwrap() {
+            "aibot_respond_msg" => {
+                assert_eq!(frame["headers"]["req_id"], "req-W1");
+                let stream = frame["body"]["stream"].clone();
+                streamed.push(stream);
+            }
+            "aibot_send_msg" => {
+                assert_eq!(frame["body"]["chatid"], CHAT);
+                sent.push(
+                    frame["body"]["markdown"]["content"]
+                        .as_str()
+                        .unwrap()
+                        .to_owned(),
+                );
+            }
+            other => panic!("unexpected {other}: {frame}"),
+        }
+        let finished = streamed.last().is_some_and(|s| s["finish"] == true);
+        let all = |text: &str| lines.iter().all(|l| text.contains(l.as_str()));
+        let shown = streamed
+            .last()
+            .map(|s| s["content"].as_str().unwrap().to_owned());
+        if finished && all(&format!("{}{}", shown.unwrap_or_default(), sent.join(""))) {
+            break;
+        }
+    }
+    let last = streamed.last().unwrap();
+    assert!(last["content"].as_str().unwrap().len() <= 20_480);
+    assert!(sent.iter().all(|m| m.len() <= 20_480));
+    assert!(!sent.is_empty(), "the answer went on in the chat");
+    assert!(
+        streamed.windows(2).all(|w| w[0]["id"] == w[1]["id"]),
+        "one stream"
+    );
+}
+
+/// The next frame workmate writes that is not a ping.
+async fn next_frame(peer: &mut tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>) -> Value {
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+    loop {
+        let message = tokio::time::timeout(Duration::from_secs(20), peer.next())
+            .await
+            .expect("a frame in time")
+            .unwrap()
+            .unwrap();
+        if let Message::Text(text) = message {
+            let frame: Value = serde_json::from_str(&text).unwrap();
+            if frame["cmd"] != "ping" {
+                return frame;
+            }
+        }
+    }
+}

@@ -1,15 +1,19 @@
-//! [`WeComPlatform`]: the chat layer's calls, on WeCom's smart robot in callback mode.
+//! [`WeComPlatform`]: the chat layer's calls, on WeCom's smart robot.
 //!
-//! WeCom answers a message only through that message (ADR 0012): the passive reply to a message
-//! opens a *stream*, which WeCom then asks for again and again, and the message's
-//! `response_url` takes one further answer. So:
+//! WeCom answers a message only through that message (ADR 0012). In callback mode the passive
+//! reply to a message opens a *stream*, which WeCom then asks for again and again, and the
+//! message's `response_url` takes one further answer. Over the long connection, workmate pushes
+//! the stream's snapshots itself (`aibot_respond_msg` with the message's `req_id`), and sends
+//! further messages to the chat as it likes (`aibot_send_msg`). So:
 //! - every answer card of a turn goes into the stream of the message that started it
 //!   ([`ReplyHandle`], carried by the chat layer as the target's `reply`), one below the other;
 //!   WeCom is shown the stream's content when it asks ([`WeComPlatform::refresh`]), at most
 //!   20,480 bytes, and what does not fit (or comes after the stream was handed over at 5½
-//!   minutes) is sent once, through the `response_url`, when the stream is complete;
+//!   minutes) is sent when the stream is complete: once, through the `response_url`, or, over
+//!   the long connection, as many messages as it takes;
 //! - a prompt (a card with answer buttons) is a `button_interaction` template card sent through
-//!   the `response_url`; its `task_id` is the inbox item's id. WeCom cannot edit it later: a
+//!   the `response_url` (or to the chat, over the long connection); its `task_id` is the inbox
+//!   item's id. WeCom cannot edit it later: a
 //!   click's answer updates it for everyone ([`crate::dispatch`]), and an answer given elsewhere
 //!   leaves it as it is;
 //! - notices and private replies (a command's answer) go into the stream too, or through the
@@ -18,8 +22,9 @@
 //! Streams are kept in this process for an hour (WeCom stops asking after 6 minutes). After a
 //! restart, a card the chat layer updates brings its stream back.
 //!
-//! Limits: a message gets at most one further answer after its stream, so a turn with more than
-//! one prompt, or an answer longer than two messages, is cut, with a log line saying so.
+//! Limits of callback mode: a message gets at most one further answer after its stream, so a
+//! turn with more than one prompt, or an answer longer than two messages, is cut, with a log
+//! line saying so. The long connection has no such limit.
 
 mod reply;
 mod stream;
@@ -35,6 +40,7 @@ use workmate_cards::{Block, ButtonAction, CONTINUED_BELOW, Card, Inline};
 use workmate_protocol::Surface;
 
 use crate::card::{MAX_STREAM_BYTES, markdown, split_stream, task_id, template_card};
+use crate::ws::{RESPOND_MSG, SEND_MSG, SendError, Sender};
 
 pub use reply::{ReplyHandle, stream_id};
 pub use stream::HAND_OVER_AFTER;
@@ -58,6 +64,8 @@ const NO_HANDLE: &str = "WeCom's smart robot answers a message only through it, 
 #[derive(Debug)]
 pub struct WeComPlatform {
     http: reqwest::Client,
+    /// The long connection's sender, in that mode.
+    socket: Option<Sender>,
     streams: moka::sync::Cache<String, Arc<Mutex<Stream>>>,
     /// `response_url`s already answered through.
     used: moka::sync::Cache<String, ()>,
@@ -68,9 +76,17 @@ impl WeComPlatform {
     pub fn new(http: reqwest::Client) -> Self {
         Self {
             http,
+            socket: None,
             streams: kept(),
             used: kept(),
         }
+    }
+
+    /// The same platform answering over the long connection.
+    #[must_use]
+    pub fn with_socket(mut self, sender: Sender) -> Self {
+        self.socket = Some(sender);
+        self
     }
 
     /// The answer to a stream refresh: the stream's content now (plaintext JSON, to be sealed).
@@ -95,24 +111,52 @@ impl WeComPlatform {
         })
     }
 
-    /// Puts a card into its stream; sends the stream's rest when it became complete.
-    async fn set_part(&self, message_id: &str, markdown: String, more: bool) {
+    /// Puts a card into its stream; sends the stream's rest when it became complete, and, over
+    /// the long connection, pushes the stream.
+    async fn set_part(
+        &self,
+        message_id: &str,
+        markdown: String,
+        more: bool,
+    ) -> Result<(), AdapterError> {
         let stream_id = message_id.rsplit_once('.').map_or(message_id, |(s, _)| s);
         let stream = self.stream(stream_id);
-        let (tail, url) = {
+        let Some(sender) = &self.socket else {
+            let (tail, url) = {
+                let mut s = lock(&stream);
+                s.set(message_id, markdown, more);
+                (s.take_tail(), s.response_url.clone())
+            };
+            if let (Some(tail), Some(url)) = (tail, url) {
+                self.send_tail(&url, &tail).await;
+            }
+            return Ok(());
+        };
+        let (push, tail, req_id, chat_id) = {
             let mut s = lock(&stream);
             s.set(message_id, markdown, more);
-            (s.take_tail(), s.response_url.clone())
+            let push = s.next_push(Instant::now());
+            (push, s.take_tail(), s.req_id.clone(), s.chat_id.clone())
         };
-        if let (Some(tail), Some(url)) = (tail, url) {
-            self.send_tail(&url, &tail).await;
+        if let (Some(snapshot), Some(req_id)) = (push, req_id) {
+            let body = stream_message(stream_id, &snapshot.content, snapshot.finish);
+            sender
+                .respond(&req_id, RESPOND_MSG, body)
+                .await
+                .map_err(failed)?;
         }
+        for part in tail.iter().flat_map(|t| split_stream(t, MAX_STREAM_BYTES)) {
+            let body = json!({ "chatid": chat_id, "msgtype": "markdown", "markdown": { "content": part } });
+            sender.send(SEND_MSG, body).await.map_err(failed)?;
+        }
+        Ok(())
     }
 
-    /// Adds a card to the stream of `handle`; its message id.
+    /// Adds a card to the stream of `handle`, in `chat_id`; its message id.
     async fn add_part(
         &self,
         handle: &ReplyHandle,
+        chat_id: &str,
         markdown: String,
         more: bool,
     ) -> Result<String, AdapterError> {
@@ -126,9 +170,13 @@ impl WeComPlatform {
             if s.response_url.is_none() {
                 s.response_url.clone_from(&handle.response_url);
             }
+            if s.req_id.is_none() {
+                s.req_id.clone_from(&handle.req_id);
+            }
+            chat_id.clone_into(&mut s.chat_id);
             s.next_part_id(stream_id)
         };
-        self.set_part(&id, markdown, more).await;
+        self.set_part(&id, markdown, more).await?;
         Ok(id)
     }
 
@@ -190,7 +238,9 @@ impl WeComPlatform {
     async fn show(&self, target: &ChatTarget, markdown: String) -> Result<(), AdapterError> {
         let handle = ReplyHandle::decode(target.reply.as_deref())
             .ok_or_else(|| AdapterError::Rejected(NO_HANDLE.into()))?;
-        self.add_part(&handle, markdown, false).await.map(drop)
+        self.add_part(&handle, &target.chat_id, markdown, false)
+            .await
+            .map(drop)
     }
 }
 
@@ -259,7 +309,14 @@ impl ChatAdapter for WeComPlatform {
         Box::pin(async move {
             let handle = ReplyHandle::decode(target.reply.as_deref())
                 .ok_or_else(|| AdapterError::Rejected(NO_HANDLE.into()))?;
-            let message_id = if let Some(card) = rendered.get("template_card") {
+            let message_id = if let (Some(card), Some(sender)) =
+                (rendered.get("template_card"), &self.socket)
+            {
+                let body = json!({ "chatid": target.chat_id, "msgtype": "template_card", "template_card": card });
+                sender.send(SEND_MSG, body).await.map_err(failed)?;
+                let task = card.get("task_id").and_then(Value::as_str).unwrap_or("");
+                format!("{CARD_PREFIX}{task}")
+            } else if let Some(card) = rendered.get("template_card") {
                 let url = handle
                     .response_url
                     .as_deref()
@@ -270,7 +327,8 @@ impl ChatAdapter for WeComPlatform {
                 format!("{CARD_PREFIX}{task}")
             } else {
                 let (markdown, more) = stream_part(rendered);
-                self.add_part(&handle, markdown, more).await?
+                self.add_part(&handle, &target.chat_id, markdown, more)
+                    .await?
             };
             Ok(PostedCard {
                 chat_id: target.chat_id.clone(),
@@ -293,13 +351,25 @@ impl ChatAdapter for WeComPlatform {
                 return Ok(());
             }
             let (markdown, more) = stream_part(rendered);
-            self.set_part(&posted.message_id, markdown, more).await;
-            Ok(())
+            self.set_part(&posted.message_id, markdown, more).await
         })
     }
 
     fn min_update_interval(&self) -> Duration {
         MIN_UPDATE_INTERVAL
+    }
+}
+
+/// A long-connection send's failure, for the chat layer's retries.
+#[allow(
+    clippy::needless_pass_by_value,
+    reason = "the shape `map_err` hands over"
+)]
+fn failed(error: SendError) -> AdapterError {
+    if error.is_retryable() {
+        AdapterError::Transient(error.to_string())
+    } else {
+        AdapterError::Rejected(error.to_string())
     }
 }
 

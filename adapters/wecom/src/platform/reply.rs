@@ -15,6 +15,9 @@ pub struct ReplyHandle {
     /// The message's `response_url`: one proactive answer (callback mode).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_url: Option<String>,
+    /// The callback frame's `req_id`, which answers it (long-connection mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub req_id: Option<String>,
 }
 
 impl ReplyHandle {
@@ -23,6 +26,16 @@ impl ReplyHandle {
         Self {
             stream: Some(stream_id(msgid)),
             response_url: response_url.map(str::to_owned),
+            req_id: None,
+        }
+    }
+
+    /// The handle of a message received over the long connection in frame `req_id`.
+    pub fn socket(msgid: &str, req_id: &str) -> Self {
+        Self {
+            stream: Some(stream_id(msgid)),
+            response_url: None,
+            req_id: Some(req_id.to_owned()),
         }
     }
 

@@ -37,8 +37,15 @@ pub(crate) struct Stream {
     finished: Option<String>,
     /// Whether the tail was handed out to be sent.
     tail_taken: bool,
-    /// The `response_url` of the message the stream answers, which takes the tail.
+    /// The `response_url` of the message the stream answers, which takes the tail (callback
+    /// mode).
     pub(crate) response_url: Option<String>,
+    /// The frame that answers the message (long-connection mode).
+    pub(crate) req_id: Option<String>,
+    /// The chat the message was written in, where the tail goes (long-connection mode).
+    pub(crate) chat_id: String,
+    /// The snapshot last pushed (long-connection mode).
+    pushed: Option<Snapshot>,
 }
 
 #[derive(Debug)]
@@ -63,6 +70,9 @@ impl Stream {
             finished: None,
             tail_taken: false,
             response_url: None,
+            req_id: None,
+            chat_id: String::new(),
+            pushed: None,
         }
     }
 
@@ -129,6 +139,17 @@ impl Stream {
         }
     }
 
+    /// The snapshot at `now` when it differs from the one last pushed (long-connection mode,
+    /// where workmate pushes instead of being asked).
+    pub(crate) fn next_push(&mut self, now: Instant) -> Option<Snapshot> {
+        let snapshot = self.snapshot(now);
+        if self.pushed.as_ref() == Some(&snapshot) {
+            return None;
+        }
+        self.pushed = Some(snapshot.clone());
+        Some(snapshot)
+    }
+
     /// What the finished snapshot did not show, once the stream is complete: taken once.
     pub(crate) fn take_tail(&mut self) -> Option<String> {
         if self.tail_taken || !self.complete() {
@@ -178,7 +199,7 @@ mod tests {
     fn a_stream_finishes_with_its_last_card() {
         let t0 = Instant::now();
         let mut stream = Stream::new(t0);
-        assert_eq!(stream.snapshot(t0).finish, false);
+        assert!(!stream.snapshot(t0).finish);
         stream.set("s.0", "Thinking".into(), true);
         assert_eq!(
             stream.snapshot(t0),

@@ -127,15 +127,7 @@ pub(crate) fn validate_wecom(
 ) -> Result<WeComConfig, ConfigError> {
     let mode = match raw.mode.as_deref() {
         None | Some("callback") => WeComMode::Callback,
-        Some("long_connection") => {
-            return Err(invalid(
-                WECOM,
-                "mode",
-                "the smart robot's long connection is not served yet; use mode = \"callback\" \
-                 (the callback URL is /v1/platforms/wecom/callback)"
-                    .into(),
-            ));
-        }
+        Some("long_connection") => WeComMode::LongConnection,
         Some(other) => {
             return Err(invalid(
                 WECOM,
@@ -183,6 +175,20 @@ pub(crate) fn validate_wecom(
                 ),
             ));
         }
+    }
+    let bot_id = raw
+        .bot_id
+        .as_deref()
+        .map(str::trim)
+        .filter(|v| !v.is_empty());
+    if mode == WeComMode::LongConnection && (bot_id.is_none() || secret(&raw.secret).is_none()) {
+        return Err(invalid(
+            WECOM,
+            "bot_id",
+            "long_connection mode needs bot_id and secret: the smart robot's Bot ID and Secret \
+             from its API settings (长连接)"
+                .into(),
+        ));
     }
     let plain = |v: &Option<String>| {
         v.as_deref()

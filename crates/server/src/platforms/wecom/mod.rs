@@ -1,4 +1,5 @@
-//! WeCom (企业微信): the smart robot's callback route, wired to the chat layer.
+//! WeCom (企业微信): the smart robot's callback route or its long connection, wired to the chat
+//! layer.
 //!
 //! Invariants: nothing reaches the chat layer unless the callback's signature verified and it
 //! decrypted for the smart robot (receive id empty); a message is answered only once the chat
@@ -11,11 +12,12 @@ use std::sync::Arc;
 
 use secrecy::ExposeSecret;
 use workmate_adapter::InboundSink;
-use workmate_chat::{Chat, PlatformSettings};
-use workmate_wecom::WeComPlatform;
+use workmate_chat::{Chat, HeldConnection, PlatformSettings};
 use workmate_wecom::callback::CallbackAuth;
+use workmate_wecom::ws::{LongConnection, WECOM_WS_URL};
+use workmate_wecom::{WeComConnection, WeComPlatform};
 
-use crate::config::WeComConfig;
+use crate::config::{WeComConfig, WeComMode};
 
 pub(crate) use routes::{callback, verify};
 
@@ -25,33 +27,76 @@ const ROBOT_RECEIVE_ID: &str = "";
 /// The WeCom surface: request checks, the platform, and the corp it serves.
 #[derive(Debug)]
 pub struct WeComSurface {
-    auth: CallbackAuth,
+    /// Callback checks, when `token` and `encoding_aes_key` are configured.
+    auth: Option<CallbackAuth>,
     platform: Arc<WeComPlatform>,
     sink: Arc<dyn InboundSink>,
     corp_id: String,
+    /// The long connection, in that mode, open while this replica holds its lease.
+    connection: Option<HeldConnection>,
 }
 
 impl WeComSurface {
-    /// Registers WeCom with the chat layer.
+    /// Registers WeCom with the chat layer, and, in long-connection mode, holds the connection
+    /// to WeCom's server.
     pub fn new(config: &WeComConfig, chat: &Chat) -> Result<Arc<Self>, String> {
-        let (Some(token), Some(key)) = (&config.token, &config.encoding_aes_key) else {
-            return Err("callback mode needs token and encoding_aes_key".into());
+        Self::with_socket_url(config, chat, WECOM_WS_URL)
+    }
+
+    /// [`WeComSurface::new`] with the long connection opened to `ws_url`.
+    pub fn with_socket_url(
+        config: &WeComConfig,
+        chat: &Chat,
+        ws_url: &str,
+    ) -> Result<Arc<Self>, String> {
+        let auth = match (&config.token, &config.encoding_aes_key) {
+            (Some(token), Some(key)) => Some(
+                CallbackAuth::new(token.expose_secret(), key.expose_secret(), ROBOT_RECEIVE_ID)
+                    .map_err(|e| e.to_string())?,
+            ),
+            _ if config.mode == WeComMode::Callback => {
+                return Err("callback mode needs token and encoding_aes_key".into());
+            }
+            _ => None,
         };
-        let auth = CallbackAuth::new(token.expose_secret(), key.expose_secret(), ROBOT_RECEIVE_ID)
-            .map_err(|e| e.to_string())?;
+        let client = match (config.mode, &config.bot_id, &config.secret) {
+            (WeComMode::LongConnection, Some(bot_id), Some(secret)) => Some(
+                LongConnection::new(ws_url, bot_id, secret.clone()).map_err(|e| e.to_string())?,
+            ),
+            (WeComMode::LongConnection, ..) => {
+                return Err("long_connection mode needs bot_id and secret".into());
+            }
+            _ => None,
+        };
         let http = workmate_adapter::net::http_client()?;
-        let platform = Arc::new(WeComPlatform::new(http));
+        let mut platform = WeComPlatform::new(http);
+        if let Some(client) = &client {
+            platform = platform.with_socket(client.sender());
+        }
+        let platform = Arc::new(platform);
         chat.register(
             Arc::clone(&platform) as Arc<dyn workmate_adapter::Platform>,
             PlatformSettings {
                 admins: config.admins.clone(),
             },
         );
+        let connection = client.map(|client| {
+            let connection = WeComConnection::new(client, Arc::clone(&platform), &config.corp_id);
+            chat.hold(Arc::new(connection))
+        });
         Ok(Arc::new(Self {
             auth,
             platform,
             sink: Arc::new(chat.clone()),
             corp_id: config.corp_id.clone(),
+            connection,
         }))
+    }
+
+    /// Closes the long connection, if any, handing it to another replica.
+    pub async fn shutdown(&self) {
+        if let Some(connection) = &self.connection {
+            connection.close().await;
+        }
     }
 }

@@ -12,7 +12,7 @@ use axum::body::Bytes;
 use axum::extract::{RawQuery, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use workmate_wecom::callback::{CallbackError, Query};
+use workmate_wecom::callback::{CallbackAuth, CallbackError, Query};
 use workmate_wecom::inbound::decode_robot;
 
 use super::WeComSurface;
@@ -25,7 +25,7 @@ pub(crate) async fn verify(
 ) -> Result<Response, ApiError> {
     let wecom = surface(&state)?;
     let query = Query::parse(query.as_deref().unwrap_or_default()).map_err(refused)?;
-    let echo = wecom.auth.verify_url(&query).map_err(refused)?;
+    let echo = auth(&wecom)?.verify_url(&query).map_err(refused)?;
     Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], echo).into_response())
 }
 
@@ -38,7 +38,8 @@ pub(crate) async fn callback(
 ) -> Result<Response, ApiError> {
     let wecom = surface(&state)?;
     let query = Query::parse(query.as_deref().unwrap_or_default()).map_err(refused)?;
-    let plaintext = wecom.auth.open_json(&query, &body).map_err(refused)?;
+    let auth = auth(&wecom)?;
+    let plaintext = auth.open_json(&query, &body).map_err(refused)?;
     let callback = decode_robot(&plaintext).map_err(|e| ApiError::BadRequest(e.to_string()))?;
     let answer = workmate_wecom::dispatch_robot(
         &callback,
@@ -58,7 +59,7 @@ pub(crate) async fn callback(
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let nonce = workmate_adapter::backoff::random_u64().to_string();
-    let sealed = wecom.auth.seal_json(&answer.to_string(), timestamp, &nonce);
+    let sealed = auth.seal_json(&answer.to_string(), timestamp, &nonce);
     Ok(([(header::CONTENT_TYPE, "application/json")], sealed).into_response())
 }
 
@@ -67,6 +68,15 @@ fn surface(state: &AppState) -> Result<Arc<WeComSurface>, ApiError> {
         .wecom
         .clone()
         .ok_or_else(|| ApiError::Missing("WeCom is not configured".into()))
+}
+
+/// The callback checks; a callback without them configured is refused.
+fn auth(wecom: &WeComSurface) -> Result<&CallbackAuth, ApiError> {
+    wecom.auth.as_ref().ok_or_else(|| {
+        ApiError::Missing(
+            "WeCom callbacks are not configured (token and encoding_aes_key are not set)".into(),
+        )
+    })
 }
 
 /// A callback that is not WeCom's, or not for this robot.
