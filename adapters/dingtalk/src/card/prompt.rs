@@ -6,9 +6,12 @@
 //! choice), a decided one by its shape (the `Run <tool>?` title line, and the outcome line that
 //! replaced the buttons: `✅ Approved by …`, `❌ Denied by …`, `Dismissed: …`, `Resolved by …`).
 //!
-//! Invariants: for every state of a prompt the map equals `approval_param_map` of its view,
-//! except `choices`, which a decided card no longer carries and is `[]` (the template shows no
-//! button unless `status` is `pending` anyway) — a test holds the two together, so a change of
+//! Invariants: for every state a prompt answered with an approval choice (or closed without an
+//! answer) can be in, the map equals `approval_param_map` of its view, except `choices`, which a
+//! decided card no longer carries and is `[]` (the template shows no button unless `status` is
+//! `pending` anyway); a prompt resolved by some other kind of answer, which the IR shows only as
+//! `Resolved by <name>`, is `expired` with that approver, where the view could tell approved
+//! from denied — a test holds the two together, so a change of
 //! the IR's wording fails there, not on a user's screen; a card of any other shape is not an
 //! approval (`None`).
 
