@@ -173,3 +173,32 @@ fn the_rendering_is_the_platform_render() {
         None
     );
 }
+
+#[test]
+fn the_answer_template_matches_the_code() {
+    let template: Value = serde_json::from_str(include_str!("../templates/answer.json")).unwrap();
+    let names: Vec<&str> = template["variables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["name"].as_str().unwrap())
+        .collect();
+    let s = Story::asking_which_deploys_failed();
+    let rendered = Rendered::of(&turn_card(s.view().turn(&turn("tn_1")).unwrap()));
+    let keys: Vec<&str> = rendered.params.keys().map(String::as_str).collect();
+    assert_eq!(names, keys);
+    assert_eq!(template["variables"][0]["streaming"], true);
+    let states: Vec<&str> = [
+        FlowStatus::Inputing,
+        FlowStatus::Finished,
+        FlowStatus::Failed,
+    ]
+    .into_iter()
+    .map(FlowStatus::as_str)
+    .collect();
+    assert_eq!(
+        template["variables"][1]["values"],
+        serde_json::json!(states)
+    );
+    assert_eq!(workmate_dingtalk::web::STREAMING_KEY, names[0]);
+}
