@@ -3,10 +3,12 @@
 //! approval state (so the adapter never needs the view), and every rendering is snapshotted.
 
 use insta::assert_json_snapshot;
+use proptest::prelude::*;
 use serde_json::Value;
-use workmate_cards::testing::{Story, item, other_resolutions, turn};
-use workmate_cards::{SessionView, approval_card, question_card, turn_card};
+use workmate_cards::testing::{Story, any_text_in_every_block, item, other_resolutions, turn};
+use workmate_cards::{Block, Card, Inline, SessionView, approval_card, question_card, turn_card};
 use workmate_dingtalk::card::{FlowStatus, Rendered, Template, approval_param_map, render};
+use workmate_dingtalk::dispatch::click_inbound;
 
 /// The rendering of approval `id`, checked against the view's variables.
 fn approval(view: &SessionView, id: &str) -> Rendered {
@@ -201,4 +203,35 @@ fn the_answer_template_matches_the_code() {
         serde_json::json!(states)
     );
     assert_eq!(workmate_dingtalk::web::STREAMING_KEY, names[0]);
+}
+
+proptest! {
+    /// Any card renders to string-valued template data that reads back, whatever its text, also
+    /// when that text imitates an approval's title and outcome lines.
+    #[test]
+    fn any_card_renders_to_string_params(
+        short in "\\PC{0,20}", md in "\\PC{0,60}", long in "\\PC{0,120}",
+    ) {
+        let mut card = any_text_in_every_block(&short, &md, &long);
+        for candidate in [card.clone(), Card { blocks: Vec::new() }, {
+            card.blocks.insert(0, Block::Text(workmate_cards::RichText(vec![
+                Inline::Bold("Run ".into()), Inline::Code(short.clone()), Inline::Bold("?".into()),
+            ])));
+            card.blocks.push(Block::Context(vec![Inline::Text(format!("✅ Approved by {md}"))]));
+            card.clone()
+        }] {
+            let rendered = Rendered::of(&candidate);
+            prop_assert!(rendered.params.values().all(Value::is_string));
+            prop_assert_eq!(Rendered::from_value(&rendered.to_value()), Some(rendered));
+        }
+    }
+
+    /// Any card callback decodes without panicking.
+    #[test]
+    fn any_callback_decodes_without_panic(track in "\\PC{0,60}", user in "\\PC{0,20}", content in "\\PC{0,80}") {
+        let callback = serde_json::json!({
+            "outTrackId": track, "userId": user, "corpId": "c", "content": content,
+        });
+        let _ = click_inbound(&callback, None);
+    }
 }
