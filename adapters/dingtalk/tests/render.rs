@@ -215,7 +215,7 @@ proptest! {
         let mut card = any_text_in_every_block(&short, &md, &long);
         for candidate in [card.clone(), Card { blocks: Vec::new() }, {
             card.blocks.insert(0, Block::Text(workmate_cards::RichText(vec![
-                Inline::Bold("Run ".into()), Inline::Code(short.clone()), Inline::Bold("?".into()),
+                Inline::Bold("Run ".into()), Inline::Code(short), Inline::Bold("?".into()),
             ])));
             card.blocks.push(Block::Context(vec![Inline::Text(format!("✅ Approved by {md}"))]));
             card.clone()
