@@ -1,5 +1,10 @@
 //! DingTalk (钉钉): its wire format, and nothing else.
 //!
+//! - [`web`]: the open-platform client: the access token, robot messages, cards created,
+//!   updated for everyone and streamed.
+//! - [`DingTalkPlatform`]: the chat layer's calls (render, post, update, notices) on DingTalk.
+//! - [`DingTalkConnection`]: the Stream connection as the chat layer's long-lived connection;
+//!   [`dispatch`] is what it (and the HTTP routes) do with one robot message or card click.
 //! - [`card`]: the interactive-card templates' variables (the approval card's `cardParamMap`), the
 //!   choice a button click carries, and the answer card's markdown.
 //! - [`inbound`]: typed decoding of the robot's message callback (Stream or HTTP, the same JSON).
@@ -13,10 +18,18 @@
 //! The encrypted event push uses the crypto DingTalk shares with WeCom (`workmate-wxcrypto`).
 //!
 //! Invariant: nothing here decides authority, sessions or tenants, stores anything or calls the
-//! engine (see the chat layer).
+//! engine (see the chat layer); nothing inbound reaches the chat layer unless it came over the
+//! Stream connection opened with the app's credentials or passed [`sign`]'s checks.
 
 pub mod card;
+mod connection;
+pub mod dispatch;
 pub mod inbound;
 pub mod mapping;
+mod platform;
 pub mod sign;
 pub mod stream;
+pub mod web;
+
+pub use connection::DingTalkConnection;
+pub use platform::{ANSWER_BUDGET, DingTalkConfig, DingTalkPlatform, MIN_UPDATE_INTERVAL};

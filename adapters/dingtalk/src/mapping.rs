@@ -2,7 +2,10 @@
 //!
 //! Invariants: the tenant is the robot's organisation (`chatbotCorpId`, else the sender's); the
 //! user is the sender's staff id (their id in the organisation; the encrypted `senderId` only
-//! for people outside it); a group's chat is its `conversationId`, a one-to-one chat is
+//! for people outside it); a group's chat is its `conversationId` (`cid…`, which cards and
+//! robot messages address as the group's open conversation id), and a one-to-one chat's is the
+//! sender's user id, because DingTalk addresses a person's chat with the robot by user id
+//! (`IM_ROBOT.<userId>` cards, `oToMessages`), not by its conversation id; such a chat is
 //! `direct`; DingTalk has no threads; the delivery id is `msgId`, which a redelivery repeats.
 //! A group message reaches the robot only when it @-mentions it, and DingTalk leaves the mention
 //! out of the text, so every message with text is a `Message`.
@@ -23,6 +26,11 @@ pub fn robot_inbound(message: &RobotMessage) -> Option<Inbound> {
     let tenant_key =
         non_empty(&message.chatbot_corp_id).or_else(|| non_empty(&message.sender_corp_id))?;
     let user = non_empty(&message.sender_staff_id).or_else(|| non_empty(&message.sender_id))?;
+    let chat_id = if message.is_direct() {
+        user.clone()
+    } else {
+        message.conversation_id.clone()
+    };
     Some(Inbound {
         surface: Surface::Dingtalk,
         tenant_key,
@@ -31,7 +39,7 @@ pub fn robot_inbound(message: &RobotMessage) -> Option<Inbound> {
             id: user,
             name: non_empty(&message.sender_nick),
         },
-        chat_id: message.conversation_id.clone(),
+        chat_id,
         thread_id: None,
         direct: message.is_direct(),
         reply: None,

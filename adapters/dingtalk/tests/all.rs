@@ -7,6 +7,11 @@
 )]
 
 mod card;
+mod connection;
 mod inbound;
+mod platform;
+mod render;
 mod sign;
 mod stream;
+mod support;
+mod web;

@@ -59,10 +59,17 @@ fn a_group_mention_is_a_message_of_the_group() {
 fn a_direct_message_is_direct_and_an_outsider_is_known_by_sender_id() {
     let mut body = group_text();
     body["conversationType"] = json!("1");
+    let inbound = robot_inbound(&decode_robot(&body.to_string()).unwrap()).unwrap();
+    assert!(inbound.direct);
+    assert_eq!(
+        inbound.chat_id, "manager1234",
+        "a one-to-one chat is addressed by the person's user id"
+    );
     body["senderStaffId"] = json!("");
     let inbound = robot_inbound(&decode_robot(&body.to_string()).unwrap()).unwrap();
     assert!(inbound.direct);
     assert_eq!(inbound.user.id, "$:LWCP_v1:$zhang");
+    assert_eq!(inbound.chat_id, "$:LWCP_v1:$zhang");
 }
 
 #[test]

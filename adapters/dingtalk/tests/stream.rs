@@ -2,18 +2,15 @@
 //! a raw tokio-tungstenite server that pushes JSON frames, reads the acks and pings, and closes
 //! or drops connections. Backoff waits last milliseconds here.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use secrecy::SecretString;
 use serde_json::{Value, json};
-use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
-use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
 use tokio_util::sync::CancellationToken;
 use wiremock::matchers::{body_json, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -22,10 +19,10 @@ use workmate_dingtalk::stream::{
     Error, FrameKind, HandlerError, StreamClient, StreamHandler, Timings, open,
 };
 
-const CLIENT_ID: &str = "ding-app-key";
-const CLIENT_SECRET: &str = "ding-app-secret";
-const TICKET: &str = "ticket+1/=";
-const WAIT: Duration = Duration::from_secs(5);
+use crate::support::gateway::{
+    CLIENT_ID, CLIENT_SECRET, FakeDingTalk, WAIT, ack_data, downstream, eventually, next_text,
+    timings,
+};
 
 /// Records every message; fails those whose data contains `fail`; answers a callback with
 /// `{"echo": data}` and an event with `null`.
@@ -65,85 +62,10 @@ impl StreamHandler for Recorder {
 }
 
 type Seen = mpsc::UnboundedReceiver<(FrameKind, String, String, String)>;
-type Socket = WebSocketStream<TcpStream>;
-
-/// `open` plus the WebSocket listener it points at.
-struct FakeDingTalk {
-    api: MockServer,
-    listener: TcpListener,
-}
 
 impl FakeDingTalk {
-    async fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let api = MockServer::start().await;
-        Mock::given(method("POST"))
-            .and(path("/v1.0/gateway/connections/open"))
-            .respond_with(ResponseTemplate::new(200).set_body_json(json!({
-                "endpoint": format!("ws://127.0.0.1:{port}/connect"),
-                "ticket": TICKET,
-            })))
-            .mount(&api)
-            .await;
-        Self { api, listener }
-    }
-
     fn run(&self) -> (Client, Seen) {
         run_against(&self.api.uri(), timings())
-    }
-
-    /// The next connection, and the path and query it was opened with.
-    #[allow(
-        clippy::result_large_err,
-        reason = "tungstenite's handshake callback has this error type"
-    )]
-    async fn accept(&self) -> (Socket, String) {
-        let (stream, _) = tokio::time::timeout(WAIT, self.listener.accept())
-            .await
-            .expect("the client connects")
-            .unwrap();
-        let uri = Arc::new(Mutex::new(String::new()));
-        let seen = Arc::clone(&uri);
-        let callback = move |request: &Request, response: Response| {
-            *seen.lock().unwrap() = request.uri().to_string();
-            Ok(response)
-        };
-        let ws = tokio_tungstenite::accept_hdr_async(stream, callback)
-            .await
-            .unwrap();
-        let uri = uri.lock().unwrap().clone();
-        (ws, uri)
-    }
-
-    async fn opens(&self) -> usize {
-        self.api.received_requests().await.unwrap().len()
-    }
-}
-
-/// Waits until `check` holds, failing after [`WAIT`].
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while !check().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "not in time: {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-}
-
-fn timings() -> Timings {
-    Timings {
-        ping_every: Duration::from_secs(3600),
-        connect_timeout: WAIT,
-        backoff_first: Duration::from_millis(10),
-        backoff_max: Duration::from_millis(50),
-        drain: Duration::from_millis(500),
     }
 }
 
@@ -172,45 +94,6 @@ impl Client {
             .expect("run ends promptly");
         assert_eq!(ended.unwrap(), Ok(()));
     }
-}
-
-fn downstream(kind: &str, topic: &str, message_id: &str, data: &Value) -> Message {
-    Message::text(
-        json!({
-            "specVersion": "1.0",
-            "type": kind,
-            "headers": {"appId": "app", "connectionId": "c1", "contentType": "application/json",
-                "messageId": message_id, "time": "1690000000000", "topic": topic},
-            "data": data.to_string(),
-        })
-        .to_string(),
-    )
-}
-
-/// The next text frame the client sends, skipping WebSocket pings.
-async fn next_text(ws: &mut Socket) -> Value {
-    loop {
-        let message = tokio::time::timeout(WAIT, ws.next())
-            .await
-            .expect("a frame in time")
-            .expect("the socket is open")
-            .unwrap();
-        if let Message::Text(text) = message {
-            return serde_json::from_str(text.as_str()).unwrap();
-        }
-    }
-}
-
-/// An ack's `data`, parsed.
-fn ack_data(ack: &Value, message_id: &str) -> Value {
-    assert_eq!(ack["code"], 200, "{ack}");
-    assert_eq!(ack["message"], "OK", "{ack}");
-    assert_eq!(
-        ack["headers"],
-        json!({"contentType": "application/json", "messageId": message_id}),
-        "{ack}"
-    );
-    serde_json::from_str(ack["data"].as_str().expect("data is a string")).unwrap()
 }
 
 #[tokio::test]

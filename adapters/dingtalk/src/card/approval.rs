@@ -119,6 +119,16 @@ pub fn out_track_id(item_id: &InboxItemId) -> String {
     format!("approval_{hex}")
 }
 
+/// The inbox item of an approval card's `outTrackId`, when [`out_track_id`] kept the id readable;
+/// `None` for a hashed id or any other card's `outTrackId`.
+pub fn item_id_of(out_track_id: &str) -> Option<InboxItemId> {
+    let id = out_track_id.strip_prefix("approval_")?;
+    let plain = id
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    (plain && !id.is_empty() && id.len() <= MAX_READABLE_ID).then(|| InboxItemId::from(id))
+}
+
 fn display_name(actor: &Actor) -> &str {
     actor
         .name

@@ -7,6 +7,10 @@
 //! - [`click_choice`] / [`callback_choice`]: the choice a 回传请求 button click carries.
 //! - [`out_track_id`]: the card id of an inbox item's approval card.
 //! - [`markdown`]: a card of the IR as the markdown of the AI card's `content` variable.
+//! - [`approval_params_of`]: the approval template's variables read back from an IR card, since
+//!   the chat layer hands adapters the IR, not the view.
+//! - [`Rendered`] / [`render`]: which template an IR card fills, and with what.
+//! - [`item_id_of`]: the inbox item an approval card's `outTrackId` names.
 //!
 //! Invariant: what the approval template and this module agree on is exactly the contract (the
 //! variable names, the `status` words, the `action` param holding a choice's wire name); a change
@@ -16,7 +20,11 @@ mod approval;
 mod click;
 mod inline;
 mod markdown;
+mod prompt;
+mod template;
 
-pub use approval::{approval_param_map, out_track_id, status};
+pub use approval::{approval_param_map, item_id_of, out_track_id, status};
 pub use click::{callback_choice, click_choice};
 pub use markdown::markdown;
+pub use prompt::approval_params_of;
+pub use template::{FlowStatus, Rendered, Template, render};
