@@ -87,6 +87,7 @@ pub fn click_inbound(callback: &Value, delivery_id: Option<&str>) -> Option<Inbo
         chat_id: text("spaceId").unwrap_or(out_track_id).to_owned(),
         thread_id: None,
         direct: text("spaceType") == Some("IM_ROBOT"),
+        reply: None,
         kind: InboundKind::Click {
             action: ButtonAction::Resolve {
                 item_id,
