@@ -101,6 +101,7 @@ fn bobs_click(delivery_id: &str) -> Inbound {
         chat_id: "cidGroup==".into(),
         thread_id: None,
         direct: false,
+        reply: None,
         kind: InboundKind::Click {
             action: ButtonAction::Resolve {
                 item_id: item("ib_1"),

@@ -32,6 +32,7 @@ fn group() -> ChatTarget {
     ChatTarget {
         chat_id: GROUP.into(),
         thread_id: None,
+        reply: None,
     }
 }
 
@@ -117,6 +118,7 @@ async fn a_card_for_a_person_goes_to_their_chat_with_the_robot_and_http_callback
     let direct = ChatTarget {
         chat_id: "manager1234".into(),
         thread_id: None,
+        reply: None,
     };
     post(&platform, &direct, &card).await;
     let created = &bodies(&server, "POST", CREATE).await[0];
@@ -271,6 +273,7 @@ async fn notices_are_robot_messages_to_the_group_or_the_person() {
     let direct = ChatTarget {
         chat_id: "manager1234".into(),
         thread_id: None,
+        reply: None,
     };
     platform.notice(&direct, "Stopped.").await.unwrap();
     platform
