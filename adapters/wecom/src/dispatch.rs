@@ -16,9 +16,9 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use workmate_adapter::{InboundKind, InboundSink, NotTaken};
 
-use crate::card::template_card;
-use crate::inbound::{RobotCallback, RobotEventKind};
-use crate::mapping::robot_inbound;
+use crate::card::{markdown, template_card};
+use crate::inbound::{AppCallback, AppEventKind, RobotCallback, RobotEventKind};
+use crate::mapping::{app_inbound, robot_inbound};
 use crate::platform::{ReplyHandle, WeComPlatform, stream_id, stream_message};
 
 /// What a message without text is answered.
@@ -69,4 +69,53 @@ pub async fn dispatch_robot(
             }))
         }
     }
+}
+
+/// Handles one decoded self-built-app callback, which WeCom wants answered with an empty body:
+/// a message is stored (`Err` when it could not be, so WeCom delivers it again); a card click
+/// runs now and updates the card through the click's single-use `response_code`; a menu item
+/// runs its command, whose reply is sent to the person.
+pub async fn dispatch_app(
+    callback: &AppCallback,
+    sink: &Arc<dyn InboundSink>,
+    platform: &Arc<WeComPlatform>,
+    corp_id: &str,
+) -> Result<(), NotTaken> {
+    let Some(mut inbound) = app_inbound(callback, corp_id) else {
+        tracing::debug!("A WeCom app callback workmate does not act on.");
+        return Ok(());
+    };
+    inbound.reply = Some(ReplyHandle::app().encode());
+    let user = inbound.user.id.clone();
+    match &inbound.kind {
+        InboundKind::Click { .. } => {
+            let (code, task) = match callback {
+                AppCallback::Event(event) => match &event.kind {
+                    AppEventKind::TemplateCard(card) => {
+                        (card.response_code.clone(), card.task_id.clone())
+                    }
+                    _ => (None, String::new()),
+                },
+                _ => (None, String::new()),
+            };
+            let reply = sink.click(inbound).await?;
+            if let (Some(card), Some(code)) = (reply.card, code) {
+                let card = template_card(&card, &task);
+                if let Err(e) = platform.update_app_card(&code, &user, &card).await {
+                    tracing::warn!(error = %e, "Cannot update a WeCom app card.");
+                }
+            }
+        }
+        InboundKind::Command { .. } => {
+            let reply = sink.command(inbound).await;
+            let text = reply.card.as_ref().map_or(reply.text, markdown);
+            if let Err(e) = platform.send_app_markdown(&user, &text).await {
+                tracing::warn!(error = %e, "Cannot send a menu command's reply.");
+            }
+        }
+        InboundKind::Message { .. } | InboundKind::Reply { .. } => {
+            sink.deliver(inbound).await?;
+        }
+    }
+    Ok(())
 }

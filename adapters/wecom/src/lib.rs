@@ -19,6 +19,7 @@
 //! Invariant: nothing here decides authority, sessions or tenants, stores anything or calls the
 //! engine (see the chat layer).
 
+pub mod app;
 pub mod callback;
 pub mod card;
 mod connection;
@@ -29,5 +30,7 @@ mod platform;
 pub mod ws;
 
 pub use connection::WeComConnection;
-pub use dispatch::dispatch_robot;
-pub use platform::{HAND_OVER_AFTER, ReplyHandle, WeComPlatform, stream_id, stream_message};
+pub use dispatch::{dispatch_app, dispatch_robot};
+pub use platform::{
+    HAND_OVER_AFTER, MAX_APP_MARKDOWN_BYTES, ReplyHandle, WeComPlatform, stream_id, stream_message,
+};

@@ -28,6 +28,7 @@
 
 mod reply;
 mod stream;
+mod to_app;
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -45,6 +46,7 @@ use crate::ws::{RESPOND_MSG, SEND_MSG, SendError, Sender};
 pub use reply::{ReplyHandle, stream_id};
 pub use stream::HAND_OVER_AFTER;
 use stream::Stream;
+pub use to_app::MAX_APP_MARKDOWN_BYTES;
 
 /// Streams are only memory here: updating one costs nothing on the wire.
 const MIN_UPDATE_INTERVAL: Duration = Duration::from_millis(300);
@@ -66,6 +68,10 @@ pub struct WeComPlatform {
     http: reqwest::Client,
     /// The long connection's sender, in that mode.
     socket: Option<Sender>,
+    /// The self-built app, when one is configured.
+    app: Option<crate::app::AppWeb>,
+    /// App messages sent (an app message cannot be edited, so it is sent once).
+    sent: moka::sync::Cache<String, ()>,
     streams: moka::sync::Cache<String, Arc<Mutex<Stream>>>,
     /// `response_url`s already answered through.
     used: moka::sync::Cache<String, ()>,
@@ -77,6 +83,8 @@ impl WeComPlatform {
         Self {
             http,
             socket: None,
+            app: None,
+            sent: kept(),
             streams: kept(),
             used: kept(),
         }
@@ -87,6 +95,24 @@ impl WeComPlatform {
     pub fn with_socket(mut self, sender: Sender) -> Self {
         self.socket = Some(sender);
         self
+    }
+
+    /// The same platform answering messages to the self-built app through `app`.
+    #[must_use]
+    pub fn with_app(mut self, app: crate::app::AppWeb) -> Self {
+        self.app = Some(app);
+        self
+    }
+
+    /// Updates, for `user`, the app template card a click's single-use `response_code` belongs
+    /// to.
+    pub async fn update_app_card(
+        &self,
+        response_code: &str,
+        user: &str,
+        card: &Value,
+    ) -> Result<(), AdapterError> {
+        self.app()?.update_card(response_code, user, card).await
     }
 
     /// The answer to a stream refresh: the stream's content now (plaintext JSON, to be sealed).
@@ -234,10 +260,13 @@ impl WeComPlatform {
         )))
     }
 
-    /// A text or card for one person: into the handle's stream, complete.
+    /// A text or card for one person: into the handle's stream, complete (or an app message).
     async fn show(&self, target: &ChatTarget, markdown: String) -> Result<(), AdapterError> {
         let handle = ReplyHandle::decode(target.reply.as_deref())
             .ok_or_else(|| AdapterError::Rejected(NO_HANDLE.into()))?;
+        if handle.app {
+            return self.send_app_markdown(&target.chat_id, &markdown).await;
+        }
         self.add_part(&handle, &target.chat_id, markdown, false)
             .await
             .map(drop)
@@ -309,6 +338,9 @@ impl ChatAdapter for WeComPlatform {
         Box::pin(async move {
             let handle = ReplyHandle::decode(target.reply.as_deref())
                 .ok_or_else(|| AdapterError::Rejected(NO_HANDLE.into()))?;
+            if handle.app {
+                return self.app_post(target, rendered).await;
+            }
             let message_id = if let (Some(card), Some(sender)) =
                 (rendered.get("template_card"), &self.socket)
             {
@@ -349,6 +381,11 @@ impl ChatAdapter for WeComPlatform {
                 // A template card changes only in a click's answer (see the module docs).
                 tracing::debug!(message = %posted.message_id, "A WeCom template card is not edited.");
                 return Ok(());
+            }
+            if Self::is_app_message(posted) {
+                return self
+                    .app_complete(&posted.chat_id, &posted.message_id, rendered)
+                    .await;
             }
             let (markdown, more) = stream_part(rendered);
             self.set_part(&posted.message_id, markdown, more).await

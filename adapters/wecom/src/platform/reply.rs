@@ -18,6 +18,9 @@ pub struct ReplyHandle {
     /// The callback frame's `req_id`, which answers it (long-connection mode).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub req_id: Option<String>,
+    /// The message came to the self-built app: answers are app messages to the person.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub app: bool,
 }
 
 impl ReplyHandle {
@@ -27,6 +30,7 @@ impl ReplyHandle {
             stream: Some(stream_id(msgid)),
             response_url: response_url.map(str::to_owned),
             req_id: None,
+            app: false,
         }
     }
 
@@ -36,6 +40,15 @@ impl ReplyHandle {
             stream: Some(stream_id(msgid)),
             response_url: None,
             req_id: Some(req_id.to_owned()),
+            app: false,
+        }
+    }
+
+    /// The handle of a message to the self-built app.
+    pub fn app() -> Self {
+        Self {
+            app: true,
+            ..Self::default()
         }
     }
 

@@ -2,7 +2,8 @@
 //! layer.
 //!
 //! Invariants: nothing reaches the chat layer unless the callback's signature verified and it
-//! decrypted for the smart robot (receive id empty); a message is answered only once the chat
+//! decrypted for the smart robot (receive id empty) or the self-built app (receive id the corp
+//! id); a message is answered only once the chat
 //! layer stored it, and with an error status (so WeCom delivers it again) when it could not; a
 //! click is answered with the updated card within WeCom's 5 s.
 
@@ -13,6 +14,7 @@ use std::sync::Arc;
 use secrecy::ExposeSecret;
 use workmate_adapter::InboundSink;
 use workmate_chat::{Chat, HeldConnection, PlatformSettings};
+use workmate_wecom::app::AppWeb;
 use workmate_wecom::callback::CallbackAuth;
 use workmate_wecom::ws::{LongConnection, WECOM_WS_URL};
 use workmate_wecom::{WeComConnection, WeComPlatform};
@@ -29,6 +31,9 @@ const ROBOT_RECEIVE_ID: &str = "";
 pub struct WeComSurface {
     /// Callback checks, when `token` and `encoding_aes_key` are configured.
     auth: Option<CallbackAuth>,
+    /// The self-built app's callback checks (its receive id is the corp id), when an app is
+    /// configured.
+    app_auth: Option<CallbackAuth>,
     platform: Arc<WeComPlatform>,
     sink: Arc<dyn InboundSink>,
     corp_id: String,
@@ -69,9 +74,31 @@ impl WeComSurface {
             _ => None,
         };
         let http = workmate_adapter::net::http_client()?;
-        let mut platform = WeComPlatform::new(http);
+        let mut platform = WeComPlatform::new(http.clone());
         if let Some(client) = &client {
             platform = platform.with_socket(client.sender());
+        }
+        // Over the long connection `secret` is the robot's; otherwise, with an `agent_id`, the
+        // self-built app's.
+        let app = match (config.mode, &config.agent_id, &config.secret) {
+            (WeComMode::Callback, Some(agent_id), Some(secret)) => Some(AppWeb::new(
+                http,
+                &config.api_base,
+                &config.corp_id,
+                agent_id,
+                secret.clone(),
+            )),
+            _ => None,
+        };
+        let app_auth = match (&app, &config.token, &config.encoding_aes_key) {
+            (Some(_), Some(token), Some(key)) => Some(
+                CallbackAuth::new(token.expose_secret(), key.expose_secret(), &config.corp_id)
+                    .map_err(|e| e.to_string())?,
+            ),
+            _ => None,
+        };
+        if let Some(app) = app {
+            platform = platform.with_app(app);
         }
         let platform = Arc::new(platform);
         chat.register(
@@ -86,6 +113,7 @@ impl WeComSurface {
         });
         Ok(Arc::new(Self {
             auth,
+            app_auth,
             platform,
             sink: Arc::new(chat.clone()),
             corp_id: config.corp_id.clone(),

@@ -1,5 +1,5 @@
-//! `GET` and `POST /v1/platforms/wecom/callback`: the smart robot's URL verification and its
-//! encrypted callbacks.
+//! `GET` and `POST /v1/platforms/wecom/callback`: URL verification and encrypted callbacks, of
+//! the smart robot (JSON) and the self-built app (XML).
 //!
 //! Invariant: a handler verifies, decrypts, decodes and hands the callback to the chat layer;
 //! only a click waits for its outcome, and every answer is built from memory or the store, well
@@ -13,7 +13,7 @@ use axum::extract::{RawQuery, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use workmate_wecom::callback::{CallbackAuth, CallbackError, Query};
-use workmate_wecom::inbound::decode_robot;
+use workmate_wecom::inbound::{decode_app, decode_robot};
 
 use super::WeComSurface;
 use crate::http::{ApiError, AppState};
@@ -25,7 +25,12 @@ pub(crate) async fn verify(
 ) -> Result<Response, ApiError> {
     let wecom = surface(&state)?;
     let query = Query::parse(query.as_deref().unwrap_or_default()).map_err(refused)?;
-    let echo = auth(&wecom)?.verify_url(&query).map_err(refused)?;
+    let robot = auth(&wecom)?.verify_url(&query);
+    let echo = match (robot, &wecom.app_auth) {
+        (Err(CallbackError::ReceiveIdMismatch { .. }), Some(app)) => app.verify_url(&query),
+        (robot, _) => robot,
+    }
+    .map_err(refused)?;
     Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], echo).into_response())
 }
 
@@ -38,6 +43,9 @@ pub(crate) async fn callback(
 ) -> Result<Response, ApiError> {
     let wecom = surface(&state)?;
     let query = Query::parse(query.as_deref().unwrap_or_default()).map_err(refused)?;
+    if body.trim_ascii_start().starts_with(b"<") {
+        return app_callback(&wecom, &query, &body).await;
+    }
     let auth = auth(&wecom)?;
     let plaintext = auth.open_json(&query, &body).map_err(refused)?;
     let callback = decode_robot(&plaintext).map_err(|e| ApiError::BadRequest(e.to_string()))?;
@@ -61,6 +69,29 @@ pub(crate) async fn callback(
     let nonce = workmate_adapter::backoff::random_u64().to_string();
     let sealed = auth.seal_json(&answer.to_string(), timestamp, &nonce);
     Ok(([(header::CONTENT_TYPE, "application/json")], sealed).into_response())
+}
+
+/// A self-built app's XML callback: answered with an empty body once handled.
+async fn app_callback(
+    wecom: &WeComSurface,
+    query: &Query,
+    body: &[u8],
+) -> Result<Response, ApiError> {
+    let auth = wecom.app_auth.as_ref().ok_or_else(|| {
+        ApiError::Missing(
+            "WeCom's self-built app is not configured (set agent_id and secret, with token and \
+             encoding_aes_key, in [platforms.wecom])"
+                .into(),
+        )
+    })?;
+    let plaintext = auth.open_xml(query, body).map_err(refused)?;
+    let callback = decode_app(&plaintext).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    workmate_wecom::dispatch_app(&callback, &wecom.sink, &wecom.platform, &wecom.corp_id)
+        .await
+        .map_err(|e| ApiError::NotReady {
+            reason: format!("WeCom callback not stored: {e}"),
+        })?;
+    Ok(String::new().into_response())
 }
 
 fn surface(state: &AppState) -> Result<Arc<WeComSurface>, ApiError> {

@@ -1,6 +1,9 @@
 //! The WeCom smart robot end to end, in process: encrypted callbacks in (messages, stream
 //! refreshes, card clicks), sealed replies back, and the one further answer a message takes
-//! through its `response_url`, posted to a fake WeCom.
+//! through its `response_url`, posted to a fake WeCom; the long connection; and the self-built
+//! app ([`app`]).
+
+mod app;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -1,0 +1,179 @@
+//! The self-built app end to end: encrypted XML callbacks in, `message/send` and
+//! `update_template_card` out to a fake WeCom API.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use serde_json::json;
+use tower::ServiceExt;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+use workmate_server::config::WeComConfig;
+use workmate_server::http::{AppState, router};
+use workmate_server::platforms::wecom::WeComSurface;
+use workmate_wxcrypto::Crypto;
+
+use super::{AES_KEY, CORP, SHELL, TOKEN};
+use crate::router::app_with_script;
+use crate::support::{calls, wait_for};
+
+async fn fake_api() -> MockServer {
+    let fake = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/cgi-bin/gettoken"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(
+            json!({"errcode": 0, "errmsg": "ok", "access_token": "tok-1", "expires_in": 7200}),
+        ))
+        .mount(&fake)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/cgi-bin/message/send"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(
+            json!({"errcode": 0, "errmsg": "ok", "msgid": "m1", "response_code": "RC-sent"}),
+        ))
+        .mount(&fake)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/cgi-bin/message/update_template_card"))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(json!({"errcode": 0, "errmsg": "ok"})),
+        )
+        .mount(&fake)
+        .await;
+    fake
+}
+
+/// Posts `xml` to the callback route encrypted for the app, as WeCom does.
+async fn post_xml(router: &axum::Router, crypto: &Crypto, xml: &str) -> (StatusCode, String) {
+    let encrypt = crypto.encrypt_with(*b"fedcba9876543210", xml);
+    let signature = crypto.signature("1700000000", "n1", &encrypt);
+    let envelope = format!(
+        "<xml><ToUserName><![CDATA[{CORP}]]></ToUserName><Encrypt><![CDATA[{encrypt}]]></Encrypt><AgentID><![CDATA[1000002]]></AgentID></xml>"
+    );
+    let request = Request::builder()
+        .method("POST")
+        .uri(format!(
+            "/v1/platforms/wecom/callback?msg_signature={signature}&timestamp=1700000000&nonce=n1"
+        ))
+        .header("content-type", "text/xml")
+        .body(Body::from(envelope))
+        .unwrap();
+    let response = router.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (status, String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn text(msg_id: &str, from: &str, content: &str) -> String {
+    format!(
+        "<xml><ToUserName><![CDATA[{CORP}]]></ToUserName><FromUserName><![CDATA[{from}]]></FromUserName><CreateTime>1700000000</CreateTime><MsgType><![CDATA[text]]></MsgType><Content><![CDATA[{content}]]></Content><MsgId>{msg_id}</MsgId><AgentID>1000002</AgentID></xml>"
+    )
+}
+
+fn card_click(from: &str, key: &str, task_id: &str, code: &str) -> String {
+    let key = key.replace("]]>", "");
+    format!(
+        "<xml><ToUserName><![CDATA[{CORP}]]></ToUserName><FromUserName><![CDATA[{from}]]></FromUserName><CreateTime>1700000100</CreateTime><MsgType><![CDATA[event]]></MsgType><Event><![CDATA[template_card_event]]></Event><EventKey><![CDATA[{key}]]></EventKey><TaskId><![CDATA[{task_id}]]></TaskId><CardType><![CDATA[button_interaction]]></CardType><ResponseCode><![CDATA[{code}]]></ResponseCode><AgentID>1000002</AgentID></xml>"
+    )
+}
+
+#[tokio::test]
+async fn an_app_message_gets_a_template_card_a_click_updates_it_and_the_answer_arrives_whole() {
+    let fake = fake_api().await;
+    let app = app_with_script(SHELL).await;
+    let mut config = WeComConfig::callback(CORP, TOKEN.into(), AES_KEY.into(), &fake.uri())
+        .with_admins(vec!["boss".into()]);
+    config.agent_id = Some("1000002".into());
+    config.secret = Some("app-secret".into());
+    let chat = app.state.chat.clone();
+    let surface = WeComSurface::new(&config, &chat).unwrap();
+    chat.start();
+    let router = router(AppState {
+        wecom: Some(Arc::clone(&surface)),
+        ..app.state.clone()
+    });
+    let crypto = Crypto::new(TOKEN, AES_KEY, CORP).unwrap();
+
+    // Two deliveries of one message: one turn, one approval card.
+    for _ in 0..2 {
+        let (status, body) = post_xml(
+            &router,
+            &crypto,
+            &text("4561255354251345929", "ana", "run it"),
+        )
+        .await;
+        assert_eq!((status, body.as_str()), (StatusCode::OK, ""));
+    }
+    let sent = wait_for(
+        &fake,
+        "/cgi-bin/message/send",
+        "the approval card",
+        |calls| calls.iter().any(|c| c.body["msgtype"] == "template_card"),
+    )
+    .await;
+    let card = sent
+        .iter()
+        .find(|c| c.body["msgtype"] == "template_card")
+        .unwrap();
+    assert_eq!(card.body["touser"], "ana");
+    assert_eq!(card.body["agentid"], 1_000_002);
+    let template = &card.body["template_card"];
+    assert_eq!(template["card_type"], "button_interaction");
+    let task_id = template["task_id"].as_str().unwrap();
+    let once = template["button_list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["key"].as_str().unwrap().to_owned())
+        .find(|k| k.contains("once"))
+        .unwrap();
+
+    // A stranger's click updates nothing.
+    let (status, _) = post_xml(
+        &router,
+        &crypto,
+        &card_click("stranger", &once, task_id, "RC-1"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    // The admin's click updates the card through the click's response code.
+    let (status, _) = post_xml(
+        &router,
+        &crypto,
+        &card_click("boss", &once, task_id, "RC-2"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let updates = calls(&fake, "/cgi-bin/message/update_template_card").await;
+    assert_eq!(updates.len(), 1, "{updates:#?}");
+    let update = &updates[0].body;
+    assert_eq!(update["response_code"], "RC-2");
+    assert_eq!(update["userids"], json!(["boss"]));
+    assert_eq!(update["template_card"]["task_id"], task_id);
+    assert!(
+        update["template_card"]
+            .to_string()
+            .contains("Approved by boss"),
+        "{update:#}"
+    );
+
+    // The answer is sent once, whole, when the turn is done (an app message cannot be edited).
+    let sent = wait_for(&fake, "/cgi-bin/message/send", "the answer", |calls| {
+        calls
+            .iter()
+            .any(|c| c.body["markdown"]["content"].to_string().contains("Done."))
+    })
+    .await;
+    let answers: Vec<_> = sent
+        .iter()
+        .filter(|c| c.body["msgtype"] == "markdown")
+        .collect();
+    assert_eq!(answers.len(), 1, "{answers:#?}");
+    assert_eq!(
+        calls(&fake, "/cgi-bin/gettoken").await.len(),
+        1,
+        "the token is cached"
+    );
+}
