@@ -26,6 +26,7 @@
 //! turn with more than one prompt, or an answer longer than two messages, is cut, with a log
 //! line saying so. The long connection has no such limit.
 
+mod prompt;
 mod reply;
 mod stream;
 mod to_app;
@@ -57,9 +58,9 @@ const KEPT_STREAMS: u64 = 10_000;
 /// How long a `response_url` call may take.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 /// The message id prefix of a template card.
-const CARD_PREFIX: &str = "card:";
+pub(crate) const CARD_PREFIX: &str = "card:";
 /// Why a card without an answer handle cannot be shown.
-const NO_HANDLE: &str = "WeCom's smart robot answers a message only through it, and this card \
+pub(crate) const NO_HANDLE: &str = "WeCom's smart robot answers a message only through it, and this card \
     has no message to answer (a restart lost it; the next message brings one)";
 
 /// WeCom's smart robot, for the chat layer.
@@ -119,16 +120,20 @@ impl WeComPlatform {
     /// A stream that just became complete with more than fits sends the rest.
     pub fn refresh(self: &Arc<Self>, stream_id: &str) -> Value {
         let stream = self.stream(stream_id);
-        let (snapshot, tail, url) = {
+        let (snapshot, card, tail, url) = {
             let mut s = lock(&stream);
             let snapshot = s.snapshot(Instant::now());
-            (snapshot, s.take_tail(), s.response_url.clone())
+            let card = s.card_to_show();
+            (snapshot, card, s.take_tail(), s.response_url.clone())
         };
         if let (Some(tail), Some(url)) = (tail, url) {
             let platform = Arc::clone(self);
             tokio::spawn(async move { platform.send_tail(&url, &tail).await });
         }
-        stream_message(stream_id, &snapshot.content, snapshot.finish)
+        match card {
+            Some(card) => prompt::with_card(stream_id, &snapshot.content, snapshot.finish, &card),
+            None => stream_message(stream_id, &snapshot.content, snapshot.finish),
+        }
     }
 
     fn stream(&self, stream_id: &str) -> Arc<Mutex<Stream>> {
@@ -281,7 +286,7 @@ fn kept<V: Clone + Send + Sync + 'static>() -> moka::sync::Cache<String, V> {
         .build()
 }
 
-fn lock(stream: &Mutex<Stream>) -> std::sync::MutexGuard<'_, Stream> {
+pub(crate) fn lock(stream: &Mutex<Stream>) -> std::sync::MutexGuard<'_, Stream> {
     stream.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -341,22 +346,8 @@ impl ChatAdapter for WeComPlatform {
             if handle.app {
                 return self.app_post(target, rendered).await;
             }
-            let message_id = if let (Some(card), Some(sender)) =
-                (rendered.get("template_card"), &self.socket)
-            {
-                let body = json!({ "chatid": target.chat_id, "msgtype": "template_card", "template_card": card });
-                sender.send(SEND_MSG, body).await.map_err(failed)?;
-                let task = card.get("task_id").and_then(Value::as_str).unwrap_or("");
-                format!("{CARD_PREFIX}{task}")
-            } else if let Some(card) = rendered.get("template_card") {
-                let url = handle
-                    .response_url
-                    .as_deref()
-                    .ok_or_else(|| AdapterError::Rejected(NO_HANDLE.into()))?;
-                let body = json!({ "msgtype": "template_card", "template_card": card });
-                self.answer_once(url, &body).await?;
-                let task = card.get("task_id").and_then(Value::as_str).unwrap_or("");
-                format!("{CARD_PREFIX}{task}")
+            let message_id = if let Some(card) = rendered.get("template_card") {
+                self.post_prompt(&handle, target, card).await?
             } else {
                 let (markdown, more) = stream_part(rendered);
                 self.add_part(&handle, &target.chat_id, markdown, more)
@@ -402,7 +393,7 @@ impl ChatAdapter for WeComPlatform {
     clippy::needless_pass_by_value,
     reason = "the shape `map_err` hands over"
 )]
-fn failed(error: SendError) -> AdapterError {
+pub(crate) fn failed(error: SendError) -> AdapterError {
     if error.is_retryable() {
         AdapterError::Transient(error.to_string())
     } else {

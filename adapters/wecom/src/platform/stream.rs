@@ -46,6 +46,8 @@ pub(crate) struct Stream {
     pub(crate) chat_id: String,
     /// The snapshot last pushed (long-connection mode).
     pushed: Option<Snapshot>,
+    /// The template card riding on the stream, and whether WeCom was shown it.
+    card: Option<(serde_json::Value, bool)>,
 }
 
 #[derive(Debug)]
@@ -73,6 +75,7 @@ impl Stream {
             req_id: None,
             chat_id: String::new(),
             pushed: None,
+            card: None,
         }
     }
 
@@ -88,6 +91,33 @@ impl Stream {
                 markdown,
                 more,
             }),
+        }
+    }
+
+    /// Lets `card` ride on the stream; false when one does already (a stream carries one).
+    pub(crate) fn attach_card(&mut self, card: serde_json::Value) -> bool {
+        if self.card.is_some() {
+            return false;
+        }
+        self.card = Some((card, false));
+        true
+    }
+
+    /// The riding card, the first time it is asked for.
+    pub(crate) fn card_to_show(&mut self) -> Option<serde_json::Value> {
+        match &mut self.card {
+            Some((card, shown)) if !*shown => {
+                *shown = true;
+                Some(card.clone())
+            }
+            _ => None,
+        }
+    }
+
+    /// Notes that the riding card was shown (pushed with the stream).
+    pub(crate) fn card_shown(&mut self) {
+        if let Some((_, shown)) = &mut self.card {
+            *shown = true;
         }
     }
 
