@@ -30,6 +30,7 @@ mod pool;
 mod retry;
 #[cfg(feature = "test-support")]
 pub mod testing;
+mod token;
 
 pub use adapter::{AdapterError, BoxFuture, ChatAdapter, ChatTarget, PostedCard};
 pub use card_store::{CardId, CardStore, MemoryCardStore, StoredCard};
@@ -46,3 +47,4 @@ pub use inbound::{Inbound, InboundKind, InboundUser, menu_command};
 pub use platform::{PROFILE_LOOKUP, Platform, Profile, bounded_profile};
 pub use pool::AckPool;
 pub use retry::{RetryPolicy, with_retry};
+pub use token::{AccessToken, REFRESH_AHEAD};

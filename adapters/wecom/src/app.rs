@@ -1,18 +1,17 @@
 //! The self-built app's (自建应用) server API: the cached `access_token`, `message/send` and
 //! `message/update_template_card`.
 //!
-//! Invariants: at most one token fetch runs at a time, and a token is used only while more than
-//! [`REFRESH_AHEAD`] of its life is left; a call WeCom refuses for its token (40014, 42001) drops
+//! Invariants: the token is the kit's [`AccessToken`] (one fetch at a time, replaced
+//! [`REFRESH_AHEAD`] before it expires); a call WeCom refuses for its token (40014, 42001) drops
 //! that token and is made once more with a new one; every answer with a non-zero `errcode` is an
 //! error naming the code, and WeCom's rate-limit codes are [`AdapterError::RateLimited`]. The
 //! secret never reaches a log or an error.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use secrecy::{ExposeSecret, SecretString};
 use serde_json::{Value, json};
-use tokio::sync::Mutex;
-use workmate_adapter::AdapterError;
+use workmate_adapter::{AccessToken, AdapterError};
 
 /// How long before its expiry a token is replaced.
 const REFRESH_AHEAD: Duration = Duration::from_secs(300);
@@ -30,7 +29,7 @@ pub struct AppWeb {
     corp_id: String,
     agent_id: String,
     secret: SecretString,
-    token: Mutex<Option<(String, Instant)>>,
+    token: AccessToken,
 }
 
 impl std::fmt::Debug for AppWeb {
@@ -59,7 +58,7 @@ impl AppWeb {
             corp_id: corp_id.to_owned(),
             agent_id: agent_id.to_owned(),
             secret,
-            token: Mutex::new(None),
+            token: AccessToken::new(REFRESH_AHEAD),
         }
     }
 
@@ -127,43 +126,40 @@ impl AppWeb {
     }
 
     async fn token(&self) -> Result<String, AdapterError> {
-        let mut current = self.token.lock().await;
-        if let Some((token, until)) = current.as_ref()
-            && *until > Instant::now() + REFRESH_AHEAD
-        {
-            return Ok(token.clone());
-        }
-        let url = self
-            .url(
-                "/cgi-bin/gettoken",
-                &[
-                    ("corpid", self.corp_id.as_str()),
-                    ("corpsecret", self.secret.expose_secret()),
-                ],
-            )
-            .map_err(Refused::into_error)?;
-        let sent = self.http.get(url).send().await;
-        let got = answer("/cgi-bin/gettoken", sent)
+        self.token
+            .get(|| async {
+                let url = self
+                    .url(
+                        "/cgi-bin/gettoken",
+                        &[
+                            ("corpid", self.corp_id.as_str()),
+                            ("corpsecret", self.secret.expose_secret()),
+                        ],
+                    )
+                    .map_err(Refused::into_error)?;
+                let sent = self.http.get(url).send().await;
+                let got = answer("/cgi-bin/gettoken", sent)
+                    .await
+                    .map_err(|r| match r {
+                        Refused::BadToken => AdapterError::Rejected(
+                            "gettoken: WeCom refused the corp id and secret; check corp_id and \
+                         secret in [platforms.wecom] (the self-built app's Secret)"
+                                .into(),
+                        ),
+                        Refused::Other(e) => e,
+                    })?;
+                let token = got
+                    .get("access_token")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| AdapterError::Rejected("gettoken gave no access_token".into()))?
+                    .to_owned();
+                let life = got
+                    .get("expires_in")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(7200);
+                Ok((token, Duration::from_secs(life)))
+            })
             .await
-            .map_err(|r| match r {
-                Refused::BadToken => AdapterError::Rejected(
-                    "gettoken: WeCom refused the corp id and secret; check corp_id and secret in \
-                 [platforms.wecom] (the self-built app's Secret)"
-                        .into(),
-                ),
-                Refused::Other(e) => e,
-            })?;
-        let token = got
-            .get("access_token")
-            .and_then(Value::as_str)
-            .ok_or_else(|| AdapterError::Rejected("gettoken gave no access_token".into()))?
-            .to_owned();
-        let life = got
-            .get("expires_in")
-            .and_then(Value::as_u64)
-            .unwrap_or(7200);
-        *current = Some((token.clone(), Instant::now() + Duration::from_secs(life)));
-        Ok(token)
     }
 
     fn url(&self, path: &str, query: &[(&str, &str)]) -> Result<url::Url, Refused> {
@@ -177,10 +173,7 @@ impl AppWeb {
 
     /// Forgets `token`, unless another call replaced it already.
     async fn forget(&self, token: &str) {
-        let mut current = self.token.lock().await;
-        if current.as_ref().is_some_and(|(t, _)| t == token) {
-            *current = None;
-        }
+        self.token.forget(token).await;
     }
 }
 

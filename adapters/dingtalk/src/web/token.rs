@@ -1,14 +1,14 @@
 //! The app's access token (`POST /v1.0/oauth2/accessToken`, valid 7,200 s).
 //!
-//! Invariant: at most one fetch runs at a time; a token is handed out only while more than
-//! [`REFRESH_AHEAD`] of its life is left, so no call starts with a token about to expire.
+//! Invariant: the kit's [`AccessToken`]'s: one fetch at a time, and a token handed out only while
+//! more than [`REFRESH_AHEAD`] of its life is left.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use reqwest::Method;
 use secrecy::{ExposeSecret, SecretString};
 use serde_json::{Value, json};
-use tokio::sync::Mutex;
+use workmate_adapter::AccessToken;
 
 use super::{DingTalkWeb, WebError};
 
@@ -19,16 +19,11 @@ pub const TOKEN_PATH: &str = "/v1.0/oauth2/accessToken";
 /// A token's life when the answer does not say.
 const DEFAULT_LIFE: u64 = 7_200;
 
-struct Cached {
-    token: String,
-    until: Instant,
-}
-
 /// One app's token.
 pub(super) struct TokenCache {
     client_id: String,
     client_secret: SecretString,
-    current: Mutex<Option<Cached>>,
+    token: AccessToken,
 }
 
 impl std::fmt::Debug for TokenCache {
@@ -44,50 +39,41 @@ impl TokenCache {
         Self {
             client_id: client_id.to_owned(),
             client_secret,
-            current: Mutex::new(None),
+            token: AccessToken::new(REFRESH_AHEAD),
         }
     }
 
     /// A token with time left, fetched when needed.
     pub(super) async fn get(&self, web: &DingTalkWeb) -> Result<String, WebError> {
-        let mut current = self.current.lock().await;
-        if let Some(cached) = current.as_ref()
-            && cached.until > Instant::now() + REFRESH_AHEAD
-        {
-            return Ok(cached.token.clone());
-        }
-        let body = json!({
-            "appKey": self.client_id,
-            "appSecret": self.client_secret.expose_secret(),
-        });
-        let answer = web.send(Method::POST, TOKEN_PATH, &body, None).await?;
-        let token = answer
-            .get("accessToken")
-            .and_then(Value::as_str)
-            .filter(|t| !t.is_empty())
-            .ok_or_else(|| WebError::Api {
-                path: TOKEN_PATH.into(),
-                status: 200,
-                code: String::new(),
-                message: "no accessToken in the answer".into(),
-            })?
-            .to_owned();
-        let life = answer
-            .get("expireIn")
-            .and_then(Value::as_u64)
-            .unwrap_or(DEFAULT_LIFE);
-        *current = Some(Cached {
-            token: token.clone(),
-            until: Instant::now() + Duration::from_secs(life),
-        });
-        Ok(token)
+        self.token
+            .get(|| async {
+                let body = json!({
+                    "appKey": self.client_id,
+                    "appSecret": self.client_secret.expose_secret(),
+                });
+                let answer = web.send(Method::POST, TOKEN_PATH, &body, None).await?;
+                let token = answer
+                    .get("accessToken")
+                    .and_then(Value::as_str)
+                    .filter(|t| !t.is_empty())
+                    .ok_or_else(|| WebError::Api {
+                        path: TOKEN_PATH.into(),
+                        status: 200,
+                        code: String::new(),
+                        message: "no accessToken in the answer".into(),
+                    })?
+                    .to_owned();
+                let life = answer
+                    .get("expireIn")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(DEFAULT_LIFE);
+                Ok((token, Duration::from_secs(life)))
+            })
+            .await
     }
 
     /// Forgets `token`, which DingTalk refused (unless another call replaced it already).
     pub(super) async fn drop_token(&self, token: &str) {
-        let mut current = self.current.lock().await;
-        if current.as_ref().is_some_and(|c| c.token == token) {
-            *current = None;
-        }
+        self.token.forget(token).await;
     }
 }

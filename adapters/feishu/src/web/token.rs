@@ -1,14 +1,14 @@
 //! The `tenant_access_token` cache.
 //!
-//! Invariant: at most one fetch runs at a time; a token is handed out only while more than
-//! [`REFRESH_AHEAD`] of its life is left, so no call starts with a token about to expire.
+//! Invariant: the kit's [`AccessToken`]'s: one fetch at a time, and a token handed out only while
+//! more than [`REFRESH_AHEAD`] of its life is left.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use reqwest::Method;
 use secrecy::{ExposeSecret, SecretString};
 use serde_json::{Value, json};
-use tokio::sync::Mutex;
+use workmate_adapter::AccessToken;
 
 use super::{FeishuWeb, WebError};
 
@@ -17,16 +17,11 @@ const REFRESH_AHEAD: Duration = Duration::from_secs(180);
 /// The token endpoint.
 const TOKEN_PATH: &str = "/open-apis/auth/v3/tenant_access_token/internal";
 
-struct Cached {
-    token: String,
-    until: Instant,
-}
-
 /// One app's token.
 pub(super) struct TokenCache {
     app_id: String,
     app_secret: SecretString,
-    current: Mutex<Option<Cached>>,
+    token: AccessToken,
 }
 
 impl std::fmt::Debug for TokenCache {
@@ -42,44 +37,36 @@ impl TokenCache {
         Self {
             app_id: app_id.to_owned(),
             app_secret,
-            current: Mutex::new(None),
+            token: AccessToken::new(REFRESH_AHEAD),
         }
     }
 
     /// A token with time left, fetched when needed.
     pub(super) async fn get(&self, web: &FeishuWeb) -> Result<String, WebError> {
-        let mut current = self.current.lock().await;
-        if let Some(cached) = current.as_ref()
-            && cached.until > Instant::now() + REFRESH_AHEAD
-        {
-            return Ok(cached.token.clone());
-        }
-        let body = json!({ "app_id": self.app_id, "app_secret": self.app_secret.expose_secret() });
-        let answer = web
-            .send(Method::POST, TOKEN_PATH, Some(&body), None)
-            .await?;
-        let token = answer
-            .get("tenant_access_token")
-            .and_then(Value::as_str)
-            .ok_or_else(|| WebError::Api {
-                path: TOKEN_PATH.into(),
-                code: -1,
-                msg: "no tenant_access_token in the answer".into(),
-            })?
-            .to_owned();
-        let life = answer.get("expire").and_then(Value::as_u64).unwrap_or(7200);
-        *current = Some(Cached {
-            token: token.clone(),
-            until: Instant::now() + Duration::from_secs(life),
-        });
-        Ok(token)
+        self.token
+            .get(|| async {
+                let body =
+                    json!({ "app_id": self.app_id, "app_secret": self.app_secret.expose_secret() });
+                let answer = web
+                    .send(Method::POST, TOKEN_PATH, Some(&body), None)
+                    .await?;
+                let token = answer
+                    .get("tenant_access_token")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| WebError::Api {
+                        path: TOKEN_PATH.into(),
+                        code: -1,
+                        msg: "no tenant_access_token in the answer".into(),
+                    })?
+                    .to_owned();
+                let life = answer.get("expire").and_then(Value::as_u64).unwrap_or(7200);
+                Ok((token, Duration::from_secs(life)))
+            })
+            .await
     }
 
     /// Forgets `token`, which Feishu refused (unless another call replaced it already).
     pub(super) async fn drop_token(&self, token: &str) {
-        let mut current = self.current.lock().await;
-        if current.as_ref().is_some_and(|c| c.token == token) {
-            *current = None;
-        }
+        self.token.forget(token).await;
     }
 }
