@@ -6,6 +6,7 @@
     reason = "tests fail loudly on a broken expectation"
 )]
 
+mod app;
 mod callback;
 mod cards;
 mod inbound;
