@@ -2,7 +2,7 @@
 //! `message/update_template_card`.
 //!
 //! Invariants: the token is the kit's [`AccessToken`] (one fetch at a time, replaced
-//! [`REFRESH_AHEAD`] before it expires); a call WeCom refuses for its token (40014, 42001) drops
+//! five minutes before it expires); a call WeCom refuses for its token (40014, 42001) drops
 //! that token and is made once more with a new one; every answer with a non-zero `errcode` is an
 //! error naming the code, and WeCom's rate-limit codes are [`AdapterError::RateLimited`]. The
 //! secret never reaches a log or an error.

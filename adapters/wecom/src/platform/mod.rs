@@ -1,4 +1,4 @@
-//! [`WeComPlatform`]: the chat layer's calls, on WeCom's smart robot.
+//! [`WeComPlatform`]: the chat layer's calls, on WeCom's smart robot and self-built app.
 //!
 //! WeCom answers a message only through that message (ADR 0012). In callback mode the passive
 //! reply to a message opens a *stream*, which WeCom then asks for again and again, and the
@@ -7,23 +7,23 @@
 //! further messages to the chat as it likes (`aibot_send_msg`). So:
 //! - every answer card of a turn goes into the stream of the message that started it
 //!   ([`ReplyHandle`], carried by the chat layer as the target's `reply`), one below the other;
-//!   WeCom is shown the stream's content when it asks ([`WeComPlatform::refresh`]), at most
-//!   20,480 bytes, and what does not fit (or comes after the stream was handed over at 5½
-//!   minutes) is sent when the stream is complete: once, through the `response_url`, or, over
-//!   the long connection, as many messages as it takes;
-//! - a prompt (a card with answer buttons) is a `button_interaction` template card sent through
-//!   the `response_url` (or to the chat, over the long connection); its `task_id` is the inbox
-//!   item's id. WeCom cannot edit it later: a
-//!   click's answer updates it for everyone ([`crate::dispatch`]), and an answer given elsewhere
-//!   leaves it as it is;
-//! - notices and private replies (a command's answer) go into the stream too, or through the
-//!   `response_url` when the stream is finished.
+//!   WeCom is shown the stream's content when it asks ([`WeComPlatform::refresh`]) or it is
+//!   pushed, at most 20,480 bytes; what does not fit (or comes after the stream was handed over
+//!   at 5½ minutes) is sent when the stream is complete: once, through the `response_url`, or,
+//!   over the long connection, in as many messages as it takes;
+//! - a prompt (a card with answer buttons) is a `button_interaction` template card riding on the
+//!   stream (see `prompt`); its `task_id` is the inbox item's id. WeCom cannot edit it later: a
+//!   click's answer updates it for everyone ([`crate::dispatch_robot`]), and an answer given
+//!   elsewhere leaves it as it is;
+//! - notices and private replies (a command's answer) go into the stream too;
+//! - a message to the self-built app is answered with app messages (see `to_app`).
 //!
-//! Streams are kept in this process for an hour (WeCom stops asking after 6 minutes). After a
-//! restart, a card the chat layer updates brings its stream back.
+//! Streams are kept in this process for an hour (WeCom stops asking after 6 minutes), so in
+//! callback mode the replica that ran a turn must be the one asked for its stream (ADR 0012, "As
+//! built"). After a restart, a card the chat layer updates brings its stream back.
 //!
-//! Limits of callback mode: a message gets at most one further answer after its stream, so a
-//! turn with more than one prompt, or an answer longer than two messages, is cut, with a log
+//! Limits of callback mode: a stream carries one card and a message takes one further answer, so
+//! a turn with more than two prompts, or an answer longer than two messages, is cut, with a log
 //! line saying so. The long connection has no such limit.
 
 mod prompt;
