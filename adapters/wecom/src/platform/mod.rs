@@ -201,8 +201,13 @@ impl WeComPlatform {
             if s.response_url.is_none() {
                 s.response_url.clone_from(&handle.response_url);
             }
-            if s.req_id.is_none() {
+            if s.req_id.is_none() && handle.req_id.is_some() {
                 s.req_id.clone_from(&handle.req_id);
+                if let Some(sender) = &self.socket {
+                    let later =
+                        hand_over_later(sender.clone(), Arc::clone(&stream), stream_id.to_owned());
+                    tokio::spawn(later);
+                }
             }
             chat_id.clone_into(&mut s.chat_id);
             s.next_part_id(stream_id)
@@ -288,6 +293,24 @@ fn kept<V: Clone + Send + Sync + 'static>() -> moka::sync::Cache<String, V> {
 
 pub(crate) fn lock(stream: &Mutex<Stream>) -> std::sync::MutexGuard<'_, Stream> {
     stream.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Over the long connection nobody asks for a stream again: at [`HAND_OVER_AFTER`] a stream not
+/// finished yet is pushed finished ("↓ Continued below"), before WeCom lets it expire; what comes
+/// later is sent to the chat when the turn is done.
+async fn hand_over_later(sender: Sender, stream: Arc<Mutex<Stream>>, stream_id: String) {
+    let opened = lock(&stream).opened();
+    tokio::time::sleep_until((opened + HAND_OVER_AFTER).into()).await;
+    let push = {
+        let mut s = lock(&stream);
+        s.next_push(Instant::now()).zip(s.req_id.clone())
+    };
+    if let Some((snapshot, req_id)) = push {
+        let body = stream_message(&stream_id, &snapshot.content, snapshot.finish);
+        if let Err(e) = sender.respond(&req_id, RESPOND_MSG, body).await {
+            tracing::warn!(error = %e, "Cannot hand a WeCom stream over before it expires.");
+        }
+    }
 }
 
 /// A stream message: the passive reply that opens a stream and the answer to each refresh.

@@ -94,6 +94,11 @@ impl Stream {
         }
     }
 
+    /// When the message it answers opened it.
+    pub(crate) fn opened(&self) -> Instant {
+        self.opened
+    }
+
     /// Lets `card` ride on the stream; false when one does already (a stream carries one).
     pub(crate) fn attach_card(&mut self, card: serde_json::Value) -> bool {
         if self.card.is_some() {
