@@ -161,12 +161,12 @@ mod tests {
         assert_eq!(opened.msgid, "m1");
         assert_eq!(opened.from.userid, "zhangsan");
         assert_eq!(opened.content.text().as_deref(), Some("@workmate hi"));
-        let RobotCallback::StreamRefresh(refresh) =
+        let RobotCallback::StreamRefresh(asked) =
             received(&seal(&crypto, &refresh("wm1", "lisi")))
         else {
             panic!("not a refresh");
         };
-        assert_eq!(refresh.stream_id, "wm1");
+        assert_eq!(asked.stream_id, "wm1");
         let RobotCallback::Event(event) =
             received(&seal(&crypto, &card_click("lisi", "{}", "t1")))
         else {
