@@ -71,13 +71,7 @@ async fn card_in_thread(app: &Router, card: &Value) -> String {
         .as_str()
         .unwrap()
         .to_owned();
-    let (_, ok) = post_json(
-        app,
-        &format!("/sandbox/wecom/response/{msgid}"),
-        None,
-        card,
-    )
-    .await;
+    let (_, ok) = post_json(app, &format!("/sandbox/wecom/response/{msgid}"), None, card).await;
     assert_eq!(ok, json!({"errcode": 0, "errmsg": "ok"}));
     let thread = first_thread(app).await;
     let shown = thread

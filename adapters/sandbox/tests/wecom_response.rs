@@ -34,13 +34,8 @@ async fn app_with_a_message() -> (Router, String) {
 }
 
 async fn answer(app: &Router, msgid: &str, body: &Value) -> Value {
-    let (status, answer) = post_json(
-        app,
-        &format!("/sandbox/wecom/response/{msgid}"),
-        None,
-        body,
-    )
-    .await;
+    let (status, answer) =
+        post_json(app, &format!("/sandbox/wecom/response/{msgid}"), None, body).await;
     assert_eq!(status, StatusCode::OK, "WeCom answers 200 with an errcode");
     answer
 }
@@ -89,7 +84,10 @@ async fn what_wecom_would_not_take_is_refused_and_leaves_the_url_unused() {
     broken["template_card"]["button_list"] = json!([]);
     for (body, errcode) in [
         (json!({"msgtype": "text", "text": {"content": "hi"}}), 40008),
-        (json!({"msgtype": "markdown", "markdown": {"content": " "}}), 40058),
+        (
+            json!({"msgtype": "markdown", "markdown": {"content": " "}}),
+            40058,
+        ),
         (broken, 40058),
     ] {
         let refused = answer(&app, &msgid, &body).await;
@@ -102,10 +100,16 @@ async fn what_wecom_would_not_take_is_refused_and_leaves_the_url_unused() {
         .body(Body::from("{not json"))
         .unwrap();
     let (status, refused) = send(&app, request).await;
-    assert_eq!((status, refused["errcode"].clone()), (StatusCode::OK, json!(47001)));
+    assert_eq!(
+        (status, refused["errcode"].clone()),
+        (StatusCode::OK, json!(47001))
+    );
     // No such message, or one the robot sent.
     assert_eq!(answer(&app, "nothing", &card()).await["errcode"], 40058);
-    let bubble = first_thread(&app).await[1]["ts"].as_str().unwrap().to_owned();
+    let bubble = first_thread(&app).await[1]["ts"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert_eq!(answer(&app, &bubble, &card()).await["errcode"], 40058);
     assert_eq!(first_thread(&app).await.len(), 2);
 

@@ -195,10 +195,7 @@ mod tests {
         let wecom = &sandbox.wecom;
         assert_eq!(wecom.mode, crate::config::WeComMode::Callback);
         assert_eq!(wecom.api_base, "http://127.0.0.1:8080/sandbox/wecom");
-        let (token, aes_key) = (
-            secret(&wecom.token),
-            secret(&wecom.encoding_aes_key),
-        );
+        let (token, aes_key) = (secret(&wecom.token), secret(&wecom.encoding_aes_key));
         assert_eq!(token.len(), 32);
         assert_ne!(secret(&other.wecom.token), token);
         assert_ne!(secret(&other.wecom.encoding_aes_key), aes_key);
@@ -208,9 +205,14 @@ mod tests {
     fn an_encoding_aes_key_is_43_characters_of_32_random_bytes() {
         let key = random_aes_key();
         assert_eq!(key.len(), 43);
-        assert!(key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/'));
+        assert!(
+            key.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
+        );
         // The last character carries two bits and four zero bits, as base64 of 32 bytes does.
-        assert!(key.ends_with(['A', 'E', 'I', 'M', 'Q', 'U', 'Y', 'c', 'g', 'k', 'o', 's', 'w', '0', '4', '8']));
+        assert!(key.ends_with([
+            'A', 'E', 'I', 'M', 'Q', 'U', 'Y', 'c', 'g', 'k', 'o', 's', 'w', '0', '4', '8'
+        ]));
         assert!(workmate_wxcrypto::Crypto::new("t", &key, "").is_ok());
         assert_ne!(random_aes_key(), key);
         assert_ne!(random_bytes::<32>(), random_bytes::<32>());

@@ -161,21 +161,22 @@ mod tests {
         assert_eq!(opened.msgid, "m1");
         assert_eq!(opened.from.userid, "zhangsan");
         assert_eq!(opened.content.text().as_deref(), Some("@workmate hi"));
-        let RobotCallback::StreamRefresh(asked) =
-            received(&seal(&crypto, &refresh("wm1", "lisi")))
+        let RobotCallback::StreamRefresh(asked) = received(&seal(&crypto, &refresh("wm1", "lisi")))
         else {
             panic!("not a refresh");
         };
         assert_eq!(asked.stream_id, "wm1");
-        let RobotCallback::Event(event) =
-            received(&seal(&crypto, &card_click("lisi", "{}", "t1")))
+        let RobotCallback::Event(event) = received(&seal(&crypto, &card_click("lisi", "{}", "t1")))
         else {
             panic!("not an event");
         };
         let RobotEventKind::TemplateCard(card) = event.kind else {
             panic!("not a card click");
         };
-        assert_eq!((card.event_key.as_str(), card.task_id.as_str()), ("{}", "t1"));
+        assert_eq!(
+            (card.event_key.as_str(), card.task_id.as_str()),
+            ("{}", "t1")
+        );
         // Two seals of one callback differ, and callbacks have fresh ids.
         assert_ne!(seal(&crypto, &message).body, seal(&crypto, &message).body);
         assert_ne!(refresh("s", "u")["msgid"], refresh("s", "u")["msgid"]);

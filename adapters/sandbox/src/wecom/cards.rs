@@ -153,7 +153,9 @@ mod tests {
         broken["main_title"] = json!({});
         assert!(check(&broken).is_err());
         assert!(check(&json!({"card_type": "text_notice", "main_title": {"title": "x"}})).is_err());
-        assert!(check(&json!({"card_type": "vote_interaction", "main_title": {"title": "x"}})).is_err());
+        assert!(
+            check(&json!({"card_type": "vote_interaction", "main_title": {"title": "x"}})).is_err()
+        );
         assert!(check(&json!("card")).is_err());
     }
 }

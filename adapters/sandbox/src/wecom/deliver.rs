@@ -96,7 +96,9 @@ async fn do_say(state: &AppState, say: Say) -> Result<StatusCode> {
         return Ok(status);
     };
     if reply.get("msgtype").and_then(Value::as_str).is_none() {
-        return Err(Error::WeComAnswer(format!("the reply has no msgtype: {reply}")));
+        return Err(Error::WeComAnswer(format!(
+            "the reply has no msgtype: {reply}"
+        )));
     }
     let stream_id = (reply["msgtype"] == "stream")
         .then(|| reply.get("stream").and_then(|s| s.get("id")))

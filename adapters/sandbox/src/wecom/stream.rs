@@ -88,10 +88,7 @@ pub(crate) fn follow(
             let answer = match super::deliver::exchange(state, &refresh).await {
                 Ok((status, Some(answer))) if status.is_success() => answer,
                 Ok((status, _)) => {
-                    tracing::debug!(
-                        status = status.as_u16(),
-                        "A stream refresh got no stream."
-                    );
+                    tracing::debug!(status = status.as_u16(), "A stream refresh got no stream.");
                     continue;
                 }
                 Err(e) => {
