@@ -173,7 +173,7 @@ mod tests {
     }
 
     #[test]
-    fn the_slack_and_feishu_surfaces_point_at_the_sandbox() {
+    fn the_slack_feishu_and_wecom_surfaces_point_at_the_sandbox() {
         use secrecy::ExposeSecret;
 
         let sandbox = DemoSandbox::new("0.0.0.0:8080".parse().unwrap()).unwrap();
