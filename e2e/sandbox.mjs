@@ -1,11 +1,13 @@
 // Drives `workmate demo`'s /sandbox page in Debian's headless Chromium: on the chosen platform
-// (Slack, the default, or Feishu, picked with the page's tabs), Alice asks for the weekly report,
-// clicks "Approve once" on the approval card, and the answer must appear in the thread.
+// (Slack, the default, Feishu or WeCom, picked with the page's tabs), Alice (张三 on WeCom) asks
+// for the weekly report, clicks "Approve once" on the approval card, and the answer must appear
+// in the thread. On WeCom the answer's stream bubble must appear before the card, and the stream
+// must finish (no bubble still typing) at the end.
 //
-// Usage: node e2e/sandbox.mjs http://127.0.0.1:PORT [slack|feishu]
+// Usage: node e2e/sandbox.mjs http://127.0.0.1:PORT [slack|feishu|wecom]
 // Exits 0 on success with a screenshot at <repo>/target/e2e/sandbox.png (Slack) or
-// sandbox-feishu.png (Feishu); on any failure prints what the page showed and exits 1. The whole
-// run is bounded by 60 s.
+// sandbox-<platform>.png (Feishu, WeCom); on any failure prints what the page showed and exits 1.
+// The whole run is bounded by 60 s.
 
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,14 +25,16 @@ const ANSWER_END = "post a summary to the team thread?";
 const APPROVED = /Approved by .+ · once/;
 const OVERALL_MS = 60_000;
 
-const PLATFORMS = { slack: "Slack", feishu: "Feishu" };
+const PLATFORMS = { slack: "Slack", feishu: "Feishu", wecom: "WeCom" };
+// Who asks, by the name the page's person picker shows.
+const ASKER = { slack: "Alice", feishu: "Alice", wecom: "张三" };
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 const base = (process.argv[2] || "").replace(/\/+$/, "");
 const platform = process.argv[3] || "slack";
 if (!/^https?:\/\//.test(base) || !Object.hasOwn(PLATFORMS, platform)) {
-  console.error("usage: node e2e/sandbox.mjs http://127.0.0.1:PORT [slack|feishu]");
+  console.error("usage: node e2e/sandbox.mjs http://127.0.0.1:PORT [slack|feishu|wecom]");
   process.exit(2);
 }
 const screenshot = join(repo, "target", "e2e", platform === "slack" ? "sandbox.png" : `sandbox-${platform}.png`);
@@ -106,11 +110,18 @@ async function main() {
   await page.locator(`#platform-${platform}[aria-selected="true"]`).waitFor({ timeout: 5_000 });
   console.log(`picked ${PLATFORMS[platform]}`);
 
-  // Alice starts a new thread through the composer.
-  await page.selectOption("#user", { label: "Alice" });
+  // Alice (张三 on WeCom) starts a new thread through the composer.
+  const asker = ASKER[platform];
+  await page.selectOption("#user", { label: asker });
   await page.fill("#text", MESSAGE);
   await page.click("#composer button[type=submit]");
-  console.log(`sent as Alice on ${PLATFORMS[platform]}: ${MESSAGE}`);
+  console.log(`sent as ${asker} on ${PLATFORMS[platform]}: ${MESSAGE}`);
+
+  if (platform === "wecom") {
+    // workmate's passive reply opens the stream: a bubble from workmate below the message.
+    await page.locator("#threads .msg.bot").first().waitFor({ state: "visible", timeout: 15_000 });
+    console.log("the answer's stream bubble appeared");
+  }
 
   // The approval card's button; the page re-renders on every state change, so use a locator
   // (re-resolved on each try) rather than an element handle.
@@ -124,7 +135,10 @@ async function main() {
     const error = (await page.locator("#error").innerText()).trim();
     if (error) throw new Error(`the page reported: ${error}`);
     const threads = await page.locator("#threads").innerText();
+    // On WeCom the stream must have finished: no bubble is still typing.
+    const streaming = platform === "wecom" && (await page.locator("#threads .typing").count()) > 0;
     const settled =
+      !streaming &&
       ANSWER.test(threads) &&
       threads.includes(ANSWER_END) &&
       APPROVED.test(threads) &&
@@ -133,7 +147,7 @@ async function main() {
     if (Date.now() > deadline) {
       throw new Error(
         `within 30 s of approving: answer ${ANSWER.test(threads) ? "shown" : "missing"}, ` +
-          `stream ${threads.includes(ANSWER_END) ? "finished" : "unfinished"}, ` +
+          `stream ${threads.includes(ANSWER_END) && !streaming ? "finished" : "unfinished"}, ` +
           `approval card ${APPROVED.test(threads) ? "resolved" : "unresolved"}`,
       );
     }

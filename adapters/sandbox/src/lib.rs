@@ -1,6 +1,6 @@
-//! A local stand-in for Slack and Feishu: the platform APIs the adapters call, a browser page of
-//! each platform's threads (pick Slack or Feishu on the page), and a way to speak and click as a
-//! sandbox user.
+//! A local stand-in for Slack, Feishu and WeCom: the platform APIs the adapters call, a browser
+//! page of each platform's threads (pick Slack, Feishu or WeCom on the page), and a way to speak
+//! and click as a sandbox user.
 //!
 //! - Slack: the Web API methods the adapter calls (posting and updating messages, `auth.test`,
 //!   `users.info` for the sandbox people) under `/sandbox/api`; what a user does is sent as a
@@ -9,17 +9,23 @@
 //!   replies, CardKit card entities, the bot and the sandbox people; see [`feishu`]); what a user
 //!   does is sent as an encrypted, signed `im.message.receive_v1` event or `card.action.trigger`
 //!   callback, and the callback's answer (toast and card) is applied as Feishu applies it.
+//! - WeCom: the smart robot in callback mode (see [`wecom`]): what a user does is sent as an
+//!   encrypted, signed message or `template_card_event` callback; the sealed passive replies are
+//!   applied as WeCom applies them (a stream followed every second in the message's bubble, a
+//!   card updated for everyone), and each message's `response_url` takes one further answer.
 //!
 //! Invariants: each fake API answers only the configured credentials, like the platform; everything
-//! a user does on the page reaches workmate signed (and, for Feishu, encrypted) with the
-//! configured secrets and posted to the real adapter routes, so the sandbox exercises exactly the
-//! production path. Messages are kept in memory, at most [`MAX_MESSAGES_PER_CHANNEL`] per channel.
+//! a user does on the page reaches workmate signed (and, for Feishu and WeCom, encrypted) with
+//! the configured secrets and posted to the real adapter routes, so the sandbox exercises exactly
+//! the production path. Messages are kept in memory, at most [`MAX_MESSAGES_PER_CHANNEL`] per
+//! channel.
 
 mod api;
 mod deliver;
 pub mod feishu;
 mod page;
 mod store;
+pub mod wecom;
 
 use std::sync::Arc;
 
@@ -28,6 +34,7 @@ use axum::routing::{get, post};
 
 pub use feishu::FeishuSandbox;
 pub use store::MAX_MESSAGES_PER_CHANNEL;
+pub use wecom::WeComSandbox;
 
 /// The sandbox workspace's team id.
 pub const TEAM_ID: &str = "TSANDBOX";
@@ -56,6 +63,12 @@ pub enum Error {
     /// workmate answered a card callback with something Feishu would not take.
     #[error("workmate's answer to the card callback is not what Feishu takes: {0}")]
     BadAnswer(String),
+    /// workmate answered a WeCom callback with something WeCom would not take.
+    #[error("workmate's answer to the WeCom callback is not what WeCom takes: {0}")]
+    WeComAnswer(String),
+    /// The sandbox's configuration cannot be used.
+    #[error("the sandbox's configuration cannot be used: {0}")]
+    Config(String),
 }
 
 /// Crate-wide result.
@@ -79,6 +92,8 @@ pub struct SandboxConfig {
     pub slack: SlackSandbox,
     /// The Feishu stand-in's app and secrets.
     pub feishu: FeishuSandbox,
+    /// The WeCom stand-in's corp and callback secrets.
+    pub wecom: WeComSandbox,
 }
 
 #[derive(Debug)]
@@ -88,6 +103,8 @@ struct Shared {
     store: store::Store,
     /// Feishu's chats and card entities.
     feishu: feishu::Stand,
+    /// WeCom's chat, callback crypto and response URLs.
+    wecom: wecom::Stand,
     http: reqwest::Client,
 }
 
@@ -96,10 +113,12 @@ type AppState = Arc<Shared>;
 /// The sandbox's routes, all under `/sandbox`.
 pub fn router(config: SandboxConfig) -> Result<Router> {
     let http = deliver::client()?;
+    let wecom = wecom::Stand::new(&config.wecom)?;
     let state = Arc::new(Shared {
         config,
         store: store::Store::new(store::IdStyle::Slack, &[(CHANNEL_ID, "general")]),
         feishu: feishu::Stand::new(),
+        wecom,
         http,
     });
     Ok(Router::new()
@@ -116,5 +135,6 @@ pub fn router(config: SandboxConfig) -> Result<Router> {
             get(api::users_info).post(api::users_info),
         )
         .merge(feishu::routes())
+        .merge(wecom::routes())
         .with_state(state))
 }

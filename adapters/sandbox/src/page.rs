@@ -1,5 +1,5 @@
-//! `GET /sandbox` (the page), and what it polls: `GET /sandbox/state` (Slack) and
-//! `GET /sandbox/feishu/state` (Feishu).
+//! `GET /sandbox` (the page), and what it polls: `GET /sandbox/state` (Slack),
+//! `GET /sandbox/feishu/state` (Feishu) and `GET /sandbox/wecom/state` (WeCom).
 //!
 //! Invariants: the page is self-contained: inline CSS and JS, no external asset, so it works
 //! offline and leaks nothing to a CDN. The ids it speaks as and the routes it calls come from
@@ -11,7 +11,7 @@ use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::response::IntoResponse;
 use serde_json::{Value, json};
 
-use crate::{AppState, BOT_USER_ID, CHANNEL_ID, USERS, feishu};
+use crate::{AppState, BOT_USER_ID, CHANNEL_ID, USERS, feishu, wecom};
 
 const PAGE: &str = include_str!("page.html");
 /// Where the page takes the platforms' description.
@@ -41,6 +41,15 @@ fn platforms() -> Value {
             "bot": feishu::BOT_OPEN_ID,
             "people": people(&feishu::USERS),
         },
+        "wecom": {
+            "label": "WeCom",
+            "state": "/sandbox/wecom/state",
+            "say": "/sandbox/wecom/say",
+            "click": "/sandbox/wecom/click",
+            "channel": wecom::CHAT_ID,
+            "bot": wecom::BOT_NAME,
+            "people": people(&wecom::USERS),
+        },
     })
 }
 
@@ -62,4 +71,8 @@ pub(crate) async fn state(State(state): State<AppState>) -> Json<Value> {
 
 pub(crate) async fn feishu_state(State(state): State<AppState>) -> Json<Value> {
     Json(state.feishu.snapshot())
+}
+
+pub(crate) async fn wecom_state(State(state): State<AppState>) -> Json<Value> {
+    Json(state.wecom.snapshot())
 }

@@ -3,8 +3,8 @@
 //!
 //! Invariant: a channel holds at most [`MAX_MESSAGES_PER_CHANNEL`] messages (the oldest go
 //! first); message ids are unique within a store and are shaped like the platform's own
-//! ([`IdStyle`]): Slack's `"<unix seconds>.<6-digit counter>"`, which increase, or Feishu's
-//! `om_…`. The lock is never held across an `.await`.
+//! ([`IdStyle`]): Slack's `"<unix seconds>.<6-digit counter>"`, which increase, Feishu's
+//! `om_…` or WeCom's hex `msgid`. The lock is never held across an `.await`.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Mutex;
@@ -24,6 +24,8 @@ pub(crate) enum IdStyle {
     Slack,
     /// Feishu's `message_id`: `om_` and hex digits.
     Feishu,
+    /// WeCom's `msgid`: hex digits.
+    WeCom,
 }
 
 /// One message as the page shows it.
@@ -118,6 +120,7 @@ impl Store {
         let ts = match self.ids {
             IdStyle::Slack => format!("{time}.{:06}", inner.counter % 1_000_000),
             IdStyle::Feishu => format!("om_{time:x}{:08x}", inner.counter),
+            IdStyle::WeCom => format!("{time:x}{:016x}", inner.counter),
         };
         let messages = inner.channels.entry(new.channel).or_default();
         while messages.len() >= MAX_MESSAGES_PER_CHANNEL {
@@ -151,6 +154,31 @@ impl Store {
         message.blocks = blocks;
         message.edited = true;
         true
+    }
+
+    /// Replaces the blocks of the message `ts` in any channel, without marking it edited (the
+    /// platform redrew it: a stream's refresh, a card replaced by a click's answer); `false` if
+    /// there is no such message.
+    pub(crate) fn redraw(&self, ts: &str, blocks: Value) -> bool {
+        let mut inner = self.lock();
+        let Some(message) = inner
+            .channels
+            .values_mut()
+            .find_map(|m| m.iter_mut().find(|m| m.ts == ts))
+        else {
+            return false;
+        };
+        message.blocks = blocks;
+        true
+    }
+
+    /// The ids of the messages, in any channel, whose blocks `pick` selects.
+    pub(crate) fn ids_where(&self, pick: impl Fn(&Message) -> bool) -> Vec<String> {
+        self.lock()
+            .channels
+            .values()
+            .flat_map(|m| m.iter().filter(|m| pick(m)).map(|m| m.ts.clone()))
+            .collect()
     }
 
     /// A message by id.
@@ -258,5 +286,19 @@ mod tests {
         assert!(store.find("om_missing").is_none());
         assert_eq!(store.snapshot()["channels"][0]["name"], "general");
         assert_eq!(store.snapshot()["channels"][1]["name"], "ou_a");
+    }
+
+    #[test]
+    fn a_redraw_replaces_the_blocks_without_marking_an_edit() {
+        let store = Store::new(IdStyle::WeCom, &[]);
+        let a = store.push(NewMessage::new("wr_x", "zhangsan", "one"));
+        let b = store.push(NewMessage::new("wr_x", "UBOT", "two"));
+        assert!(a.chars().all(|c| c.is_ascii_hexdigit()) && a != b);
+        assert!(store.redraw(&b, serde_json::json!({"task_id": "t1"})));
+        assert!(!store.redraw("nothing", Value::Null));
+        let message = store.get("wr_x", &b).unwrap();
+        assert_eq!(message.blocks["task_id"], "t1");
+        assert!(!message.edited);
+        assert_eq!(store.ids_where(|m| m.blocks["task_id"] == "t1"), vec![b]);
     }
 }

@@ -1,7 +1,7 @@
 //! The sandbox's integration tests, as one binary: the fake Web API against Slack's shapes, the
-//! Feishu stand-in against Feishu's (tokens, CardKit sequences), signed (and, for Feishu,
-//! encrypted) events and clicks received by a recording stand-in for workmate, and the
-//! self-contained page.
+//! Feishu stand-in against Feishu's (tokens, CardKit sequences), the WeCom stand-in against
+//! WeCom's (response URLs, streams, card updates), signed (and, for Feishu and WeCom, encrypted)
+//! events and clicks received by a recording stand-in for workmate, and the self-contained page.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod api;
@@ -10,3 +10,6 @@ mod feishu_api;
 mod feishu_deliver;
 mod page;
 mod support;
+mod wecom_deliver;
+mod wecom_response;
+mod wecom_stub;

@@ -14,13 +14,19 @@ async fn the_page_is_html_without_external_assets() {
     assert!(html.contains("/sandbox/state"));
     assert!(html.contains("/sandbox/say"));
     assert!(html.contains("/sandbox/click"));
-    // The Feishu side, and the picker between the two.
+    // The Feishu side, and the picker between the platforms.
     assert!(html.contains("/sandbox/feishu/state"));
     assert!(html.contains("/sandbox/feishu/say"));
     assert!(html.contains("/sandbox/feishu/click"));
     assert!(html.contains(r#"id="platform-slack""#));
     assert!(html.contains(r#"id="platform-feishu""#));
     assert!(html.contains(workmate_sandbox::feishu::CHAT_ID));
+    // And WeCom's.
+    assert!(html.contains("/sandbox/wecom/state"));
+    assert!(html.contains("/sandbox/wecom/say"));
+    assert!(html.contains("/sandbox/wecom/click"));
+    assert!(html.contains(r#"id="platform-wecom""#));
+    assert!(html.contains(workmate_sandbox::wecom::CHAT_ID));
     assert!(!html.contains("__SANDBOX_PLATFORMS__"));
     let lower = html.to_lowercase();
     assert!(!lower.contains("http://"), "the page names an http:// URL");

@@ -6,7 +6,7 @@ use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::Value;
 use tower::ServiceExt;
-use workmate_sandbox::{FeishuSandbox, SandboxConfig, SlackSandbox, router};
+use workmate_sandbox::{FeishuSandbox, SandboxConfig, SlackSandbox, WeComSandbox, router};
 
 pub(crate) const SECRET: &str = "sandbox-test-secret";
 pub(crate) const TOKEN: &str = "xoxb-sandbox-test";
@@ -14,6 +14,9 @@ pub(crate) const APP_ID: &str = "cli_sandbox_test";
 pub(crate) const APP_SECRET: &str = "feishu-app-secret";
 pub(crate) const ENCRYPT_KEY: &str = "feishu-encrypt-key";
 pub(crate) const VERIFICATION_TOKEN: &str = "feishu-verification-token";
+pub(crate) const CORP_ID: &str = "ww_sandbox_test";
+pub(crate) const WECOM_TOKEN: &str = "wecom-token";
+pub(crate) const WECOM_KEY: &str = "jWmYm7qr5nMoAUwZRjGtBxmz3KA1tkAj3ykkR6q2B2C";
 
 /// The test configuration, delivering to `workmate_base`.
 pub(crate) fn config(workmate_base: &str) -> SandboxConfig {
@@ -28,6 +31,11 @@ pub(crate) fn config(workmate_base: &str) -> SandboxConfig {
             app_secret: APP_SECRET.into(),
             encrypt_key: ENCRYPT_KEY.into(),
             verification_token: VERIFICATION_TOKEN.into(),
+        },
+        wecom: WeComSandbox {
+            corp_id: CORP_ID.into(),
+            token: WECOM_TOKEN.into(),
+            encoding_aes_key: WECOM_KEY.into(),
         },
     }
 }

@@ -1,29 +1,35 @@
-//! `workmate demo`'s local Slack and Feishu stand-ins: the sandbox mounted beside the real Slack
-//! and Feishu routes.
+//! `workmate demo`'s local Slack, Feishu and WeCom stand-ins: the sandbox mounted beside the real
+//! Slack, Feishu and WeCom routes.
 //!
 //! Invariant: only `workmate demo` mounts it; the Slack surface and the sandbox share a signing
-//! secret and a bot token, and the Feishu surface (webhook mode) and the sandbox an app secret,
-//! an Encrypt Key and a Verification Token, all generated for this process, so nothing outside
-//! it can call the sandbox's APIs or sign (and encrypt) events that workmate accepts.
+//! secret and a bot token, the Feishu surface (webhook mode) and the sandbox an app secret, an
+//! Encrypt Key and a Verification Token, and the WeCom surface (the smart robot in callback
+//! mode) and the sandbox a Token and an EncodingAESKey, all generated for this process, so
+//! nothing outside it can call the sandbox's APIs or sign (and encrypt) callbacks that workmate
+//! accepts.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use secrecy::SecretString;
-use workmate_sandbox::{FeishuSandbox, SandboxConfig, SlackSandbox};
+use workmate_sandbox::{FeishuSandbox, SandboxConfig, SlackSandbox, WeComSandbox};
 
-use crate::config::{FeishuConfig, SlackConfig};
+use crate::config::{FeishuConfig, SlackConfig, WeComConfig};
 use crate::error::StartupError;
 
 /// The sandbox app's id on the Feishu side.
 const FEISHU_APP_ID: &str = "cli_sandbox";
+/// The sandbox corp's id on the WeCom side.
+const WECOM_CORP_ID: &str = "wwsandbox";
 
-/// The Slack and Feishu configurations and the sandbox routes of one demo process.
+/// The Slack, Feishu and WeCom configurations and the sandbox routes of one demo process.
 #[derive(Debug)]
 pub(crate) struct DemoSandbox {
     /// `[platforms.slack]` pointed at the sandbox.
     pub(crate) slack: SlackConfig,
     /// `[platforms.feishu]` (webhook mode) pointed at the sandbox.
     pub(crate) feishu: FeishuConfig,
+    /// `[platforms.wecom]` (the smart robot in callback mode) pointed at the sandbox.
+    pub(crate) wecom: WeComConfig,
     /// The routes under `/sandbox`.
     pub(crate) router: axum::Router,
     /// The page a person opens.
@@ -46,6 +52,42 @@ fn random_secret(prefix: &str) -> String {
         uuid::Uuid::new_v4().simple(),
         uuid::Uuid::new_v4().simple()
     )
+}
+
+/// `N` random bytes from the system's generator (through v4 UUIDs, skipping the bytes that carry
+/// their version and variant bits).
+fn random_bytes<const N: usize>() -> [u8; N] {
+    let mut out = [0u8; N];
+    let mut filled = 0;
+    while filled < N {
+        let uuid = uuid::Uuid::new_v4();
+        for (i, byte) in uuid.as_bytes().iter().enumerate() {
+            if i != 6 && i != 8 && filled < N {
+                out[filled] = *byte;
+                filled += 1;
+            }
+        }
+    }
+    out
+}
+
+/// A WeCom EncodingAESKey: 32 random bytes in standard base64 without the trailing `=`, the 43
+/// characters WeCom's console hands out.
+fn random_aes_key() -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let random: [u8; 32] = random_bytes();
+    // A zero byte makes whole 3-byte groups; the character that is only padding is dropped.
+    let mut bytes = random.to_vec();
+    bytes.push(0);
+    let mut key = String::with_capacity(44);
+    for group in bytes.chunks(3) {
+        let n = (u32::from(group[0]) << 16) | (u32::from(group[1]) << 8) | u32::from(group[2]);
+        for shift in [18, 12, 6, 0] {
+            key.push(char::from(ALPHABET[((n >> shift) & 63) as usize]));
+        }
+    }
+    key.truncate(43);
+    key
 }
 
 impl DemoSandbox {
@@ -74,15 +116,29 @@ impl DemoSandbox {
             Some(SecretString::from(feishu_side.verification_token.clone())),
             &format!("{base}/sandbox/feishu"),
         );
+        // WeCom's Token is at most 32 letters and digits.
+        let wecom_side = WeComSandbox {
+            corp_id: WECOM_CORP_ID.to_owned(),
+            token: uuid::Uuid::new_v4().simple().to_string(),
+            encoding_aes_key: random_aes_key(),
+        };
+        let wecom = WeComConfig::callback(
+            &wecom_side.corp_id,
+            SecretString::from(wecom_side.token.clone()),
+            SecretString::from(wecom_side.encoding_aes_key.clone()),
+            &format!("{base}/sandbox/wecom"),
+        );
         let router = workmate_sandbox::router(SandboxConfig {
             workmate_base: base.clone(),
             slack: slack_side,
             feishu: feishu_side,
+            wecom: wecom_side,
         })
         .map_err(|e| StartupError::Usage(format!("sandbox: {e}")))?;
         Ok(Self {
             slack,
             feishu,
+            wecom,
             router,
             page_url: format!("{base}/sandbox"),
         })
@@ -95,8 +151,8 @@ impl DemoSandbox {
     )]
     pub(crate) fn show_banner(&self) {
         eprintln!(
-            "\nOpen {} to chat with workmate in a local stand-in for Slack or Feishu (pick one \
-             on the page).\n",
+            "\nOpen {} to chat with workmate in a local stand-in for Slack, Feishu or WeCom (pick \
+             one on the page).\n",
             self.page_url
         );
     }
@@ -117,7 +173,7 @@ mod tests {
     }
 
     #[test]
-    fn the_slack_and_feishu_surfaces_point_at_the_sandbox() {
+    fn the_slack_feishu_and_wecom_surfaces_point_at_the_sandbox() {
         use secrecy::ExposeSecret;
 
         let sandbox = DemoSandbox::new("0.0.0.0:8080".parse().unwrap()).unwrap();
@@ -135,5 +191,30 @@ mod tests {
         // Another demo process has other secrets.
         let other = DemoSandbox::new("0.0.0.0:8080".parse().unwrap()).unwrap();
         assert_ne!(secret(&other.feishu.encrypt_key), key);
+
+        let wecom = &sandbox.wecom;
+        assert_eq!(wecom.mode, crate::config::WeComMode::Callback);
+        assert_eq!(wecom.api_base, "http://127.0.0.1:8080/sandbox/wecom");
+        let (token, aes_key) = (secret(&wecom.token), secret(&wecom.encoding_aes_key));
+        assert_eq!(token.len(), 32);
+        assert_ne!(secret(&other.wecom.token), token);
+        assert_ne!(secret(&other.wecom.encoding_aes_key), aes_key);
+    }
+
+    #[test]
+    fn an_encoding_aes_key_is_43_characters_of_32_random_bytes() {
+        let key = random_aes_key();
+        assert_eq!(key.len(), 43);
+        assert!(
+            key.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
+        );
+        // The last character carries two bits and four zero bits, as base64 of 32 bytes does.
+        assert!(key.ends_with([
+            'A', 'E', 'I', 'M', 'Q', 'U', 'Y', 'c', 'g', 'k', 'o', 's', 'w', '0', '4', '8'
+        ]));
+        assert!(workmate_wxcrypto::Crypto::new("t", &key, "").is_ok());
+        assert_ne!(random_aes_key(), key);
+        assert_ne!(random_bytes::<32>(), random_bytes::<32>());
     }
 }

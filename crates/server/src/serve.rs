@@ -89,7 +89,8 @@ async fn open_and_run(
             })?;
         let admin = admin_auth(config)?;
         let hub = engine::build_hub(config, store.clone(), providers, script);
-        // `workmate demo` talks to its own Slack and Feishu stand-ins, whatever is configured.
+        // `workmate demo` talks to its own Slack, Feishu and WeCom stand-ins, whatever is
+        // configured.
         let sandbox = match script {
             Script::Demo => Some(DemoSandbox::new(
                 listener.local_addr().map_err(StartupError::Serve)?,
@@ -113,7 +114,8 @@ async fn open_and_run(
             ),
             None => None,
         };
-        let wecom = match config.platforms.wecom.as_ref() {
+        let wecom_config = sandbox.as_ref().map(|s| &s.wecom);
+        let wecom = match wecom_config.or(config.platforms.wecom.as_ref()) {
             Some(wecom) => Some(
                 WeComSurface::new(wecom, &chat)
                     .map_err(|e| StartupError::Usage(format!("[platforms.wecom]: {e}")))?,
