@@ -106,12 +106,12 @@ async fn do_say(state: &AppState, say: Say) -> Result<StatusCode> {
         .and_then(Value::as_str)
         .map(str::to_owned);
     let bubble = state.wecom.store.push(NewMessage {
-        thread: Some(msgid),
+        thread: Some(msgid.clone()),
         blocks: reply.clone(),
         ..NewMessage::new(CHAT_ID, BOT_NAME, "")
     });
     if let Some(stream_id) = stream_id {
-        super::stream::follow(state, bubble, stream_id, say.user, reply);
+        super::stream::follow(state, msgid, bubble, stream_id, say.user, reply);
     }
     Ok(status)
 }

@@ -6,7 +6,9 @@
 //! Invariants: one task per stream, and at most [`MAX_FOLLOWED`] at once (a stream over the cap
 //! keeps the content it opened with, marked stopped); a refresh that fails (workmate
 //! restarting, a refusal) is retried at the next tick, never faster; an answer for another
-//! stream, or one that is not a stream message, is not shown; a bubble whose stream ended
+//! stream, or one that is not a stream message, is not shown; a template card riding on an answer
+//! (`stream_with_template_card`, one per stream) is shown once, below the bubble, as WeCom shows
+//! it, when it is a card WeCom would show; a bubble whose stream ended
 //! without `finish` is marked `"sandbox_stopped": true` (the sandbox's own field, not WeCom's),
 //! so the page stops showing it as typing. WeCom shows the first finished content for good:
 //! nothing is drawn after it.
@@ -14,11 +16,12 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use super::callbacks;
+use super::{BOT_NAME, CHAT_ID, callbacks, cards};
 use crate::AppState;
+use crate::store::NewMessage;
 
 /// How often WeCom asks for a stream again.
 pub(crate) const REFRESH_EVERY: Duration = Duration::from_secs(1);
@@ -54,9 +57,10 @@ fn stop(state: &AppState, bubble: &str, mut blocks: Value) {
 }
 
 /// Follows the stream `stream_id` shown in the message `bubble` (whose blocks are `opened`, the
-/// passive reply), asking as `userid` did.
+/// passive reply) in the thread of the message `asked`, asking as `userid` did.
 pub(crate) fn follow(
     state: &AppState,
+    asked: String,
     bubble: String,
     stream_id: String,
     userid: String,
@@ -76,6 +80,7 @@ pub(crate) fn follow(
         let state = &slot.0;
         let started = Instant::now();
         let mut shown = opened;
+        let mut card_shown = false;
         let mut tick = tokio::time::interval_at(started + REFRESH_EVERY, REFRESH_EVERY);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -96,7 +101,8 @@ pub(crate) fn follow(
                     continue;
                 }
             };
-            let same_stream = answer.get("msgtype").and_then(Value::as_str) == Some("stream")
+            let msgtype = answer.get("msgtype").and_then(Value::as_str);
+            let same_stream = matches!(msgtype, Some("stream" | "stream_with_template_card"))
                 && answer
                     .get("stream")
                     .and_then(|s| s.get("id"))
@@ -106,6 +112,14 @@ pub(crate) fn follow(
                 tracing::warn!(%answer, "workmate answered a stream refresh with another message.");
                 continue;
             }
+            let answer = if msgtype == Some("stream_with_template_card") {
+                if !card_shown {
+                    card_shown = show_card(state, &asked, &answer["template_card"]);
+                }
+                json!({ "msgtype": "stream", "stream": answer["stream"] })
+            } else {
+                answer
+            };
             let done = finished(&answer);
             if !state.wecom.store.redraw(&bubble, answer.clone()) {
                 // The message left the chat: nothing shows the stream any more.
@@ -117,4 +131,19 @@ pub(crate) fn follow(
             }
         }
     });
+}
+
+/// Shows a card that rode on a stream below the message `asked`; false when WeCom would not
+/// show it.
+fn show_card(state: &AppState, asked: &str, card: &Value) -> bool {
+    if let Err(why) = cards::check(card) {
+        tracing::warn!(%why, "workmate's card riding on a stream is not one WeCom shows.");
+        return false;
+    }
+    state.wecom.store.push(NewMessage {
+        thread: Some(asked.to_owned()),
+        blocks: json!({ "msgtype": "template_card", "template_card": card }),
+        ..NewMessage::new(CHAT_ID, BOT_NAME, "")
+    });
+    true
 }

@@ -338,11 +338,14 @@ fn more_to_come(card: &Card) -> bool {
         Block::Actions(buttons) => buttons
             .iter()
             .any(|b| matches!(b.action, ButtonAction::Stop { .. })),
-        Block::Context(inlines) => inlines
-            .iter()
-            .any(|i| matches!(i, Inline::Text(t) if t == CONTINUED_BELOW)),
-        _ => false,
+        block => is_continued_below(block),
     })
+}
+
+/// Whether a block is the "↓ Continued below" line of a card whose turn goes on in another.
+fn is_continued_below(block: &Block) -> bool {
+    matches!(block, Block::Context(inlines)
+        if inlines.iter().any(|i| matches!(i, Inline::Text(t) if t == CONTINUED_BELOW)))
 }
 
 impl ChatAdapter for WeComPlatform {
@@ -350,11 +353,24 @@ impl ChatAdapter for WeComPlatform {
         Surface::Wecom
     }
 
-    /// A prompt as `{"template_card": …}`; any other card as `{"markdown": …, "more": …}`.
+    /// A prompt as `{"template_card": …}`; any other card as `{"markdown": …, "more": …}`,
+    /// without its "↓ Continued below" line (what follows comes right below, in the same
+    /// stream).
     fn render(&self, card: &Card) -> Value {
         match prompt_item(card) {
             Some(item) => json!({ "template_card": template_card(card, &task_id(&item)) }),
-            None => json!({ "markdown": markdown(card), "more": more_to_come(card) }),
+            None => {
+                // The rest follows in the same stream, right below: no need to say so.
+                let shown = Card {
+                    blocks: card
+                        .blocks
+                        .iter()
+                        .filter(|b| !is_continued_below(b))
+                        .cloned()
+                        .collect(),
+                };
+                json!({ "markdown": markdown(&shown), "more": more_to_come(card) })
+            }
         }
     }
 
