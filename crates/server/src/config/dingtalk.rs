@@ -227,8 +227,8 @@ pub(crate) fn validate_dingtalk(
             }
         }
     }
-    let callback_route_key = plain(&raw.callback_route_key)
-        .unwrap_or_else(|| DEFAULT_CALLBACK_ROUTE_KEY.to_owned());
+    let callback_route_key =
+        plain(&raw.callback_route_key).unwrap_or_else(|| DEFAULT_CALLBACK_ROUTE_KEY.to_owned());
     if callback_route_key.contains(char::is_whitespace) {
         return Err(invalid(
             DINGTALK,

@@ -8,8 +8,8 @@
 use secrecy::SecretString;
 
 use super::ConfigError;
-use super::validate::{RawFeishu, RawPlatforms, RawSlack};
 use super::dingtalk::{DingTalkConfig, validate_dingtalk};
+use super::validate::{RawFeishu, RawPlatforms, RawSlack};
 use super::wecom::{WeComConfig, validate_wecom};
 
 /// Slack's Web API.
