@@ -18,7 +18,7 @@ use workmate_server::platforms::dingtalk::DingTalkSurface;
 use workmate_store::{InboxFilter, InboxItem, InboxItemState, Store};
 
 use self::fake::FakeDingTalk;
-use crate::router::app_with_script;
+use crate::router::{App, app_with_script};
 use crate::support::{Call, eventually, thread_session, wait_for};
 
 const CLIENT_ID: &str = "dingappkey";
@@ -47,8 +47,21 @@ async fn dingtalk_app(
     script: &str,
     configure: impl FnOnce(DingTalkConfig) -> DingTalkConfig,
 ) -> DingTalkApp {
-    let fake = FakeDingTalk::start().await;
-    let app = app_with_script(script).await;
+    let (app, fake) = unserved(script).await;
+    serve(app, fake, configure)
+}
+
+/// The app and the fake before DingTalk is served.
+async fn unserved(script: &str) -> (App, FakeDingTalk) {
+    (app_with_script(script).await, FakeDingTalk::start().await)
+}
+
+/// Serves DingTalk on `app`, configured by `configure`.
+fn serve(
+    app: App,
+    fake: FakeDingTalk,
+    configure: impl FnOnce(DingTalkConfig) -> DingTalkConfig,
+) -> DingTalkApp {
     let config = DingTalkConfig::stream(
         CLIENT_ID,
         CLIENT_SECRET.into(),

@@ -5,17 +5,18 @@ use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use futures_util::SinkExt;
+use futures_util::{SinkExt, StreamExt};
 use serde_json::json;
+use tokio_tungstenite::tungstenite::Message;
 use tower::ServiceExt;
 use workmate_store::InboxItemState;
 
 use super::fake::{TOPIC_CARD, TOPIC_ROBOT, acked, frame, next_text};
 use super::{
     CLIENT_ID, CLIENT_SECRET, SHELL, TWO_ANSWERS, answered, approval_card, click, dingtalk_app,
-    item_state, parked, robot_message, turn_inputs, turns, updated_for_everyone,
+    item_state, parked, robot_message, serve, turn_inputs, turns, unserved, updated_for_everyone,
 };
-use crate::support::eventually;
+use crate::support::{Call, calls, eventually, wait_for};
 
 /// The whole approval over the Stream connection: the message is acked once stored, the card
 /// is created in the group, a stranger's click changes nothing, the admin's click is answered
@@ -98,7 +99,38 @@ async fn over_the_stream_a_message_and_an_approval_click_are_acked_and_the_card_
             .contains("boss"),
         "{update:#}"
     );
-    answered(&app, "Done.").await;
+    // The turn goes on to its answer, and the answer card leaves "writing" (finished).
+    wait_for(
+        &app.fake.api,
+        "/v1.0/card/instances",
+        "the answer card finished",
+        |calls| {
+            calls.iter().any(|c| {
+                let params = &c.body["cardData"]["cardParamMap"];
+                c.method == "PUT"
+                    && params["flowStatus"] == "3"
+                    && params["content"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .contains("Done.")
+            })
+        },
+    )
+    .await;
+
+    // An event is acknowledged (and not acted on).
+    ws.send(frame(
+        "EVENT",
+        "chat_update_title",
+        "e-1",
+        &json!({"title": "Ops"}),
+    ))
+    .await
+    .unwrap();
+    let ack = next_text(&mut ws).await;
+    assert_eq!(ack["headers"]["messageId"], "e-1", "{ack}");
+    let data: serde_json::Value = serde_json::from_str(ack["data"].as_str().unwrap()).unwrap();
+    assert_eq!(data["status"], "SUCCESS", "{ack}");
 
     // The same click delivered again (its frame redelivered) is acked and changes nothing.
     ws.send(frame(
@@ -115,7 +147,118 @@ async fn over_the_stream_a_message_and_an_approval_click_are_acked_and_the_card_
         "{again:#}"
     );
     assert_eq!(turns(&app).await, 1);
+    // One access token served every call (cached, not fetched per call).
+    assert_eq!(
+        calls(&app.fake.api, "/v1.0/oauth2/accessToken").await.len(),
+        1
+    );
     app.surface.shutdown().await;
+}
+
+/// A streamed answer is coalesced: far fewer card updates than the model's deltas (every call
+/// counts against the app's QPS and monthly quota), and the last one has the whole answer.
+#[tokio::test]
+async fn a_streamed_answer_is_coalesced_into_few_card_updates() {
+    let words: Vec<String> = (1..=40).map(|i| format!("w{i:02}")).collect();
+    let script = json!({"conversations": [{"when": "*", "turns": [
+        {"text": words.join(" "), "chunk_delay_ms": 10}]}]})
+    .to_string();
+    let app = dingtalk_app(&script, |c| c).await;
+    let mut ws = app.fake.accept().await;
+    ws.send(frame(
+        "CALLBACK",
+        TOPIC_ROBOT,
+        "m-s",
+        &robot_message("msg-s", "count"),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(acked(&next_text(&mut ws).await, "m-s"), json!({}));
+    let finished = |c: &Call| {
+        c.body["cardData"]["cardParamMap"]["flowStatus"] == "3"
+            && c.body.to_string().contains("w40")
+    };
+    wait_for(
+        &app.fake.api,
+        "/v1.0/card/instances",
+        "the finished answer",
+        |calls| calls.iter().any(finished),
+    )
+    .await;
+    let streamed = calls(&app.fake.api, "/v1.0/card/streaming").await;
+    assert!(
+        streamed.len() < words.len() / 2,
+        "{} streaming updates for {} deltas",
+        streamed.len(),
+        words.len()
+    );
+    let last = streamed.last().unwrap();
+    assert_eq!(last.body["isFull"], true, "{:#}", last.body);
+    assert!(
+        last.body["content"]
+            .as_str()
+            .unwrap()
+            .contains(&words.join(" ")),
+        "{:#}",
+        last.body
+    );
+    app.surface.shutdown().await;
+}
+
+/// The Stream connection runs under the app's lease: once the replica that held it lets go,
+/// this one connects holding the lease, and on shutdown closes the connection and releases the
+/// lease for the next.
+#[tokio::test]
+async fn the_stream_connection_is_held_under_the_apps_lease() {
+    let (app, fake) = unserved(SHELL).await;
+    let lease = format!("dingtalk:{CLIENT_ID}");
+    let leases = || app.store.connection_leases();
+    let until = app.store.clock_ms() + 60_000;
+    assert!(
+        leases()
+            .take(&lease, "replica-b", until)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    let store = app.store.clone();
+    let app = serve(app, fake, |c| c);
+    store
+        .connection_leases()
+        .release(&lease, "replica-b")
+        .await
+        .unwrap();
+
+    let mut ws = app.fake.accept().await;
+    let held = store
+        .connection_leases()
+        .get(&lease)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(held.holder, "local");
+    assert!(held.until_ms > store.clock_ms(), "{held:?}");
+    assert_eq!(app.fake.opens().await, 1);
+
+    app.surface.shutdown().await;
+    let released = store
+        .connection_leases()
+        .get(&lease)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(released.until_ms <= store.clock_ms(), "{released:?}");
+    // The socket was closed.
+    let closed = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            match ws.next().await {
+                None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return,
+                Some(Ok(_)) => {}
+            }
+        }
+    })
+    .await;
+    assert!(closed.is_ok(), "the connection was not closed");
 }
 
 /// DingTalk pushes an unacked (or slowly acked) message again with the same ids: every copy is
