@@ -235,6 +235,11 @@ async fn the_event_push_is_decrypted_for_the_app_and_answered_with_encrypted_suc
         .unwrap();
     assert_eq!(plain, "success");
 
+    // The signature may also come as `signature`.
+    let (uri, body) = push(&crypto, r#"{"EventType":"chat_update_title"}"#);
+    let uri = uri.replace("msg_signature=", "signature=");
+    assert_eq!(post(&app, &uri, &[], &body).await.0, StatusCode::OK);
+
     // Signed with another token: refused. Encrypted for another app: refused.
     let (uri, body) = push(&Crypto::new("other", AES_KEY, CLIENT_ID).unwrap(), "{}");
     assert_eq!(
