@@ -145,6 +145,7 @@ async fn measure(args: &WebhooksArgs, dir: &std::path::Path) -> Result<String, S
         slack: Some(Arc::clone(&slack)),
         feishu: None,
         wecom: None,
+        dingtalk: None,
         shutdown: token.clone(),
     };
     // The end-to-end figure starts when the first event reaches the service.

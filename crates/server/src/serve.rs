@@ -27,6 +27,7 @@ use crate::error::StartupError;
 use crate::http::api::{Auth, auth};
 use crate::http::{AppState, BoundedListener, router_with};
 use crate::metrics::Metrics;
+use crate::platforms::dingtalk::DingTalkSurface;
 use crate::platforms::feishu::FeishuSurface;
 use crate::platforms::slack::SlackSurface;
 use crate::platforms::wecom::WeComSurface;
@@ -122,6 +123,13 @@ async fn open_and_run(
             ),
             None => None,
         };
+        let dingtalk = match config.platforms.dingtalk.as_ref() {
+            Some(dingtalk) => Some(
+                DingTalkSurface::new(dingtalk, &chat)
+                    .map_err(|e| StartupError::Usage(format!("[platforms.dingtalk]: {e}")))?,
+            ),
+            None => None,
+        };
         let scheduler = Scheduler::new(
             hub.clone(),
             Arc::new(chat.clone()),
@@ -163,6 +171,7 @@ async fn open_and_run(
             slack: slack.clone(),
             feishu: feishu.clone(),
             wecom: wecom.clone(),
+            dingtalk: dingtalk.clone(),
             shutdown: token.clone(),
         };
         let served = if token.is_cancelled() {
@@ -193,6 +202,9 @@ async fn open_and_run(
         }
         if let Some(wecom) = &wecom {
             wecom.shutdown().await;
+        }
+        if let Some(dingtalk) = &dingtalk {
+            dingtalk.shutdown().await;
         }
         chat.shutdown(config.server.shutdown_grace).await;
         hub.shutdown().await;

@@ -11,6 +11,7 @@ mod cli;
 mod config;
 mod config_sections;
 mod crash;
+mod dingtalk;
 mod explain;
 mod feishu;
 mod gateways;

@@ -85,6 +85,7 @@ pub(crate) async fn app_with_script(script: &str) -> App {
         slack: None,
         feishu: None,
         wecom: None,
+        dingtalk: None,
         shutdown: tokio_util::sync::CancellationToken::new(),
     };
     App {

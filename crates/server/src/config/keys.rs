@@ -355,6 +355,73 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
         kind: Kind::StrList,
         flag: None,
     },
+    // `[platforms.dingtalk]`: a DingTalk app's robot (Stream connection or HTTP callbacks).
+    Key {
+        section: "platforms.dingtalk",
+        key: "client_id",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "platforms.dingtalk",
+        key: "client_secret",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "platforms.dingtalk",
+        key: "card_template_id",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "platforms.dingtalk",
+        key: "answer_template_id",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "platforms.dingtalk",
+        key: "mode",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "platforms.dingtalk",
+        key: "api_base",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "platforms.dingtalk",
+        key: "gateway_base",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "platforms.dingtalk",
+        key: "callback_route_key",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "platforms.dingtalk",
+        key: "token",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "platforms.dingtalk",
+        key: "encoding_aes_key",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "platforms.dingtalk",
+        key: "admins",
+        kind: Kind::StrList,
+        flag: None,
+    },
     Key {
         section: "tools",
         key: "workspaces_dir",

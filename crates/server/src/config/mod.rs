@@ -10,6 +10,7 @@
 //! `WORKMATE__LOG__LEVEL`, which beats `RUST_LOG`, which beats the file. One resolved filter is
 //! used; no other place reads `RUST_LOG`.
 
+mod dingtalk;
 mod engine;
 mod error;
 mod keys;
@@ -28,6 +29,9 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use dingtalk::{
+    DEFAULT_ANSWER_TEMPLATE_ID, DEFAULT_CALLBACK_ROUTE_KEY, DingTalkConfig, DingTalkMode,
+};
 pub use engine::{EngineSettings, SchedulerSettings};
 pub use error::ConfigError;
 pub use keys::Source;

@@ -8,6 +8,7 @@
 use secrecy::SecretString;
 
 use super::ConfigError;
+use super::dingtalk::{DingTalkConfig, validate_dingtalk};
 use super::validate::{RawFeishu, RawPlatforms, RawSlack};
 use super::wecom::{WeComConfig, validate_wecom};
 
@@ -31,6 +32,8 @@ pub struct PlatformsConfig {
     pub feishu: Option<FeishuConfig>,
     /// `[platforms.wecom]`, when configured.
     pub wecom: Option<WeComConfig>,
+    /// `[platforms.dingtalk]`, when configured.
+    pub dingtalk: Option<DingTalkConfig>,
 }
 
 /// `[platforms.feishu]`.
@@ -192,6 +195,11 @@ pub(crate) fn validate_platforms(
             .wecom
             .as_ref()
             .map(|wecom| validate_wecom(wecom, invalid))
+            .transpose()?,
+        dingtalk: raw
+            .dingtalk
+            .as_ref()
+            .map(|dingtalk| validate_dingtalk(dingtalk, invalid))
             .transpose()?,
     })
 }

@@ -72,6 +72,11 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
                 .wecom
                 .as_ref()
                 .map(super::wecom::render_wecom),
+            dingtalk: config
+                .platforms
+                .dingtalk
+                .as_ref()
+                .map(super::dingtalk::render_dingtalk),
         },
         tools: super::tools::RawTools {
             workspaces_dir: Some(config.tools.workspaces_dir.display().to_string()),

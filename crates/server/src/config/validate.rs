@@ -56,6 +56,8 @@ pub(crate) struct RawPlatforms {
     pub(crate) feishu: Option<RawFeishu>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) wecom: Option<super::wecom::RawWeCom>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) dingtalk: Option<super::dingtalk::RawDingTalk>,
 }
 
 /// `[platforms.feishu]`.
@@ -405,6 +407,19 @@ mod tests {
                     secret: Some(String::new()),
                     mode: Some(String::new()),
                     api_base: Some(String::new()),
+                    admins: Some(vec![String::new()]),
+                }),
+                dingtalk: Some(super::super::dingtalk::RawDingTalk {
+                    client_id: Some(String::new()),
+                    client_secret: Some(String::new()),
+                    card_template_id: Some(String::new()),
+                    answer_template_id: Some(String::new()),
+                    mode: Some(String::new()),
+                    api_base: Some(String::new()),
+                    gateway_base: Some(String::new()),
+                    callback_route_key: Some(String::new()),
+                    token: Some(String::new()),
+                    encoding_aes_key: Some(String::new()),
                     admins: Some(vec![String::new()]),
                 }),
             },

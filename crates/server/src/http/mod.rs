@@ -48,6 +48,8 @@ pub struct AppState {
     pub feishu: Option<Arc<crate::platforms::feishu::FeishuSurface>>,
     /// The WeCom surface, when `[platforms.wecom]` is configured.
     pub wecom: Option<Arc<crate::platforms::wecom::WeComSurface>>,
+    /// The DingTalk surface, when `[platforms.dingtalk]` is configured.
+    pub dingtalk: Option<Arc<crate::platforms::dingtalk::DingTalkSurface>>,
     /// Cancelled when the server stops: ends long-lived responses such as event streams.
     pub shutdown: CancellationToken,
 }
@@ -90,6 +92,18 @@ pub fn router_with(state: AppState, extra: Option<Router>, limits: HttpLimits) -
         .route(
             "/v1/platforms/wecom/callback",
             get(crate::platforms::wecom::verify).post(crate::platforms::wecom::callback),
+        )
+        .route(
+            "/v1/platforms/dingtalk/robot",
+            post(crate::platforms::dingtalk::robot),
+        )
+        .route(
+            "/v1/platforms/dingtalk/card",
+            post(crate::platforms::dingtalk::card),
+        )
+        .route(
+            "/v1/platforms/dingtalk/events",
+            post(crate::platforms::dingtalk::events),
         )
         .fallback(handlers::not_found)
         .method_not_allowed_fallback(handlers::method_not_allowed)

@@ -107,6 +107,7 @@ async fn slack_app_admins(script: &str, admins: &[&str]) -> SlackApp {
         slack: Some(Arc::clone(&slack)),
         feishu: None,
         wecom: None,
+        dingtalk: None,
         ..app.state.clone()
     };
     SlackApp {

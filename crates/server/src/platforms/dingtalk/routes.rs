@@ -1,0 +1,182 @@
+//! `POST /v1/platforms/dingtalk/{robot,card,events}`: HTTP mode's robot and card callbacks, and
+//! the encrypted event push.
+//!
+//! Invariant: a handler verifies the request before anything reaches the chat layer, then does
+//! what the Stream connection does with the same delivery (`workmate_dingtalk::dispatch`); only
+//! a click waits for its outcome, and its answer is built from what is stored, well inside
+//! DingTalk's 2 s.
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{RawQuery, State};
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use secrecy::ExposeSecret;
+use serde_json::{Value, json};
+use workmate_dingtalk::{dispatch, sign};
+use workmate_wxcrypto::{Crypto, CryptoError};
+
+use super::DingTalkSurface;
+use crate::config::DingTalkMode;
+use crate::http::{ApiError, AppState};
+
+/// The plaintext the event push is answered with, encrypted.
+const SUCCESS: &str = "success";
+
+/// The robot's outgoing callback: a message for the robot, signed with `timestamp` and `sign`.
+pub(crate) async fn robot(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let dingtalk = http_mode(&state)?;
+    let header = |name| header(&headers, name);
+    sign::verify_callback(
+        dingtalk.client_secret.expose_secret(),
+        header("timestamp"),
+        header("sign"),
+        now_ms(),
+    )
+    .map_err(|e| ApiError::BadSignature(e.to_string()))?;
+    let body = text(&body)?;
+    let answer = dispatch::robot_message(body, dingtalk.sink.as_ref())
+        .await
+        .map_err(|e| ApiError::NotReady {
+            reason: format!("DingTalk robot message not stored: {e}"),
+        })?;
+    Ok(Json(answer).into_response())
+}
+
+/// A card callback (a button of an approval card posted with this route's `callbackRouteKey`),
+/// signed with `x-ddpaas-signature-timestamp` and `x-ddpaas-signature`; answered with the
+/// clicker's card data.
+pub(crate) async fn card(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let dingtalk = http_mode(&state)?;
+    sign::verify_card_callback(
+        dingtalk.client_secret.expose_secret(),
+        header(&headers, "x-ddpaas-signature-timestamp"),
+        header(&headers, "x-ddpaas-signature"),
+    )
+    .map_err(|e| ApiError::BadSignature(e.to_string()))?;
+    let body = text(&body)?;
+    let answer = dispatch::card_callback(body, None, dingtalk.sink.as_ref())
+        .await
+        .map_err(|e| ApiError::NotReady {
+            reason: format!("DingTalk card click not taken: {e}"),
+        })?;
+    Ok(Json(answer).into_response())
+}
+
+/// The encrypted event push (`msg_signature`, `timestamp`, `nonce` in the query, `{"encrypt"}`
+/// in the body), the URL check (`check_url`) included; answered with `"success"` encrypted.
+/// Events are acknowledged and not acted on, as over the Stream connection.
+pub(crate) async fn events(
+    State(state): State<AppState>,
+    RawQuery(query): RawQuery,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let dingtalk = surface(&state)?;
+    let crypto = dingtalk.events.as_ref().ok_or_else(|| {
+        ApiError::Missing(
+            "the DingTalk event push is not configured (set token and encoding_aes_key in \
+             [platforms.dingtalk])"
+                .into(),
+        )
+    })?;
+    let query: Vec<(String, String)> =
+        url::form_urlencoded::parse(query.as_deref().unwrap_or_default().as_bytes())
+            .into_owned()
+            .collect();
+    let param = |name: &str| {
+        query
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
+    };
+    let signature = param("msg_signature")
+        .or_else(|| param("signature"))
+        .unwrap_or_default();
+    let timestamp = param("timestamp").unwrap_or_default();
+    let nonce = param("nonce").unwrap_or_default();
+    let sealed: Value = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::BadRequest(format!("the event push is not JSON: {e}")))?;
+    let encrypt = sealed["encrypt"]
+        .as_str()
+        .ok_or_else(|| ApiError::BadRequest("the event push has no `encrypt`".into()))?;
+    let plaintext = crypto
+        .decrypt(signature, timestamp, nonce, encrypt)
+        .map_err(refused)?;
+    let event: Value = serde_json::from_str(&plaintext)
+        .map_err(|e| ApiError::BadRequest(format!("the decrypted event is not JSON: {e}")))?;
+    let event_type = event["EventType"].as_str().unwrap_or_default();
+    if event_type == "check_url" {
+        tracing::info!("DingTalk checked the event push URL.");
+    } else {
+        tracing::debug!(event_type, "A DingTalk event, acknowledged.");
+    }
+    Ok(Json(seal(crypto, SUCCESS)).into_response())
+}
+
+/// `plaintext` as the event push's encrypted answer.
+fn seal(crypto: &Crypto, plaintext: &str) -> Value {
+    let timestamp = now_ms().to_string();
+    let nonce = workmate_adapter::backoff::random_u64().to_string();
+    let encrypt = crypto.encrypt(plaintext);
+    json!({
+        "msg_signature": crypto.signature(&timestamp, &nonce, &encrypt),
+        "encrypt": encrypt,
+        "timeStamp": timestamp,
+        "nonce": nonce,
+    })
+}
+
+fn surface(state: &AppState) -> Result<Arc<DingTalkSurface>, ApiError> {
+    state
+        .dingtalk
+        .clone()
+        .ok_or_else(|| ApiError::Missing("DingTalk is not configured".into()))
+}
+
+/// The surface, when it takes HTTP callbacks: in Stream mode DingTalk sends them over the
+/// connection, so a request here is not DingTalk's.
+fn http_mode(state: &AppState) -> Result<Arc<DingTalkSurface>, ApiError> {
+    let dingtalk = surface(state)?;
+    if dingtalk.mode != DingTalkMode::Http {
+        return Err(ApiError::Missing(
+            "DingTalk HTTP callbacks are off: [platforms.dingtalk] mode is \"stream\"".into(),
+        ));
+    }
+    Ok(dingtalk)
+}
+
+fn header<'a>(headers: &'a HeaderMap, name: &str) -> &'a str {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+}
+
+fn text(body: &[u8]) -> Result<&str, ApiError> {
+    std::str::from_utf8(body).map_err(|_| ApiError::BadRequest("the body is not UTF-8".into()))
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// An event push that is not DingTalk's, or not for this app.
+fn refused(error: CryptoError) -> ApiError {
+    match error {
+        CryptoError::SignatureMismatch => ApiError::BadSignature(error.to_string()),
+        other => ApiError::BadRequest(other.to_string()),
+    }
+}
