@@ -59,9 +59,20 @@ async fn database(config: &Config) -> Line {
 }
 
 fn platforms(config: &Config) -> Line {
-    let detail = match &config.platforms.slack {
-        Some(slack) => format!("slack ({} mode); the HTTP API", slack.mode.as_str()),
-        None => "none configured: only the HTTP API and the demo sandbox answer".to_owned(),
+    let p = &config.platforms;
+    let configured: Vec<String> = [
+        p.slack.as_ref().map(|c| format!("slack ({} mode)", c.mode.as_str())),
+        p.feishu.as_ref().map(|c| format!("feishu ({} mode)", c.mode.as_str())),
+        p.wecom.as_ref().map(|c| format!("wecom ({} mode)", c.mode.as_str())),
+        p.dingtalk.as_ref().map(|c| format!("dingtalk ({} mode)", c.mode.as_str())),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let detail = if configured.is_empty() {
+        "none configured: only the HTTP API and the demo sandbox answer".to_owned()
+    } else {
+        format!("{}; the HTTP API", configured.join(", "))
     };
     Line {
         ok: true,
