@@ -33,8 +33,8 @@ pub use render::{
     turn_card,
 };
 pub use view::{
-    ApprovalCard, CardRef, PromptState, QuestionCard, SessionView, Step, StepOutcome, TurnCard,
-    TurnStatus,
+    ApprovalCard, CardRef, PromptState, QuestionCard, Quorum, SessionView, Step, StepOutcome,
+    TurnCard, TurnStatus,
 };
 
 #[cfg(feature = "test-support")]

@@ -256,8 +256,20 @@ pub struct ApprovalCard {
     pub standing_target: Option<String>,
     /// Whether the command classifies as read-only.
     pub readonly_ok: bool,
+    /// The approvals a call needing several has gathered, when it needs more than one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quorum: Option<Quorum>,
     /// Pending or resolved.
     pub state: PromptState,
+}
+
+/// The approvals of a prompt that needs several distinct approvers.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Quorum {
+    /// How many are needed.
+    pub required: u32,
+    /// Who approved so far, in order.
+    pub approved_by: Vec<Actor>,
 }
 
 /// A parked question.
@@ -323,6 +335,7 @@ pub(crate) enum PendingBody {
         standing_target: Option<String>,
         readonly_ok: bool,
         choices: Vec<ApprovalChoice>,
+        approvals_required: Option<u32>,
     },
     Question {
         header: String,

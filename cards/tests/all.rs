@@ -7,5 +7,6 @@ mod fold;
 mod markdown;
 mod pages;
 mod properties;
+mod quorum;
 mod segments;
 mod support;

@@ -106,6 +106,7 @@ impl SessionView {
                 standing_target,
                 readonly_ok,
                 choices,
+                approvals_required,
             } => {
                 let body = PendingBody::Permission {
                     tool: name.clone(),
@@ -115,6 +116,7 @@ impl SessionView {
                     standing_target: standing_target.clone(),
                     readonly_ok: *readonly_ok,
                     choices: choices.clone(),
+                    approvals_required: *approvals_required,
                 };
                 self.announce(tool_call_id, turn_id, body);
                 self.on_turn(turn_id, |turn| {
@@ -237,6 +239,12 @@ impl SessionView {
                 };
                 self.resolve(item_id, state)
             }
+            EventKind::ApprovalCounted {
+                item_id,
+                approved_by,
+                required,
+                ..
+            } => self.count_approval(item_id, approved_by, *required),
             _ => Vec::new(),
         }
     }

@@ -8,8 +8,8 @@
 use workmate_protocol::{Actor, InboxItemId, InboxItemKind, ToolCallId, TurnId, UserId};
 
 use crate::view::{
-    ApprovalCard, CardRef, PendingBody, PendingPrompt, PromptState, QuestionCard, SessionView,
-    TurnStatus,
+    ApprovalCard, CardRef, PendingBody, PendingPrompt, PromptState, QuestionCard, Quorum,
+    SessionView, TurnStatus,
 };
 
 impl SessionView {
@@ -66,7 +66,14 @@ impl SessionView {
                 standing_target,
                 readonly_ok,
                 choices,
+                approvals_required,
             } => {
+                let quorum = approvals_required
+                    .filter(|&n| n > 1)
+                    .map(|required| Quorum {
+                        required,
+                        approved_by: Vec::new(),
+                    });
                 self.approvals.push(ApprovalCard {
                     item_id: item_id.clone(),
                     tool_call_id,
@@ -79,6 +86,7 @@ impl SessionView {
                     requested_by,
                     standing_target,
                     readonly_ok,
+                    quorum,
                     state: PromptState::Pending,
                 });
                 vec![CardRef::Approval(item_id.clone())]
@@ -119,6 +127,27 @@ impl SessionView {
         if running && !self.split.contains(id) {
             self.split.push(id.clone());
         }
+    }
+
+    /// Counts one approval of a prompt that needs several (each approver once).
+    pub(super) fn count_approval(
+        &mut self,
+        item_id: &InboxItemId,
+        by: &Actor,
+        required: u32,
+    ) -> Vec<CardRef> {
+        let Some(card) = self.approvals.iter_mut().find(|a| &a.item_id == item_id) else {
+            return Vec::new();
+        };
+        if card.state != PromptState::Pending {
+            return Vec::new();
+        }
+        let quorum = card.quorum.get_or_insert_with(Quorum::default);
+        quorum.required = required;
+        if !quorum.approved_by.iter().any(|a| a.user_id == by.user_id) {
+            quorum.approved_by.push(by.clone());
+        }
+        vec![CardRef::Approval(item_id.clone())]
     }
 
     /// Records the answer on the prompt's card (first answer wins) and lets its turn go on.

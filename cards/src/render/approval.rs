@@ -11,7 +11,7 @@ use super::resolved_line;
 use crate::fold::display_name;
 use crate::ir::{Block, Button, ButtonAction, ButtonStyle, Card, Inline, RichText};
 use crate::text::{head_lines, patch_files, plural};
-use crate::view::{ApprovalCard, PromptState};
+use crate::view::{ApprovalCard, PromptState, Quorum};
 
 /// Lines of a written file's content shown.
 const WRITE_LINES: usize = 20;
@@ -50,6 +50,13 @@ pub fn approval_card(card: &ApprovalCard) -> Card {
     if !card.reason.is_empty() {
         blocks.push(context(format!("Why: {}", card.reason)));
     }
+    if let Some(line) = card
+        .quorum
+        .as_ref()
+        .and_then(|q| quorum_line(q, &card.state))
+    {
+        blocks.push(context(line));
+    }
     match &card.state {
         PromptState::Pending => {
             let buttons = card
@@ -74,6 +81,43 @@ pub fn approval_card(card: &ApprovalCard) -> Card {
         }
     }
     Card { blocks }
+}
+
+/// How many approvals a call needing several has, and whose: "🗳 1 of 2 approvals · Ana Lima"
+/// while pending; once approved, every approver (the last one too); once denied, who had
+/// approved before.
+fn quorum_line(quorum: &Quorum, state: &PromptState) -> Option<String> {
+    let mut names: Vec<&str> = quorum.approved_by.iter().map(display_name).collect();
+    match state {
+        PromptState::Pending => {
+            let mut line = format!("🗳 {} of {} approvals", names.len(), quorum.required);
+            if !names.is_empty() {
+                line.push_str(&format!(" · {}", names.join(", ")));
+            }
+            Some(line)
+        }
+        PromptState::Resolved {
+            by,
+            resolution: Resolution::Approval { choice },
+            ..
+        } if choice.allows() => {
+            let last = display_name(by);
+            if !names.contains(&last) {
+                names.push(last);
+            }
+            Some(format!(
+                "🗳 {} of {} approvals · {}",
+                names.len(),
+                quorum.required,
+                names.join(", ")
+            ))
+        }
+        PromptState::Resolved { .. } if !names.is_empty() => Some(format!(
+            "🗳 Approved by {} before the denial",
+            names.join(", ")
+        )),
+        PromptState::Resolved { .. } => None,
+    }
 }
 
 fn button(card: &ApprovalCard, choice: ApprovalChoice) -> Button {

@@ -52,6 +52,7 @@ impl Story {
                 ApprovalChoice::AlwaysTask,
                 ApprovalChoice::Deny,
             ],
+            approvals_required: None,
         });
         self.park(call, item, InboxItemKind::Approval, "post_message")
     }

@@ -128,6 +128,7 @@ impl Story {
             standing_target: None,
             readonly_ok: name == "run_shell",
             choices: choices.to_vec(),
+            approvals_required: None,
         });
         self.park(call, item, InboxItemKind::Approval, name)
     }

@@ -146,7 +146,15 @@ fn refusal_of(
             Some(by) => format!("This was already answered by {by}."),
             None => "This was already answered.".into(),
         })),
-        Ok(_) => Ok(Some("This request no longer exists.".into())),
+        Ok(ResolveOutcome::Counted {
+            approvals,
+            required,
+            ..
+        }) => Ok(Some(crate::clicks::counted_toast(
+            approvals.len(),
+            required,
+        ))),
+        Ok(ResolveOutcome::NotFound) => Ok(Some("This request no longer exists.".into())),
         Err(workmate_engine::Error::Forbidden(why) | workmate_engine::Error::Rejected(why)) => {
             Ok(Some(why))
         }

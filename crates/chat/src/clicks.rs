@@ -87,6 +87,18 @@ impl Chat {
         let mine = match outcome {
             Ok(ResolveOutcome::Resolved(_)) => true,
             Ok(ResolveOutcome::AlreadyResolved(_)) => false,
+            Ok(ResolveOutcome::Counted {
+                approvals,
+                required,
+                ..
+            }) => {
+                let (card, _) = self.prompt_card(tenant, &item.session_id, item_id).await?;
+                return Ok(ClickReply {
+                    kind: ToastKind::Success,
+                    toast: counted_toast(approvals.len(), required),
+                    card,
+                });
+            }
             Ok(_) => return Ok(toast(ToastKind::Warning, "This request no longer exists.")),
             Err(workmate_engine::Error::Forbidden(why) | workmate_engine::Error::Rejected(why)) => {
                 return Ok(toast(ToastKind::Error, &why));
@@ -186,4 +198,11 @@ fn past_tense(resolution: &Resolution) -> &'static str {
         Resolution::Approval { .. } => "denied",
         _ => "answered",
     }
+}
+
+/// What an approval counted towards a quorum tells the approver.
+pub(crate) fn counted_toast(count: usize, required: u32) -> String {
+    let left = (required as usize).saturating_sub(count);
+    let more = if left == 1 { "approval" } else { "approvals" };
+    format!("Approval counted ({count} of {required}); {left} more {more} needed.")
 }

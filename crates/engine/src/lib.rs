@@ -12,6 +12,7 @@ mod history;
 mod hub;
 mod inbox_wait;
 pub mod permissions;
+pub mod quorum;
 mod rate;
 mod runtime;
 mod scheduler;

@@ -15,6 +15,7 @@ mod gateway;
 mod intake;
 mod interrupts;
 mod permissions;
+mod quorum;
 mod recovery;
 mod redteam;
 mod resume;

@@ -80,6 +80,10 @@ pub enum EventKind {
         readonly_ok: bool,
         /// The answers to offer, in display order.
         choices: Vec<ApprovalChoice>,
+        /// How many distinct approvers must allow the call (the tenant's approval quorum for
+        /// its category and channel); absent when one is enough.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        approvals_required: Option<u32>,
     },
     /// The agent asks for access to a folder.
     DirectoryRequested {
@@ -217,6 +221,22 @@ pub enum EventKind {
         resolved_by: Actor,
         /// Where the answer came from.
         via: Surface,
+    },
+    /// One approval of a prompt that needs several was counted; the prompt stays parked until
+    /// enough distinct approvers allowed it (then `inbox_item_resolved` follows).
+    ApprovalCounted {
+        /// The item.
+        item_id: InboxItemId,
+        /// Who approved.
+        approved_by: Actor,
+        /// What they chose.
+        choice: ApprovalChoice,
+        /// Where the approval came from.
+        via: Surface,
+        /// Distinct approvals so far.
+        approvals: u32,
+        /// Approvals needed.
+        required: u32,
     },
     /// The session's model changed.
     ModelSwitched {

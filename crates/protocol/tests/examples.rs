@@ -96,6 +96,7 @@ pub(crate) fn event(name: &str) -> Option<Event> {
                 ApprovalChoice::ReadonlySession,
                 ApprovalChoice::Deny,
             ],
+            approvals_required: None,
         }),
         "inbox_item_parked" => envelope(6, true, EventKind::InboxItemParked {
             item_id: ITEM.into(),
@@ -114,6 +115,14 @@ pub(crate) fn event(name: &str) -> Option<Event> {
             },
             resolved_by: bob(),
             via: Surface::Slack,
+        }),
+        "approval_counted" => envelope(7, true, EventKind::ApprovalCounted {
+            item_id: ITEM.into(),
+            approved_by: bob(),
+            choice: ApprovalChoice::Once,
+            via: Surface::Slack,
+            approvals: 1,
+            required: 2,
         }),
         "tool_started" => envelope(8, true, EventKind::ToolStarted {
             tool_call_id: CALL.into(),

@@ -33,7 +33,8 @@ pub use repo::cards::{CardMessage, CardRepo};
 pub use repo::connection_leases::{ConnectionLease, ConnectionLeaseRepo};
 pub use repo::events::EventRepo;
 pub use repo::inbox::{
-    Answer, InboxFilter, InboxItem, InboxItemState, InboxRepo, NewInboxItem, ResolveOutcome,
+    Answer, CountedApproval, InboxFilter, InboxItem, InboxItemState, InboxRepo, NewInboxItem,
+    ResolveOutcome, agreed,
 };
 pub use repo::intake::{Delivery, IntakeKey, IntakeRepo, IntakeState, NewDelivery};
 pub use repo::leases::LeaseRepo;

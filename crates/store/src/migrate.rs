@@ -86,6 +86,13 @@ const MIGRATIONS: &[Migration] = &[
         mysql: include_str!("../../../migrations/mysql/0009_connection_leases.sql"),
         postgres: include_str!("../../../migrations/postgres/0009_connection_leases.sql"),
     },
+    Migration {
+        version: 11,
+        name: "0011_inbox_approvals",
+        sqlite: include_str!("../../../migrations/sqlite/0011_inbox_approvals.sql"),
+        mysql: include_str!("../../../migrations/mysql/0011_inbox_approvals.sql"),
+        postgres: include_str!("../../../migrations/postgres/0011_inbox_approvals.sql"),
+    },
 ];
 
 /// What a migration run did.

@@ -8,6 +8,7 @@ mod authority;
 mod commands;
 mod hot;
 mod lease;
+mod quorum;
 mod recover;
 mod replies;
 mod rules;
@@ -280,18 +281,33 @@ impl SessionHub {
                 item_id: found.id.clone(),
                 item_kind: found.kind,
                 tool_call_id: found.tool_call_id.clone(),
-                resolution: resolution.clone(),
+                // What was stored: a quorum's agreed choice may differ from this answer's.
+                resolution: found
+                    .resolution
+                    .clone()
+                    .unwrap_or_else(|| resolution.clone()),
                 resolved_by: actor.clone(),
                 via,
             })
         };
         // The answer is stored (and so wins) before anyone is told; the event announcing it
-        // follows in the session's own log.
-        let outcome = self
-            .store()
-            .inbox()
-            .resolve(tenant, item, resolution, &actor.user_id, via)
-            .await?;
+        // follows in the session's own log. An approval of an item that needs several is
+        // counted first, and resolves it only when it completes the quorum.
+        let outcome = match self
+            .count_approval(tenant, &found, resolution, actor, via)
+            .await?
+        {
+            Some(outcome @ (ResolveOutcome::Counted { .. } | ResolveOutcome::NotFound)) => {
+                return Ok(outcome);
+            }
+            Some(outcome) => outcome,
+            None => {
+                self.store()
+                    .inbox()
+                    .resolve(tenant, item, resolution, &actor.user_id, via)
+                    .await?
+            }
+        };
         if let ResolveOutcome::Resolved(item) = &outcome {
             if item
                 .data

@@ -25,7 +25,7 @@ pub use readers::{
 use readers::{parse_hosts, parse_modes, parse_tool_names};
 
 /// The settings an admin may change, in the order they are shown.
-pub const KNOWN: [&str; 9] = [
+pub const KNOWN: [&str; 11] = [
     "timezone",
     "automation_creators",
     "separation_of_duties",
@@ -35,6 +35,8 @@ pub const KNOWN: [&str; 9] = [
     "web_fetch_allow",
     "network_tools",
     "gateway",
+    "approver_groups",
+    "approval_quorum",
 ];
 
 /// The audit stage of a settings change.
@@ -79,7 +81,8 @@ pub fn apply(current: &Value, key: &str, value: &Value) -> Result<Value, Setting
     if value.is_null() {
         settings.remove(key);
     } else {
-        settings.insert(key.to_owned(), validated(key, value)?);
+        let checked = validated(key, value, &settings)?;
+        settings.insert(key.to_owned(), checked);
     }
     Ok(Value::Object(settings))
 }
@@ -89,8 +92,11 @@ pub fn apply_all(current: &Value, changes: &Map<String, Value>) -> Result<Value,
     if changes.is_empty() {
         return Err(SettingError::Empty);
     }
-    changes
-        .iter()
+    // Groups first: a quorum rule may name a group the same change defines.
+    let mut ordered: Vec<(&String, &Value)> = changes.iter().collect();
+    ordered.sort_by_key(|(key, _)| key.as_str() != "approver_groups");
+    ordered
+        .into_iter()
         .try_fold(current.clone(), |settings, (key, value)| {
             apply(&settings, key, value)
         })
@@ -139,14 +145,16 @@ pub fn describe(settings: &Value) -> Vec<(String, String)> {
         .map(|&key| {
             let text = match settings.get(key) {
                 None | Some(Value::Null) => format!("(default: {})", default_of(key)),
-                Some(value) => match validated(key, value) {
-                    Ok(value) => show(&value),
-                    Err(_) => format!(
-                        "{} (not valid, so the default applies: {})",
-                        show(value),
-                        default_of(key)
-                    ),
-                },
+                Some(value) => {
+                    match validated(key, value, settings.as_object().unwrap_or(&Map::new())) {
+                        Ok(value) => show(&value),
+                        Err(_) => format!(
+                            "{} (not valid, so the default applies: {})",
+                            show(value),
+                            default_of(key)
+                        ),
+                    }
+                }
             };
             (key.to_owned(), text)
         })
@@ -173,7 +181,11 @@ fn known(key: &str) -> Result<&'static str, SettingError> {
 }
 
 /// `value` as `key` stores it, or why it cannot be.
-fn validated(key: &'static str, value: &Value) -> Result<Value, SettingError> {
+fn validated(
+    key: &'static str,
+    value: &Value,
+    settings: &Map<String, Value>,
+) -> Result<Value, SettingError> {
     let invalid = |reason: String| SettingError::Invalid { key, reason };
     match key {
         "timezone" => {
@@ -228,6 +240,10 @@ fn validated(key: &'static str, value: &Value) -> Result<Value, SettingError> {
             crate::check_gateway_policy(value).map_err(invalid)?;
             Ok(value.clone())
         }
+        "approver_groups" => crate::quorum::parse_groups(value).map_err(invalid),
+        "approval_quorum" => {
+            crate::quorum::parse_rules(value, settings.get("approver_groups")).map_err(invalid)
+        }
         _ => Err(SettingError::Unknown { key: key.into() }),
     }
 }
@@ -246,6 +262,8 @@ fn default_of(key: &str) -> &'static str {
         "network_tools" => "none (sandboxed commands have no network)",
         "permissions" => "no allowed_commands, auto_allow or risk_overrides",
         "gateway" => "no fallback, budgets or routes",
+        "approver_groups" => "none",
+        "approval_quorum" => "none (one approval is enough)",
         _ => "none",
     }
 }

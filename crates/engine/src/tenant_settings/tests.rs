@@ -111,7 +111,7 @@ fn unknown_keys_are_refused_with_the_known_ones() {
         error,
         "unknown setting `time_zone`; the settings are timezone, automation_creators, \
          separation_of_duties, modes_allowed, permissions, shell_standing_choices, \
-         web_fetch_allow, network_tools, gateway"
+         web_fetch_allow, network_tools, gateway, approver_groups, approval_quorum"
     );
 }
 
@@ -231,4 +231,17 @@ fn settings_are_described_with_their_defaults() {
         "boss (not valid, so the default applies: member)"
     );
     assert_eq!(shown(&settings, "gateway"), r#"{"retries":1}"#);
+}
+
+#[test]
+fn a_quorum_may_name_a_group_the_same_change_defines() {
+    let changes = json!({
+        "approval_quorum": [{"category": "shell", "required": 2, "group": "sre"}],
+        "approver_groups": {"sre": ["ana", "bo"]},
+    });
+    let settings = apply_all(&json!({}), changes.as_object().unwrap()).unwrap();
+    assert_eq!(settings["approval_quorum"][0]["group"], "sre");
+    let orphan = json!({"approval_quorum": [{"category": "shell", "required": 2, "group": "ops"}]});
+    let error = apply_all(&settings, orphan.as_object().unwrap()).unwrap_err();
+    assert!(error.to_string().contains("`ops`"), "{error}");
 }

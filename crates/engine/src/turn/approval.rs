@@ -18,6 +18,7 @@ use super::{INTERRUPTED_BY_USER, Turn};
 use crate::Result;
 use crate::inbox_wait::Waited;
 use crate::permissions::{PermissionConfig, PermissionEngine, PolicyContext, TenantPolicy};
+use crate::quorum::{Quorum, quorum_for};
 
 /// What an approval prompt shows.
 #[derive(Debug)]
@@ -74,12 +75,22 @@ impl Turn {
         Ok(context)
     }
 
+    /// The quorum the tenant's `approval_quorum` asks of a call of `category` in this session's
+    /// chat, when it needs more than one approval.
+    async fn quorum(&self, category: &str) -> Result<Option<Quorum>> {
+        let tenant = self.deps.store.tenants().get(&self.emit.tenant).await?;
+        let settings = tenant.map(|t| t.settings).unwrap_or_default();
+        let chat_id = self.emit.runtime.record().key.chat_id;
+        Ok(quorum_for(&settings, category, &chat_id))
+    }
+
     /// Parks an approval prompt and waits for the answer.
     pub(crate) async fn ask_approval(
         &mut self,
         call: ToolCall,
         prompt: Prompt,
     ) -> Result<Option<ToolCall>> {
+        let quorum = self.quorum(&prompt.category).await?;
         let new = NewInboxItem {
             session_id: self.emit.session.clone(),
             tool_call_id: Some(call.id.clone()),
@@ -95,6 +106,7 @@ impl Turn {
                 "choices": prompt.choices,
                 "standing_target": prompt.standing_target,
                 "readonly_ok": prompt.readonly_ok,
+                "quorum": quorum,
             }),
         };
         let (item, created) = self.park(new).await?;
@@ -108,6 +120,7 @@ impl Turn {
                 standing_target: prompt.standing_target.clone(),
                 readonly_ok: prompt.readonly_ok,
                 choices: prompt.choices.clone(),
+                approvals_required: quorum.as_ref().map(|q| q.required),
             })?;
             self.announce_parked(&item).await?;
             self.audit_approval(&call, "approval_requested", None, &prompt.reason)

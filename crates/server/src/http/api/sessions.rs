@@ -155,6 +155,21 @@ pub(crate) fn resolved(outcome: ResolveOutcome) -> Result<(StatusCode, Json<Valu
             detail: inbox_item(&item),
         }),
         ResolveOutcome::NotFound => Err(ApiError::Missing("no such inbox item".into())),
+        // Counted towards the item's quorum; it stays pending until enough approvers agree.
+        ResolveOutcome::Counted {
+            item,
+            approvals,
+            required,
+        } => {
+            let by: Vec<&str> = approvals.iter().map(|a| a.user_id.as_str()).collect();
+            Ok((
+                StatusCode::ACCEPTED,
+                Json(json!({
+                    "item": inbox_item(&item),
+                    "approvals": { "count": approvals.len(), "required": required, "approved_by": by },
+                })),
+            ))
+        }
     }
 }
 

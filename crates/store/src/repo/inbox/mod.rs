@@ -97,6 +97,16 @@ pub enum ResolveOutcome {
     AlreadyResolved(InboxItem),
     /// The tenant has no such item.
     NotFound,
+    /// The answer was an approval counted towards the item's quorum, which is not reached yet:
+    /// the item stays pending.
+    Counted {
+        /// The item, still pending.
+        item: InboxItem,
+        /// Every approval counted so far, this one included.
+        approvals: Vec<quorum::CountedApproval>,
+        /// How many are needed.
+        required: u32,
+    },
 }
 
 /// Which items to list; empty fields match everything.
@@ -128,6 +138,10 @@ macro_rules! select {
         )
     };
 }
+
+mod quorum;
+
+pub use quorum::{CountedApproval, agreed};
 
 impl<'s> InboxRepo<'s> {
     pub(crate) fn new(store: &'s Store) -> Self {
@@ -309,33 +323,10 @@ impl<'s> InboxRepo<'s> {
         event: impl FnOnce(&InboxItem) -> Option<EventKind>,
     ) -> Result<(ResolveOutcome, Option<Event>)> {
         let mut tx = self.store.begin_write().await?;
-        let done = self
-            .store
-            .dialect
-            .query("UPDATE inbox_items SET state = 'resolved', resolution_json = ?, resolved_by = ?, resolved_via = ?, resolved_at_ms = ? WHERE tenant_id = ? AND item_id = ? AND state = 'pending'")
-            .bind(to_json(answer.resolution)?)
-            .bind(answer.by.as_str().to_owned())
-            .bind(to_word(&answer.via)?)
-            .bind(self.store.clock_ms())
-            .bind(tenant.as_str().to_owned())
-            .bind(item.as_str().to_owned())
-            .execute(&mut *tx)
-            .await?;
-        let won = done.rows_affected() == 1;
-        let row = self
-            .store
-            .dialect
-            .query(select!("tenant_id = ? AND item_id = ?"))
-            .bind(tenant.as_str().to_owned())
-            .bind(item.as_str().to_owned())
-            .fetch_optional(&mut *tx)
-            .await?;
-        let Some(found) = row.map(|r| from_row(&r)).transpose()? else {
-            return Ok((ResolveOutcome::NotFound, None));
+        let found = match self.resolve_in(&mut tx, tenant, item, answer).await? {
+            ResolveOutcome::Resolved(found) => found,
+            other => return Ok((other, None)),
         };
-        if !won {
-            return Ok((ResolveOutcome::AlreadyResolved(found), None));
-        }
         let recorded = match event(&found) {
             Some(kind) => {
                 let key = (tenant, &found.session_id);
@@ -346,6 +337,46 @@ impl<'s> InboxRepo<'s> {
         };
         tx.commit().await?;
         Ok((ResolveOutcome::Resolved(found), recorded))
+    }
+
+    /// Records `answer` in `tx` if the item is still pending: [`ResolveOutcome::Resolved`] when
+    /// this answer won, with the item as it is now.
+    pub(crate) async fn resolve_in(
+        &self,
+        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        tenant: &TenantId,
+        item: &InboxItemId,
+        answer: &Answer<'_>,
+    ) -> Result<ResolveOutcome> {
+        let done = self
+            .store
+            .dialect
+            .query("UPDATE inbox_items SET state = 'resolved', resolution_json = ?, resolved_by = ?, resolved_via = ?, resolved_at_ms = ? WHERE tenant_id = ? AND item_id = ? AND state = 'pending'")
+            .bind(to_json(answer.resolution)?)
+            .bind(answer.by.as_str().to_owned())
+            .bind(to_word(&answer.via)?)
+            .bind(self.store.clock_ms())
+            .bind(tenant.as_str().to_owned())
+            .bind(item.as_str().to_owned())
+            .execute(&mut **tx)
+            .await?;
+        let won = done.rows_affected() == 1;
+        let row = self
+            .store
+            .dialect
+            .query(select!("tenant_id = ? AND item_id = ?"))
+            .bind(tenant.as_str().to_owned())
+            .bind(item.as_str().to_owned())
+            .fetch_optional(&mut **tx)
+            .await?;
+        let Some(found) = row.map(|r| from_row(&r)).transpose()? else {
+            return Ok(ResolveOutcome::NotFound);
+        };
+        Ok(if won {
+            ResolveOutcome::Resolved(found)
+        } else {
+            ResolveOutcome::AlreadyResolved(found)
+        })
     }
 }
 
