@@ -221,3 +221,65 @@ async fn a_click_answered_at_once_shows_the_outcome_and_the_card_and_a_second_cl
     assert_eq!(late.kind, ToastKind::Success, "{late:?}");
     assert_eq!(state_of(&chat, &item).await.state, InboxItemState::Resolved);
 }
+
+#[tokio::test]
+async fn a_two_of_three_approval_counts_distinct_approvers_and_refuses_the_requester() {
+    use workmate_adapter::ToastKind;
+    let admins = ["U3", "U4", "U5"].map(String::from).to_vec();
+    let chat = TestChat::with(SHELL, workmate_chat::PlatformSettings { admins }).await;
+    let settings = serde_json::json!({
+        "approver_groups": {"oncall": ["feishu-U1", "feishu-U3", "feishu-U4"]},
+        "approval_quorum": [{"category": "*", "required": 2, "group": "oncall"}],
+    });
+    let tenants = chat.store.tenants();
+    tenants.ensure(&chat.tenant, "T1").await.unwrap();
+    tenants.set_settings(&chat.tenant, &settings).await.unwrap();
+    let item = parked(&chat).await;
+    let approve = ButtonAction::Resolve {
+        item_id: item.id.clone(),
+        resolution: Resolution::Approval {
+            choice: ApprovalChoice::Once,
+        },
+    };
+    // The requester is in the group, and is refused.
+    let own = chat
+        .chat
+        .click_now(click("Q1", "U1", "t1", approve.clone()))
+        .await
+        .unwrap();
+    assert_eq!(own.kind, ToastKind::Error, "{own:?}");
+    assert!(own.toast.contains("never counts"), "{}", own.toast);
+    // An admin outside the group does not count.
+    let outside = chat
+        .chat
+        .click_now(click("Q2", "U5", "t1", approve.clone()))
+        .await
+        .unwrap();
+    assert_eq!(outside.kind, ToastKind::Error, "{outside:?}");
+    // The first approver is counted, and the card shows it to everyone.
+    let first = chat
+        .chat
+        .click_now(click("Q3", "U3", "t1", approve.clone()))
+        .await
+        .unwrap();
+    assert_eq!(
+        (first.kind, first.toast.as_str()),
+        (
+            ToastKind::Success,
+            "Approval counted (1 of 2); 1 more approval needed."
+        )
+    );
+    let card = serde_json::to_string(&first.card.expect("the card")).unwrap();
+    assert!(card.contains("1 of 2 approvals"), "{card}");
+    assert_eq!(state_of(&chat, &item).await.state, InboxItemState::Pending);
+    // The second distinct approver completes it.
+    let second = chat
+        .chat
+        .click_now(click("Q4", "U4", "t1", approve))
+        .await
+        .unwrap();
+    assert_eq!(second.kind, ToastKind::Success, "{second:?}");
+    assert_eq!(state_of(&chat, &item).await.state, InboxItemState::Resolved);
+    let card = serde_json::to_string(&second.card.expect("the card")).unwrap();
+    assert!(card.contains("2 of 2 approvals"), "{card}");
+}
