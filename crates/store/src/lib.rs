@@ -40,6 +40,9 @@ pub use repo::intake::{Delivery, IntakeKey, IntakeRepo, IntakeState, NewDelivery
 pub use repo::leases::LeaseRepo;
 pub use repo::memories::{Memory, MemoryRepo, MemoryScope, NewMemory};
 pub use repo::messages::MessageRepo;
+pub use repo::offboarding::{
+    AUDIT_STAGE as DEPROVISIONED_STAGE, OFFBOARDED, Offboarded, OffboardingRepo,
+};
 pub use repo::open_turns::{OpenTurn, OpenTurnRepo};
 pub use repo::roles::RoleChange;
 pub use repo::sessions::{NewSession, SessionKey, SessionRecord, SessionRepo};
@@ -139,6 +142,11 @@ impl Store {
     /// Session writer leases.
     pub fn leases(&self) -> LeaseRepo<'_> {
         LeaseRepo::new(self)
+    }
+
+    /// Deactivating users and revoking what they hold.
+    pub fn offboarding(&self) -> OffboardingRepo<'_> {
+        OffboardingRepo::new(self)
     }
 
     /// Leases on platform connections that one process holds at a time.

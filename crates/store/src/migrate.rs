@@ -93,6 +93,13 @@ const MIGRATIONS: &[Migration] = &[
         mysql: include_str!("../../../migrations/mysql/0011_inbox_approvals.sql"),
         postgres: include_str!("../../../migrations/postgres/0011_inbox_approvals.sql"),
     },
+    Migration {
+        version: 13,
+        name: "0013_user_deactivation",
+        sqlite: include_str!("../../../migrations/sqlite/0013_user_deactivation.sql"),
+        mysql: include_str!("../../../migrations/mysql/0013_user_deactivation.sql"),
+        postgres: include_str!("../../../migrations/postgres/0013_user_deactivation.sql"),
+    },
 ];
 
 /// What a migration run did.

@@ -64,6 +64,7 @@ mod tests {
             role,
             sso_subject: None,
             created_at_ms: 0,
+            disabled_at_ms: None,
         }
     }
 

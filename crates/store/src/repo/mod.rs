@@ -13,6 +13,7 @@ pub(crate) mod intake;
 pub(crate) mod leases;
 pub(crate) mod memories;
 pub(crate) mod messages;
+pub(crate) mod offboarding;
 pub(crate) mod open_turns;
 pub(crate) mod roles;
 pub(crate) mod sessions;

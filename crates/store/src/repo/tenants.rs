@@ -52,6 +52,15 @@ pub struct User {
     pub sso_subject: Option<String>,
     /// When they were first seen.
     pub created_at_ms: i64,
+    /// When they were deactivated (offboarded), if they were: every surface refuses them.
+    pub disabled_at_ms: Option<i64>,
+}
+
+impl User {
+    /// Whether they were deactivated.
+    pub fn is_disabled(&self) -> bool {
+        self.disabled_at_ms.is_some()
+    }
 }
 
 /// A user to create or update.
@@ -268,7 +277,7 @@ impl<'s> TenantRepo<'s> {
         let row = self
             .store
             .dialect
-            .query("SELECT tenant_id, user_id, display_name, email, user_role, sso_subject, created_at_ms FROM users WHERE tenant_id = ? AND user_id = ?")
+            .query("SELECT tenant_id, user_id, display_name, email, user_role, sso_subject, created_at_ms, disabled_at_ms FROM users WHERE tenant_id = ? AND user_id = ?")
             .bind(tenant.as_str().to_owned())
             .bind(user.as_str().to_owned())
             .fetch_optional(&self.store.pool)
@@ -281,7 +290,7 @@ impl<'s> TenantRepo<'s> {
         let rows = self
             .store
             .dialect
-            .query("SELECT tenant_id, user_id, display_name, email, user_role, sso_subject, created_at_ms FROM users WHERE tenant_id = ? AND user_role = ? ORDER BY user_id")
+            .query("SELECT tenant_id, user_id, display_name, email, user_role, sso_subject, created_at_ms, disabled_at_ms FROM users WHERE tenant_id = ? AND user_role = ? ORDER BY user_id")
             .bind(tenant.as_str().to_owned())
             .bind(to_word(&role)?)
             .fetch_all(&self.store.pool)
@@ -335,7 +344,7 @@ impl<'s> TenantRepo<'s> {
         let row = self
             .store
             .dialect
-            .query("SELECT u.tenant_id, u.user_id, u.display_name, u.email, u.user_role, u.sso_subject, u.created_at_ms FROM platform_identities p JOIN users u ON u.tenant_id = p.tenant_id AND u.user_id = p.user_id WHERE p.tenant_id = ? AND p.platform = ? AND p.platform_user_id = ?")
+            .query("SELECT u.tenant_id, u.user_id, u.display_name, u.email, u.user_role, u.sso_subject, u.created_at_ms, u.disabled_at_ms FROM platform_identities p JOIN users u ON u.tenant_id = p.tenant_id AND u.user_id = p.user_id WHERE p.tenant_id = ? AND p.platform = ? AND p.platform_user_id = ?")
             .bind(tenant.as_str().to_owned())
             .bind(platform.to_owned())
             .bind(platform_user_id.to_owned())
@@ -389,5 +398,6 @@ fn user_from_row(row: &AnyRow) -> Result<User> {
         role: enum_col(row, T, "user_role")?,
         sso_subject: col(row, T, "sso_subject")?,
         created_at_ms: col(row, T, "created_at_ms")?,
+        disabled_at_ms: col(row, T, "disabled_at_ms")?,
     })
 }
