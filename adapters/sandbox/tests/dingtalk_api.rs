@@ -9,8 +9,7 @@ use serde_json::{Value, json};
 use workmate_sandbox::dingtalk::{CONVERSATION_ID, USERS};
 
 use crate::support::{
-    DINGTALK_CLIENT_ID, DINGTALK_SECRET, DINGTALK_TEMPLATE, get, post as post_json, sandbox,
-    send,
+    DINGTALK_CLIENT_ID, DINGTALK_SECRET, DINGTALK_TEMPLATE, get, post as post_json, sandbox, send,
 };
 
 const API: &str = "/sandbox/dingtalk/v1.0";
@@ -97,7 +96,10 @@ async fn only_the_configured_app_gets_a_token_and_calls_need_it() {
     )
     .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert!(answer["code"].is_string() && answer["message"].is_string(), "{answer}");
+    assert!(
+        answer["code"].is_string() && answer["message"].is_string(),
+        "{answer}"
+    );
     let token = token(&app).await;
 
     let card = group_card(DINGTALK_TEMPLATE, "approval_1", &pending_params());
@@ -107,10 +109,12 @@ async fn only_the_configured_app_gets_a_token_and_calls_need_it() {
         assert_eq!(status, StatusCode::UNAUTHORIZED, "{answer}");
         assert_eq!(answer["code"], "InvalidAuthentication");
     }
-    assert!(dingtalk_state(&app).await["cards"]
-        .as_object()
-        .unwrap()
-        .is_empty());
+    assert!(
+        dingtalk_state(&app).await["cards"]
+            .as_object()
+            .unwrap()
+            .is_empty()
+    );
     let (status, answer) = call(
         &app,
         "POST",
@@ -215,7 +219,9 @@ async fn an_ai_card_streams_its_content_until_finalized() {
 
     let done = stream("**Done.**", true, "g2");
     assert_eq!(
-        call(&app, "PUT", "/card/streaming", Some(&token), &done).await.0,
+        call(&app, "PUT", "/card/streaming", Some(&token), &done)
+            .await
+            .0,
         StatusCode::OK
     );
     let shown = dingtalk_state(&app).await["cards"]["wm_answer"].clone();
@@ -264,9 +270,15 @@ async fn robot_messages_reach_the_group_and_people_and_unknown_ids_come_back() {
     let mut other_robot = text.clone();
     other_robot["robotCode"] = json!("another");
     assert_eq!(
-        call(&app, "POST", "/robot/groupMessages/send", Some(&token), &other_robot)
-            .await
-            .0,
+        call(
+            &app,
+            "POST",
+            "/robot/groupMessages/send",
+            Some(&token),
+            &other_robot
+        )
+        .await
+        .0,
         StatusCode::BAD_REQUEST
     );
 
@@ -290,4 +302,86 @@ async fn robot_messages_reach_the_group_and_people_and_unknown_ids_come_back() {
     let direct = messages(&state, alice);
     assert_eq!(direct[0]["blocks"]["msgKey"], "sampleMarkdown");
     assert_eq!(direct[0]["blocks"]["msgParam"]["text"], "**Only you**");
+}
+
+#[tokio::test]
+async fn workmates_dingtalk_client_creates_updates_streams_and_sends_through_the_stand_in() {
+    use workmate_dingtalk::web::{CallbackType, CardSpace, DingTalkWeb, MsgKey, Recipient};
+
+    let app = sandbox("http://127.0.0.1:9");
+    let base = crate::support::serve(app.clone()).await;
+    let web = DingTalkWeb::new(
+        &format!("{base}/sandbox/dingtalk"),
+        DINGTALK_CLIENT_ID,
+        DINGTALK_SECRET.to_owned().into(),
+    )
+    .unwrap();
+    let params = |value: Value| value.as_object().unwrap().clone();
+    let http = CallbackType::Http {
+        route_key: "workmate".into(),
+    };
+    web.create_and_deliver(
+        DINGTALK_TEMPLATE,
+        "approval_x",
+        &params(pending_params()),
+        CardSpace::Group(CONVERSATION_ID),
+        Some(&http),
+    )
+    .await
+    .unwrap();
+    let elsewhere = web
+        .create_and_deliver(
+            DINGTALK_TEMPLATE,
+            "approval_y",
+            &params(pending_params()),
+            CardSpace::Group("cidNotHere=="),
+            Some(&http),
+        )
+        .await;
+    assert!(elsewhere.is_err(), "a group the robot is not in");
+    web.update_card_data("approval_x", &params(json!({"status": "denied"})))
+        .await
+        .unwrap();
+    web.create_and_deliver(
+        "answer.schema",
+        "wm_a",
+        &params(json!({"content": "", "flowStatus": "2"})),
+        CardSpace::Robot(USERS[1].0),
+        None,
+    )
+    .await
+    .unwrap();
+    web.stream_content("wm_a", "g1", "Partly", false, false)
+        .await
+        .unwrap();
+    web.stream_content("wm_a", "g2", "Failed here", true, true)
+        .await
+        .unwrap();
+    let key = web
+        .send_robot(Recipient::Group(CONVERSATION_ID), MsgKey::Text("Hello"))
+        .await
+        .unwrap();
+    assert!(!key.is_empty());
+    assert!(
+        web.send_robot(Recipient::User("nobody"), MsgKey::Text("Hi"))
+            .await
+            .is_err()
+    );
+
+    let state = dingtalk_state(&app).await;
+    assert_eq!(state["cards"]["approval_x"]["params"]["status"], "denied");
+    let answer = &state["cards"]["wm_a"];
+    assert_eq!(answer["kind"], "answer");
+    assert_eq!(answer["space"], USERS[1].0);
+    assert_eq!(answer["params"]["content"], "Failed here");
+    assert_eq!(
+        (&answer["finalized"], &answer["failed"]),
+        (&json!(true), &json!(true))
+    );
+    assert_eq!(messages(&state, USERS[1].0)[0]["card_id"], "wm_a");
+    assert_eq!(
+        messages(&state, CONVERSATION_ID)[1]["blocks"]["msgParam"]["content"],
+        "Hello"
+    );
+    assert!(state["cards"].get("approval_y").is_none());
 }

@@ -81,7 +81,9 @@ async fn card(State(stub): State<Stub>, headers: HeaderMap, body: Bytes) -> Resp
 }
 
 /// workmate's DingTalk routes, checking the signatures; its base URL and what it received.
-async fn recording_workmate(card_answer: Value) -> (String, Arc<Mutex<Vec<(&'static str, Value)>>>) {
+async fn recording_workmate(
+    card_answer: Value,
+) -> (String, Arc<Mutex<Vec<(&'static str, Value)>>>) {
     let received = Arc::default();
     let stub = Stub {
         received: Arc::clone(&received),

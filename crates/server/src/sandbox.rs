@@ -12,9 +12,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use secrecy::SecretString;
-use workmate_sandbox::{
-    DingTalkSandbox, FeishuSandbox, SandboxConfig, SlackSandbox, WeComSandbox,
-};
+use workmate_sandbox::{DingTalkSandbox, FeishuSandbox, SandboxConfig, SlackSandbox, WeComSandbox};
 
 use crate::config::{DingTalkConfig, FeishuConfig, SlackConfig, WeComConfig};
 use crate::error::StartupError;

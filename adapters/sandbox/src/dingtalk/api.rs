@@ -71,7 +71,10 @@ pub(crate) async fn access_token(State(state): State<AppState>, body: Bytes) -> 
             "无效的clientId或者clientSecret",
         ));
     }
-    Ok(Json(json!({ "accessToken": state.dingtalk.token, "expireIn": TOKEN_LIFE })).into_response())
+    Ok(
+        Json(json!({ "accessToken": state.dingtalk.token, "expireIn": TOKEN_LIFE }))
+            .into_response(),
+    )
 }
 
 /// The chat an `openSpaceId` names, if the robot may deliver there: the group, or a person.
@@ -111,8 +114,7 @@ pub(crate) async fn create_and_deliver(
         .ok_or_else(|| Refusal::invalid("cardTemplateId is missing"))?;
     let out_track_id =
         str_field(&body, "outTrackId").ok_or_else(|| Refusal::invalid("outTrackId is missing"))?;
-    let params =
-        param_map(body.pointer("/cardData/cardParamMap")).map_err(Refusal::invalid)?;
+    let params = param_map(body.pointer("/cardData/cardParamMap")).map_err(Refusal::invalid)?;
     let space = space_of(&state, &body)?;
     let group = space.starts_with("cid");
     let space_type = if group { "IM_GROUP" } else { "IM_ROBOT" };
@@ -216,7 +218,9 @@ pub(crate) async fn stream(
         .stream(
             out_track_id,
             str_field(&body, "key").unwrap_or_default(),
-            body.get("content").and_then(Value::as_str).unwrap_or_default(),
+            body.get("content")
+                .and_then(Value::as_str)
+                .unwrap_or_default(),
             flag("isFull"),
             flag("isFinalize"),
             flag("isError"),
@@ -244,7 +248,9 @@ fn robot_message(body: &Value) -> Result<Value, Refusal> {
         }
     };
     if !complete {
-        return Err(Refusal::invalid(format!("msgParam is incomplete for {key}")));
+        return Err(Refusal::invalid(format!(
+            "msgParam is incomplete for {key}"
+        )));
     }
     Ok(json!({ "msgKey": key, "msgParam": param }))
 }
@@ -300,5 +306,8 @@ pub(crate) async fn batch_send(
             ..NewMessage::new(user, BOT_NAME, "")
         });
     }
-    Ok(Json(json!({ "processQueryKey": query_key(), "invalidStaffIdList": invalid })).into_response())
+    Ok(
+        Json(json!({ "processQueryKey": query_key(), "invalidStaffIdList": invalid }))
+            .into_response(),
+    )
 }

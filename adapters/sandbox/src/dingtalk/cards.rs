@@ -219,7 +219,9 @@ mod tests {
     use super::*;
 
     fn approval() -> Card {
-        let params = param_map(Some(&json!({"status": "pending", "choices": "[\"once\",\"deny\"]"})));
+        let params = param_map(Some(
+            &json!({"status": "pending", "choices": "[\"once\",\"deny\"]"}),
+        ));
         Card {
             kind: Kind::Approval,
             space: "cid".into(),
@@ -257,14 +259,32 @@ mod tests {
             ..approval()
         };
         cards.create("a1", card);
-        cards.stream("a1", "content", "Hel", true, false, false).unwrap();
-        cards.stream("a1", "content", "lo", false, false, false).unwrap();
+        cards
+            .stream("a1", "content", "Hel", true, false, false)
+            .unwrap();
+        cards
+            .stream("a1", "content", "lo", false, false, false)
+            .unwrap();
         assert_eq!(cards.get("a1").unwrap().params["content"], "Hello");
-        assert!(cards.stream("a1", "other", "x", true, false, false).is_err());
-        cards.stream("a1", "content", "Done", true, true, false).unwrap();
+        assert!(
+            cards
+                .stream("a1", "other", "x", true, false, false)
+                .is_err()
+        );
+        cards
+            .stream("a1", "content", "Done", true, true, false)
+            .unwrap();
         assert!(cards.get("a1").unwrap().finalized);
-        assert!(cards.stream("a1", "content", "more", true, false, false).is_err());
+        assert!(
+            cards
+                .stream("a1", "content", "more", true, false, false)
+                .is_err()
+        );
         cards.create("p1", approval());
-        assert!(cards.stream("p1", "content", "x", true, false, false).is_err());
+        assert!(
+            cards
+                .stream("p1", "content", "x", true, false, false)
+                .is_err()
+        );
     }
 }

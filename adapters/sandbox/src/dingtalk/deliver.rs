@@ -77,7 +77,8 @@ async fn send(
 }
 
 fn person(staff_id: &str) -> Result<&'static str> {
-    user_name(staff_id).ok_or_else(|| Error::BadRequest(format!("unknown sandbox user {staff_id:?}")))
+    user_name(staff_id)
+        .ok_or_else(|| Error::BadRequest(format!("unknown sandbox user {staff_id:?}")))
 }
 
 /// The robot callback of `staff_id` @-mentioning the robot in the group with `text`.

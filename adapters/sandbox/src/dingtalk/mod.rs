@@ -146,7 +146,10 @@ pub(crate) fn routes() -> Router<AppState> {
         .route("/sandbox/dingtalk/state", get(crate::page::dingtalk_state))
         .route("/sandbox/dingtalk/say", post(deliver::say))
         .route("/sandbox/dingtalk/click", post(deliver::click))
-        .route(&format!("{API}/oauth2/accessToken"), post(api::access_token))
+        .route(
+            &format!("{API}/oauth2/accessToken"),
+            post(api::access_token),
+        )
         .route(
             &format!("{API}/card/instances/createAndDeliver"),
             post(api::create_and_deliver),
