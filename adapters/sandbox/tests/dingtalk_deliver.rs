@@ -77,7 +77,7 @@ async fn card(State(stub): State<Stub>, headers: HeaderMap, body: Bytes) -> Resp
     }
     let body: Value = serde_json::from_slice(&body).unwrap();
     stub.received.lock().unwrap().push(("card", body));
-    axum::Json(stub.card_answer.clone()).into_response()
+    axum::Json(stub.card_answer).into_response()
 }
 
 /// workmate's DingTalk routes, checking the signatures; its base URL and what it received.
