@@ -46,11 +46,11 @@ pub(crate) struct Click {
     choice: String,
 }
 
-fn now_ms() -> String {
+/// Now, in Unix milliseconds: DingTalk's timestamps.
+fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis())
-        .to_string()
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// Posts `body` to workmate's `path` with `headers`; the status and the answer's body.
@@ -100,7 +100,7 @@ fn robot_message(state: &AppState, msg_id: &str, staff_id: &str, name: &str, tex
         "isInAtList": true,
         "atUsers": [{ "dingtalkId": "$:LWCP_v1:$sandboxrobot" }],
         "robotCode": state.config.dingtalk.client_id,
-        "createAt": now_ms().parse::<u64>().unwrap_or_default(),
+        "createAt": now_ms(),
     })
 }
 
@@ -119,7 +119,7 @@ async fn do_say(state: &AppState, say: Say) -> Result<StatusCode> {
         .store
         .push(NewMessage::new(CONVERSATION_ID, &say.user, &shown));
     let message = robot_message(state, &msg_id, &say.user, name, typed);
-    let timestamp = now_ms();
+    let timestamp = now_ms().to_string();
     let signature = sign::robot_sign(&state.config.dingtalk.client_secret, &timestamp);
     let headers = [("timestamp", timestamp), ("sign", signature)];
     let (status, _) = send(state, ROBOT, headers, &message).await?;
@@ -160,7 +160,7 @@ async fn do_click(state: &AppState, click: Click) -> Result<(StatusCode, bool)> 
         "content": content.to_string(),
         "extension": "{}",
     });
-    let timestamp = now_ms();
+    let timestamp = now_ms().to_string();
     let signature = sign::card_callback_sign(&state.config.dingtalk.client_secret, &timestamp);
     let headers = [
         ("x-ddpaas-signature-timestamp", timestamp),
