@@ -1,12 +1,14 @@
 // Drives `workmate demo`'s /sandbox page in Debian's headless Chromium: on the chosen platform
-// (Slack, the default, Feishu or WeCom, picked with the page's tabs), Alice (张三 on WeCom) asks
-// for the weekly report, clicks "Approve once" on the approval card, and the answer must appear
-// in the thread. On WeCom the answer's stream bubble must appear before the card, and the stream
-// must finish (no bubble still typing) at the end.
+// (Slack, the default, Feishu, WeCom or DingTalk, picked with the page's tabs), Alice (张三 on
+// WeCom) asks for the weekly report, clicks "Approve once" on the approval card, and the answer
+// must appear in the thread. On WeCom the answer's stream bubble must appear before the card, and
+// the stream must finish (no bubble still typing) at the end. On DingTalk the answer's AI card
+// must appear (writing) before the approval card, the approval must show for the other person
+// too (the card updated for everyone), and the AI card must finish writing.
 //
-// Usage: node e2e/sandbox.mjs http://127.0.0.1:PORT [slack|feishu|wecom]
+// Usage: node e2e/sandbox.mjs http://127.0.0.1:PORT [slack|feishu|wecom|dingtalk]
 // Exits 0 on success with a screenshot at <repo>/target/e2e/sandbox.png (Slack) or
-// sandbox-<platform>.png (Feishu, WeCom); on any failure prints what the page showed and exits 1.
+// sandbox-<platform>.png (the others); on any failure prints what the page showed and exits 1.
 // The whole run is bounded by 60 s.
 
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
@@ -23,18 +25,21 @@ const ANSWER = /weekly-report\.md\s+is saved/;
 const ANSWER_END = "post a summary to the team thread?";
 // The approval card once resolved: the buttons are replaced for everyone.
 const APPROVED = /Approved by .+ · once/;
+// DingTalk's approval template shows its status line instead: approved, and who approved.
+const DINGTALK_APPROVED = /Approved · 审批人 \S+/;
 const OVERALL_MS = 60_000;
 
-const PLATFORMS = { slack: "Slack", feishu: "Feishu", wecom: "WeCom" };
-// Who asks, by the name the page's person picker shows.
-const ASKER = { slack: "Alice", feishu: "Alice", wecom: "张三" };
+const PLATFORMS = { slack: "Slack", feishu: "Feishu", wecom: "WeCom", dingtalk: "DingTalk" };
+// Who asks, by the name the page's person picker shows; on DingTalk, who checks the card after.
+const ASKER = { slack: "Alice", feishu: "Alice", wecom: "张三", dingtalk: "Alice" };
+const OTHER = { dingtalk: "Bob" };
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 const base = (process.argv[2] || "").replace(/\/+$/, "");
 const platform = process.argv[3] || "slack";
 if (!/^https?:\/\//.test(base) || !Object.hasOwn(PLATFORMS, platform)) {
-  console.error("usage: node e2e/sandbox.mjs http://127.0.0.1:PORT [slack|feishu|wecom]");
+  console.error("usage: node e2e/sandbox.mjs http://127.0.0.1:PORT [slack|feishu|wecom|dingtalk]");
   process.exit(2);
 }
 const screenshot = join(repo, "target", "e2e", platform === "slack" ? "sandbox.png" : `sandbox-${platform}.png`);
@@ -122,6 +127,12 @@ async function main() {
     await page.locator("#threads .msg.bot").first().waitFor({ state: "visible", timeout: 15_000 });
     console.log("the answer's stream bubble appeared");
   }
+  if (platform === "dingtalk") {
+    // The answer's AI card comes first, before the approval card.
+    await page.locator("#threads .dt-ai").first().waitFor({ state: "visible", timeout: 15_000 });
+    const writing = (await page.locator("#threads .dt-ai .typing").count()) > 0;
+    console.log(`the answer's AI card appeared${writing ? ", writing" : ""}`);
+  }
 
   // The approval card's button; the page re-renders on every state change, so use a locator
   // (re-resolved on each try) rather than an element handle.
@@ -135,25 +146,37 @@ async function main() {
     const error = (await page.locator("#error").innerText()).trim();
     if (error) throw new Error(`the page reported: ${error}`);
     const threads = await page.locator("#threads").innerText();
-    // On WeCom the stream must have finished: no bubble is still typing.
-    const streaming = platform === "wecom" && (await page.locator("#threads .typing").count()) > 0;
+    // On WeCom and DingTalk the stream must have finished: nothing is still typing.
+    const streaming =
+      (platform === "wecom" || platform === "dingtalk") && (await page.locator("#threads .typing").count()) > 0;
+    const approved = (platform === "dingtalk" ? DINGTALK_APPROVED : APPROVED).test(threads);
     const settled =
       !streaming &&
       ANSWER.test(threads) &&
       threads.includes(ANSWER_END) &&
-      APPROVED.test(threads) &&
+      approved &&
       !threads.includes("Approve once");
     if (settled) break;
     if (Date.now() > deadline) {
       throw new Error(
         `within 30 s of approving: answer ${ANSWER.test(threads) ? "shown" : "missing"}, ` +
           `stream ${threads.includes(ANSWER_END) && !streaming ? "finished" : "unfinished"}, ` +
-          `approval card ${APPROVED.test(threads) ? "resolved" : "unresolved"}`,
+          `approval card ${approved ? "resolved" : "unresolved"}`,
       );
     }
     await page.waitForTimeout(250);
   }
   console.log("found the answer (weekly-report.md is saved) and the card shows the approval");
+
+  if (OTHER[platform]) {
+    // Everyone sees the decision, not only the clicker: look as the other person.
+    await page.selectOption("#user", { label: OTHER[platform] });
+    const threads = await page.locator("#threads").innerText();
+    if (!DINGTALK_APPROVED.test(threads) || threads.includes("Approve once")) {
+      throw new Error(`${OTHER[platform]} does not see the approval card as approved`);
+    }
+    console.log(`${OTHER[platform]} sees the approval too`);
+  }
 
   mkdirSync(dirname(screenshot), { recursive: true });
   await page.screenshot({ path: screenshot, fullPage: true });

@@ -1,5 +1,6 @@
 //! `POST /sandbox/say` and `POST /sandbox/click`: what a sandbox user does, sent to workmate as
-//! Slack would send it; and the HTTP client and answers the Feishu and WeCom sides share.
+//! Slack would send it; and the HTTP client and answers the Feishu, WeCom and DingTalk sides
+//! share.
 //!
 //! Invariant: every request to workmate is signed over exactly the bytes sent, with a fresh
 //! timestamp; an event has a unique `event_id`, so workmate's dedupe never drops a new message.

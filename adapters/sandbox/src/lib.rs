@@ -1,6 +1,6 @@
-//! A local stand-in for Slack, Feishu and WeCom: the platform APIs the adapters call, a browser
-//! page of each platform's threads (pick Slack, Feishu or WeCom on the page), and a way to speak
-//! and click as a sandbox user.
+//! A local stand-in for Slack, Feishu, WeCom and DingTalk: the platform APIs the adapters call, a
+//! browser page of each platform's threads (pick Slack, Feishu, WeCom or DingTalk on the page),
+//! and a way to speak and click as a sandbox user.
 //!
 //! - Slack: the Web API methods the adapter calls (posting and updating messages, `auth.test`,
 //!   `users.info` for the sandbox people) under `/sandbox/api`; what a user does is sent as a
@@ -13,6 +13,10 @@
 //!   encrypted, signed message or `template_card_event` callback; the sealed passive replies are
 //!   applied as WeCom applies them (a stream followed every second in the message's bubble, a
 //!   card updated for everyone), and each message's `response_url` takes one further answer.
+//! - DingTalk: the open platform under `/sandbox/dingtalk/v1.0` (the access token, interactive
+//!   and AI cards, robot messages; see [`dingtalk`]); what a user does is sent to workmate's
+//!   HTTP-mode routes as a signed robot callback or card callback, and a click's answer becomes
+//!   the clicker's view of the card.
 //!
 //! Invariants: each fake API answers only the configured credentials, like the platform; everything
 //! a user does on the page reaches workmate signed (and, for Feishu and WeCom, encrypted) with
@@ -22,6 +26,7 @@
 
 mod api;
 mod deliver;
+pub mod dingtalk;
 pub mod feishu;
 mod page;
 mod store;
@@ -32,6 +37,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::routing::{get, post};
 
+pub use dingtalk::DingTalkSandbox;
 pub use feishu::FeishuSandbox;
 pub use store::MAX_MESSAGES_PER_CHANNEL;
 pub use wecom::WeComSandbox;
@@ -66,6 +72,9 @@ pub enum Error {
     /// workmate answered a WeCom callback with something WeCom would not take.
     #[error("workmate's answer to the WeCom callback is not what WeCom takes: {0}")]
     WeComAnswer(String),
+    /// workmate answered a DingTalk card callback with something DingTalk would not take.
+    #[error("workmate's answer to the DingTalk card callback is not what DingTalk takes: {0}")]
+    DingTalkAnswer(String),
     /// The sandbox's configuration cannot be used.
     #[error("the sandbox's configuration cannot be used: {0}")]
     Config(String),
@@ -94,6 +103,8 @@ pub struct SandboxConfig {
     pub feishu: FeishuSandbox,
     /// The WeCom stand-in's corp and callback secrets.
     pub wecom: WeComSandbox,
+    /// The DingTalk stand-in's app (HTTP mode).
+    pub dingtalk: DingTalkSandbox,
 }
 
 #[derive(Debug)]
@@ -105,6 +116,8 @@ struct Shared {
     feishu: feishu::Stand,
     /// WeCom's chat, callback crypto and response URLs.
     wecom: wecom::Stand,
+    /// DingTalk's chats, cards and access token.
+    dingtalk: dingtalk::Stand,
     http: reqwest::Client,
 }
 
@@ -119,6 +132,7 @@ pub fn router(config: SandboxConfig) -> Result<Router> {
         store: store::Store::new(store::IdStyle::Slack, &[(CHANNEL_ID, "general")]),
         feishu: feishu::Stand::new(),
         wecom,
+        dingtalk: dingtalk::Stand::new(),
         http,
     });
     Ok(Router::new()
@@ -136,5 +150,6 @@ pub fn router(config: SandboxConfig) -> Result<Router> {
         )
         .merge(feishu::routes())
         .merge(wecom::routes())
+        .merge(dingtalk::routes())
         .with_state(state))
 }

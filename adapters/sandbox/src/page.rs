@@ -1,5 +1,6 @@
 //! `GET /sandbox` (the page), and what it polls: `GET /sandbox/state` (Slack),
-//! `GET /sandbox/feishu/state` (Feishu) and `GET /sandbox/wecom/state` (WeCom).
+//! `GET /sandbox/feishu/state` (Feishu), `GET /sandbox/wecom/state` (WeCom) and
+//! `GET /sandbox/dingtalk/state` (DingTalk).
 //!
 //! Invariants: the page is self-contained: inline CSS and JS, no external asset, so it works
 //! offline and leaks nothing to a CDN. The ids it speaks as and the routes it calls come from
@@ -11,7 +12,7 @@ use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::response::IntoResponse;
 use serde_json::{Value, json};
 
-use crate::{AppState, BOT_USER_ID, CHANNEL_ID, USERS, feishu, wecom};
+use crate::{AppState, BOT_USER_ID, CHANNEL_ID, USERS, dingtalk, feishu, wecom};
 
 const PAGE: &str = include_str!("page.html");
 /// Where the page takes the platforms' description.
@@ -50,6 +51,15 @@ fn platforms() -> Value {
             "bot": wecom::BOT_NAME,
             "people": people(&wecom::USERS),
         },
+        "dingtalk": {
+            "label": "DingTalk",
+            "state": "/sandbox/dingtalk/state",
+            "say": "/sandbox/dingtalk/say",
+            "click": "/sandbox/dingtalk/click",
+            "channel": dingtalk::CONVERSATION_ID,
+            "bot": dingtalk::BOT_NAME,
+            "people": people(&dingtalk::USERS),
+        },
     })
 }
 
@@ -75,4 +85,8 @@ pub(crate) async fn feishu_state(State(state): State<AppState>) -> Json<Value> {
 
 pub(crate) async fn wecom_state(State(state): State<AppState>) -> Json<Value> {
     Json(state.wecom.snapshot())
+}
+
+pub(crate) async fn dingtalk_state(State(state): State<AppState>) -> Json<Value> {
+    Json(state.dingtalk.snapshot())
 }

@@ -26,6 +26,8 @@ pub(crate) enum IdStyle {
     Feishu,
     /// WeCom's `msgid`: hex digits.
     WeCom,
+    /// DingTalk's `msgId`: `msg` and hex digits.
+    DingTalk,
 }
 
 /// One message as the page shows it.
@@ -121,6 +123,7 @@ impl Store {
             IdStyle::Slack => format!("{time}.{:06}", inner.counter % 1_000_000),
             IdStyle::Feishu => format!("om_{time:x}{:08x}", inner.counter),
             IdStyle::WeCom => format!("{time:x}{:016x}", inner.counter),
+            IdStyle::DingTalk => format!("msg{time:x}{:08x}", inner.counter),
         };
         let messages = inner.channels.entry(new.channel).or_default();
         while messages.len() >= MAX_MESSAGES_PER_CHANNEL {

@@ -27,6 +27,12 @@ async fn the_page_is_html_without_external_assets() {
     assert!(html.contains("/sandbox/wecom/click"));
     assert!(html.contains(r#"id="platform-wecom""#));
     assert!(html.contains(workmate_sandbox::wecom::CHAT_ID));
+    // And DingTalk's.
+    assert!(html.contains("/sandbox/dingtalk/state"));
+    assert!(html.contains("/sandbox/dingtalk/say"));
+    assert!(html.contains("/sandbox/dingtalk/click"));
+    assert!(html.contains(r#"id="platform-dingtalk""#));
+    assert!(html.contains(workmate_sandbox::dingtalk::CONVERSATION_ID));
     assert!(!html.contains("__SANDBOX_PLATFORMS__"));
     let lower = html.to_lowercase();
     assert!(!lower.contains("http://"), "the page names an http:// URL");

@@ -6,7 +6,9 @@ use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::Value;
 use tower::ServiceExt;
-use workmate_sandbox::{FeishuSandbox, SandboxConfig, SlackSandbox, WeComSandbox, router};
+use workmate_sandbox::{
+    DingTalkSandbox, FeishuSandbox, SandboxConfig, SlackSandbox, WeComSandbox, router,
+};
 
 pub(crate) const SECRET: &str = "sandbox-test-secret";
 pub(crate) const TOKEN: &str = "xoxb-sandbox-test";
@@ -17,6 +19,9 @@ pub(crate) const VERIFICATION_TOKEN: &str = "feishu-verification-token";
 pub(crate) const CORP_ID: &str = "ww_sandbox_test";
 pub(crate) const WECOM_TOKEN: &str = "wecom-token";
 pub(crate) const WECOM_KEY: &str = "jWmYm7qr5nMoAUwZRjGtBxmz3KA1tkAj3ykkR6q2B2C";
+pub(crate) const DINGTALK_CLIENT_ID: &str = "dingsandboxtest";
+pub(crate) const DINGTALK_SECRET: &str = "dingtalk-app-secret";
+pub(crate) const DINGTALK_TEMPLATE: &str = "tpl-approval.schema";
 
 /// The test configuration, delivering to `workmate_base`.
 pub(crate) fn config(workmate_base: &str) -> SandboxConfig {
@@ -36,6 +41,11 @@ pub(crate) fn config(workmate_base: &str) -> SandboxConfig {
             corp_id: CORP_ID.into(),
             token: WECOM_TOKEN.into(),
             encoding_aes_key: WECOM_KEY.into(),
+        },
+        dingtalk: DingTalkSandbox {
+            client_id: DINGTALK_CLIENT_ID.into(),
+            client_secret: DINGTALK_SECRET.into(),
+            card_template_id: DINGTALK_TEMPLATE.into(),
         },
     }
 }

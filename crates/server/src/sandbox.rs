@@ -1,27 +1,33 @@
-//! `workmate demo`'s local Slack, Feishu and WeCom stand-ins: the sandbox mounted beside the real
-//! Slack, Feishu and WeCom routes.
+//! `workmate demo`'s local Slack, Feishu, WeCom and DingTalk stand-ins: the sandbox mounted beside
+//! the real Slack, Feishu, WeCom and DingTalk routes.
 //!
 //! Invariant: only `workmate demo` mounts it; the Slack surface and the sandbox share a signing
 //! secret and a bot token, the Feishu surface (webhook mode) and the sandbox an app secret, an
 //! Encrypt Key and a Verification Token, and the WeCom surface (the smart robot in callback
-//! mode) and the sandbox a Token and an EncodingAESKey, all generated for this process, so
+//! mode) and the sandbox a Token and an EncodingAESKey, and the DingTalk surface (HTTP mode) and
+//! the sandbox an app secret, all generated for this process, so
 //! nothing outside it can call the sandbox's APIs or sign (and encrypt) callbacks that workmate
 //! accepts.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use secrecy::SecretString;
-use workmate_sandbox::{FeishuSandbox, SandboxConfig, SlackSandbox, WeComSandbox};
+use workmate_sandbox::{DingTalkSandbox, FeishuSandbox, SandboxConfig, SlackSandbox, WeComSandbox};
 
-use crate::config::{FeishuConfig, SlackConfig, WeComConfig};
+use crate::config::{DingTalkConfig, FeishuConfig, SlackConfig, WeComConfig};
 use crate::error::StartupError;
 
 /// The sandbox app's id on the Feishu side.
 const FEISHU_APP_ID: &str = "cli_sandbox";
 /// The sandbox corp's id on the WeCom side.
 const WECOM_CORP_ID: &str = "wwsandbox";
+/// The sandbox app's Client ID on the DingTalk side.
+const DINGTALK_CLIENT_ID: &str = "dingsandboxapp";
+/// The approval card's template id on the DingTalk side.
+const DINGTALK_APPROVAL_TEMPLATE: &str = "sandbox-approval.schema";
 
-/// The Slack, Feishu and WeCom configurations and the sandbox routes of one demo process.
+/// The Slack, Feishu, WeCom and DingTalk configurations and the sandbox routes of one demo
+/// process.
 #[derive(Debug)]
 pub(crate) struct DemoSandbox {
     /// `[platforms.slack]` pointed at the sandbox.
@@ -30,6 +36,8 @@ pub(crate) struct DemoSandbox {
     pub(crate) feishu: FeishuConfig,
     /// `[platforms.wecom]` (the smart robot in callback mode) pointed at the sandbox.
     pub(crate) wecom: WeComConfig,
+    /// `[platforms.dingtalk]` (HTTP mode) pointed at the sandbox.
+    pub(crate) dingtalk: DingTalkConfig,
     /// The routes under `/sandbox`.
     pub(crate) router: axum::Router,
     /// The page a person opens.
@@ -128,17 +136,31 @@ impl DemoSandbox {
             SecretString::from(wecom_side.encoding_aes_key.clone()),
             &format!("{base}/sandbox/wecom"),
         );
+        let dingtalk_side = DingTalkSandbox {
+            client_id: DINGTALK_CLIENT_ID.to_owned(),
+            client_secret: random_secret(""),
+            card_template_id: DINGTALK_APPROVAL_TEMPLATE.to_owned(),
+        };
+        let dingtalk = DingTalkConfig::stream(
+            &dingtalk_side.client_id,
+            SecretString::from(dingtalk_side.client_secret.clone()),
+            &dingtalk_side.card_template_id,
+            &format!("{base}/sandbox/dingtalk"),
+        )
+        .http();
         let router = workmate_sandbox::router(SandboxConfig {
             workmate_base: base.clone(),
             slack: slack_side,
             feishu: feishu_side,
             wecom: wecom_side,
+            dingtalk: dingtalk_side,
         })
         .map_err(|e| StartupError::Usage(format!("sandbox: {e}")))?;
         Ok(Self {
             slack,
             feishu,
             wecom,
+            dingtalk,
             router,
             page_url: format!("{base}/sandbox"),
         })
@@ -151,8 +173,8 @@ impl DemoSandbox {
     )]
     pub(crate) fn show_banner(&self) {
         eprintln!(
-            "\nOpen {} to chat with workmate in a local stand-in for Slack, Feishu or WeCom (pick \
-             one on the page).\n",
+            "\nOpen {} to chat with workmate in a local stand-in for Slack, Feishu, WeCom or \
+             DingTalk (pick one on the page).\n",
             self.page_url
         );
     }
@@ -173,7 +195,7 @@ mod tests {
     }
 
     #[test]
-    fn the_slack_feishu_and_wecom_surfaces_point_at_the_sandbox() {
+    fn the_slack_feishu_wecom_and_dingtalk_surfaces_point_at_the_sandbox() {
         use secrecy::ExposeSecret;
 
         let sandbox = DemoSandbox::new("0.0.0.0:8080".parse().unwrap()).unwrap();
@@ -199,6 +221,13 @@ mod tests {
         assert_eq!(token.len(), 32);
         assert_ne!(secret(&other.wecom.token), token);
         assert_ne!(secret(&other.wecom.encoding_aes_key), aes_key);
+
+        let dingtalk = &sandbox.dingtalk;
+        assert_eq!(dingtalk.mode, crate::config::DingTalkMode::Http);
+        assert_eq!(dingtalk.api_base, "http://127.0.0.1:8080/sandbox/dingtalk");
+        let app_secret = dingtalk.client_secret.expose_secret().to_owned();
+        assert!(app_secret.len() >= 32);
+        assert_ne!(other.dingtalk.client_secret.expose_secret(), app_secret);
     }
 
     #[test]

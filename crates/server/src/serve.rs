@@ -90,8 +90,8 @@ async fn open_and_run(
             })?;
         let admin = admin_auth(config)?;
         let hub = engine::build_hub(config, store.clone(), providers, script);
-        // `workmate demo` talks to its own Slack, Feishu and WeCom stand-ins, whatever is
-        // configured.
+        // `workmate demo` talks to its own Slack, Feishu, WeCom and DingTalk stand-ins, whatever
+        // is configured.
         let sandbox = match script {
             Script::Demo => Some(DemoSandbox::new(
                 listener.local_addr().map_err(StartupError::Serve)?,
@@ -123,7 +123,8 @@ async fn open_and_run(
             ),
             None => None,
         };
-        let dingtalk = match config.platforms.dingtalk.as_ref() {
+        let dingtalk_config = sandbox.as_ref().map(|s| &s.dingtalk);
+        let dingtalk = match dingtalk_config.or(config.platforms.dingtalk.as_ref()) {
             Some(dingtalk) => Some(
                 DingTalkSurface::new(dingtalk, &chat)
                     .map_err(|e| StartupError::Usage(format!("[platforms.dingtalk]: {e}")))?,

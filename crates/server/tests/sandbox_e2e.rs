@@ -1,6 +1,7 @@
 //! The sandbox in a real browser: `workmate demo` runs, and `e2e/sandbox.mjs` drives Debian's
-//! headless Chromium through `/sandbox` on Slack, on Feishu and on WeCom (pick the platform, send
-//! a message, click "Approve once", find the answer, save a screenshot under `target/e2e/`).
+//! headless Chromium through `/sandbox` on Slack, on Feishu, on WeCom and on DingTalk (pick the
+//! platform, send a message, click "Approve once", find the answer, save a screenshot under
+//! `target/e2e/`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -58,6 +59,11 @@ fn a_browser_does_the_same_on_the_sandboxs_feishu() {
 #[test]
 fn a_browser_does_the_same_on_the_sandboxs_wecom() {
     browser_flow("wecom", "target/e2e/sandbox-wecom.png");
+}
+
+#[test]
+fn a_browser_does_the_same_on_the_sandboxs_dingtalk() {
+    browser_flow("dingtalk", "target/e2e/sandbox-dingtalk.png");
 }
 
 /// Runs `e2e/sandbox.mjs` on `platform` against a fresh `workmate demo`; it must succeed and
