@@ -53,6 +53,12 @@ impl Chat {
             }
         }
         .await;
+        let outcome = match outcome {
+            Err(ChatError::Deactivated(_)) => {
+                Ok(toast(ToastKind::Error, crate::error::DEACTIVATED))
+            }
+            other => other,
+        };
         let intake = self.store().intake();
         match &outcome {
             Ok(_) => intake.finish(&key).await?,

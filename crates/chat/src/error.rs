@@ -33,7 +33,14 @@ pub enum ChatError {
     /// The chat layer is stopping and takes no new work.
     #[error("the chat layer is shutting down")]
     ShuttingDown,
+    /// The sender's account was deactivated (offboarded): workmate no longer acts for them.
+    #[error("{0} was deactivated")]
+    Deactivated(workmate_protocol::UserId),
 }
+
+/// What a deactivated person is told, wherever they try.
+pub(crate) const DEACTIVATED: &str = "Your workmate account was deactivated by your organisation, so \
+    workmate no longer acts for you. Ask an admin if this is a mistake.";
 
 impl ChatError {
     /// Why a message was not taken, in words for the person who sent it (details stay in the
@@ -46,6 +53,7 @@ impl ChatError {
             Self::ShuttingDown | Self::Engine(workmate_engine::Error::ShuttingDown) => {
                 "it is restarting"
             }
+            Self::Deactivated(_) => "your account was deactivated",
             _ => "an internal error; the details are in the service log",
         }
     }

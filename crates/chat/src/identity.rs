@@ -14,7 +14,7 @@ use workmate_protocol::{Actor, Surface, TenantId, UserId};
 use workmate_store::{NewUser, Role, User};
 
 use crate::layer::Slot;
-use crate::{Chat, Result};
+use crate::{Chat, ChatError, Result};
 
 /// The tenant of a platform installation.
 pub fn tenant_of(surface: Surface, installation: &str) -> TenantId {
@@ -90,6 +90,9 @@ impl Chat {
             self.inner.tenants.insert(tenant.clone());
         }
         let user = self.user(slot, &tenant, &inbound.user).await?;
+        if user.is_disabled() {
+            return Err(ChatError::Deactivated(user.id));
+        }
         Ok(Person {
             tenant,
             user,

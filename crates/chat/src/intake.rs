@@ -335,7 +335,10 @@ fn retryable(error: &ChatError) -> bool {
         ),
         ChatError::Platform(e) => !matches!(e, workmate_adapter::AdapterError::Rejected(_)),
         ChatError::Cards(_) => true,
-        ChatError::Automation(_) | ChatError::Unreadable(_) | ChatError::NoPlatform(_) => false,
+        ChatError::Automation(_)
+        | ChatError::Unreadable(_)
+        | ChatError::NoPlatform(_)
+        | ChatError::Deactivated(_) => false,
     }
 }
 

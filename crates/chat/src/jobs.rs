@@ -42,8 +42,23 @@ pub(crate) async fn handle(chat: &Chat, delivery: &Delivery) -> Result<Handled> 
     let inbound: Inbound = serde_json::from_value(delivery.payload.clone())
         .map_err(|e| ChatError::Unreadable(e.to_string()))?;
     let slot = chat.slot(inbound.surface)?;
-    let person = chat.person(&slot, &inbound).await?;
     let target = thread_of(&inbound);
+    let person = match chat.person(&slot, &inbound).await {
+        Err(ChatError::Deactivated(user)) => {
+            info!(user = %user, "A deactivated user wrote; nothing runs.");
+            let card = text_card(crate::error::DEACTIVATED);
+            let sent = workmate_adapter::with_retry(&slot.retry, || {
+                slot.platform
+                    .private_notice(&target, &inbound.user.id, &card)
+            })
+            .await;
+            if let Err(e) = sent {
+                warn!(error = %e, "Cannot tell a deactivated user why nothing runs.");
+            }
+            return Ok(Handled::Done);
+        }
+        other => other?,
+    };
     match &inbound.kind {
         InboundKind::Message { text } => {
             if let Some(command) = thread_command(text) {
@@ -89,6 +104,10 @@ pub(crate) async fn handle(chat: &Chat, delivery: &Delivery) -> Result<Handled> 
 pub(crate) async fn slash_command(chat: &Chat, inbound: Inbound) -> CommandReply {
     match run_slash_command(chat, &inbound).await {
         Ok(reply) => reply,
+        Err(ChatError::Deactivated(_)) => CommandReply {
+            text: crate::error::DEACTIVATED.to_owned(),
+            card: None,
+        },
         Err(e) => {
             warn!(error = %e, "A slash command failed.");
             CommandReply {

@@ -13,5 +13,6 @@ mod cards;
 mod commands;
 mod connections;
 mod intake;
+mod offboarding;
 mod stop;
 mod support;

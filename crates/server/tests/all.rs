@@ -19,6 +19,7 @@ mod intake_crash;
 #[path = "../../../tests/kill.rs"]
 mod kill;
 mod models;
+mod offboarding;
 #[path = "../../../tests/replicas.rs"]
 mod replicas;
 mod router;

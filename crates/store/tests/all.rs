@@ -19,6 +19,7 @@ mod intake;
 mod isolation;
 mod ledger;
 mod migrations;
+mod offboarding;
 mod records;
 mod roles;
 mod usage;

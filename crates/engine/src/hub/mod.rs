@@ -8,6 +8,7 @@ mod authority;
 mod commands;
 mod hot;
 mod lease;
+mod offboard;
 mod quorum;
 mod recover;
 mod replies;
@@ -318,23 +319,35 @@ impl SessionHub {
                 self.settle_rules(tenant, item, resolution, actor).await?;
                 return Ok(outcome);
             }
-            let emit = match self.emitter(tenant, &item.session_id).await {
-                Ok(emit) => emit,
-                // Another process drives the session: its parked turn reads the answer from
-                // the store (it polls the inbox), and announces what follows.
-                Err(Error::DrivenElsewhere(_)) => return Ok(outcome),
-                Err(e) => return Err(e),
-            };
             if let Some(event) = resolved(item) {
-                emit.state(event)?;
-            }
-            let runtime = emit.runtime;
-            self.inner.deps.waiters.wake_all();
-            if !runtime.is_running() {
-                self.resume_session(tenant, &item.session_id).await?;
+                self.announce_resolution(tenant, item, event).await?;
             }
         }
         Ok(outcome)
+    }
+
+    /// Tells an answered item's session: the `inbox_item_resolved` event, then the waiting turn
+    /// is woken (or the session resumed when no turn runs).
+    pub(super) async fn announce_resolution(
+        &self,
+        tenant: &TenantId,
+        item: &workmate_store::InboxItem,
+        event: EventKind,
+    ) -> Result<()> {
+        let emit = match self.emitter(tenant, &item.session_id).await {
+            Ok(emit) => emit,
+            // Another process drives the session: its parked turn reads the answer from the
+            // store (it polls the inbox), and announces what follows.
+            Err(Error::DrivenElsewhere(_)) => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        emit.state(event)?;
+        let runtime = emit.runtime;
+        self.inner.deps.waiters.wake_all();
+        if !runtime.is_running() {
+            self.resume_session(tenant, &item.session_id).await?;
+        }
+        Ok(())
     }
 
     /// Resumes every session that has tool calls without an outcome (after a restart).

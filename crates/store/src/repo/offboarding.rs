@@ -7,7 +7,8 @@
 //! - the user is marked deactivated (`disabled_at_ms`), so every surface refuses them;
 //! - their automations are paused, and the standing rules granted to them (and any still
 //!   waiting for a grant) are removed;
-//! - the grants ("always allow …") of their sessions are removed;
+//! - the grants ("always allow …") of their sessions are removed, and their sessions' pending
+//!   wakes are given up (a wake acts as the session's owner);
 //! - every pending prompt of their sessions, or that they asked for, is resolved as dismissed
 //!   ("owner offboarded"), which a waiting turn reads as a denial;
 //! - the credentials they own in the vault (table `secrets`, when present) are deleted.
@@ -35,6 +36,8 @@ pub struct Offboarded {
     pub rules_revoked: u64,
     /// Sessions whose grants were removed.
     pub sessions_cleared: u64,
+    /// Pending wakes of their sessions given up.
+    pub wakes_cancelled: u64,
     /// Prompts dismissed, with their sessions.
     pub items_dismissed: Vec<(SessionId, InboxItemId)>,
     /// Credentials deleted from the vault.
@@ -119,6 +122,16 @@ impl<'s> OffboardingRepo<'s> {
             .await?
             .rows_affected();
 
+        done.wakes_cancelled = d
+            .query("UPDATE wakes SET state = 'fired', fired_at_ms = ? WHERE tenant_id = ? AND state IN ('pending', 'due') AND session_id IN (SELECT session_id FROM sessions WHERE tenant_id = ? AND owner_user_id = ?)")
+            .bind(now)
+            .bind(t.clone())
+            .bind(t.clone())
+            .bind(u.clone())
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+
         let pending = d
             .query("SELECT item_id, session_id FROM inbox_items WHERE tenant_id = ? AND state = 'pending' AND (requested_by = ? OR session_id IN (SELECT session_id FROM sessions WHERE tenant_id = ? AND owner_user_id = ?))")
             .bind(t.clone())
@@ -168,6 +181,7 @@ impl<'s> OffboardingRepo<'s> {
                 "automations_paused": done.automations_paused,
                 "rules_revoked": done.rules_revoked,
                 "sessions_cleared": done.sessions_cleared,
+                "wakes_cancelled": done.wakes_cancelled,
                 "items_dismissed": done.items_dismissed.len(),
                 "credentials_revoked": done.credentials_revoked,
             }),

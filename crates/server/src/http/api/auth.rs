@@ -168,6 +168,11 @@ pub(crate) async fn require_token(
                 .ok_or_else(|| {
                     ApiError::Forbidden(format!("{user} is not a user of this tenant"))
                 })?;
+            if known.is_disabled() {
+                return Err(ApiError::Forbidden(format!(
+                    "{user} was deactivated; workmate no longer acts for them"
+                )));
+            }
             Principal {
                 tenant,
                 actor: Actor::named(known.id, known.display_name),

@@ -1,5 +1,6 @@
 //! The HTTP API of sessions, the inbox, usage, automations and tenant settings: `/v1/sessions…`,
-//! `/v1/inbox…`, `/v1/usage`, `/v1/automations…`, `/v1/wakes/events` and `/v1/tenant/settings`.
+//! `/v1/inbox…`, `/v1/usage`, `/v1/automations…`, `/v1/wakes/events`, `/v1/tenant/settings` and
+//! `/v1/users/…` (offboarding).
 //!
 //! Invariant: every route here runs behind the token check, and acts only within the caller's
 //! tenant; identities in commands come from the token, never from the request body; sessions and
@@ -13,11 +14,12 @@ mod inbox;
 mod sessions;
 mod tenant;
 mod usage;
+mod users;
 mod visible;
 
 use axum::Router;
 use axum::middleware;
-use axum::routing::{get, post};
+use axum::routing::{get, patch, post};
 
 use super::AppState;
 pub use auth::{Auth, Principal};
@@ -61,5 +63,7 @@ pub(crate) fn routes(state: AppState) -> Router<AppState> {
             "/v1/tenant/settings",
             get(tenant::settings).patch(tenant::change),
         )
+        .route("/v1/users/{id}", patch(users::patch))
+        .route("/v1/users/{id}/deprovision", post(users::deprovision))
         .route_layer(middleware::from_fn_with_state(state, auth::require_token))
 }
