@@ -13,6 +13,7 @@ mod cards;
 mod commands;
 mod connections;
 mod intake;
+mod isolation;
 mod offboarding;
 mod stop;
 mod support;
