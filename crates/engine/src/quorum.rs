@@ -4,10 +4,14 @@
 //! and `approval_quorum`, rules that each cover a tool category and, optionally, some channels:
 //! `[{"category": "shell", "channels": ["C-prod*"], "required": 2, "group": "sre"}]`.
 //!
+//! A rule with `required: 1` and a group is an approver group for what it covers: one approval
+//! is enough, but only from the group's members.
+//!
 //! Invariants: the first rule that covers a call decides (so a narrow rule goes before a broad
-//! one); a call no rule covers needs one approval, as before; `required` is 2 to
-//! [`MAX_REQUIRED`]; a rule's group must be one of `approver_groups`, so a setting cannot name a
-//! group nobody is in; the requester never counts, whatever group they are in.
+//! one); a call no rule covers needs one approval from anyone who may answer, as before;
+//! `required` is 1 (with a group) to [`MAX_REQUIRED`]; a rule's group must be one of
+//! `approver_groups`, so a setting cannot name a group nobody is in; when more than one approval
+//! is needed, the requester never counts, whatever group they are in.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -56,7 +60,7 @@ impl QuorumRule {
 }
 
 /// The quorum a call of `category` in chat `chat_id` needs under the tenant's `settings`, when
-/// it needs more than one approval.
+/// it needs more than one approval or approvals from a group.
 pub fn quorum_for(settings: &Value, category: &str, chat_id: &str) -> Option<Quorum> {
     let rules: Vec<QuorumRule> = settings
         .get("approval_quorum")
@@ -65,7 +69,7 @@ pub fn quorum_for(settings: &Value, category: &str, chat_id: &str) -> Option<Quo
     rules
         .into_iter()
         .find(|rule| rule.covers(category, chat_id))
-        .filter(|rule| rule.required > 1)
+        .filter(|rule| rule.required > 1 || rule.group.is_some())
         .map(|rule| Quorum {
             required: rule.required.min(MAX_REQUIRED),
             group: rule.group,
@@ -119,9 +123,11 @@ pub(crate) fn parse_rules(value: &Value, groups: Option<&Value>) -> Result<Value
     let rules: Vec<QuorumRule> = serde_json::from_value(value.clone())
         .map_err(|e| format!("is a list of rules such as {example} ({e})"))?;
     for rule in &rules {
-        if !(2..=MAX_REQUIRED).contains(&rule.required) {
+        let least = if rule.group.is_some() { 1 } else { 2 };
+        if !(least..=MAX_REQUIRED).contains(&rule.required) {
             return Err(format!(
-                "rule for `{}` requires {} approvals; a rule requires 2 to {MAX_REQUIRED}",
+                "rule for `{}` requires {} approvals; a rule requires 2 to {MAX_REQUIRED} (or 1 \
+                 when it names an approver group)",
                 rule.category, rule.required
             ));
         }
@@ -171,6 +177,16 @@ mod tests {
             3
         );
         assert_eq!(quorum_for(&json!({}), "shell", "C-prod"), None);
+        let group_only =
+            json!({"approval_quorum": [{"category": "files", "required": 1, "group": "sre"}]});
+        let one_from_sre = quorum_for(&group_only, "files", "C-any").unwrap();
+        assert_eq!(
+            one_from_sre,
+            Quorum {
+                required: 1,
+                group: Some("sre".into())
+            }
+        );
         assert_eq!(group_members(&settings, "sre").len(), 3);
         assert!(group_members(&settings, "nobody").is_empty());
     }
@@ -189,6 +205,8 @@ mod tests {
         assert!(parse_rules(&ok, Some(&groups)).is_ok());
         let one = json!([{"category": "shell", "required": 1}]);
         assert!(parse_rules(&one, None).unwrap_err().contains("2 to 10"));
+        let group_only = json!([{"category": "shell", "required": 1, "group": "sre"}]);
+        assert!(parse_rules(&group_only, Some(&groups)).is_ok());
         let unknown = json!([{"category": "shell", "required": 2, "group": "ops"}]);
         assert!(
             parse_rules(&unknown, Some(&groups))

@@ -171,3 +171,36 @@ async fn one_denial_decides_and_a_standing_grant_needs_everyones_agreement() {
     ]);
     assert_eq!(agreed, ApprovalChoice::Once);
 }
+
+#[tokio::test]
+async fn an_approver_group_alone_decides_who_may_approve() {
+    let mut h = Harness::new(&one_write()).await;
+    let settings = json!({
+        "approver_groups": {"sre": ["u_carol"]},
+        "approval_quorum": [{"category": "*", "required": 1, "group": "sre"}],
+    });
+    h.store
+        .tenants()
+        .set_settings(&h.tenant, &settings)
+        .await
+        .unwrap();
+    h.say("write").await;
+    let item = h.parked().await;
+    // Bob is an approver, but not in the group.
+    let refused = h
+        .decide_as(&item, ApprovalChoice::Once, &Actor::new("u_bob"))
+        .await
+        .unwrap_err();
+    assert!(refused.to_string().contains("`sre`"), "{refused}");
+    // Carol is: one approval is enough.
+    let resolved = h
+        .decide_as(&item, ApprovalChoice::Once, &Actor::new("u_carol"))
+        .await
+        .unwrap();
+    assert!(
+        matches!(resolved, ResolveOutcome::Resolved(_)),
+        "{resolved:?}"
+    );
+    h.turn_events().await;
+    assert_eq!(h.writes.calls(), 1);
+}

@@ -1,8 +1,9 @@
 //! Answers to prompts that need several distinct approvers (see [`crate::quorum`]).
 //!
 //! Invariants: only an allowing answer to an item parked with a quorum is counted (a denial by
-//! anyone who may answer resolves it at once, as before); the requester's approval never counts
-//! and is refused; when the quorum names an approver group, only its members count; a refusal
+//! anyone who may answer resolves it at once, as before); when more than one approval is needed,
+//! the requester's approval never counts and is refused; when the quorum names an approver group,
+//! only its members may approve (one approval from a member resolves a `required: 1` item); a refusal
 //! changes nothing, says why and is audited; the approval that reaches the quorum resolves the
 //! item in the same transaction ([`workmate_store::InboxRepo::count_approval`]).
 
@@ -31,7 +32,7 @@ impl SessionHub {
             .data
             .get("quorum")
             .and_then(|q| serde_json::from_value(q.clone()).ok());
-        let Some(quorum) = quorum.filter(|q| q.required > 1 && choice.allows()) else {
+        let Some(quorum) = quorum.filter(|_| choice.allows()) else {
             return Ok(None);
         };
         if let Some(reason) = self.not_counted(tenant, item, &quorum, actor).await? {
@@ -49,6 +50,10 @@ impl SessionHub {
             };
             self.store().audit().append(tenant, &record).await?;
             return Err(Error::Forbidden(reason));
+        }
+        if quorum.required <= 1 {
+            // An approver group's member: one approval resolves it, as usual.
+            return Ok(None);
         }
         let outcome = self
             .store()
@@ -94,7 +99,7 @@ impl SessionHub {
         quorum: &Quorum,
         actor: &Actor,
     ) -> Result<Option<String>> {
-        if item.requested_by.as_ref() == Some(&actor.user_id) {
+        if quorum.required > 1 && item.requested_by.as_ref() == Some(&actor.user_id) {
             return Ok(Some(format!(
                 "{} asked for this call, and it needs {} approvals from others; the requester's \
                  own approval never counts",

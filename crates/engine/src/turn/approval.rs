@@ -120,7 +120,7 @@ impl Turn {
                 standing_target: prompt.standing_target.clone(),
                 readonly_ok: prompt.readonly_ok,
                 choices: prompt.choices.clone(),
-                approvals_required: quorum.as_ref().map(|q| q.required),
+                approvals_required: quorum.as_ref().map(|q| q.required).filter(|&n| n > 1),
             })?;
             self.announce_parked(&item).await?;
             self.audit_approval(&call, "approval_requested", None, &prompt.reason)
