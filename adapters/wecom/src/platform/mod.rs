@@ -142,8 +142,7 @@ impl WeComPlatform {
         })
     }
 
-    /// Puts a card into its stream; sends the stream's rest when it became complete, and, over
-    /// the long connection, pushes the stream.
+    /// Replaces a card in its stream, then [`WeComPlatform::sync`]s the stream.
     async fn set_part(
         &self,
         message_id: &str,
@@ -152,10 +151,16 @@ impl WeComPlatform {
     ) -> Result<(), AdapterError> {
         let stream_id = message_id.rsplit_once('.').map_or(message_id, |(s, _)| s);
         let stream = self.stream(stream_id);
+        lock(&stream).set(message_id, markdown, more);
+        self.sync(stream_id, &stream).await
+    }
+
+    /// Sends what a stream's change calls for: its rest when it became complete and, over the
+    /// long connection, its new snapshot.
+    async fn sync(&self, stream_id: &str, stream: &Mutex<Stream>) -> Result<(), AdapterError> {
         let Some(sender) = &self.socket else {
             let (tail, url) = {
-                let mut s = lock(&stream);
-                s.set(message_id, markdown, more);
+                let mut s = lock(stream);
                 (s.take_tail(), s.response_url.clone())
             };
             if let (Some(tail), Some(url)) = (tail, url) {
@@ -164,8 +169,7 @@ impl WeComPlatform {
             return Ok(());
         };
         let (push, tail, req_id, chat_id) = {
-            let mut s = lock(&stream);
-            s.set(message_id, markdown, more);
+            let mut s = lock(stream);
             let push = s.next_push(Instant::now());
             (push, s.take_tail(), s.req_id.clone(), s.chat_id.clone())
         };
@@ -183,20 +187,19 @@ impl WeComPlatform {
         Ok(())
     }
 
-    /// Adds a card to the stream of `handle`, in `chat_id`; its message id.
-    async fn add_part(
+    /// The stream of the message `handle` answers, in `chat_id`, told how to answer it (a card
+    /// may reach it before or after another of the same turn).
+    pub(super) fn bound(
         &self,
         handle: &ReplyHandle,
         chat_id: &str,
-        markdown: String,
-        more: bool,
-    ) -> Result<String, AdapterError> {
+    ) -> Result<(String, Arc<Mutex<Stream>>), AdapterError> {
         let stream_id = handle
             .stream
-            .as_deref()
+            .clone()
             .ok_or_else(|| AdapterError::Rejected(NO_HANDLE.into()))?;
-        let stream = self.stream(stream_id);
-        let id = {
+        let stream = self.stream(&stream_id);
+        {
             let mut s = lock(&stream);
             if s.response_url.is_none() {
                 s.response_url.clone_from(&handle.response_url);
@@ -205,14 +208,32 @@ impl WeComPlatform {
                 s.req_id.clone_from(&handle.req_id);
                 if let Some(sender) = &self.socket {
                     let later =
-                        hand_over_later(sender.clone(), Arc::clone(&stream), stream_id.to_owned());
+                        hand_over_later(sender.clone(), Arc::clone(&stream), stream_id.clone());
                     tokio::spawn(later);
                 }
             }
             chat_id.clone_into(&mut s.chat_id);
-            s.next_part_id(stream_id)
+        }
+        Ok((stream_id, stream))
+    }
+
+    /// Adds a card to the stream of `handle`, in `chat_id`; its message id. The id is taken and
+    /// the card put in under one lock, so two cards posted at once get two ids.
+    async fn add_part(
+        &self,
+        handle: &ReplyHandle,
+        chat_id: &str,
+        markdown: String,
+        more: bool,
+    ) -> Result<String, AdapterError> {
+        let (stream_id, stream) = self.bound(handle, chat_id)?;
+        let id = {
+            let mut s = lock(&stream);
+            let id = s.next_part_id(&stream_id);
+            s.set(&id, markdown, more);
+            id
         };
-        self.set_part(&id, markdown, more).await?;
+        self.sync(&stream_id, &stream).await?;
         Ok(id)
     }
 

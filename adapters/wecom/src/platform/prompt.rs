@@ -25,8 +25,8 @@ impl WeComPlatform {
     ) -> Result<String, AdapterError> {
         let task = card.get("task_id").and_then(Value::as_str).unwrap_or("");
         let message_id = format!("{CARD_PREFIX}{task}");
-        if let Some(stream_id) = &handle.stream {
-            let stream = self.stream(stream_id);
+        if handle.stream.is_some() {
+            let (stream_id, stream) = self.bound(handle, &target.chat_id)?;
             let riding = {
                 let mut s = lock(&stream);
                 s.attach_card(card.clone())
@@ -34,7 +34,7 @@ impl WeComPlatform {
             };
             match (riding, &self.socket) {
                 (Some((snapshot, Some(req_id))), Some(sender)) => {
-                    let body = with_card(stream_id, &snapshot.content, snapshot.finish, card);
+                    let body = with_card(&stream_id, &snapshot.content, snapshot.finish, card);
                     sender
                         .respond(&req_id, RESPOND_MSG, body)
                         .await

@@ -37,6 +37,9 @@ pub(crate) struct Stream {
     finished: Option<String>,
     /// Whether the tail was handed out to be sent.
     tail_taken: bool,
+    /// Whether the stream was finished while its answer was still being written (its last
+    /// shown line may be cut short).
+    cut_while_writing: bool,
     /// The `response_url` of the message the stream answers, which takes the tail (callback
     /// mode).
     pub(crate) response_url: Option<String>,
@@ -71,6 +74,7 @@ impl Stream {
             parts: Vec::new(),
             finished: None,
             tail_taken: false,
+            cut_while_writing: false,
             response_url: None,
             req_id: None,
             chat_id: String::new(),
@@ -163,6 +167,7 @@ impl Stream {
         if late || !fits {
             let content = handed_over(&joined);
             self.finished = Some(content.clone());
+            self.cut_while_writing = !self.complete();
             return Snapshot {
                 content,
                 finish: true,
@@ -186,6 +191,11 @@ impl Stream {
     }
 
     /// What the finished snapshot did not show, once the stream is complete: taken once.
+    ///
+    /// The cards' text is not append-only (a turn card's status line at the top changes when the
+    /// turn ends), so the rest is found after the last lines the snapshot showed, looked up in
+    /// the final text; a last line that may have been cut short is shown again, whole. When they
+    /// cannot be found, the whole final text is the rest: shown twice rather than lost.
     pub(crate) fn take_tail(&mut self) -> Option<String> {
         if self.tail_taken || !self.complete() {
             return None;
@@ -196,13 +206,45 @@ impl Stream {
             .strip_suffix(CONTINUED_BELOW)
             .map(str::trim_end)
             .unwrap_or(shown);
-        let tail = joined
-            .strip_prefix(shown_answer)
+        let tail = after_shown(&joined, shown_answer, self.cut_while_writing)
             .unwrap_or(&joined)
             .trim_start();
         self.tail_taken = true;
         (!tail.is_empty()).then(|| tail.to_owned())
     }
+}
+
+/// Lines of the shown text that anchor where the rest begins in the final text.
+const ANCHOR_LINES: usize = 3;
+
+/// What follows, in `all`, the end of `shown`: found by the last [`ANCHOR_LINES`] non-blank
+/// lines of `shown` (without its last line when `last_may_be_cut`); `None` when `all` does not
+/// contain them.
+fn after_shown<'a>(all: &'a str, shown: &str, last_may_be_cut: bool) -> Option<&'a str> {
+    if shown.trim().is_empty() {
+        return Some(all);
+    }
+    let mut lines: Vec<(usize, &str)> = line_starts(shown)
+        .filter(|(_, line)| !line.trim().is_empty())
+        .collect();
+    if last_may_be_cut {
+        lines.pop();
+    }
+    let (&(end_start, end_line), _) = lines.split_last()?;
+    let first = lines.len().saturating_sub(ANCHOR_LINES);
+    let start = lines[first].0;
+    let anchor = &shown[start..end_start + end_line.len()];
+    let at = all.find(anchor)?;
+    Some(&all[at + anchor.len()..])
+}
+
+/// Each line of `text` with the byte offset it starts at.
+fn line_starts(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.split('\n').scan(0, |offset, line| {
+        let start = *offset;
+        *offset += line.len() + 1;
+        Some((start, line))
+    })
 }
 
 /// The first message's worth of `text`.
@@ -261,8 +303,24 @@ mod tests {
         assert_eq!(late.content, format!("Part one\n\n{CONTINUED_BELOW}"));
         stream.set("s.0", "Part one\nPart two".into(), false);
         assert_eq!(stream.snapshot(t0 + HAND_OVER_AFTER), late);
-        assert_eq!(stream.take_tail().as_deref(), Some("Part two"));
+        // "Part one" was shown while being written, so it may have been cut: it is shown again.
+        assert_eq!(stream.take_tail().as_deref(), Some("Part one\nPart two"));
         assert_eq!(stream.take_tail(), None);
+    }
+
+    #[test]
+    fn the_rest_is_found_though_the_status_line_changed_and_a_cut_line_is_shown_again() {
+        let t0 = Instant::now();
+        let mut stream = Stream::new(t0);
+        stream.set("s.0", "⏳ Writing\nLine 1\nLine 2\nLine 3\nLi".into(), true);
+        let late = stream.snapshot(t0 + HAND_OVER_AFTER);
+        assert!(late.finish);
+        stream.set(
+            "s.0",
+            "✅ Done\nLine 1\nLine 2\nLine 3\nLine 4\nLine 5".into(),
+            false,
+        );
+        assert_eq!(stream.take_tail().as_deref(), Some("Line 4\nLine 5"));
     }
 
     #[test]
