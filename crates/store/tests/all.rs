@@ -21,5 +21,6 @@ mod ledger;
 mod migrations;
 mod records;
 mod roles;
+mod secrets;
 mod usage;
 mod writer;
