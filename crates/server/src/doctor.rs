@@ -61,10 +61,18 @@ async fn database(config: &Config) -> Line {
 fn platforms(config: &Config) -> Line {
     let p = &config.platforms;
     let configured: Vec<String> = [
-        p.slack.as_ref().map(|c| format!("slack ({} mode)", c.mode.as_str())),
-        p.feishu.as_ref().map(|c| format!("feishu ({} mode)", c.mode.as_str())),
-        p.wecom.as_ref().map(|c| format!("wecom ({} mode)", c.mode.as_str())),
-        p.dingtalk.as_ref().map(|c| format!("dingtalk ({} mode)", c.mode.as_str())),
+        p.slack
+            .as_ref()
+            .map(|c| format!("slack ({} mode)", c.mode.as_str())),
+        p.feishu
+            .as_ref()
+            .map(|c| format!("feishu ({} mode)", c.mode.as_str())),
+        p.wecom
+            .as_ref()
+            .map(|c| format!("wecom ({} mode)", c.mode.as_str())),
+        p.dingtalk
+            .as_ref()
+            .map(|c| format!("dingtalk ({} mode)", c.mode.as_str())),
     ]
     .into_iter()
     .flatten()
