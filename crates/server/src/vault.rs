@@ -1,13 +1,13 @@
 //! `workmate vault rotate|status`: the operator's view of the credential vault.
 //!
 //! Invariants: no secret value is read or printed here (rotation re-wraps data keys only, and
-//! status counts rows); every tenant whose rows a rotation re-wrapped gets one audit record with
-//! actor `operator`; nothing is printed here, the outcome is returned as text.
+//! status counts rows); every batch a rotation commits leaves an audit record in its tenant with
+//! actor `operator` (written by the store in the batch's transaction); nothing is printed here,
+//! the outcome is returned as text.
 
 use std::sync::Arc;
 
-use serde_json::json;
-use workmate_store::{NewAuditRecord, RotationReport, Store, Vault, VaultStatus};
+use workmate_store::{RotationReport, Vault, VaultStatus};
 use workmate_vault::KeyProvider;
 
 use crate::cli::VaultCommand;
@@ -34,7 +34,7 @@ pub(crate) async fn run(config: &Config, action: VaultCommand) -> Result<String,
     database::migrate(&store, config).await?;
     let vault = Vault::new(store.clone(), keys);
     let outcome = match action {
-        VaultCommand::Rotate { batch_size } => rotate(&store, &vault, batch_size).await,
+        VaultCommand::Rotate { batch_size } => rotate(&vault, batch_size).await,
         VaultCommand::Status => vault
             .status()
             .await
@@ -45,30 +45,23 @@ pub(crate) async fn run(config: &Config, action: VaultCommand) -> Result<String,
     outcome
 }
 
-async fn rotate(store: &Store, vault: &Vault, batch: u64) -> Result<String, StartupError> {
-    let report = vault.rotate(batch).await.map_err(|e| match e {
-        workmate_store::Error::Secret { .. } => StartupError::Refused(format!(
-            "rotation stopped: {e}; the batches before it are kept, so add the missing key to \
-             [vault] previous_key_files and run `workmate vault rotate` again \
-             (`workmate vault status` shows what is left)"
-        )),
-        other => StartupError::Store(other),
-    })?;
-    for (tenant, rows) in &report.rewrapped {
-        let record = NewAuditRecord {
-            session_id: None,
-            actor: Some("operator".into()),
-            stage: "vault_rotated".into(),
-            tool: None,
-            status: Some("rewrapped".into()),
-            detail: json!({ "rows": rows, "key_id": report.key_id, "via": "cli" }),
-        };
-        store
-            .audit()
-            .append(tenant, &record)
-            .await
-            .map_err(StartupError::Store)?;
-    }
+/// The actor audit records name for rotations run from the command line.
+const OPERATOR: &str = "operator";
+
+async fn rotate(vault: &Vault, batch: u64) -> Result<String, StartupError> {
+    let mut via = serde_json::Map::new();
+    via.insert("via".into(), "cli".into());
+    let report = vault
+        .rotate(batch, OPERATOR, &via)
+        .await
+        .map_err(|e| match e {
+            workmate_store::Error::Secret { .. } => StartupError::Refused(format!(
+                "rotation stopped: {e}; the batches before it are kept, so add the missing key \
+                 to [vault] previous_key_files and run `workmate vault rotate` again \
+                 (`workmate vault status` shows what is left)"
+            )),
+            other => StartupError::Store(other),
+        })?;
     Ok(describe_rotation(&report))
 }
 

@@ -222,7 +222,7 @@ fn rotation_story(url: &str) {
     no_plaintext(&format!("{}{}", out.stdout, out.stderr));
     assert_eq!(
         audit_rows(url, "slack-T1"),
-        vec![serde_json::json!({"rows": 2, "key_id": new_id, "via": "cli"})]
+        vec![serde_json::json!({"via": "cli", "rows": 2, "key_id": new_id, "from": [old_id]})]
     );
 
     // Running it again finds nothing to do.

@@ -13,7 +13,8 @@ use tracing::info;
 use workmate_protocol::{TenantId, UserId};
 use workmate_vault::{ExposeSecret, KeyProvider, SecretName, SecretRef, SecretString};
 
-use crate::{Error, Result, Store};
+use crate::repo::secrets::SealedRow;
+use crate::{Error, NewAuditRecord, Result, Store};
 
 /// The largest secret the vault keeps, in bytes (a token or key, not a document).
 pub const MAX_SECRET_BYTES: usize = 16 * 1024;
@@ -190,8 +191,15 @@ impl Vault {
     /// Re-wraps every data key not on the current master key with it, `batch` rows per
     /// transaction. Rows already on it are skipped, so a second run (or a run after an
     /// interruption) does only what is left. Fails, keeping the batches already committed, when
-    /// a row names a key the provider does not hold or does not open.
-    pub async fn rotate(&self, batch: u64) -> Result<RotationReport> {
+    /// a row names a key the provider does not hold or does not open. Each batch stores, in its
+    /// own transaction, a `vault_rotated` audit record for its tenant naming `actor` and
+    /// carrying `detail`'s fields beside `rows`, `key_id` and `from` (the key ids it left).
+    pub async fn rotate(
+        &self,
+        batch: u64,
+        actor: &str,
+        detail: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<RotationReport> {
         let batch = batch.max(1);
         let current = self.keys.key_id().to_owned();
         let repo = self.store.secrets();
@@ -209,19 +217,32 @@ impl Vault {
         for tenant in repo.tenants_not_on(&current).await? {
             let mut done = 0;
             loop {
+                let rewrap = |row: &SealedRow| {
+                    let here = place(&tenant, row.owner.as_ref(), &row.name);
+                    let rewrapped = workmate_vault::rewrap(self.keys.as_ref(), &here, &row.sealed)
+                        .map_err(|source| Error::Secret {
+                            what: describe(&tenant, row.owner.as_ref(), &row.name),
+                            source,
+                        })?;
+                    // The batch only holds rows on other keys, so there is always a new wrap.
+                    rewrapped.ok_or_else(|| Error::Invalid("row already on the current key".into()))
+                };
+                let audit = |rows: u64, from: Vec<String>| {
+                    let mut body = detail.clone();
+                    body.insert("rows".into(), rows.into());
+                    body.insert("key_id".into(), current.clone().into());
+                    body.insert("from".into(), from.into());
+                    NewAuditRecord {
+                        session_id: None,
+                        actor: Some(actor.to_owned()),
+                        stage: "vault_rotated".into(),
+                        tool: None,
+                        status: Some("rewrapped".into()),
+                        detail: serde_json::Value::Object(body),
+                    }
+                };
                 let changed = repo
-                    .rewrap_batch(&tenant, &current, batch, |row| {
-                        let here = place(&tenant, row.owner.as_ref(), &row.name);
-                        let rewrapped =
-                            workmate_vault::rewrap(self.keys.as_ref(), &here, &row.sealed)
-                                .map_err(|source| Error::Secret {
-                                    what: describe(&tenant, row.owner.as_ref(), &row.name),
-                                    source,
-                                })?;
-                        // The batch only holds rows on other keys, so there is always a new wrap.
-                        rewrapped
-                            .ok_or_else(|| Error::Invalid("row already on the current key".into()))
-                    })
+                    .rewrap_batch(&tenant, &current, batch, rewrap, audit)
                     .await?;
                 if changed == 0 {
                     break;

@@ -156,7 +156,7 @@ backend_matrix! {
         // Rotating to key 3 with only key 1 available: t1's rows move, then the run stops at
         // the first row on key 2, having committed what it did.
         let partial = Vault::new(ctx.store.clone(), ring(3, &[1]));
-        let err = partial.rotate(2).await.unwrap_err();
+        let err = partial.rotate(2, "operator", &serde_json::Map::new()).await.unwrap_err();
         assert!(err.to_string().contains(key(2).id()), "{err}");
         let status = partial.status().await.unwrap();
         assert_eq!(status.key_id, key(3).id());
@@ -167,15 +167,26 @@ backend_matrix! {
 
         // With both old keys the rest moves; rows already on key 3 are skipped.
         let full = Vault::new(ctx.store.clone(), ring(3, &[1, 2]));
-        let report = full.rotate(2).await.unwrap();
+        let report = full.rotate(2, "operator", &serde_json::Map::new()).await.unwrap();
         assert_eq!(report.key_id, key(3).id());
         assert_eq!(report.skipped, 4);
         assert_eq!(report.total_rewrapped(), 3);
         assert_eq!(report.rewrapped, vec![(t2.clone(), 3)]);
         assert_eq!(report.batches, 2, "3 rows in batches of 2");
+        // Each batch left an audit record in its tenant, naming the keys its rows left.
+        let audit: Vec<serde_json::Value> = ctx.store.audit().recent(&t2, 10).await.unwrap()
+            .into_iter()
+            .filter(|r| r.stage == "vault_rotated" && r.actor.as_deref() == Some("operator"))
+            .map(|r| r.detail)
+            .collect();
+        // Batches follow (owner, name): t2's two tenant-wide rows on key 2, then Alice's on key 1.
+        assert_eq!(audit, vec![
+            serde_json::json!({"rows": 1, "key_id": key(3).id(), "from": [key(1).id()]}),
+            serde_json::json!({"rows": 2, "key_id": key(3).id(), "from": [key(2).id()]}),
+        ], "newest first");
 
         // A second run has nothing to do.
-        let again = full.rotate(2).await.unwrap();
+        let again = full.rotate(2, "operator", &serde_json::Map::new()).await.unwrap();
         assert_eq!((again.total_rewrapped(), again.skipped, again.batches), (0, 7, 0));
 
         // Key 3 alone now opens everything; the old keys alone open nothing.

@@ -57,6 +57,19 @@ impl<'s> AuditRepo<'s> {
 
     /// Appends a record.
     pub async fn append(&self, tenant: &TenantId, new: &NewAuditRecord) -> Result<AuditRecord> {
+        self.append_with(&self.store.pool, tenant, new).await
+    }
+
+    /// Appends a record as part of the transaction `executor` belongs to.
+    pub(crate) async fn append_with<'c, E>(
+        &self,
+        executor: E,
+        tenant: &TenantId,
+        new: &NewAuditRecord,
+    ) -> Result<AuditRecord>
+    where
+        E: sqlx::Executor<'c, Database = sqlx::Any>,
+    {
         let record = AuditRecord {
             id: new_id(),
             at_ms: self.store.clock_ms(),
@@ -79,7 +92,7 @@ impl<'s> AuditRepo<'s> {
             .bind(record.tool.clone())
             .bind(record.status.clone())
             .bind(to_json(&record.detail)?)
-            .execute(&self.store.pool)
+            .execute(executor)
             .await?;
         Ok(record)
     }

@@ -11,7 +11,7 @@ use workmate_protocol::{TenantId, UserId};
 use workmate_vault::{Sealed, SecretName};
 
 use crate::row::{col, to_i64};
-use crate::{Error, Result, Store};
+use crate::{Error, NewAuditRecord, Result, Store};
 
 const TABLE: &str = "secrets";
 
@@ -195,14 +195,16 @@ impl<'s> SecretRepo<'s> {
     }
 
     /// Re-wraps up to `limit` of the tenant's secrets not wrapped by `key_id`, in one
-    /// transaction that locks them; `rewrap` turns a row's sealed value into its re-wrapped one.
-    /// Returns how many rows it changed (0: none left).
+    /// transaction that locks them; `rewrap` turns a row's sealed value into its re-wrapped one,
+    /// and `audit` (given the rows changed and the key ids they left) makes the record stored in
+    /// the same transaction. Returns how many rows it changed (0: none left).
     pub(crate) async fn rewrap_batch(
         &self,
         tenant: &TenantId,
         key_id: &str,
         limit: u64,
         mut rewrap: impl FnMut(&SealedRow) -> Result<Sealed>,
+        audit: impl FnOnce(u64, Vec<String>) -> NewAuditRecord,
     ) -> Result<u64> {
         let d = self.store.dialect;
         let mut tx = self.store.begin_write().await?;
@@ -214,6 +216,7 @@ impl<'s> SecretRepo<'s> {
             .fetch_all(&mut *tx)
             .await?;
         let mut changed = 0;
+        let mut from: Vec<String> = Vec::new();
         for row in &rows {
             let owner: String = col(row, TABLE, "owner_id")?;
             let found = SealedRow {
@@ -222,6 +225,9 @@ impl<'s> SecretRepo<'s> {
                 sealed: sealed_of(row)?,
             };
             let new = rewrap(&found)?;
+            if !from.contains(&found.sealed.key_id) {
+                from.push(found.sealed.key_id.clone());
+            }
             let done = d
                 .query("UPDATE secrets SET key_id = ?, wrapped_key = ? WHERE tenant_id = ? AND owner_id = ? AND name = ? AND key_id = ?")
                 .bind(new.key_id)
@@ -233,6 +239,13 @@ impl<'s> SecretRepo<'s> {
                 .execute(&mut *tx)
                 .await?;
             changed += done.rows_affected();
+        }
+        if changed > 0 {
+            from.sort();
+            self.store
+                .audit()
+                .append_with(&mut *tx, tenant, &audit(changed, from))
+                .await?;
         }
         tx.commit().await?;
         Ok(changed)
