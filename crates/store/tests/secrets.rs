@@ -201,4 +201,31 @@ backend_matrix! {
         assert_eq!(only_new.get(&t2, None, "platform/slack/app_token").await.unwrap().unwrap().expose_secret(), "v2-b");
         assert!(on_1.get(&t1, None, "connector/c0/token").await.is_err());
     }
+
+    async fn two_rotations_at_once_rewrap_each_row_once(ctx: Ctx) {
+        let t = tenant("acme");
+        let old = Vault::new(ctx.store.clone(), ring(1, &[]));
+        for i in 0..12 {
+            old.put(&t, None, &format!("connector/c{i:02}/token"), &secret(&format!("v{i}"))).await.unwrap();
+        }
+        let rotate = |vault: Vault| tokio::spawn(async move {
+            vault.rotate(3, "operator", &serde_json::Map::new()).await
+        });
+        let new = Vault::new(ctx.store.clone(), ring(2, &[1]));
+        let (a, b) = (rotate(new.clone()), rotate(new.clone()));
+        let (a, b) = (a.await.unwrap().unwrap(), b.await.unwrap().unwrap());
+        assert_eq!(a.total_rewrapped() + b.total_rewrapped(), 12, "{a:?} {b:?}");
+
+        let audited: u64 = ctx.store.audit().recent(&t, 100).await.unwrap()
+            .into_iter()
+            .filter(|r| r.stage == "vault_rotated")
+            .map(|r| r.detail["rows"].as_u64().unwrap())
+            .sum();
+        assert_eq!(audited, 12, "each row re-wrapped and audited once");
+        let only_new = Vault::new(ctx.store.clone(), ring(2, &[]));
+        for i in 0..12 {
+            let got = only_new.get(&t, None, &format!("connector/c{i:02}/token")).await.unwrap().unwrap();
+            assert_eq!(got.expose_secret(), format!("v{i}"));
+        }
+    }
 }
