@@ -47,6 +47,10 @@ pub enum Command {
     /// Grant or revoke a user's role in a tenant, as the operator (audited).
     #[command(subcommand)]
     Role(RoleCommand),
+    /// The credential vault: re-wrap secrets with the current master key, or show which keys
+    /// the stored secrets use.
+    #[command(subcommand)]
+    Vault(VaultCommand),
     /// Measure the service under load; prints figures beside their targets.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -60,6 +64,21 @@ pub enum Command {
 pub enum BenchCommand {
     /// Post signed Slack events from a second process; compare with an empty axum handler.
     Webhooks(crate::bench::WebhooksArgs),
+}
+
+/// `workmate vault …`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Subcommand)]
+pub enum VaultCommand {
+    /// Re-wrap every secret's data key with the current master key ([vault] key_file or
+    /// WORKMATE_VAULT_KEY); the keys rows use now must be configured as previous keys. Rows
+    /// already on the current key are skipped, so it can be run again after an interruption.
+    Rotate {
+        /// Rows re-wrapped per transaction.
+        #[arg(long, value_name = "ROWS", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+        batch_size: u64,
+    },
+    /// Print the current master key's id and how many secrets each key id wraps.
+    Status,
 }
 
 /// `workmate models …`.

@@ -9,7 +9,7 @@ use crate::cli::{BenchCommand, Cli, Command, ModelsCommand, PolicyCommand};
 use crate::config::Config;
 use crate::engine::Script;
 use crate::error::StartupError;
-use crate::{bench, data_dir, database, doctor, explain, models, roles, serve, telemetry};
+use crate::{bench, data_dir, database, doctor, explain, models, roles, serve, telemetry, vault};
 
 /// Runs the command line's subcommand. `working_dir` is where `workmate.toml` is looked for and
 /// `env` the process environment. Returns the text to print on stdout, if any.
@@ -55,6 +55,7 @@ pub fn run(
         },
         Command::Migrate => runtime.block_on(migrate(&config)).map(Some),
         Command::Role(ref action) => runtime.block_on(roles::run(&config, action)).map(Some),
+        Command::Vault(action) => runtime.block_on(vault::run(&config, action)).map(Some),
         Command::Models {
             action: Some(ModelsCommand::Check),
         } => {

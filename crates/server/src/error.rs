@@ -96,6 +96,10 @@ pub enum StartupError {
     /// changed, and the text says why and what to do instead.
     #[error("{0}")]
     Refused(String),
+    /// The credential vault's master keys cannot be used (a key file unreadable, open to
+    /// others or malformed), or none is configured.
+    #[error("the vault's master keys cannot be used: {0}")]
+    VaultKeys(String),
     /// A database statement failed after the database was opened.
     #[error("the database failed: {0}")]
     Store(workmate_store::Error),
@@ -109,6 +113,7 @@ impl StartupError {
             | Self::Listen { .. }
             | Self::DataDir { .. }
             | Self::Script(_)
+            | Self::VaultKeys(_)
             | Self::Usage(_) => 2,
             Self::Database { .. }
             | Self::Migrate { .. }

@@ -23,6 +23,7 @@ mod sandbox;
 pub mod serve;
 pub mod shutdown;
 pub mod telemetry;
+mod vault;
 
 pub use commands::run;
 pub use error::StartupError;

@@ -31,5 +31,6 @@ mod slack;
 mod support;
 mod surfaces;
 mod tenant_settings;
+mod vault;
 mod visibility;
 mod wecom;

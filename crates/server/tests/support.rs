@@ -20,7 +20,11 @@ pub(crate) fn workmate(dir: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_workmate"));
     command.current_dir(dir);
     for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("WORKMATE__") || name == "RUST_LOG" {
+        if name.to_string_lossy().starts_with("WORKMATE__")
+            || name == "RUST_LOG"
+            || name == "WORKMATE_VAULT_KEY"
+            || name == "WORKMATE_VAULT_PREVIOUS_KEYS"
+        {
             command.env_remove(name);
         }
     }

@@ -37,6 +37,14 @@ pub enum Error {
         /// What was looked for, e.g. "session s_123".
         what: String,
     },
+    /// A secret could not be sealed, opened or re-wrapped (the vault's reason; never its value).
+    #[error("secret {what}: {source}")]
+    Secret {
+        /// Which secret, e.g. "connector/github/token of tenant t1".
+        what: String,
+        /// The vault's error.
+        source: workmate_vault::Error,
+    },
     /// The caller asked for something the store never does.
     #[error("invalid request: {0}")]
     Invalid(String),

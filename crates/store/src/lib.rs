@@ -17,6 +17,7 @@ mod migrate;
 mod repo;
 mod row;
 mod tenant_cache;
+mod vault;
 mod visibility;
 mod writer;
 
@@ -45,11 +46,13 @@ pub use repo::offboarding::{
 };
 pub use repo::open_turns::{OpenTurn, OpenTurnRepo};
 pub use repo::roles::RoleChange;
+pub use repo::secrets::SecretRepo;
 pub use repo::sessions::{NewSession, SessionKey, SessionRecord, SessionRepo};
 pub use repo::tenants::{NewUser, Role, Tenant, TenantRepo, User};
 pub use repo::tool_calls::{ToolCallRecord, ToolCallRepo, ToolCallState, Transition};
 pub use repo::usage::{NewUsage, UsageGroup, UsageRepo, UsageTotal, utc_day};
 pub use repo::wakes::{NewWake, Wake, WakeKind, WakeRepo, WakeState};
+pub use vault::{KeyUse, MAX_SECRET_BYTES, RotationReport, Vault, VaultStatus};
 pub use visibility::{Sight, can_see};
 pub use writer::{
     Counters, LedgerMove, SessionChange, StepDone, StepError, StepWrite, StepWritten, Writer,
@@ -167,6 +170,11 @@ impl Store {
     /// Audit records.
     pub fn audit(&self) -> AuditRepo<'_> {
         AuditRepo::new(self)
+    }
+
+    /// Sealed secrets (the credential vault's rows; use [`Vault`] to seal and open them).
+    pub fn secrets(&self) -> SecretRepo<'_> {
+        SecretRepo::new(self)
     }
 
     /// Platform message ids of rendered cards.

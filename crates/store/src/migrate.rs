@@ -87,6 +87,13 @@ const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../../../migrations/postgres/0009_connection_leases.sql"),
     },
     Migration {
+        version: 10,
+        name: "0010_secrets",
+        sqlite: include_str!("../../../migrations/sqlite/0010_secrets.sql"),
+        mysql: include_str!("../../../migrations/mysql/0010_secrets.sql"),
+        postgres: include_str!("../../../migrations/postgres/0010_secrets.sql"),
+    },
+    Migration {
         version: 11,
         name: "0011_inbox_approvals",
         sqlite: include_str!("../../../migrations/sqlite/0011_inbox_approvals.sql"),

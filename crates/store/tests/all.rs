@@ -22,5 +22,6 @@ mod migrations;
 mod offboarding;
 mod records;
 mod roles;
+mod secrets;
 mod usage;
 mod writer;

@@ -434,6 +434,20 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
         kind: Kind::Str,
         flag: None,
     },
+    // `[vault]`: the credential vault's master keys (the key itself may instead be in the
+    // environment variable WORKMATE_VAULT_KEY, which is not a configuration key).
+    Key {
+        section: "vault",
+        key: "key_file",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "vault",
+        key: "previous_key_files",
+        kind: Kind::StrList,
+        flag: None,
+    },
     Key {
         section: "log",
         key: "format",

@@ -22,6 +22,7 @@ mod secret;
 mod server;
 mod tools;
 mod validate;
+mod vault;
 mod wecom;
 
 use std::collections::BTreeMap;
@@ -40,6 +41,7 @@ pub use providers::{GatewayProvider, ProvidersConfig};
 pub use secret::DatabaseUrl;
 pub use server::{HttpLimits, SurfaceToken};
 pub use tools::{ShellSandboxMode, ToolsSettings};
+pub use vault::{VAULT_KEY_ENV, VAULT_PREVIOUS_KEYS_ENV, VaultSettings};
 pub use wecom::{WeComConfig, WeComMode};
 
 /// The name of the configuration file looked for in the working directory.
@@ -65,6 +67,8 @@ pub struct Config {
     pub platforms: PlatformsConfig,
     /// `[tools]`: session workspaces and the exec sandbox.
     pub tools: ToolsSettings,
+    /// `[vault]`: the credential vault's master keys.
+    pub vault: VaultSettings,
     origins: BTreeMap<(String, String), Source>,
 }
 
@@ -154,7 +158,9 @@ pub struct ConfigSources {
     pub config_file: Option<PathBuf>,
     /// Where to look for `workmate.toml`.
     pub working_dir: PathBuf,
-    /// The environment, as name/value pairs; only `WORKMATE__…` and `RUST_LOG` are read.
+    /// The environment, as name/value pairs; only `WORKMATE__…`, `RUST_LOG`, the variables
+    /// `api_key_env` names and the vault's `WORKMATE_VAULT_KEY`/`WORKMATE_VAULT_PREVIOUS_KEYS`
+    /// are read.
     pub env: Vec<(String, String)>,
     /// Command-line flags.
     pub flags: Overrides,

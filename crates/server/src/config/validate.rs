@@ -44,6 +44,8 @@ pub(crate) struct RawConfig {
     pub(crate) platforms: RawPlatforms,
     #[serde(default)]
     pub(crate) tools: super::tools::RawTools,
+    #[serde(default)]
+    pub(crate) vault: super::vault::RawVault,
 }
 
 /// `[platforms.*]`.
@@ -295,6 +297,7 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
     let platforms = super::platforms::validate_platforms(&raw.platforms, &invalid)?;
     let tools =
         super::tools::validate_tools(&raw.tools, std::path::Path::new(&data_dir), &invalid)?;
+    let vault = super::vault::validate_vault(&raw.vault, env, &invalid)?;
 
     Ok(Config {
         server: ServerConfig {
@@ -315,6 +318,7 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
         providers,
         platforms,
         tools,
+        vault,
         database: DatabaseConfig {
             url: DatabaseUrl::new(url),
             max_connections,
@@ -434,6 +438,10 @@ mod tests {
             tools: super::super::tools::RawTools {
                 workspaces_dir: Some(String::new()),
                 shell_sandbox: Some(String::new()),
+            },
+            vault: super::super::vault::RawVault {
+                key_file: Some(String::new()),
+                previous_key_files: Some(vec![String::new()]),
             },
         };
         let table = toml::Table::try_from(full).unwrap();

@@ -57,29 +57,20 @@ impl<'s> AuditRepo<'s> {
 
     /// Appends a record.
     pub async fn append(&self, tenant: &TenantId, new: &NewAuditRecord) -> Result<AuditRecord> {
-        let record = self.record(new);
-        insert(self.store, tenant, &record)?
-            .execute(&self.store.pool)
-            .await?;
-        Ok(record)
+        self.append_with(&self.store.pool, tenant, new).await
     }
 
-    /// Appends a record in `tx`, so it is written with what it records, or not at all.
-    pub(crate) async fn append_in(
+    /// Appends a record as part of the transaction `executor` belongs to.
+    pub(crate) async fn append_with<'c, E>(
         &self,
-        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        executor: E,
         tenant: &TenantId,
         new: &NewAuditRecord,
-    ) -> Result<AuditRecord> {
-        let record = self.record(new);
-        insert(self.store, tenant, &record)?
-            .execute(&mut **tx)
-            .await?;
-        Ok(record)
-    }
-
-    fn record(&self, new: &NewAuditRecord) -> AuditRecord {
-        AuditRecord {
+    ) -> Result<AuditRecord>
+    where
+        E: sqlx::Executor<'c, Database = sqlx::Any>,
+    {
+        let record = AuditRecord {
             id: new_id(),
             at_ms: self.store.clock_ms(),
             session_id: new.session_id.clone(),
@@ -88,7 +79,22 @@ impl<'s> AuditRepo<'s> {
             tool: new.tool.clone(),
             status: new.status.clone(),
             detail: new.detail.clone(),
-        }
+        };
+        self.store
+            .dialect
+            .query("INSERT INTO audit_events (tenant_id, audit_id, at_ms, session_id, actor, stage, tool, status, body_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+            .bind(tenant.as_str().to_owned())
+            .bind(record.id.clone())
+            .bind(record.at_ms)
+            .bind(record.session_id.as_ref().map(|s| s.as_str().to_owned()))
+            .bind(record.actor.clone())
+            .bind(record.stage.clone())
+            .bind(record.tool.clone())
+            .bind(record.status.clone())
+            .bind(to_json(&record.detail)?)
+            .execute(executor)
+            .await?;
+        Ok(record)
     }
 
     /// The tenant's newest records, newest first.
@@ -117,24 +123,4 @@ fn from_row(row: &AnyRow) -> Result<AuditRecord> {
         status: col(row, T, "status")?,
         detail: json_col(row, T, "body_json")?,
     })
-}
-
-/// The insert of `record`, bound and ready to run.
-fn insert<'q>(
-    store: &Store,
-    tenant: &TenantId,
-    record: &AuditRecord,
-) -> Result<sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>> {
-    Ok(store
-        .dialect
-        .query("INSERT INTO audit_events (tenant_id, audit_id, at_ms, session_id, actor, stage, tool, status, body_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
-        .bind(tenant.as_str().to_owned())
-        .bind(record.id.clone())
-        .bind(record.at_ms)
-        .bind(record.session_id.as_ref().map(|s| s.as_str().to_owned()))
-        .bind(record.actor.clone())
-        .bind(record.stage.clone())
-        .bind(record.tool.clone())
-        .bind(record.status.clone())
-        .bind(to_json(&record.detail)?))
 }

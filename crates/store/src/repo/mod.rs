@@ -16,6 +16,7 @@ pub(crate) mod messages;
 pub(crate) mod offboarding;
 pub(crate) mod open_turns;
 pub(crate) mod roles;
+pub(crate) mod secrets;
 pub(crate) mod sessions;
 pub(crate) mod tenants;
 pub(crate) mod tool_calls;

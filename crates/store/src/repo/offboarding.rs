@@ -11,7 +11,7 @@
 //!   wakes are given up (a wake acts as the session's owner);
 //! - every pending prompt of their sessions, or that they asked for, is resolved as dismissed
 //!   ("owner offboarded"), which a waiting turn reads as a denial;
-//! - the credentials they own in the vault (table `secrets`, when present) are deleted.
+//! - the credentials they own in the vault (`secrets`) are deleted.
 
 use serde_json::Value;
 use workmate_protocol::{InboxItemId, Resolution, SessionId, Surface, TenantId, UserId};
@@ -159,15 +159,13 @@ impl<'s> OffboardingRepo<'s> {
                 .push((SessionId::from(session), InboxItemId::from(item)));
         }
 
-        if table_exists(store, &mut tx, "secrets").await? {
-            done.credentials_revoked = d
-                .query("DELETE FROM secrets WHERE tenant_id = ? AND owner_user_id = ?")
-                .bind(t.clone())
-                .bind(u.clone())
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
-        }
+        done.credentials_revoked = d
+            .query("DELETE FROM secrets WHERE tenant_id = ? AND owner_id = ?")
+            .bind(t.clone())
+            .bind(u.clone())
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
 
         let record = NewAuditRecord {
             session_id: None,
@@ -186,7 +184,7 @@ impl<'s> OffboardingRepo<'s> {
                 "credentials_revoked": done.credentials_revoked,
             }),
         };
-        store.audit().append_in(&mut tx, tenant, &record).await?;
+        store.audit().append_with(&mut *tx, tenant, &record).await?;
         tx.commit().await?;
         store.identities.forget_all();
         Ok(done)
@@ -214,7 +212,7 @@ impl<'s> OffboardingRepo<'s> {
                 detail: serde_json::json!({ "user": user }),
                 ..NewAuditRecord::default()
             };
-            store.audit().append_in(&mut tx, tenant, &record).await?;
+            store.audit().append_with(&mut *tx, tenant, &record).await?;
         }
         tx.commit().await?;
         store.identities.forget_all();
@@ -235,30 +233,4 @@ fn take_rules(settings: &mut Value) -> u64 {
         }
     }
     revoked
-}
-
-/// Whether the database has table `name` (the vault's table arrives with its own migration).
-async fn table_exists(
-    store: &Store,
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
-    name: &str,
-) -> Result<bool> {
-    let sql = match store.dialect {
-        crate::Dialect::Sqlite => {
-            "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = ?"
-        }
-        crate::Dialect::Mysql => {
-            "SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?"
-        }
-        crate::Dialect::Postgres => {
-            "SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?"
-        }
-    };
-    let row = store
-        .dialect
-        .query(sql)
-        .bind(name.to_owned())
-        .fetch_one(&mut **tx)
-        .await?;
-    Ok(col::<i64>(&row, "information_schema", "n")? > 0)
 }
