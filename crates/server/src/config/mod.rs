@@ -10,6 +10,7 @@
 //! `WORKMATE__LOG__LEVEL`, which beats `RUST_LOG`, which beats the file. One resolved filter is
 //! used; no other place reads `RUST_LOG`.
 
+mod auth;
 mod dingtalk;
 mod engine;
 mod error;
@@ -29,6 +30,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use auth::{AuthConfig, OidcConfig};
 pub use dingtalk::{
     DEFAULT_ANSWER_TEMPLATE_ID, DEFAULT_CALLBACK_ROUTE_KEY, DingTalkConfig, DingTalkMode,
 };
@@ -65,6 +67,8 @@ pub struct Config {
     pub platforms: PlatformsConfig,
     /// `[tools]`: session workspaces and the exec sandbox.
     pub tools: ToolsSettings,
+    /// `[auth]`: single sign-on and the break-glass admin token.
+    pub auth: AuthConfig,
     origins: BTreeMap<(String, String), Source>,
 }
 

@@ -82,6 +82,7 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
             workspaces_dir: Some(config.tools.workspaces_dir.display().to_string()),
             shell_sandbox: Some(config.tools.shell_sandbox.as_str().to_owned()),
         },
+        auth: super::auth::render_auth(&config.auth),
         database: RawDatabase {
             url: Some(config.database.url.redacted()),
             max_connections: Some(i64::from(config.database.max_connections)),

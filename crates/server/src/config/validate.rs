@@ -44,6 +44,8 @@ pub(crate) struct RawConfig {
     pub(crate) platforms: RawPlatforms,
     #[serde(default)]
     pub(crate) tools: super::tools::RawTools,
+    #[serde(default, skip_serializing_if = "super::auth::RawAuth::is_empty")]
+    pub(crate) auth: super::auth::RawAuth,
 }
 
 /// `[platforms.*]`.
@@ -295,6 +297,7 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
     let platforms = super::platforms::validate_platforms(&raw.platforms, &invalid)?;
     let tools =
         super::tools::validate_tools(&raw.tools, std::path::Path::new(&data_dir), &invalid)?;
+    let auth = super::auth::validate_auth(&raw.auth, &invalid)?;
 
     Ok(Config {
         server: ServerConfig {
@@ -315,6 +318,7 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
         providers,
         platforms,
         tools,
+        auth,
         database: DatabaseConfig {
             url: DatabaseUrl::new(url),
             max_connections,
@@ -434,6 +438,21 @@ mod tests {
             tools: super::super::tools::RawTools {
                 workspaces_dir: Some(String::new()),
                 shell_sandbox: Some(String::new()),
+            },
+            auth: super::super::auth::RawAuth {
+                break_glass_admin_token: Some(false),
+                oidc: Some(super::super::auth::RawOidc {
+                    issuer: Some(String::new()),
+                    client_id: Some(String::new()),
+                    client_secret: Some(String::new()),
+                    redirect_url: Some(String::new()),
+                    groups_claim: Some(String::new()),
+                    scopes: Some(vec![String::new()]),
+                }),
+                groups: Some(super::super::auth::RawGroups {
+                    admin: Some(vec![String::new()]),
+                    approver: Some(vec![String::new()]),
+                }),
             },
         };
         let table = toml::Table::try_from(full).unwrap();

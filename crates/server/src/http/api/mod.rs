@@ -11,6 +11,7 @@ mod dto;
 mod events;
 mod inbox;
 mod sessions;
+pub mod sso;
 mod tenant;
 mod usage;
 mod visible;
@@ -20,7 +21,8 @@ use axum::middleware;
 use axum::routing::{get, post};
 
 use super::AppState;
-pub use auth::{Auth, Principal};
+pub use auth::{Auth, Principal, Via};
+pub use sso::Sso;
 
 /// The authenticated API routes.
 pub(crate) fn routes(state: AppState) -> Router<AppState> {
@@ -61,5 +63,10 @@ pub(crate) fn routes(state: AppState) -> Router<AppState> {
             "/v1/tenant/settings",
             get(tenant::settings).patch(tenant::change),
         )
+        .route("/v1/auth/me", get(sso::me))
         .route_layer(middleware::from_fn_with_state(state, auth::require_token))
+        // Signing in and out needs no credential.
+        .route("/v1/auth/login", get(sso::login))
+        .route("/v1/auth/callback", get(sso::callback))
+        .route("/v1/auth/logout", post(sso::logout))
 }
