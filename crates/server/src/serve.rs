@@ -281,7 +281,7 @@ fn single_sign_on(config: &Config, oidc: &crate::config::OidcConfig) -> Result<S
         groups_claim: oidc.groups_claim.clone(),
         scopes: oidc.scopes.clone(),
     };
-    let http = workmate_adapter::net::http_client().map_err(StartupError::Usage)?;
+    let http = oidc_http_client().map_err(StartupError::Usage)?;
     let client = Oidc::new(settings, http, Clock::system())
         .map_err(|e| StartupError::Usage(format!("[auth.oidc]: {e}")))?;
     let (key, generated) = SessionKey::load_or_generate(&config.server.data_dir).map_err(|e| {
@@ -299,6 +299,20 @@ fn single_sign_on(config: &Config, oidc: &crate::config::OidcConfig) -> Result<S
     );
     info!(issuer = %oidc.issuer, "Single sign-on is on.");
     Ok(Sso::new(client, key, roles))
+}
+
+/// The client of the provider's back channel (discovery, keys, token endpoint): the platforms'
+/// TLS set-up and timeouts, and no redirects, so a redirect cannot send the client secret or a
+/// code elsewhere.
+pub fn oidc_http_client() -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
+        .tls_backend_preconfigured(workmate_adapter::net::tls_config()?)
+        .connect_timeout(workmate_adapter::net::CONNECT_TIMEOUT)
+        .timeout(workmate_adapter::net::CALL_TIMEOUT)
+        .redirect(reqwest::redirect::Policy::none())
+        .user_agent(concat!("workmate/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {e}"))
 }
 
 /// Tells the operator where a generated token is; the token itself is never printed or logged

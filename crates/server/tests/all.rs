@@ -19,6 +19,7 @@ mod intake_crash;
 #[path = "../../../tests/kill.rs"]
 mod kill;
 mod models;
+mod oidc;
 #[path = "../../../tests/replicas.rs"]
 mod replicas;
 mod router;
