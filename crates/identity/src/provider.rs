@@ -105,6 +105,11 @@ impl Oidc {
         &self.clock
     }
 
+    /// Where the provider sends the browser back; its origin is workmate's, as browsers see it.
+    pub fn redirect_url(&self) -> &Url {
+        self.redirect.url()
+    }
+
     /// Whether cookies must be `Secure`: always, unless the redirect URL is plain HTTP on
     /// localhost (a developer's machine).
     pub fn secure_cookies(&self) -> bool {

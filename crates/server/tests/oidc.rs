@@ -402,6 +402,27 @@ async fn login_session_roles_logout_and_bearer_tokens_against_a_real_provider() 
     )
     .await;
     assert_eq!(settings.status, StatusCode::OK, "{}", settings.body);
+    // A change sent with the session from another origin is refused; from workmate's own, allowed.
+    let foreign = call(
+        &router,
+        "POST",
+        "/v1/wakes/events",
+        &[
+            ("cookie", &cookie),
+            ("origin", "http://evil.localhost:8080"),
+        ],
+    )
+    .await;
+    assert_eq!(foreign.status, StatusCode::FORBIDDEN, "{}", foreign.body);
+    let own = call(
+        &router,
+        "POST",
+        "/v1/wakes/events",
+        &[("cookie", &cookie), ("origin", "http://localhost:8080")],
+    )
+    .await;
+    assert_ne!(own.status, StatusCode::FORBIDDEN, "{}", own.body);
+    assert_ne!(own.status, StatusCode::UNAUTHORIZED, "{}", own.body);
     // A session cookie altered by one character is refused, with a reason.
     let mut tampered = session.clone().into_bytes();
     tampered[3] = if tampered[3] == b'A' { b'B' } else { b'A' };

@@ -203,6 +203,11 @@ pub(crate) async fn require_token(
             else {
                 return Err(ApiError::Unauthorized);
             };
+            if !sso.allows_origin(request.method(), request.headers()) {
+                return Err(ApiError::Forbidden(
+                    "a signed-in browser may change things only from workmate's own origin".into(),
+                ));
+            }
             let principal = sso.principal_from_session(&state.store, value).await?;
             request.extensions_mut().insert(principal);
             return Ok(next.run(request).await);

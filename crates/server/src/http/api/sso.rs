@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::json;
@@ -79,6 +79,26 @@ impl Sso {
             .filter(|u| u.sso_subject.as_deref() == Some(session.subject.as_str()))
             .ok_or_else(|| ApiError::Refused("session refused: the user is gone".into()))?;
         Ok(principal(user, session.subject, Via::Session))
+    }
+
+    /// Whether a cookie-authenticated request may come from where it says it comes from: safe
+    /// methods always; others only without an `Origin` or from workmate's own origin (that of
+    /// the redirect URL). `SameSite=Lax` already keeps other sites' forms from sending the
+    /// cookie; this also refuses sibling origins of the same site.
+    pub(crate) fn allows_origin(&self, method: &Method, headers: &HeaderMap) -> bool {
+        if matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS) {
+            return true;
+        }
+        let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) else {
+            return true;
+        };
+        origin.trim_end_matches('/')
+            == self
+                .oidc
+                .redirect_url()
+                .origin()
+                .ascii_serialization()
+                .as_str()
     }
 
     /// The user bound to the identity's subject, created or brought up to date (name, email,
@@ -206,7 +226,14 @@ pub(crate) async fn callback(
 ) -> Result<Response, ApiError> {
     let sso = sso(&state)?;
     if let Some(error) = query.error {
-        let detail = query.error_description.unwrap_or_default();
+        // Both come from the query string: shown bounded, as text.
+        let error: String = error.chars().take(100).collect();
+        let detail: String = query
+            .error_description
+            .unwrap_or_default()
+            .chars()
+            .take(200)
+            .collect();
         return Err(ApiError::Refused(format!(
             "the provider refused the login: {error} {detail}"
         )));
