@@ -499,6 +499,33 @@ async fn login_session_roles_logout_and_bearer_tokens_against_a_real_provider() 
     assert_eq!(me.json()["role"], "approver");
     assert_eq!(me.json()["via"], "bearer");
 
+    // Carol (only `staff`) signs in from a browser: sent on to `/`, a member.
+    let (login_cookie, query) = authorize(&router, "carol").await;
+    let signed_in = call(
+        &router,
+        "GET",
+        &format!(
+            "/v1/auth/callback?code={}&state={}",
+            query["code"], query["state"]
+        ),
+        &[
+            ("cookie", &format!("workmate_login={login_cookie}")),
+            ("accept", "text/html,application/xhtml+xml"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        signed_in.status,
+        StatusCode::SEE_OTHER,
+        "{}",
+        signed_in.body
+    );
+    assert_eq!(signed_in.location.as_deref(), Some("/"));
+    let (session, _) = signed_in.cookie("workmate_session");
+    let cookie = format!("workmate_session={session}");
+    let me = call(&router, "GET", "/v1/auth/me", &[("cookie", &cookie)]).await;
+    assert_eq!(me.json()["role"], "member", "{}", me.body);
+
     // Tokens minted with the provider's own key: a valid one (Carol, only `staff`: a member) is
     // accepted, so each refusal below is about the one thing wrong with it.
     let key = provider.signing_key();
@@ -590,4 +617,61 @@ fn altered(jwt: &str) -> String {
     payload["sub"] = Value::from("admin");
     parts[1] = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&payload).unwrap());
     parts.join(".")
+}
+
+#[tokio::test]
+async fn without_single_sign_on_the_routes_say_so_and_the_admin_token_stays() {
+    let app = app().await;
+    for (method, path) in [
+        ("GET", "/v1/auth/login"),
+        ("GET", "/v1/auth/callback?code=c&state=s"),
+        ("POST", "/v1/auth/logout"),
+    ] {
+        let answer = call(&app.router, method, path, &[]).await;
+        assert_eq!(
+            answer.status,
+            StatusCode::NOT_FOUND,
+            "{path}: {}",
+            answer.body
+        );
+        assert!(
+            answer.body.contains("[auth.oidc]"),
+            "{path}: {}",
+            answer.body
+        );
+    }
+    let me = call(
+        &app.router,
+        "GET",
+        "/v1/auth/me",
+        &[("authorization", &format!("Bearer {TOKEN}"))],
+    )
+    .await;
+    assert_eq!(me.status, StatusCode::OK, "{}", me.body);
+    assert_eq!(me.json()["user_id"], "admin");
+    assert_eq!(me.json()["via"], "admin_token");
+    // A JWT-shaped token has nobody to judge it: refused like any unknown token.
+    let jwt = TestKey::a("k").sign(claims(
+        "https://idp.example.com",
+        CLIENT_ID,
+        "mallory",
+        Utc::now() + chrono::Duration::minutes(5),
+        &["wm-admins"],
+    ));
+    let me = call(
+        &app.router,
+        "GET",
+        "/v1/auth/me",
+        &[("authorization", &format!("Bearer {jwt}"))],
+    )
+    .await;
+    assert_eq!(me.status, StatusCode::UNAUTHORIZED);
+    let cookie = call(
+        &app.router,
+        "GET",
+        "/v1/auth/me",
+        &[("cookie", "workmate_session=abc.def")],
+    )
+    .await;
+    assert_eq!(cookie.status, StatusCode::UNAUTHORIZED);
 }
