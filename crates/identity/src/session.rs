@@ -260,6 +260,28 @@ mod tests {
         assert_eq!(key.open_login(&session_cookie, 0), Err(Refusal::BadCookie));
     }
 
+    proptest::proptest! {
+        #[test]
+        fn any_session_round_trips(
+            subject in ".{0,40}",
+            tenant in "[a-z0-9-]{1,20}",
+            user_id in ".{0,40}",
+            expires_at in 1i64..i64::MAX,
+        ) {
+            let key = SessionKey::from_bytes([3; 32]);
+            let session = Session { subject, tenant, user_id, expires_at };
+            let cookie = key.seal_session(&session);
+            proptest::prop_assert_eq!(key.open_session(&cookie, 0), Ok(session));
+        }
+
+        #[test]
+        fn no_cookie_text_panics_or_passes_unsigned(text in ".{0,200}") {
+            let key = SessionKey::from_bytes([3; 32]);
+            proptest::prop_assert!(key.open_session(&text, 0).is_err());
+            proptest::prop_assert!(key.open_login(&text, 0).is_err());
+        }
+    }
+
     #[test]
     fn the_key_is_generated_once_owner_only_and_reused() {
         let dir = tempfile::tempdir().unwrap();
