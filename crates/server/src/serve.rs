@@ -261,6 +261,12 @@ fn admin_auth(config: &Config) -> Result<Auth, StartupError> {
             warn!(
                 "The static admin token is on beside single sign-on ([auth] break_glass_admin_token)."
             );
+        } else {
+            // The token is still kept, so turning the break-glass switch on needs no restart of
+            // anything else; until then it opens nothing.
+            info!(
+                "The static admin token is off; [auth] break_glass_admin_token = true turns it on."
+            );
         }
     }
     if let Some(surface) = auth.surface_sharing_admin_token() {
