@@ -262,8 +262,8 @@ fn admin_auth(config: &Config) -> Result<Auth, StartupError> {
                 "The static admin token is on beside single sign-on ([auth] break_glass_admin_token)."
             );
         } else {
-            // The token is still kept, so turning the break-glass switch on needs no restart of
-            // anything else; until then it opens nothing.
+            // The token is still kept, so the break-glass switch, once turned on, opens with the
+            // token the operator already holds; until then it opens nothing.
             info!(
                 "The static admin token is off; [auth] break_glass_admin_token = true turns it on."
             );
