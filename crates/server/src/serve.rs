@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{error, info, warn};
 use workmate_chat::{Chat, ChatConfig};
 use workmate_engine::{Scheduler, SchedulerConfig};
+use workmate_identity::{Clock, GroupRoles, Oidc, OidcSettings, SessionKey};
 use workmate_protocol::TenantId;
 use workmate_providers::ProviderRouter;
 use workmate_store::{NewUser, Role};
@@ -24,7 +25,7 @@ use crate::config::Config;
 use crate::config::HttpLimits;
 use crate::engine::{self, Script};
 use crate::error::StartupError;
-use crate::http::api::{Auth, auth};
+use crate::http::api::{Auth, Sso, auth};
 use crate::http::{AppState, BoundedListener, router_with};
 use crate::metrics::Metrics;
 use crate::platforms::dingtalk::DingTalkSurface;
@@ -245,19 +246,80 @@ fn admin_auth(config: &Config) -> Result<Auth, StartupError> {
         warn!(path = %path.display(), "Generated an admin token for the HTTP API.");
         show_where_the_token_is(&path);
     }
-    let auth = Auth::admin(token).with_surfaces(
+    let mut auth = Auth::admin(token).with_surfaces(
         config
             .server
             .surface_tokens
             .iter()
             .map(|s| (s.name.clone(), s.token.clone())),
     );
+    if let Some(oidc) = &config.auth.oidc {
+        auth = auth.with_sso(
+            single_sign_on(config, oidc)?,
+            config.auth.break_glass_admin_token,
+        );
+        if config.auth.break_glass_admin_token {
+            warn!(
+                "The static admin token is on beside single sign-on ([auth] break_glass_admin_token)."
+            );
+        } else {
+            // The token is still kept, so the break-glass switch, once turned on, opens with the
+            // token the operator already holds; until then it opens nothing.
+            info!(
+                "The static admin token is off; [auth] break_glass_admin_token = true turns it on."
+            );
+        }
+    }
     if let Some(surface) = auth.surface_sharing_admin_token() {
         return Err(StartupError::Usage(format!(
             "[server.surface_tokens] {surface} is the admin token; give the surface its own token"
         )));
     }
     Ok(auth)
+}
+
+/// Single sign-on through `[auth.oidc]`, its cookies signed with the key in the data directory.
+fn single_sign_on(config: &Config, oidc: &crate::config::OidcConfig) -> Result<Sso, StartupError> {
+    let settings = OidcSettings {
+        issuer: oidc.issuer.clone(),
+        client_id: oidc.client_id.clone(),
+        client_secret: oidc.client_secret.clone(),
+        redirect_url: oidc.redirect_url.clone(),
+        groups_claim: oidc.groups_claim.clone(),
+        scopes: oidc.scopes.clone(),
+    };
+    let http = oidc_http_client().map_err(StartupError::Usage)?;
+    let client = Oidc::new(settings, http, Clock::system())
+        .map_err(|e| StartupError::Usage(format!("[auth.oidc]: {e}")))?;
+    let (key, generated) = SessionKey::load_or_generate(&config.server.data_dir).map_err(|e| {
+        StartupError::Usage(format!(
+            "the session key in {}: {e}",
+            config.server.data_dir.display()
+        ))
+    })?;
+    if generated {
+        info!("Generated the session cookie key in the data directory.");
+    }
+    let roles = GroupRoles::new(
+        config.auth.admin_groups.iter().cloned(),
+        config.auth.approver_groups.iter().cloned(),
+    );
+    info!(issuer = %oidc.issuer, "Single sign-on is on.");
+    Ok(Sso::new(client, key, roles))
+}
+
+/// The client of the provider's back channel (discovery, keys, token endpoint): the platforms'
+/// TLS set-up and timeouts, and no redirects, so a redirect cannot send the client secret or a
+/// code elsewhere.
+pub fn oidc_http_client() -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
+        .tls_backend_preconfigured(workmate_adapter::net::tls_config()?)
+        .connect_timeout(workmate_adapter::net::CONNECT_TIMEOUT)
+        .timeout(workmate_adapter::net::CALL_TIMEOUT)
+        .redirect(reqwest::redirect::Policy::none())
+        .user_agent(concat!("workmate/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {e}"))
 }
 
 /// Tells the operator where a generated token is; the token itself is never printed or logged

@@ -20,6 +20,7 @@ mod intake_crash;
 mod kill;
 mod models;
 mod offboarding;
+mod oidc;
 #[path = "../../../tests/replicas.rs"]
 mod replicas;
 mod router;

@@ -347,3 +347,95 @@ fn http_limits_have_defaults_and_bounds() {
     .to_string();
     assert!(err.contains("differ from the admin token"), "{err}");
 }
+
+#[test]
+fn single_sign_on_settings_defaults_rendering_and_refusals() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("workmate.toml"),
+        "[auth.oidc]\nissuer = \"https://login.example.com/realms/corp\"\nclient_id = \"workmate\"\n\
+         client_secret = \"oidc-client-secret-value\"\n\
+         redirect_url = \"https://workmate.example.com/v1/auth/callback\"\n\
+         [auth.groups]\nadmin = [\"wm-admins\"]\napprover = [\"wm-approvers\", \"leads\"]\n",
+    )
+    .unwrap();
+    let config = load(dir.path(), &[], Overrides::default()).unwrap();
+    let oidc = config.auth.oidc.as_ref().unwrap();
+    assert_eq!(oidc.groups_claim, "groups");
+    assert_eq!(oidc.scopes, ["openid", "profile", "email"]);
+    assert_eq!(config.auth.admin_groups, ["wm-admins"]);
+    assert_eq!(config.auth.approver_groups, ["wm-approvers", "leads"]);
+    // With single sign-on the static admin token is off unless the break-glass switch says so.
+    assert!(!config.auth.break_glass_admin_token);
+    let shown = config.to_redacted_toml();
+    assert!(
+        shown.contains("client_secret = \"***\"") && !shown.contains("oidc-client-secret-value"),
+        "{shown}"
+    );
+    assert!(shown.contains("break_glass_admin_token = false"), "{shown}");
+
+    let env = [
+        ("WORKMATE__AUTH__BREAK_GLASS_ADMIN_TOKEN", "true"),
+        ("WORKMATE__AUTH__OIDC__GROUPS_CLAIM", "roles"),
+        ("WORKMATE__AUTH__OIDC__SCOPES", "openid,groups"),
+    ];
+    let config = load(dir.path(), &env, Overrides::default()).unwrap();
+    assert!(config.auth.break_glass_admin_token);
+    let oidc = config.auth.oidc.as_ref().unwrap();
+    assert_eq!(oidc.groups_claim, "roles");
+    assert_eq!(oidc.scopes, ["openid", "groups"]);
+
+    // Without single sign-on the admin token is on, and cannot be turned off.
+    let bare = tempfile::tempdir().unwrap();
+    let config = load(bare.path(), &[], Overrides::default()).unwrap();
+    assert!(config.auth.oidc.is_none() && config.auth.break_glass_admin_token);
+    assert!(!config.to_redacted_toml().contains("[auth"));
+    let err = load(
+        bare.path(),
+        &[("WORKMATE__AUTH__BREAK_GLASS_ADMIN_TOKEN", "false")],
+        Overrides::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("break_glass_admin_token"), "{err}");
+
+    for (env, key) in [
+        (
+            (
+                "WORKMATE__AUTH__OIDC__REDIRECT_URL",
+                "http://workmate.example.com/cb",
+            ),
+            "redirect_url",
+        ),
+        (
+            ("WORKMATE__AUTH__OIDC__ISSUER", "login.example.com"),
+            "issuer",
+        ),
+        (("WORKMATE__AUTH__OIDC__SCOPES", "profile,email"), "scopes"),
+        (
+            ("WORKMATE__AUTH__BREAK_GLASS_ADMIN_TOKEN", "maybe"),
+            "break_glass_admin_token",
+        ),
+    ] {
+        let err = load(dir.path(), &[env], Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(key), "{key}: {err}");
+    }
+    // Plain HTTP is allowed on localhost only.
+    let local = [(
+        "WORKMATE__AUTH__OIDC__REDIRECT_URL",
+        "http://localhost:8080/v1/auth/callback",
+    )];
+    assert!(load(dir.path(), &local, Overrides::default()).is_ok());
+    let missing = tempfile::tempdir().unwrap();
+    std::fs::write(
+        missing.path().join("workmate.toml"),
+        "[auth.oidc]\nissuer = \"https://login.example.com\"\n",
+    )
+    .unwrap();
+    let err = load(missing.path(), &[], Overrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("client_id"), "{err}");
+}

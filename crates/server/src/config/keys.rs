@@ -15,6 +15,8 @@ pub(crate) enum Kind {
     Int,
     /// A list of strings (in the environment: comma-separated).
     StrList,
+    /// `true` or `false`.
+    Bool,
 }
 
 impl Kind {
@@ -23,6 +25,7 @@ impl Kind {
             Self::Str => "a string",
             Self::Int => "an integer",
             Self::StrList => "a list of strings",
+            Self::Bool => "a boolean (true or false)",
         }
     }
 }
@@ -445,6 +448,61 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
     Key {
         section: "vault",
         key: "previous_key_files",
+        kind: Kind::StrList,
+        flag: None,
+    },
+    // `[auth]`: single sign-on and the break-glass admin token.
+    Key {
+        section: "auth",
+        key: "break_glass_admin_token",
+        kind: Kind::Bool,
+        flag: None,
+    },
+    Key {
+        section: "auth.oidc",
+        key: "issuer",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "auth.oidc",
+        key: "client_id",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "auth.oidc",
+        key: "client_secret",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "auth.oidc",
+        key: "redirect_url",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "auth.oidc",
+        key: "groups_claim",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "auth.oidc",
+        key: "scopes",
+        kind: Kind::StrList,
+        flag: None,
+    },
+    Key {
+        section: "auth.groups",
+        key: "admin",
+        kind: Kind::StrList,
+        flag: None,
+    },
+    Key {
+        section: "auth.groups",
+        key: "approver",
         kind: Kind::StrList,
         flag: None,
     },

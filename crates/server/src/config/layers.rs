@@ -150,6 +150,11 @@ pub(crate) fn env_entries(
                 Ok(n) => Value::Integer(n),
                 Err(_) => Value::String(raw),
             },
+            Some(Kind::Bool) => match raw.trim().to_ascii_lowercase().as_str() {
+                "true" => Value::Boolean(true),
+                "false" => Value::Boolean(false),
+                _ => Value::String(raw),
+            },
             Some(Kind::StrList) => Value::Array(
                 raw.split(',')
                     .map(str::trim)
@@ -227,6 +232,7 @@ fn checked(
     let fits = match known.kind {
         Kind::Str => value.is_str(),
         Kind::Int => value.is_integer(),
+        Kind::Bool => value.is_bool(),
         Kind::StrList => value
             .as_array()
             .is_some_and(|items| items.iter().all(Value::is_str)),

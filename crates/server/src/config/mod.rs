@@ -10,6 +10,7 @@
 //! `WORKMATE__LOG__LEVEL`, which beats `RUST_LOG`, which beats the file. One resolved filter is
 //! used; no other place reads `RUST_LOG`.
 
+mod auth;
 mod dingtalk;
 mod engine;
 mod error;
@@ -30,6 +31,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use auth::{AuthConfig, OidcConfig};
 pub use dingtalk::{
     DEFAULT_ANSWER_TEMPLATE_ID, DEFAULT_CALLBACK_ROUTE_KEY, DingTalkConfig, DingTalkMode,
 };
@@ -69,6 +71,8 @@ pub struct Config {
     pub tools: ToolsSettings,
     /// `[vault]`: the credential vault's master keys.
     pub vault: VaultSettings,
+    /// `[auth]`: single sign-on and the break-glass admin token.
+    pub auth: AuthConfig,
     origins: BTreeMap<(String, String), Source>,
 }
 

@@ -83,6 +83,7 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
             shell_sandbox: Some(config.tools.shell_sandbox.as_str().to_owned()),
         },
         vault: super::vault::render_vault(&config.vault),
+        auth: super::auth::render_auth(&config.auth),
         database: RawDatabase {
             url: Some(config.database.url.redacted()),
             max_connections: Some(i64::from(config.database.max_connections)),

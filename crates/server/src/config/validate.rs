@@ -46,6 +46,8 @@ pub(crate) struct RawConfig {
     pub(crate) tools: super::tools::RawTools,
     #[serde(default)]
     pub(crate) vault: super::vault::RawVault,
+    #[serde(default, skip_serializing_if = "super::auth::RawAuth::is_empty")]
+    pub(crate) auth: super::auth::RawAuth,
 }
 
 /// `[platforms.*]`.
@@ -298,6 +300,7 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
     let tools =
         super::tools::validate_tools(&raw.tools, std::path::Path::new(&data_dir), &invalid)?;
     let vault = super::vault::validate_vault(&raw.vault, env, &invalid)?;
+    let auth = super::auth::validate_auth(&raw.auth, &invalid)?;
 
     Ok(Config {
         server: ServerConfig {
@@ -319,6 +322,7 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
         platforms,
         tools,
         vault,
+        auth,
         database: DatabaseConfig {
             url: DatabaseUrl::new(url),
             max_connections,
@@ -442,6 +446,21 @@ mod tests {
             vault: super::super::vault::RawVault {
                 key_file: Some(String::new()),
                 previous_key_files: Some(vec![String::new()]),
+            },
+            auth: super::super::auth::RawAuth {
+                break_glass_admin_token: Some(false),
+                oidc: Some(super::super::auth::RawOidc {
+                    issuer: Some(String::new()),
+                    client_id: Some(String::new()),
+                    client_secret: Some(String::new()),
+                    redirect_url: Some(String::new()),
+                    groups_claim: Some(String::new()),
+                    scopes: Some(vec![String::new()]),
+                }),
+                groups: Some(super::super::auth::RawGroups {
+                    admin: Some(vec![String::new()]),
+                    approver: Some(vec![String::new()]),
+                }),
             },
         };
         let table = toml::Table::try_from(full).unwrap();

@@ -37,8 +37,14 @@ pub enum ApiError {
         reason: String,
     },
     /// The request carries no valid bearer token.
-    #[error("missing or invalid bearer token; send `Authorization: Bearer <admin token>`")]
+    #[error(
+        "missing or invalid bearer token; send `Authorization: Bearer <token>` (or sign in at \
+         /v1/auth/login when single sign-on is configured)"
+    )]
     Unauthorized,
+    /// A credential was presented and refused; the message says why (never the credential).
+    #[error("{0}")]
+    Refused(String),
     /// A platform webhook whose signature does not verify; the message says why.
     #[error("request signature rejected: {0}")]
     BadSignature(String),
@@ -121,7 +127,9 @@ impl ApiError {
             Self::NotFound { .. } => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::NotReady { .. } => StatusCode::SERVICE_UNAVAILABLE,
-            Self::Unauthorized | Self::BadSignature(_) => StatusCode::UNAUTHORIZED,
+            Self::Unauthorized | Self::BadSignature(_) | Self::Refused(_) => {
+                StatusCode::UNAUTHORIZED
+            }
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::Missing(_) => StatusCode::NOT_FOUND,

@@ -1,7 +1,11 @@
-//! Who is calling the API: the admin bearer token, or a surface's token acting for a person,
-//! until single sign-on replaces them.
+//! Who is calling the API: a person signed in through single sign-on (session cookie or a
+//! provider-signed bearer token, see [`super::sso`]), a surface's token acting for a person, or
+//! the admin token (always without single sign-on; with it, only as the break-glass switch
+//! `[auth] break_glass_admin_token` allows).
 //!
-//! Invariants: every `/v1` route except the published contract requires a token; tokens are
+//! Invariants: every `/v1` route except the published contract and the login routes requires a
+//! credential; a presented bearer token is checked as a static token first, then (when it looks
+//! like a JWT and single sign-on is configured) as a provider-signed token; tokens are
 //! trimmed, compared in constant time and never logged; only a surface token
 //! (`[server.surface_tokens]`) may name the person it acts for (`X-Workmate-Acting-User`), and it
 //! must (a surface is not a person, so it gets no authority of its own); the admin token always
@@ -10,6 +14,7 @@
 
 use std::io::Write;
 use std::path::Path;
+use std::sync::Arc;
 
 use axum::extract::{Request, State};
 use axum::http::header;
@@ -19,6 +24,7 @@ use secrecy::{ExposeSecret, SecretString};
 use tracing::warn;
 use workmate_protocol::{Actor, TenantId, UserId};
 
+use super::sso::{SESSION_COOKIE, Sso, cookie};
 use crate::http::{ApiError, AppState};
 
 /// The file a generated admin token is kept in, inside the data directory.
@@ -41,15 +47,46 @@ pub struct Principal {
     pub tenant: TenantId,
     /// Who they are.
     pub actor: Actor,
-    /// The surface that acts for them (`None`: the admin token).
+    /// The surface that acts for them (`None`: the admin token or single sign-on).
     pub surface: Option<String>,
+    /// How they proved it.
+    pub via: Via,
+    /// Their single-sign-on subject, when they signed in that way.
+    pub subject: Option<String>,
 }
 
-/// Checks bearer tokens.
+/// How a caller authenticated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Via {
+    /// The static admin token.
+    AdminToken,
+    /// A surface's token, acting for a person.
+    SurfaceToken,
+    /// A single-sign-on session cookie.
+    Session,
+    /// A bearer JWT signed by the OpenID provider.
+    Bearer,
+}
+
+impl Via {
+    /// The name `/v1/auth/me` reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::AdminToken => "admin_token",
+            Self::SurfaceToken => "surface_token",
+            Self::Session => "session",
+            Self::Bearer => "bearer",
+        }
+    }
+}
+
+/// Checks callers' credentials.
 #[derive(Clone, Debug)]
 pub struct Auth {
     admin: SecretString,
+    admin_allowed: bool,
     surfaces: Vec<(String, SecretString)>,
+    sso: Option<Arc<Sso>>,
 }
 
 /// Whose token was presented.
@@ -63,8 +100,23 @@ impl Auth {
     pub fn admin(token: SecretString) -> Self {
         Self {
             admin: trimmed(token),
+            admin_allowed: true,
             surfaces: Vec::new(),
+            sso: None,
         }
+    }
+
+    /// Adds single sign-on; `admin_token_allowed` is `[auth] break_glass_admin_token`.
+    #[must_use]
+    pub fn with_sso(mut self, sso: Sso, admin_token_allowed: bool) -> Self {
+        self.sso = Some(Arc::new(sso));
+        self.admin_allowed = admin_token_allowed;
+        self
+    }
+
+    /// Single sign-on, when configured.
+    pub(crate) fn sso(&self) -> Option<Arc<Sso>> {
+        self.sso.clone()
     }
 
     /// Adds surface tokens (`name`, token); each acts for the user its requests name.
@@ -123,9 +175,45 @@ pub(crate) async fn require_token(
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim)
-        .unwrap_or_default();
-    let caller = state.auth.check(presented).ok_or(ApiError::Unauthorized)?;
+        .map(str::trim);
+    let sso = state.auth.sso();
+    let caller = match (presented, &sso) {
+        (Some(presented), _) => match state.auth.check(presented) {
+            Some(Caller::Admin) if !state.auth.admin_allowed => {
+                return Err(ApiError::Refused(
+                    "the static admin token is off while single sign-on is configured \
+                     ([auth] break_glass_admin_token = false); sign in through /v1/auth/login"
+                        .into(),
+                ));
+            }
+            Some(caller) => caller,
+            // Three dot-separated parts: a JWT for the provider's keys to judge.
+            None if presented.split('.').count() == 3 => {
+                let Some(sso) = &sso else {
+                    return Err(ApiError::Unauthorized);
+                };
+                let principal = sso.principal_from_bearer(&state.store, presented).await?;
+                request.extensions_mut().insert(principal);
+                return Ok(next.run(request).await);
+            }
+            None => return Err(ApiError::Unauthorized),
+        },
+        (None, Some(sso)) => {
+            let Some(value) = cookie(request.headers(), SESSION_COOKIE).filter(|v| !v.is_empty())
+            else {
+                return Err(ApiError::Unauthorized);
+            };
+            if !sso.allows_origin(request.method(), request.headers()) {
+                return Err(ApiError::Forbidden(
+                    "a signed-in browser may change things only from workmate's own origin".into(),
+                ));
+            }
+            let principal = sso.principal_from_session(&state.store, value).await?;
+            request.extensions_mut().insert(principal);
+            return Ok(next.run(request).await);
+        }
+        (None, None) => return Err(ApiError::Unauthorized),
+    };
     let acting = match request.headers().get(ACTING_USER_HEADER) {
         Some(value) => Some(
             value
@@ -142,6 +230,8 @@ pub(crate) async fn require_token(
             tenant,
             actor: Actor::named(ADMIN_USER, "Admin"),
             surface: None,
+            via: Via::AdminToken,
+            subject: None,
         },
         (Caller::Admin, Some(_)) => {
             return Err(ApiError::Forbidden(format!(
@@ -177,6 +267,8 @@ pub(crate) async fn require_token(
                 tenant,
                 actor: Actor::named(known.id, known.display_name),
                 surface: Some(surface.to_owned()),
+                via: Via::SurfaceToken,
+                subject: None,
             }
         }
     };

@@ -12,6 +12,7 @@ mod dto;
 mod events;
 mod inbox;
 mod sessions;
+pub mod sso;
 mod tenant;
 mod usage;
 mod users;
@@ -22,7 +23,8 @@ use axum::middleware;
 use axum::routing::{get, patch, post};
 
 use super::AppState;
-pub use auth::{Auth, Principal};
+pub use auth::{Auth, Principal, Via};
+pub use sso::Sso;
 
 /// The authenticated API routes.
 pub(crate) fn routes(state: AppState) -> Router<AppState> {
@@ -65,5 +67,10 @@ pub(crate) fn routes(state: AppState) -> Router<AppState> {
         )
         .route("/v1/users/{id}", patch(users::patch))
         .route("/v1/users/{id}/deprovision", post(users::deprovision))
+        .route("/v1/auth/me", get(sso::me))
         .route_layer(middleware::from_fn_with_state(state, auth::require_token))
+        // Signing in and out needs no credential.
+        .route("/v1/auth/login", get(sso::login))
+        .route("/v1/auth/callback", get(sso::callback))
+        .route("/v1/auth/logout", post(sso::logout))
 }

@@ -1,0 +1,704 @@
+//! Single sign-on against a real, certified OpenID provider: npm `oidc-provider`, started from
+//! `tests/oidc/provider.mjs`. The test drives the whole authorization-code flow over HTTP (the
+//! provider's login and consent pages, with a cookie jar), then checks the session, the role from
+//! directory groups, logout, and bearer tokens: the provider's own ID token is accepted, and
+//! expired, wrong-audience, wrong-issuer and wrong-signature ones are refused.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use chrono::Utc;
+use http_body_util::BodyExt;
+use serde_json::Value;
+use tower::ServiceExt;
+use workmate_identity::testing::{TestKey, claims};
+use workmate_identity::{Clock, GroupRoles, Oidc, OidcSettings, SessionKey};
+use workmate_server::http::api::{Auth, Sso};
+use workmate_server::http::router;
+
+use crate::router::{TOKEN, app};
+use crate::support::free_port;
+
+const CLIENT_ID: &str = "workmate";
+const CLIENT_SECRET: &str = "workmate-test-secret-0123456789";
+const REDIRECT: &str = "http://localhost:8080/v1/auth/callback";
+const PROVIDER_KID: &str = "test-key-1";
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// What is missing to run the provider, if anything.
+fn missing(repo: &Path) -> Option<&'static str> {
+    let node = Command::new("node")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !node {
+        Some("node")
+    } else if !repo.join("tests/oidc/node_modules/oidc-provider").is_dir() {
+        Some("tests/oidc/node_modules/oidc-provider")
+    } else {
+        None
+    }
+}
+
+/// The running provider; stopped when dropped.
+struct Provider {
+    child: Child,
+    issuer: String,
+    keys: tempfile::TempDir,
+}
+
+impl Provider {
+    fn start(repo: &Path) -> Self {
+        let keys = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let mut child = Command::new("node")
+            .arg(repo.join("tests/oidc/provider.mjs"))
+            .arg(port.to_string())
+            .arg(REDIRECT)
+            .arg(keys.path())
+            .current_dir(repo.join("tests/oidc"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // The provider prints one line once it accepts connections.
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let issuer = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(line) if line.starts_with("listening ") => {
+                    break line.trim_start_matches("listening ").to_owned();
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    let _ = child.kill();
+                    panic!("the OpenID provider did not start within 30 s: {e}");
+                }
+            }
+        };
+        Self {
+            child,
+            issuer,
+            keys,
+        }
+    }
+
+    /// The provider's own signing key (what it publishes under `test-key-1`).
+    fn signing_key(&self) -> TestKey {
+        let pem = std::fs::read_to_string(self.keys.path().join("signing.pem")).unwrap();
+        TestKey::from_pem(&pem, PROVIDER_KID)
+    }
+
+    /// A key the provider does not hold, claiming the provider's key id.
+    fn impostor_key(&self) -> TestKey {
+        let pem = std::fs::read_to_string(self.keys.path().join("impostor.pem")).unwrap();
+        TestKey::from_pem(&pem, PROVIDER_KID)
+    }
+}
+
+impl Drop for Provider {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A test app whose `/v1` accepts single sign-on through `provider`; the static admin token is
+/// accepted only when `break_glass` is.
+async fn sso_app(provider: &Provider, break_glass: bool) -> (Router, crate::router::App) {
+    let app = app().await;
+    let oidc = Oidc::new(
+        OidcSettings {
+            issuer: provider.issuer.clone(),
+            client_id: CLIENT_ID.into(),
+            client_secret: CLIENT_SECRET.to_owned().into(),
+            redirect_url: REDIRECT.into(),
+            groups_claim: "groups".into(),
+            scopes: ["openid", "profile", "email", "groups"]
+                .map(str::to_owned)
+                .to_vec(),
+        },
+        workmate_server::serve::oidc_http_client().unwrap(),
+        Clock::system(),
+    )
+    .unwrap();
+    let (key, _) = SessionKey::load_or_generate(app.dir.path()).unwrap();
+    let roles = GroupRoles::new(["wm-admins".to_owned()], ["wm-approvers".to_owned()]);
+    let mut state = app.state.clone();
+    state.auth = std::sync::Arc::new(
+        Auth::admin(TOKEN.to_owned().into()).with_sso(Sso::new(oidc, key, roles), break_glass),
+    );
+    (router(state), app)
+}
+
+/// One request to the app: status, the `Set-Cookie` and `Location` headers, and the body.
+struct Answer {
+    status: StatusCode,
+    cookies: Vec<String>,
+    location: Option<String>,
+    body: String,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|_| panic!("not JSON: {}", self.body))
+    }
+
+    /// The value `Set-Cookie` gives cookie `name`, and the whole header.
+    fn cookie(&self, name: &str) -> (String, String) {
+        let header = self
+            .cookies
+            .iter()
+            .find(|c| c.starts_with(&format!("{name}=")))
+            .unwrap_or_else(|| panic!("no Set-Cookie for {name} in {:?}", self.cookies))
+            .clone();
+        let value = header
+            .split(';')
+            .next()
+            .unwrap()
+            .trim_start_matches(&format!("{name}="))
+            .to_owned();
+        (value, header)
+    }
+}
+
+async fn call(router: &Router, method: &str, path: &str, headers: &[(&str, &str)]) -> Answer {
+    let mut request = Request::builder().method(method).uri(path);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = router
+        .clone()
+        .oneshot(request.body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let status = response.status();
+    let cookies = response
+        .headers()
+        .get_all(header::SET_COOKIE)
+        .iter()
+        .map(|v| v.to_str().unwrap().to_owned())
+        .collect();
+    let location = response
+        .headers()
+        .get(header::LOCATION)
+        .map(|v| v.to_str().unwrap().to_owned());
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    Answer {
+        status,
+        cookies,
+        location,
+        body: String::from_utf8(body.to_vec()).unwrap(),
+    }
+}
+
+/// A browser at the provider: a cookie jar, no automatic redirects.
+struct Browser {
+    client: reqwest::Client,
+    jar: BTreeMap<String, String>,
+}
+
+impl Browser {
+    fn new() -> Self {
+        Self {
+            client: workmate_server::serve::oidc_http_client().unwrap(),
+            jar: BTreeMap::new(),
+        }
+    }
+
+    async fn send(&mut self, request: reqwest::RequestBuilder) -> reqwest::Response {
+        let cookies: Vec<String> = self.jar.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let response = request
+            .header("cookie", cookies.join("; "))
+            .send()
+            .await
+            .unwrap();
+        for set in response.headers().get_all("set-cookie") {
+            let pair = set.to_str().unwrap().split(';').next().unwrap();
+            if let Some((name, value)) = pair.split_once('=') {
+                self.jar
+                    .insert(name.trim().to_owned(), value.trim().to_owned());
+            }
+        }
+        response
+    }
+
+    /// Follows the provider from the authorization URL through its login (as `login`) and consent
+    /// pages until it sends the browser back to workmate; that URL's query.
+    async fn sign_in(&mut self, authorization_url: &str, login: &str) -> BTreeMap<String, String> {
+        let mut next = reqwest::Url::parse(authorization_url).unwrap();
+        let mut pending: Option<Vec<(&str, String)>> = None;
+        for _ in 0..20 {
+            let response = match pending.take() {
+                Some(fields) => {
+                    self.send(form(self.client.post(next.clone()), &fields))
+                        .await
+                }
+                None => self.send(self.client.get(next.clone())).await,
+            };
+            let status = response.status();
+            if status.is_redirection() {
+                let location = response.headers()["location"].to_str().unwrap().to_owned();
+                if location.starts_with(REDIRECT) {
+                    let back = reqwest::Url::parse(&location).unwrap();
+                    return back.query_pairs().into_owned().collect();
+                }
+                next = next.join(&location).unwrap();
+                continue;
+            }
+            let page = response.text().await.unwrap();
+            assert_eq!(status, 200, "the provider answered {status}: {page}");
+            let action = between(&page, "action=\"", "\"")
+                .unwrap_or_else(|| panic!("no form on the provider's page: {page}"));
+            next = next.join(&action.replace("&amp;", "&")).unwrap();
+            let prompt = between(&page, "name=\"prompt\" value=\"", "\"").unwrap();
+            pending = Some(match prompt.as_str() {
+                "login" => vec![
+                    ("prompt", "login".to_owned()),
+                    ("login", login.to_owned()),
+                    ("password", "any".to_owned()),
+                ],
+                "consent" => vec![("prompt", "consent".to_owned())],
+                other => panic!("unexpected prompt {other}"),
+            });
+        }
+        panic!("the provider did not send the browser back within 20 steps");
+    }
+}
+
+/// `request` with `fields` as a URL-encoded form body.
+fn form(request: reqwest::RequestBuilder, fields: &[(&str, String)]) -> reqwest::RequestBuilder {
+    let body = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(fields.iter().map(|(k, v)| (*k, v.as_str())))
+        .finish();
+    request
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(body)
+}
+
+fn between(text: &str, start: &str, end: &str) -> Option<String> {
+    let from = text.find(start)? + start.len();
+    let len = text[from..].find(end)?;
+    Some(text[from..from + len].to_owned())
+}
+
+/// Starts a login at workmate and signs in at the provider as `login`: the login cookie and the
+/// callback's query.
+async fn authorize(router: &Router, login: &str) -> (String, BTreeMap<String, String>) {
+    let start = call(router, "GET", "/v1/auth/login", &[]).await;
+    assert_eq!(start.status, StatusCode::SEE_OTHER, "{}", start.body);
+    let (login_cookie, header) = start.cookie("workmate_login");
+    assert!(
+        header.contains("HttpOnly") && header.contains("SameSite=Lax"),
+        "{header}"
+    );
+    let location = start.location.unwrap();
+    assert!(
+        location.contains("code_challenge_method=S256"),
+        "{location}"
+    );
+    let query = Browser::new().sign_in(&location, login).await;
+    (login_cookie, query)
+}
+
+#[tokio::test]
+async fn login_session_roles_logout_and_bearer_tokens_against_a_real_provider() {
+    let repo = repo_root();
+    if let Some(what) = missing(&repo) {
+        #[allow(clippy::print_stderr, reason = "a skipped test must say so")]
+        {
+            eprintln!(
+                "skipped: {what} not installed (bash .ci/run installs it: npm ci in tests/oidc)"
+            );
+        }
+        return;
+    }
+    let provider = Provider::start(&repo);
+    let (router, app) = sso_app(&provider, false).await;
+
+    // Alice (group wm-admins) signs in through the browser flow.
+    let (login_cookie, query) = authorize(&router, "alice").await;
+    let callback = format!(
+        "/v1/auth/callback?code={}&state={}",
+        query["code"], query["state"]
+    );
+    // The code is useless without this browser's login cookie.
+    let stolen = call(&router, "GET", &callback, &[]).await;
+    assert_eq!(stolen.status, StatusCode::UNAUTHORIZED, "{}", stolen.body);
+    let forged_state = call(
+        &router,
+        "GET",
+        &format!("/v1/auth/callback?code={}&state=forged", query["code"]),
+        &[("cookie", &format!("workmate_login={login_cookie}"))],
+    )
+    .await;
+    assert_eq!(forged_state.status, StatusCode::UNAUTHORIZED);
+    assert!(forged_state.body.contains("state"), "{}", forged_state.body);
+
+    let signed_in = call(
+        &router,
+        "GET",
+        &callback,
+        &[("cookie", &format!("workmate_login={login_cookie}"))],
+    )
+    .await;
+    assert_eq!(signed_in.status, StatusCode::OK, "{}", signed_in.body);
+    assert_eq!(signed_in.json()["role"], "admin");
+    assert_eq!(signed_in.json()["user_id"], "sso:alice");
+    let (session, header) = signed_in.cookie("workmate_session");
+    assert!(
+        header.contains("HttpOnly") && header.contains("SameSite=Lax"),
+        "{header}"
+    );
+    // The redirect URL is plain-HTTP localhost, the one case without `Secure`.
+    assert!(!header.contains("Secure"), "{header}");
+    let stored = app
+        .store
+        .tenants()
+        .get_user(&"default".into(), &"sso:alice".into())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.sso_subject.as_deref(), Some("alice"));
+    assert_eq!(stored.role, workmate_store::Role::Admin);
+
+    let cookie = format!("workmate_session={session}");
+    let me = call(&router, "GET", "/v1/auth/me", &[("cookie", &cookie)]).await;
+    assert_eq!(me.status, StatusCode::OK, "{}", me.body);
+    assert_eq!(me.json()["user_id"], "sso:alice");
+    assert_eq!(me.json()["role"], "admin");
+    assert_eq!(me.json()["via"], "session");
+    assert_eq!(me.json()["display_name"], "Alice Admin");
+    // The session opens the rest of the API too.
+    let settings = call(
+        &router,
+        "GET",
+        "/v1/tenant/settings",
+        &[("cookie", &cookie)],
+    )
+    .await;
+    assert_eq!(settings.status, StatusCode::OK, "{}", settings.body);
+    // A change sent with the session from another origin is refused; from workmate's own, allowed.
+    let foreign = call(
+        &router,
+        "POST",
+        "/v1/wakes/events",
+        &[
+            ("cookie", &cookie),
+            ("origin", "http://evil.localhost:8080"),
+        ],
+    )
+    .await;
+    assert_eq!(foreign.status, StatusCode::FORBIDDEN, "{}", foreign.body);
+    let own = call(
+        &router,
+        "POST",
+        "/v1/wakes/events",
+        &[("cookie", &cookie), ("origin", "http://localhost:8080")],
+    )
+    .await;
+    assert_ne!(own.status, StatusCode::FORBIDDEN, "{}", own.body);
+    assert_ne!(own.status, StatusCode::UNAUTHORIZED, "{}", own.body);
+    // A session cookie altered by one character is refused, with a reason.
+    let mut tampered = session.clone().into_bytes();
+    tampered[3] = if tampered[3] == b'A' { b'B' } else { b'A' };
+    let tampered = format!("workmate_session={}", String::from_utf8(tampered).unwrap());
+    let refused = call(&router, "GET", "/v1/auth/me", &[("cookie", &tampered)]).await;
+    assert_eq!(refused.status, StatusCode::UNAUTHORIZED);
+    assert!(
+        refused.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("session refused")
+    );
+
+    // Logout clears the cookie and points at the provider's end-session endpoint.
+    let logout = call(&router, "POST", "/v1/auth/logout", &[("cookie", &cookie)]).await;
+    assert_eq!(logout.status, StatusCode::OK, "{}", logout.body);
+    let (cleared, header) = logout.cookie("workmate_session");
+    assert_eq!(cleared, "");
+    assert!(header.contains("Max-Age=0"), "{header}");
+    let end = logout.json()["end_session_url"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        end.starts_with(&format!("{}/session/end", provider.issuer)),
+        "{end}"
+    );
+    assert!(end.contains("client_id=workmate"), "{end}");
+    let after = call(&router, "GET", "/v1/auth/me", &[]).await;
+    assert_eq!(after.status, StatusCode::UNAUTHORIZED);
+
+    // Bob (group wm-approvers) signs in; the test plays the program and redeems the code itself
+    // (the PKCE verifier is in the signed, not encrypted, login cookie), to hold the provider's
+    // own ID token.
+    let (login_cookie, query) = authorize(&router, "bob").await;
+    let payload = login_cookie.split('.').next().unwrap();
+    let login: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap();
+    let tokens = reqwest::Client::builder()
+        .tls_backend_preconfigured(workmate_adapter::net::tls_config().unwrap())
+        .build()
+        .unwrap()
+        .post(format!("{}/token", provider.issuer))
+        .basic_auth(CLIENT_ID, Some(CLIENT_SECRET));
+    let tokens = form(
+        tokens,
+        &[
+            ("grant_type", "authorization_code".to_owned()),
+            ("code", query["code"].clone()),
+            ("redirect_uri", REDIRECT.to_owned()),
+            ("code_verifier", login["v"].as_str().unwrap().to_owned()),
+        ],
+    )
+    .send()
+    .await
+    .unwrap()
+    .text()
+    .await
+    .unwrap();
+    let tokens: Value = serde_json::from_str(&tokens).unwrap();
+    let id_token = tokens["id_token"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no ID token: {tokens}"))
+        .to_owned();
+    let bearer = |token: &str| format!("Bearer {token}");
+    let me = call(
+        &router,
+        "GET",
+        "/v1/auth/me",
+        &[("authorization", &bearer(&id_token))],
+    )
+    .await;
+    assert_eq!(me.status, StatusCode::OK, "{}", me.body);
+    assert_eq!(me.json()["user_id"], "sso:bob");
+    assert_eq!(me.json()["role"], "approver");
+    assert_eq!(me.json()["via"], "bearer");
+
+    // Carol (only `staff`) signs in from a browser: sent on to `/`, a member.
+    let (login_cookie, query) = authorize(&router, "carol").await;
+    let signed_in = call(
+        &router,
+        "GET",
+        &format!(
+            "/v1/auth/callback?code={}&state={}",
+            query["code"], query["state"]
+        ),
+        &[
+            ("cookie", &format!("workmate_login={login_cookie}")),
+            ("accept", "text/html,application/xhtml+xml"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        signed_in.status,
+        StatusCode::SEE_OTHER,
+        "{}",
+        signed_in.body
+    );
+    assert_eq!(signed_in.location.as_deref(), Some("/"));
+    let (session, _) = signed_in.cookie("workmate_session");
+    let cookie = format!("workmate_session={session}");
+    let me = call(&router, "GET", "/v1/auth/me", &[("cookie", &cookie)]).await;
+    assert_eq!(me.json()["role"], "member", "{}", me.body);
+
+    // Offboarded, Carol's session and Bob's bearer token stop working at once, and signing in
+    // again does not bring them back.
+    let tenant = workmate_protocol::TenantId::from("default");
+    let offboarding = app.store.offboarding();
+    for user in ["sso:carol", "sso:bob"] {
+        offboarding
+            .deprovision(&tenant, &user.into(), &"admin".into())
+            .await
+            .unwrap();
+    }
+    let me = call(&router, "GET", "/v1/auth/me", &[("cookie", &cookie)]).await;
+    assert_eq!(me.status, StatusCode::FORBIDDEN, "{}", me.body);
+    let me = call(
+        &router,
+        "GET",
+        "/v1/auth/me",
+        &[("authorization", &bearer(&id_token))],
+    )
+    .await;
+    assert_eq!(me.status, StatusCode::FORBIDDEN, "{}", me.body);
+    for user in ["sso:carol", "sso:bob"] {
+        offboarding
+            .reactivate(&tenant, &user.into(), &"admin".into())
+            .await
+            .unwrap();
+    }
+
+    // Tokens minted with the provider's own key: a valid one (Carol, only `staff`: a member) is
+    // accepted, so each refusal below is about the one thing wrong with it.
+    let key = provider.signing_key();
+    let issuer = provider.issuer.as_str();
+    let later = Utc::now() + chrono::Duration::minutes(10);
+    let valid = key.sign(claims(issuer, CLIENT_ID, "carol", later, &["staff"]));
+    let me = call(
+        &router,
+        "GET",
+        "/v1/auth/me",
+        &[("authorization", &bearer(&valid))],
+    )
+    .await;
+    assert_eq!(me.status, StatusCode::OK, "{}", me.body);
+    assert_eq!(me.json()["role"], "member");
+
+    let earlier = Utc::now() - chrono::Duration::minutes(1);
+    let refusals = [
+        (
+            key.sign(claims(issuer, CLIENT_ID, "carol", earlier, &[])),
+            "expired",
+        ),
+        (
+            key.sign(claims(issuer, "another-client", "carol", later, &[])),
+            "audience",
+        ),
+        (
+            key.sign(claims("http://127.0.0.1:1", CLIENT_ID, "carol", later, &[])),
+            "issuer",
+        ),
+        (
+            provider
+                .impostor_key()
+                .sign(claims(issuer, CLIENT_ID, "carol", later, &["wm-admins"])),
+            "signature",
+        ),
+        (altered(&id_token), "signature"),
+    ];
+    for (token, reason) in refusals {
+        let answer = call(
+            &router,
+            "GET",
+            "/v1/auth/me",
+            &[("authorization", &bearer(&token))],
+        )
+        .await;
+        assert_eq!(
+            answer.status,
+            StatusCode::UNAUTHORIZED,
+            "{reason}: {}",
+            answer.body
+        );
+        let error = answer.json()["error"].as_str().unwrap().to_owned();
+        assert!(error.contains(reason), "{reason}: {error}");
+        assert!(!error.contains(&token), "the refusal echoes the token");
+    }
+
+    // With single sign-on, the static admin token is off unless the break-glass switch is on.
+    let admin = call(
+        &router,
+        "GET",
+        "/v1/auth/me",
+        &[("authorization", &bearer(TOKEN))],
+    )
+    .await;
+    assert_eq!(admin.status, StatusCode::UNAUTHORIZED);
+    assert!(
+        admin.body.contains("break_glass_admin_token"),
+        "{}",
+        admin.body
+    );
+    let (glass, _app) = sso_app(&provider, true).await;
+    let admin = call(
+        &glass,
+        "GET",
+        "/v1/auth/me",
+        &[("authorization", &bearer(TOKEN))],
+    )
+    .await;
+    assert_eq!(admin.status, StatusCode::OK, "{}", admin.body);
+    assert_eq!(admin.json()["via"], "admin_token");
+}
+
+/// The token with its payload changed (the subject made `admin`), signature kept.
+fn altered(jwt: &str) -> String {
+    let mut parts: Vec<String> = jwt.split('.').map(str::to_owned).collect();
+    let mut payload: Value =
+        serde_json::from_slice(&URL_SAFE_NO_PAD.decode(&parts[1]).unwrap()).unwrap();
+    payload["sub"] = Value::from("admin");
+    parts[1] = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&payload).unwrap());
+    parts.join(".")
+}
+
+#[tokio::test]
+async fn without_single_sign_on_the_routes_say_so_and_the_admin_token_stays() {
+    let app = app().await;
+    for (method, path) in [
+        ("GET", "/v1/auth/login"),
+        ("GET", "/v1/auth/callback?code=c&state=s"),
+        ("POST", "/v1/auth/logout"),
+    ] {
+        let answer = call(&app.router, method, path, &[]).await;
+        assert_eq!(
+            answer.status,
+            StatusCode::NOT_FOUND,
+            "{path}: {}",
+            answer.body
+        );
+        assert!(
+            answer.body.contains("[auth.oidc]"),
+            "{path}: {}",
+            answer.body
+        );
+    }
+    let me = call(
+        &app.router,
+        "GET",
+        "/v1/auth/me",
+        &[("authorization", &format!("Bearer {TOKEN}"))],
+    )
+    .await;
+    assert_eq!(me.status, StatusCode::OK, "{}", me.body);
+    assert_eq!(me.json()["user_id"], "admin");
+    assert_eq!(me.json()["via"], "admin_token");
+    // A JWT-shaped token has nobody to judge it: refused like any unknown token.
+    let jwt = TestKey::a("k").sign(claims(
+        "https://idp.example.com",
+        CLIENT_ID,
+        "mallory",
+        Utc::now() + chrono::Duration::minutes(5),
+        &["wm-admins"],
+    ));
+    let me = call(
+        &app.router,
+        "GET",
+        "/v1/auth/me",
+        &[("authorization", &format!("Bearer {jwt}"))],
+    )
+    .await;
+    assert_eq!(me.status, StatusCode::UNAUTHORIZED);
+    let cookie = call(
+        &app.router,
+        "GET",
+        "/v1/auth/me",
+        &[("cookie", "workmate_session=abc.def")],
+    )
+    .await;
+    assert_eq!(cookie.status, StatusCode::UNAUTHORIZED);
+}
