@@ -26,10 +26,21 @@ backend_matrix! {
         let alice = NewUser { id: "u_alice".into(), display_name: "Alice".into(), email: None, role: Role::Member, sso_subject: None };
         ctx.store.tenants().upsert_user(&tenant, &alice).await.unwrap();
         let (item, _) = ctx.store.inbox().park(&tenant, &prompt(&session.id, "call_1")).await.unwrap();
+        // Alice's own credential, and one of the tenant's that stays.
+        let keys: std::sync::Arc<dyn workmate_vault::KeyProvider> = std::sync::Arc::new(workmate_vault::Keyring::new(
+            workmate_vault::MasterKey::from_bytes([7; 32], "test key"), Vec::new()));
+        let vault = workmate_store::Vault::new(ctx.store.clone(), keys);
+        let secret = workmate_vault::SecretString::from("ghp_alices_token".to_owned());
+        let alice_id = UserId::from("u_alice");
+        vault.put(&tenant, Some(&alice_id), "connector/github/token", &secret).await.unwrap();
+        vault.put(&tenant, None, "platform/slack/bot_token", &secret).await.unwrap();
         let admin = UserId::from("admin");
         let done = ctx.store.offboarding().deprovision(&tenant, &"u_alice".into(), &admin).await.unwrap();
         assert!(!done.already);
         assert_eq!(done.items_dismissed.len(), 1);
+        assert_eq!(done.credentials_revoked, 1);
+        assert!(vault.get(&tenant, Some(&alice_id), "connector/github/token").await.unwrap().is_none());
+        assert!(vault.get(&tenant, None, "platform/slack/bot_token").await.unwrap().is_some());
         let user = ctx.store.tenants().get_user(&tenant, &"u_alice".into()).await.unwrap().unwrap();
         assert!(user.is_disabled());
         let stored = ctx.store.inbox().get(&tenant, &item.id).await.unwrap().unwrap();
