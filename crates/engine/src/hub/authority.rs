@@ -138,6 +138,18 @@ impl SessionHub {
         let Err(reason) = self.resolver_may(tenant, item, resolution, actor).await? else {
             return Ok(());
         };
+        Err(self.refuse_answer(tenant, item, actor, via, reason).await?)
+    }
+
+    /// Audits an answer refused for `reason` (`approval_refused`); the error to return.
+    pub(super) async fn refuse_answer(
+        &self,
+        tenant: &TenantId,
+        item: &InboxItem,
+        actor: &Actor,
+        via: Surface,
+        reason: String,
+    ) -> Result<Error> {
         let record = NewAuditRecord {
             session_id: Some(item.session_id.clone()),
             actor: Some(actor.user_id.to_string()),
@@ -151,7 +163,7 @@ impl SessionHub {
             detail: serde_json::json!({ "item_id": item.id, "via": via, "reason": reason }),
         };
         self.store().audit().append(tenant, &record).await?;
-        Err(Error::Forbidden(reason))
+        Ok(Error::Forbidden(reason))
     }
 
     async fn resolver_may(

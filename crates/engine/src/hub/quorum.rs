@@ -8,7 +8,7 @@
 //! item in the same transaction ([`workmate_store::InboxRepo::count_approval`]).
 
 use workmate_protocol::{Actor, EventKind, Resolution, Surface, TenantId};
-use workmate_store::{InboxItem, NewAuditRecord, ResolveOutcome};
+use workmate_store::{InboxItem, ResolveOutcome};
 
 use super::SessionHub;
 use crate::quorum::{Quorum, group_members};
@@ -36,20 +36,7 @@ impl SessionHub {
             return Ok(None);
         };
         if let Some(reason) = self.not_counted(tenant, item, &quorum, actor).await? {
-            let record = NewAuditRecord {
-                session_id: Some(item.session_id.clone()),
-                actor: Some(actor.user_id.to_string()),
-                stage: "approval_refused".into(),
-                tool: item
-                    .data
-                    .get("tool")
-                    .and_then(|t| t.as_str())
-                    .map(str::to_owned),
-                status: Some("refused".into()),
-                detail: serde_json::json!({ "item_id": item.id, "via": via, "reason": reason }),
-            };
-            self.store().audit().append(tenant, &record).await?;
-            return Err(Error::Forbidden(reason));
+            return Err(self.refuse_answer(tenant, item, actor, via, reason).await?);
         }
         if quorum.required <= 1 {
             // An approver group's member: one approval resolves it, as usual.
