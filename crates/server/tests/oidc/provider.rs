@@ -1,0 +1,143 @@
+//! The OpenID provider the tests start (npm `oidc-provider`), and workmate set up against it.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use workmate_identity::testing::TestKey;
+use workmate_identity::{Clock, GroupRoles, Oidc, OidcSettings, SessionKey};
+use workmate_server::http::api::{Auth, Sso};
+use workmate_server::http::router;
+
+use crate::router::{TOKEN, app};
+use crate::support::free_port;
+
+use super::*;
+
+pub(super) fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// What is missing to run the provider, if anything.
+pub(super) fn missing(repo: &Path) -> Option<&'static str> {
+    let node = Command::new("node")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !node {
+        Some("node")
+    } else if !repo.join("tests/oidc/node_modules/oidc-provider").is_dir() {
+        Some("tests/oidc/node_modules/oidc-provider")
+    } else {
+        None
+    }
+}
+
+/// The running provider; stopped when dropped.
+pub(super) struct Provider {
+    pub(super) child: Child,
+    pub(super) issuer: String,
+    pub(super) keys: tempfile::TempDir,
+}
+
+impl Provider {
+    pub(super) fn start(repo: &Path) -> Self {
+        let keys = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let mut child = Command::new("node")
+            .arg(repo.join("tests/oidc/provider.mjs"))
+            .arg(port.to_string())
+            .arg(REDIRECT)
+            .arg(keys.path())
+            .current_dir(repo.join("tests/oidc"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // The provider prints one line once it accepts connections.
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let issuer = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(line) if line.starts_with("listening ") => {
+                    break line.trim_start_matches("listening ").to_owned();
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    let _ = child.kill();
+                    panic!("the OpenID provider did not start within 30 s: {e}");
+                }
+            }
+        };
+        Self {
+            child,
+            issuer,
+            keys,
+        }
+    }
+
+    /// The provider's own signing key (what it publishes under `test-key-1`).
+    pub(super) fn signing_key(&self) -> TestKey {
+        let pem = std::fs::read_to_string(self.keys.path().join("signing.pem")).unwrap();
+        TestKey::from_pem(&pem, PROVIDER_KID)
+    }
+
+    /// A key the provider does not hold, claiming the provider's key id.
+    pub(super) fn impostor_key(&self) -> TestKey {
+        let pem = std::fs::read_to_string(self.keys.path().join("impostor.pem")).unwrap();
+        TestKey::from_pem(&pem, PROVIDER_KID)
+    }
+}
+
+impl Drop for Provider {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A test app whose `/v1` accepts single sign-on through `provider`; the static admin token is
+/// accepted only when `break_glass` is.
+pub(super) async fn sso_app(
+    provider: &Provider,
+    break_glass: bool,
+) -> (Router, crate::router::App) {
+    let app = app().await;
+    let oidc = Oidc::new(
+        OidcSettings {
+            issuer: provider.issuer.clone(),
+            client_id: CLIENT_ID.into(),
+            client_secret: CLIENT_SECRET.to_owned().into(),
+            redirect_url: REDIRECT.into(),
+            groups_claim: "groups".into(),
+            scopes: ["openid", "profile", "email", "groups"]
+                .map(str::to_owned)
+                .to_vec(),
+        },
+        workmate_server::serve::oidc_http_client().unwrap(),
+        Clock::system(),
+    )
+    .unwrap();
+    let (key, _) = SessionKey::load_or_generate(app.dir.path()).unwrap();
+    let roles = GroupRoles::new(["wm-admins".to_owned()], ["wm-approvers".to_owned()]);
+    let mut state = app.state.clone();
+    state.auth = std::sync::Arc::new(
+        Auth::admin(TOKEN.to_owned().into()).with_sso(Sso::new(oidc, key, roles), break_glass),
+    );
+    (router(state), app)
+}
