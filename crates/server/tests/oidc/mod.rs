@@ -7,7 +7,6 @@
 mod browser;
 mod provider;
 
-
 use axum::http::StatusCode;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
