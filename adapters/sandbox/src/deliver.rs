@@ -75,6 +75,19 @@ pub(crate) fn answer(result: Result<StatusCode>) -> Response {
     }
 }
 
+/// The page's answer to a click sent on: workmate's status, and whether the click's answer
+/// changed a card.
+pub(crate) fn click_answer(result: Result<(StatusCode, bool)>) -> Response {
+    match result {
+        Ok((status, updated)) if status.is_success() => {
+            Json(json!({ "ok": true, "status": status.as_u16(), "updated": updated }))
+                .into_response()
+        }
+        Ok((status, _)) => refused(status),
+        Err(e) => failed(e),
+    }
+}
+
 /// workmate answered with a status that is not a success.
 pub(crate) fn refused(status: StatusCode) -> Response {
     warn!(

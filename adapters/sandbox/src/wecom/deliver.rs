@@ -12,12 +12,11 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{BOT_NAME, CHAT_ID, callbacks, cards, user_name};
-use crate::deliver::{failed, refused};
 use crate::store::NewMessage;
 use crate::{AppState, Error, Result};
 
@@ -171,12 +170,5 @@ pub(crate) async fn say(State(state): State<AppState>, Json(say): Json<Say>) -> 
 }
 
 pub(crate) async fn click(State(state): State<AppState>, Json(click): Json<Click>) -> Response {
-    match do_click(&state, click).await {
-        Ok((status, updated)) if status.is_success() => {
-            Json(json!({ "ok": true, "status": status.as_u16(), "updated": updated }))
-                .into_response()
-        }
-        Ok((status, _)) => refused(status),
-        Err(e) => failed(e),
-    }
+    crate::deliver::click_answer(do_click(&state, click).await)
 }

@@ -10,7 +10,7 @@ use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 
 use super::ConfigError;
-use super::platforms::{Invalid, admin_ids, api_base, secret};
+use super::platforms::{Invalid, admin_ids, api_base, mode_of, secret};
 
 const DINGTALK: &str = "platforms.dingtalk";
 /// DingTalk's open platform, which also opens Stream connections.
@@ -153,17 +153,16 @@ pub(crate) fn validate_dingtalk(
     raw: &RawDingTalk,
     invalid: Invalid<'_>,
 ) -> Result<DingTalkConfig, ConfigError> {
-    let mode = match raw.mode.as_deref() {
-        None | Some("stream") => DingTalkMode::Stream,
-        Some("http") => DingTalkMode::Http,
-        Some(other) => {
-            return Err(invalid(
-                DINGTALK,
-                "mode",
-                format!("`{other}` is not a DingTalk mode; use \"stream\" or \"http\""),
-            ));
-        }
-    };
+    let mode = mode_of(
+        DINGTALK,
+        "DingTalk",
+        raw.mode.as_deref(),
+        &[
+            ("stream", DingTalkMode::Stream),
+            ("http", DingTalkMode::Http),
+        ],
+        invalid,
+    )?;
     let plain = |v: &Option<String>| {
         v.as_deref()
             .map(str::trim)

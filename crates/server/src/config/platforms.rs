@@ -204,6 +204,33 @@ pub(crate) fn validate_platforms(
     })
 }
 
+/// A platform's `mode`: the first of `modes` when unset, else the one named, or an error naming
+/// them (`platform` as people write it, e.g. "Feishu").
+pub(crate) fn mode_of<M: Copy>(
+    section: &'static str,
+    platform: &str,
+    raw: Option<&str>,
+    modes: &[(&str, M)],
+    invalid: Invalid<'_>,
+) -> Result<M, ConfigError> {
+    let wanted = raw.unwrap_or(modes[0].0);
+    if let Some((_, mode)) = modes.iter().find(|(name, _)| *name == wanted) {
+        return Ok(*mode);
+    }
+    let names: Vec<String> = modes
+        .iter()
+        .map(|(name, _)| format!("\"{name}\""))
+        .collect();
+    Err(invalid(
+        section,
+        "mode",
+        format!(
+            "`{wanted}` is not a {platform} mode; use {}",
+            names.join(" or ")
+        ),
+    ))
+}
+
 /// A set, non-blank secret.
 pub(crate) fn secret(value: &Option<String>) -> Option<SecretString> {
     value
@@ -260,17 +287,16 @@ pub(crate) fn admin_ids(
 }
 
 fn validate_feishu(raw: &RawFeishu, invalid: Invalid<'_>) -> Result<FeishuConfig, ConfigError> {
-    let mode = match raw.mode.as_deref() {
-        None | Some("webhook") => FeishuMode::Webhook,
-        Some("long_connection") => FeishuMode::LongConnection,
-        Some(other) => {
-            return Err(invalid(
-                FEISHU,
-                "mode",
-                format!("`{other}` is not a Feishu mode; use \"webhook\" or \"long_connection\""),
-            ));
-        }
-    };
+    let mode = mode_of(
+        FEISHU,
+        "Feishu",
+        raw.mode.as_deref(),
+        &[
+            ("webhook", FeishuMode::Webhook),
+            ("long_connection", FeishuMode::LongConnection),
+        ],
+        invalid,
+    )?;
     let app_id = raw
         .app_id
         .as_deref()
@@ -319,17 +345,13 @@ fn validate_feishu(raw: &RawFeishu, invalid: Invalid<'_>) -> Result<FeishuConfig
 }
 
 fn validate_slack(raw: &RawSlack, invalid: Invalid<'_>) -> Result<SlackConfig, ConfigError> {
-    let mode = match raw.mode.as_deref() {
-        None | Some("http") => SlackMode::Http,
-        Some("socket") => SlackMode::Socket,
-        Some(other) => {
-            return Err(invalid(
-                SLACK,
-                "mode",
-                format!("`{other}` is not a Slack mode; use \"http\" or \"socket\""),
-            ));
-        }
-    };
+    let mode = mode_of(
+        SLACK,
+        "Slack",
+        raw.mode.as_deref(),
+        &[("http", SlackMode::Http), ("socket", SlackMode::Socket)],
+        invalid,
+    )?;
     let signing_secret = secret(&raw.signing_secret);
     let app_token = secret(&raw.app_token);
     let bot_token = secret(&raw.bot_token)

@@ -9,7 +9,7 @@ use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 
 use super::ConfigError;
-use super::platforms::{Invalid, admin_ids, api_base, secret};
+use super::platforms::{Invalid, admin_ids, api_base, mode_of, secret};
 
 const WECOM: &str = "platforms.wecom";
 /// WeCom's server API.
@@ -125,17 +125,16 @@ pub(crate) fn validate_wecom(
     raw: &RawWeCom,
     invalid: Invalid<'_>,
 ) -> Result<WeComConfig, ConfigError> {
-    let mode = match raw.mode.as_deref() {
-        None | Some("callback") => WeComMode::Callback,
-        Some("long_connection") => WeComMode::LongConnection,
-        Some(other) => {
-            return Err(invalid(
-                WECOM,
-                "mode",
-                format!("`{other}` is not a WeCom mode; use \"callback\" or \"long_connection\""),
-            ));
-        }
-    };
+    let mode = mode_of(
+        WECOM,
+        "WeCom",
+        raw.mode.as_deref(),
+        &[
+            ("callback", WeComMode::Callback),
+            ("long_connection", WeComMode::LongConnection),
+        ],
+        invalid,
+    )?;
     let corp_id = raw
         .corp_id
         .as_deref()
