@@ -30,6 +30,7 @@ pub use repo::audit::{AuditRecord, AuditRepo, NewAuditRecord};
 pub use repo::automations::{
     Automation, AutomationRepo, AutomationRun, Claim, NewAutomation, RunEnd, RunStatus, RunTrigger,
 };
+pub use repo::bindings::{BOUND_STAGE, BindingRepo, DirectoryFacts};
 pub use repo::cards::{CardMessage, CardRepo};
 pub use repo::connection_leases::{ConnectionLease, ConnectionLeaseRepo};
 pub use repo::events::EventRepo;
@@ -145,6 +146,11 @@ impl Store {
     /// Session writer leases.
     pub fn leases(&self) -> LeaseRepo<'_> {
         LeaseRepo::new(self)
+    }
+
+    /// Chat accounts bound to directory subjects.
+    pub fn bindings(&self) -> BindingRepo<'_> {
+        BindingRepo::new(self)
     }
 
     /// Deactivating users and revoking what they hold.

@@ -107,6 +107,13 @@ const MIGRATIONS: &[Migration] = &[
         mysql: include_str!("../../../migrations/mysql/0013_user_deactivation.sql"),
         postgres: include_str!("../../../migrations/postgres/0013_user_deactivation.sql"),
     },
+    Migration {
+        version: 14,
+        name: "0014_identity_binding",
+        sqlite: include_str!("../../../migrations/sqlite/0014_identity_binding.sql"),
+        mysql: include_str!("../../../migrations/mysql/0014_identity_binding.sql"),
+        postgres: include_str!("../../../migrations/postgres/0014_identity_binding.sql"),
+    },
 ];
 
 /// What a migration run did.

@@ -65,6 +65,7 @@ mod tests {
             sso_subject: None,
             created_at_ms: 0,
             disabled_at_ms: None,
+            directory_groups: Vec::new(),
         }
     }
 

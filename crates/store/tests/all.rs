@@ -12,6 +12,7 @@
 mod support;
 
 mod automations;
+mod bindings;
 mod concurrency;
 mod connection_leases;
 mod inbox;

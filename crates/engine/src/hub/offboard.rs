@@ -22,8 +22,8 @@ impl SessionHub {
             .offboarding()
             .deprovision(tenant, user, &by.user_id)
             .await?;
-        for (_, item_id) in &done.items_dismissed {
-            let Some(item) = self.store().inbox().get(tenant, item_id).await? else {
+        for (item_tenant, _, item_id) in &done.items_dismissed {
+            let Some(item) = self.store().inbox().get(item_tenant, item_id).await? else {
                 continue;
             };
             let Some(resolution) = item.resolution.clone() else {
@@ -37,7 +37,7 @@ impl SessionHub {
                 resolved_by: by.clone(),
                 via: Surface::System,
             };
-            self.announce_resolution(tenant, &item, event).await?;
+            self.announce_resolution(item_tenant, &item, event).await?;
         }
         Ok(done)
     }

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::any::AnyRow;
 use workmate_protocol::{TenantId, UserId};
 
-use crate::row::{col, enum_col, json_col, to_json, to_word};
+use crate::row::{col, enum_col, json_col, opt_json_col, to_json, to_word};
 use crate::{Result, Store};
 
 /// Read-and-write rounds a settings update makes before giving up on a busy tenant.
@@ -54,6 +54,9 @@ pub struct User {
     pub created_at_ms: i64,
     /// When they were deactivated (offboarded), if they were: every surface refuses them.
     pub disabled_at_ms: Option<i64>,
+    /// The directory groups they had when they last signed in or linked their account (none
+    /// for a user never bound to the directory).
+    pub directory_groups: Vec<String>,
 }
 
 impl User {
@@ -277,7 +280,7 @@ impl<'s> TenantRepo<'s> {
         let row = self
             .store
             .dialect
-            .query("SELECT tenant_id, user_id, display_name, email, user_role, sso_subject, created_at_ms, disabled_at_ms FROM users WHERE tenant_id = ? AND user_id = ?")
+            .query("SELECT tenant_id, user_id, display_name, email, user_role, sso_subject, created_at_ms, disabled_at_ms, directory_groups_json FROM users WHERE tenant_id = ? AND user_id = ?")
             .bind(tenant.as_str().to_owned())
             .bind(user.as_str().to_owned())
             .fetch_optional(&self.store.pool)
@@ -290,7 +293,7 @@ impl<'s> TenantRepo<'s> {
         let rows = self
             .store
             .dialect
-            .query("SELECT tenant_id, user_id, display_name, email, user_role, sso_subject, created_at_ms, disabled_at_ms FROM users WHERE tenant_id = ? AND user_role = ? ORDER BY user_id")
+            .query("SELECT tenant_id, user_id, display_name, email, user_role, sso_subject, created_at_ms, disabled_at_ms, directory_groups_json FROM users WHERE tenant_id = ? AND user_role = ? ORDER BY user_id")
             .bind(tenant.as_str().to_owned())
             .bind(to_word(&role)?)
             .fetch_all(&self.store.pool)
@@ -344,7 +347,7 @@ impl<'s> TenantRepo<'s> {
         let row = self
             .store
             .dialect
-            .query("SELECT u.tenant_id, u.user_id, u.display_name, u.email, u.user_role, u.sso_subject, u.created_at_ms, u.disabled_at_ms FROM platform_identities p JOIN users u ON u.tenant_id = p.tenant_id AND u.user_id = p.user_id WHERE p.tenant_id = ? AND p.platform = ? AND p.platform_user_id = ?")
+            .query("SELECT u.tenant_id, u.user_id, u.display_name, u.email, u.user_role, u.sso_subject, u.created_at_ms, u.disabled_at_ms, u.directory_groups_json FROM platform_identities p JOIN users u ON u.tenant_id = p.tenant_id AND u.user_id = p.user_id WHERE p.tenant_id = ? AND p.platform = ? AND p.platform_user_id = ?")
             .bind(tenant.as_str().to_owned())
             .bind(platform.to_owned())
             .bind(platform_user_id.to_owned())
@@ -388,7 +391,7 @@ fn tenant_from_row(row: &AnyRow) -> Result<Tenant> {
     })
 }
 
-fn user_from_row(row: &AnyRow) -> Result<User> {
+pub(crate) fn user_from_row(row: &AnyRow) -> Result<User> {
     const T: &str = "users";
     Ok(User {
         tenant_id: TenantId::from(col::<String>(row, T, "tenant_id")?),
@@ -399,5 +402,6 @@ fn user_from_row(row: &AnyRow) -> Result<User> {
         sso_subject: col(row, T, "sso_subject")?,
         created_at_ms: col(row, T, "created_at_ms")?,
         disabled_at_ms: col(row, T, "disabled_at_ms")?,
+        directory_groups: opt_json_col(row, T, "directory_groups_json")?.unwrap_or_default(),
     })
 }
