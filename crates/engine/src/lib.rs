@@ -4,6 +4,7 @@
 //! [`workmate_protocol::Event`]s; nothing else of the engine is visible to them. See `turn` for the
 //! invariants of one turn, `hub` for those across sessions.
 
+pub mod binding;
 mod config;
 mod deps;
 mod emitter;

@@ -1,6 +1,8 @@
 //! Approval quorums: which calls need several distinct approvers, and who counts.
 //!
-//! Two tenant settings: `approver_groups`, named lists of user ids (`{"sre": ["ana", "bo"]}`),
+//! Two tenant settings: `approver_groups`, named lists of user ids and directory groups
+//! (`{"sre": ["ana", "bo", "group:sre-oncall"]}`; a `group:` entry counts everyone whose
+//! directory groups, as of their last sign-in or link, include it),
 //! and `approval_quorum`, rules that each cover a tool category and, optionally, some channels:
 //! `[{"category": "shell", "channels": ["C-prod*"], "required": 2, "group": "sre"}]`.
 //!
@@ -90,6 +92,25 @@ pub fn group_members(settings: &Value, group: &str) -> Vec<UserId> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The prefix of an `approver_groups` entry that names a directory group rather than a user.
+pub const DIRECTORY_GROUP_PREFIX: &str = "group:";
+
+/// Whether `user`, whose directory groups are `directory_groups`, is in approver group `group`
+/// under `settings`: listed by id, or in a directory group the list names (`group:<name>`).
+pub fn is_member(
+    settings: &Value,
+    group: &str,
+    user: &UserId,
+    directory_groups: &[String],
+) -> bool {
+    group_members(settings, group).iter().any(|member| {
+        match member.as_str().strip_prefix(DIRECTORY_GROUP_PREFIX) {
+            Some(name) => directory_groups.iter().any(|g| g == name),
+            None => member == user,
+        }
+    })
 }
 
 /// `approver_groups` as stored, or why not: an object of non-empty lists of user ids.
@@ -189,6 +210,17 @@ mod tests {
         );
         assert_eq!(group_members(&settings, "sre").len(), 3);
         assert!(group_members(&settings, "nobody").is_empty());
+        let settings = json!({"approver_groups": {"sre": ["ana", "group:sre-oncall"]}});
+        let oncall = ["sre-oncall".to_owned()];
+        assert!(is_member(&settings, "sre", &"ana".into(), &[]));
+        assert!(is_member(&settings, "sre", &"slack-U7".into(), &oncall));
+        assert!(!is_member(&settings, "sre", &"slack-U7".into(), &[]));
+        assert!(!is_member(
+            &settings,
+            "sre",
+            &"group:sre-oncall".into(),
+            &[]
+        ));
     }
 
     #[test]

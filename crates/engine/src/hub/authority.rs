@@ -9,8 +9,9 @@
 //! For every way of answering a prompt (API, card button, text reply): the session's owner,
 //! the tenant's approvers and its admins may answer; anyone else is refused; under the tenant
 //! setting `separation_of_duties`, nobody may approve a shell or external call they asked for
-//! themselves (they may still deny it); a choice the prompt did not offer is refused. A refusal
-//! changes nothing, says why, and is audited.
+//! themselves (they may still deny it); a choice the prompt did not offer is refused; in a
+//! tenant whose `identity_binding` is required, a chat account not linked to the directory
+//! never approves (it may still deny). A refusal changes nothing, says why, and is audited.
 
 use workmate_protocol::{
     Actor, Command, InboxItemKind, PermissionMode, Resolution, SessionId, Surface, TenantId, UserId,
@@ -126,6 +127,17 @@ impl SessionHub {
         Err(Error::Forbidden(reason))
     }
 
+    /// The tenant's settings (an empty object for a tenant without a row).
+    pub(super) async fn tenant_settings(&self, tenant: &TenantId) -> Result<serde_json::Value> {
+        Ok(self
+            .store()
+            .tenants()
+            .get(tenant)
+            .await?
+            .map(|t| t.settings)
+            .unwrap_or_default())
+    }
+
     /// Refuses (and audits) an answer `actor` may not give to `item`.
     pub(super) async fn check_resolver(
         &self,
@@ -135,7 +147,10 @@ impl SessionHub {
         actor: &Actor,
         via: Surface,
     ) -> Result<()> {
-        let Err(reason) = self.resolver_may(tenant, item, resolution, actor).await? else {
+        let Err(reason) = self
+            .resolver_may(tenant, item, resolution, actor, via)
+            .await?
+        else {
             return Ok(());
         };
         Err(self.refuse_answer(tenant, item, actor, via, reason).await?)
@@ -172,14 +187,29 @@ impl SessionHub {
         item: &InboxItem,
         resolution: &Resolution,
         actor: &Actor,
+        via: Surface,
     ) -> Result<Result<(), String>> {
         let session = self.record(tenant, &item.session_id).await?;
-        let role = self
+        let user = self
             .store()
             .tenants()
             .get_user(tenant, &actor.user_id)
-            .await?
-            .map(|u| u.role);
+            .await?;
+        let role = user.as_ref().map(|u| u.role);
+        if resolution_allows(resolution)
+            && is_chat(via)
+            && user.as_ref().is_none_or(|u| u.sso_subject.is_none())
+        {
+            let settings = self.tenant_settings(tenant).await?;
+            if crate::binding::binding_policy(&settings).required {
+                return Ok(Err(format!(
+                    "{} has not linked their chat account to the company directory, and this \
+                     tenant lets only linked accounts approve; link it from the card workmate \
+                     sent, then approve again",
+                    actor.user_id
+                )));
+            }
+        }
         if item
             .data
             .get(workmate_tools::automations::RULES_ITEM)
@@ -228,13 +258,7 @@ impl SessionHub {
                 offered.join(", ")
             )));
         }
-        let settings = self
-            .store()
-            .tenants()
-            .get(tenant)
-            .await?
-            .map(|t| t.settings)
-            .unwrap_or_default();
+        let settings = self.tenant_settings(tenant).await?;
         let separation = settings
             .get("separation_of_duties")
             .and_then(serde_json::Value::as_bool)
@@ -266,6 +290,14 @@ impl SessionHub {
         }
         Ok(Ok(()))
     }
+}
+
+/// Whether an answer came through a chat platform, where accounts may need a directory link.
+fn is_chat(via: Surface) -> bool {
+    matches!(
+        via,
+        Surface::Slack | Surface::Feishu | Surface::Wecom | Surface::Dingtalk | Surface::Sandbox
+    )
 }
 
 /// Whether an answer allows what was asked.

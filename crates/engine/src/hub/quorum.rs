@@ -11,7 +11,7 @@ use workmate_protocol::{Actor, EventKind, Resolution, Surface, TenantId};
 use workmate_store::{InboxItem, ResolveOutcome};
 
 use super::SessionHub;
-use crate::quorum::{Quorum, group_members};
+use crate::quorum::{Quorum, is_member};
 use crate::{Error, Result};
 
 impl SessionHub {
@@ -96,14 +96,15 @@ impl SessionHub {
         let Some(group) = &quorum.group else {
             return Ok(None);
         };
-        let settings = self
+        let settings = self.tenant_settings(tenant).await?;
+        let directory_groups = self
             .store()
             .tenants()
-            .get(tenant)
+            .get_user(tenant, &actor.user_id)
             .await?
-            .map(|t| t.settings)
+            .map(|u| u.directory_groups)
             .unwrap_or_default();
-        if group_members(&settings, group).contains(&actor.user_id) {
+        if is_member(&settings, group, &actor.user_id, &directory_groups) {
             return Ok(None);
         }
         Ok(Some(format!(

@@ -25,7 +25,7 @@ pub use readers::{
 use readers::{parse_hosts, parse_modes, parse_tool_names};
 
 /// The settings an admin may change, in the order they are shown.
-pub const KNOWN: [&str; 11] = [
+pub const KNOWN: [&str; 13] = [
     "timezone",
     "automation_creators",
     "separation_of_duties",
@@ -37,6 +37,8 @@ pub const KNOWN: [&str; 11] = [
     "gateway",
     "approver_groups",
     "approval_quorum",
+    "identity_binding",
+    "auth_groups",
 ];
 
 /// The audit stage of a settings change.
@@ -244,6 +246,8 @@ fn validated(
         "approval_quorum" => {
             crate::quorum::parse_rules(value, settings.get("approver_groups")).map_err(invalid)
         }
+        "identity_binding" => crate::binding::parse_binding(value).map_err(invalid),
+        "auth_groups" => crate::binding::parse_auth_groups(value).map_err(invalid),
         _ => Err(SettingError::Unknown { key: key.into() }),
     }
 }
@@ -264,6 +268,8 @@ fn default_of(key: &str) -> &'static str {
         "gateway" => "no fallback, budgets or routes",
         "approver_groups" => "none",
         "approval_quorum" => "none (one approval is enough)",
+        "identity_binding" => "not required (chat accounts need no directory link)",
+        "auth_groups" => "the server's [auth.groups]",
         _ => "none",
     }
 }
