@@ -12,4 +12,5 @@ mod automations;
 mod exec_http;
 mod exec_slack;
 mod exfiltration;
+mod isolation_http;
 mod separation;

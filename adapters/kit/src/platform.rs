@@ -20,6 +20,9 @@ pub struct Profile {
     pub name: Option<String>,
     /// Their IANA time zone, when the platform keeps one.
     pub time_zone: Option<String>,
+    /// Their e-mail address, when the platform shares it (Slack needs `users:read.email`,
+    /// Feishu the contact e-mail scope).
+    pub email: Option<String>,
 }
 
 /// How long a profile lookup may take before callers fall back to ids, unless a platform needs a
@@ -76,6 +79,7 @@ mod tests {
         Profile {
             name: Some("Ana".into()),
             time_zone: Some("Europe/Lisbon".into()),
+            email: None,
         }
     }
 

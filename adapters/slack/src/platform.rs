@@ -151,6 +151,7 @@ impl Platform for SlackPlatform {
                 Ok::<_, WebError>(Profile {
                     name: info.name,
                     time_zone: info.tz,
+                    email: info.email,
                 })
             };
             bounded_profile(PROFILE_LOOKUP, lookup, "users.info").await

@@ -136,6 +136,8 @@ pub struct UserInfo {
     pub name: Option<String>,
     /// Their IANA time zone.
     pub tz: Option<String>,
+    /// Their e-mail address (only with the `users:read.email` scope).
+    pub email: Option<String>,
 }
 
 /// A Slack Web API client for one bot token.
@@ -243,6 +245,8 @@ impl SlackWeb {
             display_name: String,
             #[serde(default)]
             real_name: String,
+            #[serde(default)]
+            email: Option<String>,
         }
         #[derive(Deserialize)]
         struct User {
@@ -273,7 +277,9 @@ impl SlackWeb {
         let profile = user.profile.unwrap_or(Profile {
             display_name: String::new(),
             real_name: String::new(),
+            email: None,
         });
+        let email = profile.email.filter(|e| e.contains('@'));
         // Slack shows the display name when set, else the real name; the handle is the last resort.
         let name = [
             profile.display_name,
@@ -286,6 +292,7 @@ impl SlackWeb {
         .find(|n| !n.is_empty());
         Ok(UserInfo {
             name,
+            email,
             tz: user.tz.filter(|tz| !tz.is_empty()),
         })
     }

@@ -43,7 +43,7 @@ pub(crate) async fn handle(chat: &Chat, delivery: &Delivery) -> Result<Handled> 
         .map_err(|e| ChatError::Unreadable(e.to_string()))?;
     let slot = chat.slot(inbound.surface)?;
     let target = thread_of(&inbound);
-    let person = match chat.person(&slot, &inbound).await {
+    let mut person = match chat.person(&slot, &inbound).await {
         Err(ChatError::Deactivated(user)) => {
             info!(user = %user, "A deactivated user wrote; nothing runs.");
             let card = text_card(crate::error::DEACTIVATED);
@@ -59,6 +59,13 @@ pub(crate) async fn handle(chat: &Chat, delivery: &Delivery) -> Result<Handled> 
         }
         other => other?,
     };
+    let gate = chat.directory_gate(&slot, &mut person, &inbound).await?;
+    if let Some(card) = &gate.card {
+        private(&slot, &target, &person, card).await;
+    }
+    if gate.stop {
+        return Ok(Handled::Done);
+    }
     match &inbound.kind {
         InboundKind::Message { text } => {
             if let Some(command) = thread_command(text) {
@@ -135,7 +142,15 @@ async fn run_slash_command(chat: &Chat, inbound: &Inbound) -> Result<CommandRepl
     let intake = chat.store().intake();
     let outcome = async {
         let slot = chat.slot(inbound.surface)?;
-        let person = chat.person(&slot, inbound).await?;
+        let mut person = chat.person(&slot, inbound).await?;
+        let gate = chat.directory_gate(&slot, &mut person, inbound).await?;
+        if gate.stop {
+            let card = gate.card.unwrap_or_default();
+            return Ok(commands::Outcome::refused(crate::directory::LINK_FIRST).with_card(card));
+        }
+        if let Some(card) = &gate.card {
+            private(&slot, &thread_of(inbound), &person, card).await;
+        }
         let caller = Caller::new(&person, inbound);
         commands::run(chat, &caller, text).await
     }
@@ -152,7 +167,7 @@ async fn run_slash_command(chat: &Chat, inbound: &Inbound) -> Result<CommandRepl
 }
 
 /// The text after `/workmate` when a message is a thread command.
-fn thread_command(text: &str) -> Option<&str> {
+pub(crate) fn thread_command(text: &str) -> Option<&str> {
     let rest = text.trim_start().strip_prefix(COMMAND_WORD)?;
     (rest.is_empty() || rest.starts_with(char::is_whitespace)).then_some(rest.trim())
 }

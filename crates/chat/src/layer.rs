@@ -95,6 +95,8 @@ pub(crate) struct Inner {
     pub(crate) config: ChatConfig,
     platforms: RwLock<HashMap<Surface, Arc<Slot>>>,
     pub(crate) scheduler: OnceLock<Scheduler>,
+    /// What makes "link your account" URLs, when single sign-on is set up.
+    pub(crate) links: OnceLock<Arc<dyn crate::directory::AccountLinks>>,
     pub(crate) intake: Intake,
     /// Tenants known to exist, so a delivery does not write to ensure its tenant again.
     pub(crate) tenants: crate::identity::KnownTenants,
@@ -115,6 +117,7 @@ impl Chat {
                 config,
                 platforms: RwLock::default(),
                 scheduler: OnceLock::new(),
+                links: OnceLock::new(),
                 stop: CancellationToken::new(),
                 tasks: TaskTracker::new(),
             }),

@@ -28,6 +28,7 @@ mod cards_store;
 mod clicks;
 pub mod commands;
 mod connections;
+mod directory;
 mod error;
 mod identity;
 mod intake;
@@ -40,6 +41,7 @@ mod text;
 
 pub use cards_store::StoreCards;
 pub use connections::HeldConnection;
+pub use directory::{AccountLinks, LinkRequest};
 pub use error::{ChatError, Result};
 pub use identity::tenant_of;
 pub use layer::{Chat, ChatConfig, PlatformSettings};

@@ -3,9 +3,9 @@
 //! - `identity_binding`: `{"required": true, "unbound_may_chat": false, "match": "email"}`.
 //!   When `required`, a platform user who is not linked to a directory subject gets a one-time
 //!   "link your account" card; they may chat only if `unbound_may_chat`, and never approve.
-//!   `match` (`none`, `email`, `union_id`) lets an admin allow a shortcut: an account whose
-//!   e-mail address (or Feishu union id) is that of exactly one known subject is linked without
-//!   the card.
+//!   `match` (`none`, `email`) lets an admin allow a shortcut: an account whose platform
+//!   profile's e-mail address is that of exactly one known subject (one who signed in before)
+//!   is linked without the card.
 //! - `auth_groups`: `{"admin": ["wm-admins"], "approver": ["wm-approvers"]}`, which directory
 //!   groups give which role in this tenant, in place of the server's `[auth.groups]`.
 //!
@@ -24,8 +24,6 @@ pub enum MatchOn {
     None,
     /// The platform profile's e-mail address equals that of one known subject.
     Email,
-    /// The platform's union id (Feishu) is a known subject.
-    UnionId,
 }
 
 /// The tenant setting `identity_binding`.
@@ -73,9 +71,8 @@ pub fn auth_groups(settings: &Value) -> Option<AuthGroups> {
 /// `identity_binding` as stored, or why not.
 pub(crate) fn parse_binding(value: &Value) -> Result<Value, String> {
     let example = r#"{"required": true, "unbound_may_chat": false, "match": "email"}"#;
-    let policy: BindingPolicy = serde_json::from_value(value.clone()).map_err(|e| {
-        format!("is an object such as {example} (match: none, email or union_id); {e}")
-    })?;
+    let policy: BindingPolicy = serde_json::from_value(value.clone())
+        .map_err(|e| format!("is an object such as {example} (match: none or email); {e}"))?;
     serde_json::to_value(policy).map_err(|e| e.to_string())
 }
 

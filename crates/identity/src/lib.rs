@@ -9,6 +9,7 @@
 
 mod error;
 mod http;
+mod link;
 mod provider;
 mod roles;
 mod session;
@@ -17,6 +18,7 @@ pub mod testing;
 mod token;
 
 pub use error::{Error, Refusal, Result};
+pub use link::{LINK_TTL_SECS, LinkClaim};
 pub use provider::{KEY_REFRESH_COOLDOWN, LoginStart, Oidc, OidcSettings};
 pub use roles::{GroupRoles, Role};
 pub use session::{LoginState, SESSION_KEY_FILE, Session, SessionKey};

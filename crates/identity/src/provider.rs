@@ -45,6 +45,8 @@ pub struct OidcSettings {
     pub redirect_url: String,
     /// The claim holding the person's groups.
     pub groups_claim: String,
+    /// The claim naming the person's workmate tenant, if tenants come from the directory.
+    pub tenant_claim: Option<String>,
     /// The scopes asked for (`openid` is always asked for).
     pub scopes: Vec<String>,
 }
@@ -195,6 +197,7 @@ impl Oidc {
                 nonce: nonce.secret().clone(),
                 verifier: verifier.secret().clone(),
                 expires_at: self.clock.now().timestamp() + LOGIN_TTL_SECS,
+                return_to: None,
             },
         })
     }
@@ -246,6 +249,7 @@ impl Oidc {
             issuer: &self.issuer,
             client_id: &self.client_id,
             groups_claim: &self.settings.groups_claim,
+            tenant_claim: self.settings.tenant_claim.as_deref(),
             clock: &self.clock,
         };
         match token::verify(jwt, &self.keys(), &expected, nonce) {
@@ -327,6 +331,7 @@ mod tests {
                 client_secret: SecretString::from("secret"),
                 redirect_url: "http://localhost:8080/v1/auth/callback".into(),
                 groups_claim: "groups".into(),
+                tenant_claim: None,
                 scopes: vec!["openid".into(), "profile".into()],
             },
             workmate_adapter::net::http_client().unwrap(),

@@ -46,6 +46,11 @@ impl GroupRoles {
         }
     }
 
+    /// Whether no group grants a role (everyone is a member).
+    pub fn is_empty(&self) -> bool {
+        self.admin.is_empty() && self.approver.is_empty()
+    }
+
     /// The highest role any of `groups` grants.
     pub fn role_for<'a>(&self, groups: impl IntoIterator<Item = &'a str>) -> Role {
         let mut role = Role::Member;

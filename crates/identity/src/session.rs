@@ -58,6 +58,9 @@ pub struct LoginState {
     /// Expiry, Unix seconds.
     #[serde(rename = "e")]
     pub expires_at: i64,
+    /// Where to send the browser after signing in: a path on workmate itself.
+    #[serde(rename = "r", default, skip_serializing_if = "Option::is_none")]
+    pub return_to: Option<String>,
 }
 
 /// The installation's cookie-signing key.
@@ -147,7 +150,7 @@ impl SessionKey {
         mac
     }
 
-    fn seal<T: Serialize>(&self, purpose: &[u8], value: &T) -> String {
+    pub(crate) fn seal<T: Serialize>(&self, purpose: &[u8], value: &T) -> String {
         // Plain structs of strings and integers always serialize.
         let json = serde_json::to_vec(value).unwrap_or_default();
         let payload = URL_SAFE_NO_PAD.encode(json);
@@ -155,7 +158,11 @@ impl SessionKey {
         format!("{payload}.{tag}")
     }
 
-    fn open<T: DeserializeOwned>(&self, purpose: &[u8], cookie: &str) -> Result<T, Refusal> {
+    pub(crate) fn open<T: DeserializeOwned>(
+        &self,
+        purpose: &[u8],
+        cookie: &str,
+    ) -> Result<T, Refusal> {
         let (payload, tag) = cookie.trim().split_once('.').ok_or(Refusal::BadCookie)?;
         let tag = URL_SAFE_NO_PAD
             .decode(tag)
@@ -252,6 +259,7 @@ mod tests {
             nonce: "n".into(),
             verifier: "v".into(),
             expires_at: 1_000,
+            return_to: Some("/v1/auth/link?token=t".into()),
         };
         let cookie = key.seal_login(&login);
         assert_eq!(key.open_login(&cookie, 0), Ok(login));

@@ -79,10 +79,25 @@ pub fn claims(
     exp: DateTime<Utc>,
     groups: &[&str],
 ) -> Claims {
+    claims_with(issuer, audience, subject, exp, groups, &[])
+}
+
+/// [`claims`] with `extra` claims besides (a tenant claim, …).
+pub fn claims_with(
+    issuer: &str,
+    audience: &str,
+    subject: &str,
+    exp: DateTime<Utc>,
+    groups: &[&str],
+    extra: &[(&str, serde_json::Value)],
+) -> Claims {
     let mut other = OtherClaims::default();
     other
         .all
         .insert("groups".into(), serde_json::json!(groups.to_vec()));
+    for (name, value) in extra {
+        other.all.insert((*name).to_owned(), value.clone());
+    }
     Claims::new(
         IssuerUrl::new(issuer.to_owned()).expect("an issuer URL"),
         vec![Audience::new(audience.to_owned())],

@@ -85,6 +85,8 @@ pub struct Identity {
     pub email: Option<String>,
     /// The groups claim: an array of strings, or one string; empty when absent.
     pub groups: Vec<String>,
+    /// The tenant claim, when one is configured and the token carries it.
+    pub tenant: Option<String>,
     /// The token's expiry.
     pub expires_at: DateTime<Utc>,
 }
@@ -108,6 +110,7 @@ pub(crate) struct Expected<'a> {
     pub(crate) issuer: &'a IssuerUrl,
     pub(crate) client_id: &'a ClientId,
     pub(crate) groups_claim: &'a str,
+    pub(crate) tenant_claim: Option<&'a str>,
     pub(crate) clock: &'a Clock,
 }
 
@@ -151,7 +154,12 @@ pub(crate) fn verify(
         .map(|n| n.as_str().to_owned())
         .or_else(|| claims.preferred_username().map(|u| u.as_str().to_owned()))
         .unwrap_or_else(|| claims.subject().as_str().to_owned());
+    let tenant = match expected.tenant_claim {
+        Some(name) => tenant(claims.additional_claims(), name).map_err(Failure::Refused)?,
+        None => None,
+    };
     Ok(Identity {
+        tenant,
         subject: claims.subject().as_str().to_owned(),
         display_name: name,
         email: claims.email().map(|e| e.as_str().to_owned()),
@@ -168,6 +176,25 @@ fn groups(claims: &OtherClaims, name: &str) -> Vec<String> {
             .collect(),
         Some(serde_json::Value::String(one)) => vec![one.clone()],
         _ => Vec::new(),
+    }
+}
+
+/// The tenant claim `name`: absent is `None`; present, it must be a tenant id (1 to 64 of
+/// `a-z`, `0-9`, `-`, `_`, `.`).
+fn tenant(claims: &OtherClaims, name: &str) -> Result<Option<String>, Refusal> {
+    let Some(value) = claims.all.get(name) else {
+        return Ok(None);
+    };
+    let ok = value.as_str().filter(|t| {
+        (1..=64).contains(&t.len())
+            && t.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_.".contains(&b))
+    });
+    match ok {
+        Some(tenant) => Ok(Some(tenant.to_owned())),
+        None => Err(Refusal::Other(format!(
+            "the `{name}` claim must name a tenant: 1 to 64 of a-z, 0-9, '-', '_', '.'"
+        ))),
     }
 }
 
@@ -193,7 +220,7 @@ mod tests {
     use chrono::Duration;
 
     use super::*;
-    use crate::testing::{TestKey, claims};
+    use crate::testing::{TestKey, claims, claims_with};
 
     const ISSUER: &str = "https://idp.example.com";
 
@@ -202,6 +229,7 @@ mod tests {
             issuer,
             client_id: client,
             groups_claim: "groups",
+            tenant_claim: Some("org"),
             clock,
         }
     }
@@ -221,6 +249,35 @@ mod tests {
         match result {
             Err(Failure::Refused(r)) => r,
             other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_tenant_claim_names_a_tenant_or_the_token_is_refused() {
+        let key = TestKey::a("k1");
+        let keys = CoreJsonWebKeySet::new(vec![key.public()]);
+        let exp = Utc::now() + Duration::minutes(5);
+        let with_org = |org: serde_json::Value| {
+            key.sign(claims_with(
+                ISSUER,
+                "workmate",
+                "alice",
+                exp,
+                &[],
+                &[("org", org)],
+            ))
+        };
+        let identity = check(&with_org(serde_json::json!("acme-eu")), &keys, None).unwrap();
+        assert_eq!(identity.tenant.as_deref(), Some("acme-eu"));
+        let none = key.sign(claims(ISSUER, "workmate", "alice", exp, &[]));
+        assert_eq!(check(&none, &keys, None).unwrap().tenant, None);
+        for bad in [
+            serde_json::json!("Acme EU"),
+            serde_json::json!(""),
+            serde_json::json!(7),
+        ] {
+            let refusal = refused(check(&with_org(bad), &keys, None));
+            assert!(refusal.to_string().contains("`org` claim"), "{refusal}");
         }
     }
 

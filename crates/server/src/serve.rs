@@ -100,6 +100,9 @@ async fn open_and_run(
             Script::Configured => None,
         };
         let chat = Chat::new(hub.clone(), store.clone(), ChatConfig::default());
+        if let Some(sso) = admin.sso() {
+            chat.set_account_links(Arc::new(sso.links()));
+        }
         let slack_config = sandbox.as_ref().map(|s| &s.slack);
         let slack = match slack_config.or(config.platforms.slack.as_ref()) {
             Some(slack) => Some(
@@ -286,6 +289,7 @@ fn single_sign_on(config: &Config, oidc: &crate::config::OidcConfig) -> Result<S
         client_secret: oidc.client_secret.clone(),
         redirect_url: oidc.redirect_url.clone(),
         groups_claim: oidc.groups_claim.clone(),
+        tenant_claim: oidc.tenant_claim.clone(),
         scopes: oidc.scopes.clone(),
     };
     let http = oidc_http_client().map_err(StartupError::Usage)?;

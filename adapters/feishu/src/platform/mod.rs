@@ -231,10 +231,11 @@ impl Platform for FeishuPlatform {
     fn profile<'a>(&'a self, user: &'a str) -> BoxFuture<'a, Profile> {
         Box::pin(async move {
             let lookup = async {
-                let name = self.web.user_name(user).await?;
+                let (name, email) = self.web.user_contact(user).await?;
                 Ok::<_, WebError>(Profile {
                     name,
                     time_zone: None,
+                    email,
                 })
             };
             bounded_profile(PROFILE_LOOKUP, lookup, "the contact API").await

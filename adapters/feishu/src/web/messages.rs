@@ -92,12 +92,26 @@ impl FeishuWeb {
 
     /// A user's name, by `open_id`.
     pub async fn user_name(&self, open_id: &str) -> Result<Option<String>, WebError> {
+        Ok(self.user_contact(open_id).await?.0)
+    }
+
+    /// A user's name and e-mail address (the work address when set, else the personal one), by
+    /// `open_id`. Each is `None` when the app's scopes do not show it.
+    pub async fn user_contact(
+        &self,
+        open_id: &str,
+    ) -> Result<(Option<String>, Option<String>), WebError> {
         let path = format!("/open-apis/contact/v3/users/{open_id}?user_id_type=open_id");
         let answer = self.call(Method::GET, &path, None).await?;
-        Ok(answer
-            .pointer("/data/user/name")
-            .and_then(Value::as_str)
-            .filter(|n| !n.is_empty())
-            .map(str::to_owned))
+        let text = |pointer: &str| {
+            answer
+                .pointer(pointer)
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .map(str::to_owned)
+        };
+        let email = text("/data/user/enterprise_email").or_else(|| text("/data/user/email"));
+        Ok((text("/data/user/name"), email))
     }
 }

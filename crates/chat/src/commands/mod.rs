@@ -156,6 +156,26 @@ impl Chat {
                     caller.person.tenant
                 ))
             }
+            ChatCommand::Link => {
+                let settings = self
+                    .store()
+                    .tenants()
+                    .get(&caller.person.tenant)
+                    .await?
+                    .map(|t| t.settings)
+                    .unwrap_or_default();
+                let policy = workmate_engine::binding::binding_policy(&settings);
+                let card = self.link_card(
+                    &caller.person,
+                    caller.surface,
+                    policy.required.then_some(policy),
+                );
+                let text = match &caller.person.user.sso_subject {
+                    Some(subject) => format!("Your account is linked to `{subject}`."),
+                    None => "Open the link on the card to link your account.".to_owned(),
+                };
+                Outcome::ok(text).with_card(card)
+            }
             ChatCommand::Mode(mode) => {
                 self.on_session(caller, false, |session| match mode {
                     None => Change::Show(format!("The mode is {}", session.mode.as_str())),
@@ -268,6 +288,7 @@ fn help() -> String {
         "/workmate commands (only you see the answers):",
         "• help: this list",
         "• whoami: your user id, role and tenant",
+        "• link: link your chat account to your company account (single sign-on)",
         "• mode [discuss|plan|interactive|auto|custom]: show or set the conversation's mode",
         "• model [provider:model]: show or set the conversation's model",
         "• stop: stop the conversation's running turn",

@@ -9,7 +9,7 @@ use workmate_protocol::PermissionMode;
 use workmate_store::Role;
 
 /// Every command, one per line: what `help` shows and every error ends with.
-pub const USAGE: &str = "usage: /workmate help | whoami | mode [discuss|plan|interactive|auto|custom] \
+pub const USAGE: &str = "usage: /workmate help | whoami | link | mode [discuss|plan|interactive|auto|custom] \
 | model [provider:model] | stop | inbox | automations | automations run|pause|resume|delete <id> \
 | rules | rules revoke [<automation id>] <tool> <target> | usage | settings [<key> <value>] \
 | role grant <user> <member|approver|admin> | role revoke <user> <approver|admin>";
@@ -21,6 +21,8 @@ pub enum ChatCommand {
     Help,
     /// Who the caller is: user id, role, tenant.
     Whoami,
+    /// A "link your account" card, to bind the caller's chat account to their directory account.
+    Link,
     /// Show (`None`) or change the session's permission mode.
     Mode(Option<PermissionMode>),
     /// Show (`None`) or change the session's model (`provider:model`).
@@ -83,6 +85,7 @@ impl ChatCommand {
         match self {
             Self::Help => "help",
             Self::Whoami => "whoami",
+            Self::Link => "link",
             Self::Mode(_) => "mode",
             Self::Model(_) => "model",
             Self::Stop => "stop",
@@ -142,6 +145,7 @@ pub fn parse_command(text: &str) -> Result<ChatCommand, CommandError> {
     let command = match (verb.as_str(), rest) {
         ("help", []) => ChatCommand::Help,
         ("whoami", []) => ChatCommand::Whoami,
+        ("link", []) => ChatCommand::Link,
         ("mode", []) => ChatCommand::Mode(None),
         ("mode", [mode]) => ChatCommand::Mode(Some(mode_of(mode)?)),
         ("model", []) => ChatCommand::Model(None),
@@ -188,8 +192,8 @@ pub fn parse_command(text: &str) -> Result<ChatCommand, CommandError> {
             }
         }
         (
-            "help" | "whoami" | "mode" | "model" | "stop" | "inbox" | "automations" | "automation"
-            | "rules" | "usage" | "role",
+            "help" | "whoami" | "link" | "mode" | "model" | "stop" | "inbox" | "automations"
+            | "automation" | "rules" | "usage" | "role",
             _,
         ) => {
             return Err(CommandError::new(format!("wrong arguments for `{verb}`")));
@@ -328,6 +332,7 @@ mod tests {
         assert_eq!(parse_command(""), Ok(ChatCommand::Help));
         assert_eq!(parse_command("  help "), Ok(ChatCommand::Help));
         assert_eq!(parse_command("WhoAmI"), Ok(ChatCommand::Whoami));
+        assert_eq!(parse_command("link"), Ok(ChatCommand::Link));
         assert_eq!(parse_command("stop"), Ok(ChatCommand::Stop));
         assert_eq!(parse_command("inbox"), Ok(ChatCommand::Inbox));
         assert_eq!(parse_command("usage"), Ok(ChatCommand::Usage));

@@ -207,6 +207,7 @@ impl Platform for FakePlatform {
             Profile {
                 name,
                 time_zone: Some("Asia/Shanghai".into()),
+                email: None,
             }
         })
     }

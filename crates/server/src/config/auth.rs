@@ -50,6 +50,8 @@ pub(crate) struct RawOidc {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) groups_claim: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) tenant_claim: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) scopes: Option<Vec<String>>,
 }
 
@@ -92,6 +94,9 @@ pub struct OidcConfig {
     pub redirect_url: String,
     /// `groups_claim`: the ID-token claim listing the person's groups (default `groups`).
     pub groups_claim: String,
+    /// `tenant_claim`: the ID-token claim naming the person's workmate tenant; unset, everyone
+    /// signs in to the `default` tenant.
+    pub tenant_claim: Option<String>,
     /// `scopes`: asked for at login (default `["openid", "profile", "email"]`).
     pub scopes: Vec<String>,
 }
@@ -212,6 +217,15 @@ fn validate_oidc(raw: &RawOidc, invalid: Invalid<'_>) -> Result<OidcConfig, Conf
             "name a claim such as groups".into(),
         ));
     }
+    let tenant_claim = raw.tenant_claim.as_deref().map(str::trim);
+    if tenant_claim.is_some_and(str::is_empty) {
+        return Err(invalid(
+            OIDC,
+            "tenant_claim",
+            "name a claim such as org, or leave it unset (everyone in the default tenant)".into(),
+        ));
+    }
+    let tenant_claim = tenant_claim.map(str::to_owned);
     let scopes: Vec<String> = match &raw.scopes {
         Some(scopes) => scopes.iter().map(|s| s.trim().to_owned()).collect(),
         None => DEFAULT_SCOPES.iter().map(|s| (*s).to_owned()).collect(),
@@ -232,6 +246,7 @@ fn validate_oidc(raw: &RawOidc, invalid: Invalid<'_>) -> Result<OidcConfig, Conf
         client_secret: SecretString::from(client_secret),
         redirect_url,
         groups_claim,
+        tenant_claim,
         scopes,
     })
 }
@@ -257,6 +272,7 @@ pub(crate) fn render_auth(config: &AuthConfig) -> RawAuth {
             client_secret: Some("***".to_owned()),
             redirect_url: Some(oidc.redirect_url.clone()),
             groups_claim: Some(oidc.groups_claim.clone()),
+            tenant_claim: oidc.tenant_claim.clone(),
             scopes: Some(oidc.scopes.clone()),
         }),
         groups,

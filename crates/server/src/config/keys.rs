@@ -490,6 +490,12 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
     },
     Key {
         section: "auth.oidc",
+        key: "tenant_claim",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "auth.oidc",
         key: "scopes",
         kind: Kind::StrList,
         flag: None,

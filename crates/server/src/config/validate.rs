@@ -455,6 +455,7 @@ mod tests {
                     client_secret: Some(String::new()),
                     redirect_url: Some(String::new()),
                     groups_claim: Some(String::new()),
+                    tenant_claim: Some(String::new()),
                     scopes: Some(vec![String::new()]),
                 }),
                 groups: Some(super::super::auth::RawGroups {

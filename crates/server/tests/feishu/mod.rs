@@ -2,6 +2,7 @@
 //! open-platform calls out to a fake Feishu.
 
 mod fake;
+mod link;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,6 +36,8 @@ const STREAMED: &str = r#"{"conversations": [{"when": "*", "turns": [
 
 struct FeishuApp {
     router: Router,
+    /// What the router was built from, to build another (single sign-on added).
+    state: AppState,
     store: Store,
     fake: MockServer,
     _surface: Arc<FeishuSurface>,
@@ -61,7 +64,8 @@ async fn feishu_app(script: &str) -> FeishuApp {
         ..app.state.clone()
     };
     FeishuApp {
-        router: router(state),
+        router: router(state.clone()),
+        state,
         store: app.store.clone(),
         fake,
         _surface: surface,

@@ -12,20 +12,20 @@ use tower::ServiceExt;
 use super::*;
 
 /// One request to the app: status, the `Set-Cookie` and `Location` headers, and the body.
-pub(super) struct Answer {
-    pub(super) status: StatusCode,
-    pub(super) cookies: Vec<String>,
-    pub(super) location: Option<String>,
-    pub(super) body: String,
+pub(crate) struct Answer {
+    pub(crate) status: StatusCode,
+    pub(crate) cookies: Vec<String>,
+    pub(crate) location: Option<String>,
+    pub(crate) body: String,
 }
 
 impl Answer {
-    pub(super) fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap_or_else(|_| panic!("not JSON: {}", self.body))
     }
 
     /// The value `Set-Cookie` gives cookie `name`, and the whole header.
-    pub(super) fn cookie(&self, name: &str) -> (String, String) {
+    pub(crate) fn cookie(&self, name: &str) -> (String, String) {
         let header = self
             .cookies
             .iter()
@@ -42,11 +42,22 @@ impl Answer {
     }
 }
 
-pub(super) async fn call(
+pub(crate) async fn call(
     router: &Router,
     method: &str,
     path: &str,
     headers: &[(&str, &str)],
+) -> Answer {
+    call_with_body(router, method, path, headers, String::new()).await
+}
+
+/// [`call`] with a body.
+pub(crate) async fn call_with_body(
+    router: &Router,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: String,
 ) -> Answer {
     let mut request = Request::builder().method(method).uri(path);
     for (name, value) in headers {
@@ -54,7 +65,7 @@ pub(super) async fn call(
     }
     let response = router
         .clone()
-        .oneshot(request.body(Body::empty()).unwrap())
+        .oneshot(request.body(Body::from(body)).unwrap())
         .await
         .unwrap();
     let status = response.status();
@@ -78,20 +89,20 @@ pub(super) async fn call(
 }
 
 /// A browser at the provider: a cookie jar, no automatic redirects.
-pub(super) struct Browser {
-    pub(super) client: reqwest::Client,
-    pub(super) jar: BTreeMap<String, String>,
+pub(crate) struct Browser {
+    pub(crate) client: reqwest::Client,
+    pub(crate) jar: BTreeMap<String, String>,
 }
 
 impl Browser {
-    pub(super) fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             client: workmate_server::serve::oidc_http_client().unwrap(),
             jar: BTreeMap::new(),
         }
     }
 
-    pub(super) async fn send(&mut self, request: reqwest::RequestBuilder) -> reqwest::Response {
+    pub(crate) async fn send(&mut self, request: reqwest::RequestBuilder) -> reqwest::Response {
         let cookies: Vec<String> = self.jar.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let response = request
             .header("cookie", cookies.join("; "))
@@ -110,7 +121,7 @@ impl Browser {
 
     /// Follows the provider from the authorization URL through its login (as `login`) and consent
     /// pages until it sends the browser back to workmate; that URL's query.
-    pub(super) async fn sign_in(
+    pub(crate) async fn sign_in(
         &mut self,
         authorization_url: &str,
         login: &str,
@@ -156,7 +167,7 @@ impl Browser {
 }
 
 /// `request` with `fields` as a URL-encoded form body.
-pub(super) fn form(
+pub(crate) fn form(
     request: reqwest::RequestBuilder,
     fields: &[(&str, String)],
 ) -> reqwest::RequestBuilder {
@@ -168,15 +179,76 @@ pub(super) fn form(
         .body(body)
 }
 
-pub(super) fn between(text: &str, start: &str, end: &str) -> Option<String> {
+pub(crate) fn between(text: &str, start: &str, end: &str) -> Option<String> {
     let from = text.find(start)? + start.len();
     let len = text[from..].find(end)?;
     Some(text[from..from + len].to_owned())
 }
 
+/// What following a "link your account" link came to.
+pub(crate) struct Linked {
+    /// The confirmation page.
+    pub(crate) page: Answer,
+    /// The answer to confirming it.
+    pub(crate) confirmed: Answer,
+}
+
+/// Follows a "link your account" URL as a browser without a workmate session: sent to sign in
+/// at the provider (as `login`) and back, shown the account, then confirming the link.
+pub(crate) async fn link_as(router: &Router, url: &str, login: &str) -> Linked {
+    let origin = REDIRECT.trim_end_matches("/v1/auth/callback");
+    let path = url
+        .strip_prefix(origin)
+        .unwrap_or_else(|| panic!("{url} is not on workmate's origin {origin}"));
+    let html = ("accept", "text/html");
+    let first = call(router, "GET", path, &[html]).await;
+    assert_eq!(first.status, StatusCode::SEE_OTHER, "{}", first.body);
+    let to_login = first.location.unwrap();
+    assert!(
+        to_login.starts_with("/v1/auth/login?return_to="),
+        "{to_login}"
+    );
+    let start = call(router, "GET", &to_login, &[]).await;
+    assert_eq!(start.status, StatusCode::SEE_OTHER, "{}", start.body);
+    let (login_cookie, _) = start.cookie("workmate_login");
+    let query = Browser::new()
+        .sign_in(&start.location.unwrap(), login)
+        .await;
+    let callback = format!(
+        "/v1/auth/callback?code={}&state={}",
+        query["code"], query["state"]
+    );
+    let login_cookie = format!("workmate_login={login_cookie}");
+    let back = call(router, "GET", &callback, &[("cookie", &login_cookie), html]).await;
+    assert_eq!(back.status, StatusCode::SEE_OTHER, "{}", back.body);
+    assert_eq!(
+        back.location.as_deref(),
+        Some(path),
+        "the login returns to the link"
+    );
+    let (session, _) = back.cookie("workmate_session");
+    let session = format!("workmate_session={session}");
+    let page = call(router, "GET", path, &[("cookie", &session), html]).await;
+    let token = path.split("token=").nth(1).unwrap().to_owned();
+    let confirmed = call_with_body(
+        router,
+        "POST",
+        "/v1/auth/link",
+        &[
+            ("cookie", &session),
+            ("origin", origin),
+            ("content-type", "application/x-www-form-urlencoded"),
+            html,
+        ],
+        format!("token={token}"),
+    )
+    .await;
+    Linked { page, confirmed }
+}
+
 /// Starts a login at workmate and signs in at the provider as `login`: the login cookie and the
 /// callback's query.
-pub(super) async fn authorize(router: &Router, login: &str) -> (String, BTreeMap<String, String>) {
+pub(crate) async fn authorize(router: &Router, login: &str) -> (String, BTreeMap<String, String>) {
     let start = call(router, "GET", "/v1/auth/login", &[]).await;
     assert_eq!(start.status, StatusCode::SEE_OTHER, "{}", start.body);
     let (login_cookie, header) = start.cookie("workmate_login");

@@ -4,8 +4,8 @@
 //! directory groups, logout, and bearer tokens: the provider's own ID token is accepted, and
 //! expired, wrong-audience, wrong-issuer and wrong-signature ones are refused.
 
-mod browser;
-mod provider;
+pub(crate) mod browser;
+pub(crate) mod provider;
 
 use axum::http::StatusCode;
 use base64::Engine;
@@ -19,10 +19,10 @@ use crate::router::{TOKEN, app};
 use browser::*;
 use provider::*;
 
-pub(super) const CLIENT_ID: &str = "workmate";
-pub(super) const CLIENT_SECRET: &str = "workmate-test-secret-0123456789";
-pub(super) const REDIRECT: &str = "http://localhost:8080/v1/auth/callback";
-pub(super) const PROVIDER_KID: &str = "test-key-1";
+pub(crate) const CLIENT_ID: &str = "workmate";
+pub(crate) const CLIENT_SECRET: &str = "workmate-test-secret-0123456789";
+pub(crate) const REDIRECT: &str = "http://localhost:8080/v1/auth/callback";
+pub(crate) const PROVIDER_KID: &str = "test-key-1";
 
 #[tokio::test]
 async fn login_session_roles_logout_and_bearer_tokens_against_a_real_provider() {

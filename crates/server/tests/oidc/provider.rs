@@ -16,7 +16,7 @@ use crate::support::free_port;
 
 use super::*;
 
-pub(super) fn repo_root() -> PathBuf {
+pub(crate) fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
         .canonicalize()
@@ -24,7 +24,7 @@ pub(super) fn repo_root() -> PathBuf {
 }
 
 /// What is missing to run the provider, if anything.
-pub(super) fn missing(repo: &Path) -> Option<&'static str> {
+pub(crate) fn missing(repo: &Path) -> Option<&'static str> {
     let node = Command::new("node")
         .arg("--version")
         .stdout(Stdio::null())
@@ -41,14 +41,14 @@ pub(super) fn missing(repo: &Path) -> Option<&'static str> {
 }
 
 /// The running provider; stopped when dropped.
-pub(super) struct Provider {
-    pub(super) child: Child,
-    pub(super) issuer: String,
-    pub(super) keys: tempfile::TempDir,
+pub(crate) struct Provider {
+    pub(crate) child: Child,
+    pub(crate) issuer: String,
+    pub(crate) keys: tempfile::TempDir,
 }
 
 impl Provider {
-    pub(super) fn start(repo: &Path) -> Self {
+    pub(crate) fn start(repo: &Path) -> Self {
         let keys = tempfile::tempdir().unwrap();
         let port = free_port();
         let mut child = Command::new("node")
@@ -92,13 +92,13 @@ impl Provider {
     }
 
     /// The provider's own signing key (what it publishes under `test-key-1`).
-    pub(super) fn signing_key(&self) -> TestKey {
+    pub(crate) fn signing_key(&self) -> TestKey {
         let pem = std::fs::read_to_string(self.keys.path().join("signing.pem")).unwrap();
         TestKey::from_pem(&pem, PROVIDER_KID)
     }
 
     /// A key the provider does not hold, claiming the provider's key id.
-    pub(super) fn impostor_key(&self) -> TestKey {
+    pub(crate) fn impostor_key(&self) -> TestKey {
         let pem = std::fs::read_to_string(self.keys.path().join("impostor.pem")).unwrap();
         TestKey::from_pem(&pem, PROVIDER_KID)
     }
@@ -111,13 +111,9 @@ impl Drop for Provider {
     }
 }
 
-/// A test app whose `/v1` accepts single sign-on through `provider`; the static admin token is
-/// accepted only when `break_glass` is.
-pub(super) async fn sso_app(
-    provider: &Provider,
-    break_glass: bool,
-) -> (Router, crate::router::App) {
-    let app = app().await;
+/// Single sign-on through `provider`, its cookie key kept in `data_dir`; `wm-admins` are admins
+/// and `wm-approvers` approvers.
+pub(crate) fn sso_for(provider: &Provider, data_dir: &Path) -> Sso {
     let oidc = Oidc::new(
         OidcSettings {
             issuer: provider.issuer.clone(),
@@ -125,6 +121,7 @@ pub(super) async fn sso_app(
             client_secret: CLIENT_SECRET.to_owned().into(),
             redirect_url: REDIRECT.into(),
             groups_claim: "groups".into(),
+            tenant_claim: None,
             scopes: ["openid", "profile", "email", "groups"]
                 .map(str::to_owned)
                 .to_vec(),
@@ -133,11 +130,33 @@ pub(super) async fn sso_app(
         Clock::system(),
     )
     .unwrap();
-    let (key, _) = SessionKey::load_or_generate(app.dir.path()).unwrap();
+    let (key, _) = SessionKey::load_or_generate(data_dir).unwrap();
     let roles = GroupRoles::new(["wm-admins".to_owned()], ["wm-approvers".to_owned()]);
-    let mut state = app.state.clone();
-    state.auth = std::sync::Arc::new(
-        Auth::admin(TOKEN.to_owned().into()).with_sso(Sso::new(oidc, key, roles), break_glass),
-    );
-    (router(state), app)
+    Sso::new(oidc, key, roles)
+}
+
+/// `state` with `/v1` accepting single sign-on through `sso` (the static admin token only when
+/// `break_glass` is on), and its chat layer making "link your account" URLs with it.
+pub(crate) fn with_sso(
+    mut state: workmate_server::http::AppState,
+    sso: Sso,
+    break_glass: bool,
+) -> Router {
+    state
+        .chat
+        .set_account_links(std::sync::Arc::new(sso.links()));
+    state.auth =
+        std::sync::Arc::new(Auth::admin(TOKEN.to_owned().into()).with_sso(sso, break_glass));
+    router(state)
+}
+
+/// A test app whose `/v1` accepts single sign-on through `provider`; the static admin token is
+/// accepted only when `break_glass` is.
+pub(crate) async fn sso_app(
+    provider: &Provider,
+    break_glass: bool,
+) -> (Router, crate::router::App) {
+    let app = app().await;
+    let sso = sso_for(provider, app.dir.path());
+    (with_sso(app.state.clone(), sso, break_glass), app)
 }

@@ -34,6 +34,8 @@ pub(crate) fn tenant_of(team: &str) -> workmate_protocol::TenantId {
 
 pub(crate) struct SlackApp {
     pub(crate) router: Router,
+    /// What the router was built from, to build another (single sign-on added).
+    pub(crate) state: AppState,
     pub(crate) store: Store,
     pub(crate) hub: workmate_engine::SessionHub,
     pub(crate) chat: workmate_chat::Chat,
@@ -111,7 +113,8 @@ async fn slack_app_admins(script: &str, admins: &[&str]) -> SlackApp {
         ..app.state.clone()
     };
     SlackApp {
-        router: router(state),
+        router: router(state.clone()),
+        state,
         store: app.store.clone(),
         hub: app.state.hub.clone(),
         chat,
@@ -403,6 +406,7 @@ mod automation_commands;
 mod automation_runs;
 mod commands;
 mod latency;
+pub(crate) mod link;
 mod replies;
 mod settings_commands;
 mod socket;

@@ -115,7 +115,7 @@ impl Auth {
     }
 
     /// Single sign-on, when configured.
-    pub(crate) fn sso(&self) -> Option<Arc<Sso>> {
+    pub fn sso(&self) -> Option<Arc<Sso>> {
         self.sso.clone()
     }
 

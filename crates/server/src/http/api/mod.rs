@@ -11,6 +11,7 @@ mod automations;
 mod dto;
 mod events;
 mod inbox;
+mod link;
 mod sessions;
 pub mod sso;
 mod tenant;
@@ -24,6 +25,7 @@ use axum::routing::{get, patch, post};
 
 use super::AppState;
 pub use auth::{Auth, Principal, Via};
+pub use link::SsoLinks;
 pub use sso::Sso;
 
 /// The authenticated API routes.
@@ -68,9 +70,12 @@ pub(crate) fn routes(state: AppState) -> Router<AppState> {
         .route("/v1/users/{id}", patch(users::patch))
         .route("/v1/users/{id}/deprovision", post(users::deprovision))
         .route("/v1/auth/me", get(sso::me))
+        .route("/v1/auth/link", post(link::link))
         .route_layer(middleware::from_fn_with_state(state, auth::require_token))
         // Signing in and out needs no credential.
         .route("/v1/auth/login", get(sso::login))
         .route("/v1/auth/callback", get(sso::callback))
         .route("/v1/auth/logout", post(sso::logout))
+        // Shows the account a link is for; sends a browser without a session to sign in first.
+        .route("/v1/auth/link", get(link::show))
 }

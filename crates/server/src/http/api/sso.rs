@@ -2,7 +2,8 @@
 //! `/v1/auth/me`, and the session cookie and provider-signed bearer tokens as callers of `/v1`.
 //!
 //! Invariants: a session cookie or bearer token becomes a [`Principal`] only after
-//! `workmate_identity` verified it; the person is a user of the default tenant whose id is
+//! `workmate_identity` verified it; the person is a user of the tenant the token's tenant claim
+//! names (`[auth.oidc] tenant_claim`; the default tenant without one) whose id is
 //! `sso:<subject>`, bound to the subject (`sso_subject`), whose role follows their directory groups
 //! at every login and bearer call; cookies are `HttpOnly`, `SameSite=Lax` and `Secure` (except
 //! for a redirect URL on plain-HTTP localhost); a refusal says why, never echoing the credential.
@@ -35,9 +36,9 @@ pub const SSO_USER_PREFIX: &str = "sso:";
 /// Single sign-on: the provider, the cookie key and the group-to-role mapping.
 #[derive(Debug)]
 pub struct Sso {
-    oidc: Oidc,
-    key: SessionKey,
-    roles: GroupRoles,
+    pub(super) oidc: Oidc,
+    pub(super) key: SessionKey,
+    pub(super) roles: GroupRoles,
 }
 
 impl Sso {
@@ -46,7 +47,7 @@ impl Sso {
         Self { oidc, key, roles }
     }
 
-    fn now(&self) -> i64 {
+    pub(super) fn now(&self) -> i64 {
         self.oidc.clock().now().timestamp()
     }
 
@@ -105,7 +106,11 @@ impl Sso {
     /// The user bound to the identity's subject, created or brought up to date (name, email,
     /// role from groups).
     async fn user_for(&self, store: &Store, identity: &Identity) -> Result<User, ApiError> {
-        let tenant = TenantId::from(DEFAULT_TENANT);
+        let tenant = match &identity.tenant {
+            // The provider names the tenant (`[auth.oidc] tenant_claim`).
+            Some(tenant) => TenantId::from(tenant.as_str()),
+            None => TenantId::from(DEFAULT_TENANT),
+        };
         let wanted = NewUser {
             id: UserId::from(format!("{SSO_USER_PREFIX}{}", identity.subject)),
             display_name: identity.display_name.clone(),
@@ -117,6 +122,10 @@ impl Sso {
             sso_subject: Some(identity.subject.clone()),
         };
         let current = store.tenants().get_user(&tenant, &wanted.id).await?;
+        if current.is_none() {
+            // A tenant the provider names is made the first time someone of it signs in.
+            store.tenants().ensure(&tenant, tenant.as_str()).await?;
+        }
         if let Some(user) = &current {
             // Offboarded: signing in again does not bring them back.
             refuse_deactivated(user)?;
@@ -134,7 +143,7 @@ impl Sso {
         Ok(user)
     }
 
-    fn cookie(&self, name: &str, value: &str, path: &str, max_age: i64) -> HeaderValue {
+    pub(super) fn cookie(&self, name: &str, value: &str, path: &str, max_age: i64) -> HeaderValue {
         let secure = if self.oidc.secure_cookies() {
             "; Secure"
         } else {
@@ -145,6 +154,22 @@ impl Sso {
         );
         // Cookie values are base64url and dots; names and paths are constants.
         HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static(""))
+    }
+}
+
+/// `path` if it is a path on workmate itself (`/…`, not `//host…`), the only place a login may
+/// return to.
+fn local_path(path: String) -> Result<String, ApiError> {
+    let local = path.starts_with('/')
+        && !path.starts_with("//")
+        && !path.contains('\\')
+        && !path.chars().any(char::is_control);
+    if local && path.len() <= 2_048 {
+        Ok(path)
+    } else {
+        Err(ApiError::BadRequest(
+            "return_to must be a path on workmate itself, such as /v1/auth/link?token=…".into(),
+        ))
     }
 }
 
@@ -169,7 +194,7 @@ fn principal(user: User, subject: String, via: Via) -> Principal {
     }
 }
 
-fn store_role(role: Role) -> workmate_store::Role {
+pub(super) fn store_role(role: Role) -> workmate_store::Role {
     match role {
         Role::Member => workmate_store::Role::Member,
         Role::Approver => workmate_store::Role::Approver,
@@ -178,7 +203,7 @@ fn store_role(role: Role) -> workmate_store::Role {
 }
 
 /// A failed check: the caller's fault is a 401 with the reason; the provider's is a 503.
-fn refused(error: SsoError) -> ApiError {
+pub(super) fn refused(error: SsoError) -> ApiError {
     match error {
         SsoError::Refused(refusal) => ApiError::Refused(format!("token refused: {refusal}")),
         other => ApiError::NotReady {
@@ -187,7 +212,7 @@ fn refused(error: SsoError) -> ApiError {
     }
 }
 
-fn sso(state: &AppState) -> Result<Arc<Sso>, ApiError> {
+pub(super) fn sso(state: &AppState) -> Result<Arc<Sso>, ApiError> {
     state
         .auth
         .sso()
@@ -206,10 +231,22 @@ pub(crate) fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> 
         .map(|(_, v)| v.trim())
 }
 
-/// `GET /v1/auth/login`: to the provider, with the login's state in a short-lived cookie.
-pub(crate) async fn login(State(state): State<AppState>) -> Result<Response, ApiError> {
+/// Where to go after signing in.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Login {
+    return_to: Option<String>,
+}
+
+/// `GET /v1/auth/login[?return_to=/path]`: to the provider, with the login's state (and where
+/// to return, a path on workmate itself) in a short-lived cookie.
+pub(crate) async fn login(
+    State(state): State<AppState>,
+    Query(query): Query<Login>,
+) -> Result<Response, ApiError> {
     let sso = sso(&state)?;
-    let start = sso.oidc.start_login().await.map_err(refused)?;
+    let return_to = query.return_to.map(local_path).transpose()?;
+    let mut start = sso.oidc.start_login().await.map_err(refused)?;
+    start.state.return_to = return_to;
     let sealed = sso.key.seal_login(&start.state);
     let max_age = start.state.expires_at - sso.now();
     let mut response = (
@@ -276,6 +313,8 @@ pub(crate) async fn callback(
         .await
         .map_err(refused)?;
     let user = sso.user_for(&state.store, &identity).await?;
+    sso.refresh_directory(&state.store, &user, &identity)
+        .await?;
     let expires_at = sso.now() + SESSION_TTL_SECS;
     let session = Session {
         subject: identity.subject.clone(),
@@ -289,7 +328,8 @@ pub(crate) async fn callback(
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.contains("text/html"));
     let mut response = if browser {
-        (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response()
+        let to = login.return_to.as_deref().unwrap_or("/");
+        (StatusCode::SEE_OTHER, [(header::LOCATION, to)]).into_response()
     } else {
         Json(json!({
             "user_id": user.id.as_str(),
@@ -297,6 +337,7 @@ pub(crate) async fn callback(
             "role": user.role,
             "groups": identity.groups,
             "expires_at": expires_at,
+            "return_to": login.return_to,
         }))
         .into_response()
     };
