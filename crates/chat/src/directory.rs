@@ -106,8 +106,8 @@ impl Chat {
             InboundKind::Click { .. } => true,
             InboundKind::Message { text } => crate::jobs::thread_command(text)
                 .and_then(|rest| parse_command(rest).ok())
-                .is_some_and(always_allowed),
-            InboundKind::Command { text } => parse_command(text).is_ok_and(always_allowed),
+                .is_some_and(|c| always_allowed(&c)),
+            InboundKind::Command { text } => parse_command(text).is_ok_and(|c| always_allowed(&c)),
             InboundKind::Reply { .. } => false,
         };
         let card = || Some(self.link_card(person, slot.platform.surface(), Some(policy)));
@@ -222,7 +222,7 @@ impl Chat {
 }
 
 /// What an unlinked account may run anywhere: the commands that explain and link.
-fn always_allowed(command: ChatCommand) -> bool {
+fn always_allowed(command: &ChatCommand) -> bool {
     matches!(
         command,
         ChatCommand::Help | ChatCommand::Whoami | ChatCommand::Link
