@@ -63,12 +63,14 @@ pub fn router(state: AppState) -> Router {
 /// `limits` and counted by the metrics layer.
 pub fn router_with(state: AppState, extra: Option<Router>, limits: HttpLimits) -> Router {
     let metrics = Arc::clone(&state.metrics);
+    let state_for_guard = state.clone();
     let app = Router::new()
         .merge(api::routes(state.clone()))
         .route("/healthz", get(handlers::healthz))
         .route("/readyz", get(handlers::readyz))
         .route("/metrics", get(handlers::metrics))
         .route("/v1/contract", get(handlers::contract))
+        .route("/admin", get(api::pages::admin))
         .route(
             "/v1/platforms/slack/events",
             post(crate::platforms::slack::events),
@@ -109,7 +111,10 @@ pub fn router_with(state: AppState, extra: Option<Router>, limits: HttpLimits) -
         .method_not_allowed_fallback(handlers::method_not_allowed)
         .with_state(state);
     let app = match extra {
-        Some(extra) => app.merge(extra),
+        Some(extra) => app.merge(extra.layer(middleware::from_fn_with_state(
+            state_for_guard,
+            api::pages::guard_sandbox,
+        ))),
         None => app,
     };
     limits::bound_requests(app, limits).layer(middleware::from_fn_with_state(metrics, track))

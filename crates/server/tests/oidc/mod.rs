@@ -5,6 +5,7 @@
 //! expired, wrong-audience, wrong-issuer and wrong-signature ones are refused.
 
 pub(crate) mod browser;
+mod pages;
 pub(crate) mod provider;
 
 use axum::http::StatusCode;

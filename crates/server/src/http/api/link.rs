@@ -15,8 +15,8 @@ use std::fmt;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::{Html, IntoResponse, Response};
+use axum::http::{HeaderMap, header};
+use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tracing::{info, warn};
@@ -27,7 +27,8 @@ use workmate_protocol::{TenantId, UserId};
 use workmate_store::{DirectoryFacts, Role, Store, User};
 
 use super::auth::Principal;
-use super::sso::{SESSION_COOKIE, Sso, cookie, sso, store_role};
+use super::pages::{browser_principal, escape, page, sign_in_then};
+use super::sso::{Sso, sso, store_role};
 use crate::http::{ApiError, AppState};
 
 /// Makes the link URLs of "link your account" cards: a token sealed with the session key.
@@ -170,20 +171,12 @@ pub(crate) async fn show(
 ) -> Result<Response, ApiError> {
     let sso = sso(&state)?;
     let claim = open_claim(&sso, query.token.as_deref())?;
-    let signed_in = match cookie(&headers, SESSION_COOKIE).filter(|v| !v.is_empty()) {
-        Some(value) => sso.principal_from_session(&state.store, value).await.ok(),
-        None => None,
-    };
-    let Some(principal) = signed_in else {
+    let Some(principal) = browser_principal(&state, &headers).await else {
         let back = format!(
             "/v1/auth/link?token={}",
             query.token.as_deref().unwrap_or_default()
         );
-        let login: String = url::form_urlencoded::Serializer::new(String::new())
-            .append_pair("return_to", &back)
-            .finish();
-        let to = format!("/v1/auth/login?{login}");
-        return Ok((StatusCode::SEE_OTHER, [(header::LOCATION, to)]).into_response());
+        return Ok(sign_in_then(&back));
     };
     if !wants_html(&headers) {
         return Ok(Json(json!({
@@ -318,43 +311,5 @@ fn platform_label(platform: &str) -> String {
         "wecom" => "WeCom".into(),
         "dingtalk" => "DingTalk".into(),
         other => other.to_owned(),
-    }
-}
-
-fn page(body: &str) -> Html<String> {
-    Html(format!(
-        "<!doctype html><html><head><meta charset=\"utf-8\"><title>workmate</title>\
-         <meta name=\"viewport\" content=\"width=device-width\"></head>\
-         <body style=\"font-family: sans-serif; max-width: 36em; margin: 3em auto\">{body}\
-         </body></html>"
-    ))
-}
-
-/// `text` safe to put in HTML text or a quoted attribute.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escaping_leaves_no_markup() {
-        assert_eq!(
-            escape("<b onclick='x'>\"&\""),
-            "&lt;b onclick=&#39;x&#39;&gt;&quot;&amp;&quot;"
-        );
     }
 }

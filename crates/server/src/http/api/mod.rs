@@ -12,6 +12,7 @@ mod dto;
 mod events;
 mod inbox;
 mod link;
+pub(crate) mod pages;
 mod sessions;
 pub mod sso;
 mod tenant;
