@@ -67,7 +67,7 @@ pub enum BenchCommand {
 }
 
 /// `workmate vault …`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Subcommand)]
+#[derive(Clone, Debug, PartialEq, Eq, Subcommand)]
 pub enum VaultCommand {
     /// Re-wrap every secret's data key with the current master key ([vault] key_file or
     /// WORKMATE_VAULT_KEY); the keys rows use now must be configured as previous keys. Rows
@@ -79,6 +79,34 @@ pub enum VaultCommand {
     },
     /// Print the current master key's id and how many secrets each key id wraps.
     Status,
+    /// Store a secret read from standard input (never from the command line, which shells and
+    /// process lists keep), replacing any previous value. The configuration names a tenant-wide
+    /// secret of the default tenant as `vault:<NAME>`.
+    Put(SecretPlace),
+    /// List the names (never the values) of a tenant's or a user's secrets.
+    List {
+        /// The tenant.
+        #[arg(long, default_value = "default")]
+        tenant: String,
+        /// A user of the tenant, for their own secrets (none: the tenant-wide ones).
+        #[arg(long)]
+        user: Option<String>,
+    },
+    /// Delete a secret.
+    Delete(SecretPlace),
+}
+
+/// Which secret: a name, of a tenant or one of its users.
+#[derive(Clone, Debug, PartialEq, Eq, clap::Args)]
+pub struct SecretPlace {
+    /// The secret's name, e.g. `platform/slack/bot_token`.
+    pub name: String,
+    /// The tenant.
+    #[arg(long, default_value = "default")]
+    pub tenant: String,
+    /// A user of the tenant, for their own secret (none: tenant-wide).
+    #[arg(long)]
+    pub user: Option<String>,
 }
 
 /// `workmate models …`.

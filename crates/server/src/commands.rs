@@ -55,7 +55,9 @@ pub fn run(
         },
         Command::Migrate => runtime.block_on(migrate(&config)).map(Some),
         Command::Role(ref action) => runtime.block_on(roles::run(&config, action)).map(Some),
-        Command::Vault(action) => runtime.block_on(vault::run(&config, action)).map(Some),
+        Command::Vault(ref action) => runtime
+            .block_on(vault::run(&config, action.clone()))
+            .map(Some),
         Command::Models {
             action: Some(ModelsCommand::Check),
         } => {

@@ -20,6 +20,7 @@ pub mod platforms;
 mod recovery;
 mod roles;
 mod sandbox;
+mod secret_refs;
 pub mod serve;
 pub mod shutdown;
 pub mod telemetry;

@@ -76,6 +76,14 @@ async fn open_and_run(
 ) -> Result<(), StartupError> {
     let store = database::open(config).await?;
     let report = database::migrate(&store, config).await?;
+    let resolved = match crate::secret_refs::resolve(config, &store).await {
+        Ok(resolved) => resolved,
+        Err(e) => {
+            store.close().await;
+            return Err(e);
+        }
+    };
+    let config = &resolved;
     info!(
         database = %config.database.url.redacted(),
         applied = report.applied.len(),

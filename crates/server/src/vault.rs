@@ -7,10 +7,15 @@
 
 use std::sync::Arc;
 
-use workmate_store::{RotationReport, Vault, VaultStatus};
+use workmate_store::{RotationReport, Store, Vault, VaultStatus};
 use workmate_vault::KeyProvider;
 
-use crate::cli::VaultCommand;
+use std::io::Read;
+
+use secrecy::SecretString;
+use workmate_protocol::{TenantId, UserId};
+
+use crate::cli::{SecretPlace, VaultCommand};
 use crate::config::{Config, VAULT_KEY_ENV};
 use crate::error::StartupError;
 use crate::{data_dir, database};
@@ -40,9 +45,81 @@ pub(crate) async fn run(config: &Config, action: VaultCommand) -> Result<String,
             .await
             .map(|s| describe_status(&s))
             .map_err(StartupError::Store),
+        VaultCommand::Put(place) => put(&store, &vault, &place).await,
+        VaultCommand::List { tenant, user } => list(&vault, &tenant, user.as_deref()).await,
+        VaultCommand::Delete(place) => {
+            let owner = place.user.as_deref().map(UserId::from);
+            vault
+                .delete(
+                    &TenantId::from(place.tenant.as_str()),
+                    owner.as_ref(),
+                    &place.name,
+                )
+                .await
+                .map(|deleted| {
+                    if deleted {
+                        format!("Deleted secret {}.", place.name)
+                    } else {
+                        format!("There was no secret {}; nothing deleted.", place.name)
+                    }
+                })
+                .map_err(refused)
+        }
     };
     store.close().await;
     outcome
+}
+
+/// A store error as the operator's to fix (a bad name, a value too long) or the store's.
+fn refused(error: workmate_store::Error) -> StartupError {
+    match error {
+        workmate_store::Error::Invalid(reason) => StartupError::Refused(reason),
+        other => StartupError::Store(other),
+    }
+}
+
+/// Reads the secret from standard input (one trailing newline dropped) and stores it.
+async fn put(store: &Store, vault: &Vault, place: &SecretPlace) -> Result<String, StartupError> {
+    let mut text = String::new();
+    std::io::stdin().read_to_string(&mut text).map_err(|e| {
+        StartupError::Refused(format!("cannot read the secret from standard input: {e}"))
+    })?;
+    let value = text.strip_suffix('\n').unwrap_or(&text);
+    let value = value.strip_suffix('\r').unwrap_or(value);
+    if value.is_empty() {
+        return Err(StartupError::Refused(
+            "the secret is empty; pipe its value in, e.g. `workmate vault put NAME < file`".into(),
+        ));
+    }
+    let secret = SecretString::from(value.to_owned());
+    let tenant = TenantId::from(place.tenant.as_str());
+    store
+        .tenants()
+        .ensure(&tenant, tenant.as_str())
+        .await
+        .map_err(StartupError::Store)?;
+    let owner = place.user.as_deref().map(UserId::from);
+    let created = vault
+        .put(&tenant, owner.as_ref(), &place.name, &secret)
+        .await
+        .map_err(refused)?;
+    let verb = if created { "Stored" } else { "Replaced" };
+    Ok(format!(
+        "{verb} secret {} of tenant {}.",
+        place.name, place.tenant
+    ))
+}
+
+async fn list(vault: &Vault, tenant: &str, user: Option<&str>) -> Result<String, StartupError> {
+    let owner = user.map(UserId::from);
+    let names = vault
+        .list_names(&TenantId::from(tenant), owner.as_ref())
+        .await
+        .map_err(refused)?;
+    if names.is_empty() {
+        return Ok("No secrets.".into());
+    }
+    Ok(names.iter().map(|n| format!("{n}\n")).collect())
 }
 
 /// The actor audit records name for rotations run from the command line.

@@ -334,3 +334,119 @@ fn vault_keys_must_be_usable() {
         out.stderr
     );
 }
+
+/// Runs `workmate args` with `input` on standard input.
+fn workmate_with_input(dir: &Path, args: &[&str], input: &str) -> Outcome {
+    use std::io::Write as _;
+    let mut child = crate::support::workmate(dir)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    Outcome {
+        code: output.status.code(),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+#[test]
+fn platform_secrets_named_as_vault_references_are_read_from_the_vault_at_start() {
+    const SIGNING: &str = "signing-secret-from-the-vault";
+    let dir = tempfile::tempdir().unwrap();
+    let key = key_file(dir.path(), "master.key", NEW_KEY);
+    std::fs::write(
+        dir.path().join("workmate.toml"),
+        format!(
+            "[vault]\nkey_file = {:?}\n\n[platforms.slack]\n\
+             signing_secret = \"vault:platform/slack/signing_secret\"\n\
+             bot_token = \"vault:platform/slack/bot_token\"\n\
+             api_base = \"http://127.0.0.1:9\"\n",
+            key.display().to_string()
+        ),
+    )
+    .unwrap();
+
+    // Not stored yet: the start stops, naming the setting and how to store it.
+    let port = crate::support::free_port().to_string();
+    let listen = format!("127.0.0.1:{port}");
+    let out = workmate(
+        dir.path(),
+        &["serve"],
+        &[("WORKMATE__SERVER__LISTEN", &listen)],
+    );
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("platforms.slack.")
+            && out.stderr.contains("workmate vault put platform/slack/"),
+        "{}",
+        out.stderr
+    );
+
+    // Stored from standard input; listed by name, never by value.
+    for (name, value) in [
+        ("platform/slack/signing_secret", format!("{SIGNING}\n")),
+        ("platform/slack/bot_token", "xoxb-from-the-vault".to_owned()),
+    ] {
+        let out = workmate_with_input(dir.path(), &["vault", "put", name], &value);
+        assert_eq!(out.code, Some(0), "{}", out.stderr);
+        assert!(out.stdout.starts_with("Stored secret"), "{}", out.stdout);
+    }
+    let out = workmate_with_input(
+        dir.path(),
+        &["vault", "put", "platform/slack/bot_token"],
+        "",
+    );
+    assert_eq!(out.code, Some(1), "an empty secret: {}", out.stderr);
+    let out = workmate(dir.path(), &["vault", "list"], &[]);
+    assert_eq!(
+        out.stdout,
+        "platform/slack/bot_token\nplatform/slack/signing_secret\n"
+    );
+    assert!(!out.stdout.contains(SIGNING) && !out.stderr.contains(SIGNING));
+
+    // The server verifies Slack's signatures with the secret from the vault.
+    let server = crate::support::Server::start(dir.path(), &[]);
+    let body = r#"{"type":"url_verification","challenge":"from-the-vault","token":"t"}"#;
+    let timestamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        .to_string();
+    let signature =
+        |secret: &str| workmate_slack::sign(secret.as_bytes(), &timestamp, body.as_bytes());
+    let post = |signature: &str| {
+        crate::support::http_send(
+            server.addr,
+            "POST",
+            "/v1/platforms/slack/events",
+            &[
+                ("X-Slack-Request-Timestamp", &timestamp),
+                ("X-Slack-Signature", signature),
+            ],
+            Some(body),
+        )
+        .unwrap()
+    };
+    let (status, answer) = post(&signature(SIGNING));
+    assert_eq!(status, 200, "{answer}");
+    assert!(answer.contains("from-the-vault"), "{answer}");
+    let (status, _) = post(&signature("vault:platform/slack/signing_secret"));
+    assert_eq!(status, 401, "the reference itself is not the secret");
+    let log = server.log_text();
+    assert!(log.contains("Secret read from the vault."), "{log}");
+    assert!(
+        !log.contains(SIGNING) && !log.contains("xoxb-from-the-vault"),
+        "{log}"
+    );
+    server.terminate(std::time::Duration::from_secs(5));
+}
