@@ -83,13 +83,7 @@ impl Chat {
         if person.user.sso_subject.is_some() {
             return Ok(Gate::default());
         }
-        let settings = self
-            .store()
-            .tenants()
-            .get(&person.tenant)
-            .await?
-            .map(|t| t.settings)
-            .unwrap_or_default();
+        let settings = self.store().tenants().settings(&person.tenant).await?;
         let policy = binding_policy(&settings);
         if !policy.required {
             return Ok(Gate::default());

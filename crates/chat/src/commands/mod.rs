@@ -160,10 +160,8 @@ impl Chat {
                 let settings = self
                     .store()
                     .tenants()
-                    .get(&caller.person.tenant)
-                    .await?
-                    .map(|t| t.settings)
-                    .unwrap_or_default();
+                    .settings(&caller.person.tenant)
+                    .await?;
                 let policy = workmate_engine::binding::binding_policy(&settings);
                 let card = self.link_card(
                     &caller.person,

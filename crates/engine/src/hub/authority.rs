@@ -40,12 +40,7 @@ pub async fn check_mode(
     if role == Some(Role::Admin) {
         return Ok(());
     }
-    let settings = store
-        .tenants()
-        .get(tenant)
-        .await?
-        .map(|t| t.settings)
-        .unwrap_or_default();
+    let settings = store.tenants().settings(tenant).await?;
     let allowed = crate::tenant_settings::modes_allowed(&settings);
     if allowed.contains(&mode) {
         return Ok(());
@@ -129,13 +124,7 @@ impl SessionHub {
 
     /// The tenant's settings (an empty object for a tenant without a row).
     pub(super) async fn tenant_settings(&self, tenant: &TenantId) -> Result<serde_json::Value> {
-        Ok(self
-            .store()
-            .tenants()
-            .get(tenant)
-            .await?
-            .map(|t| t.settings)
-            .unwrap_or_default())
+        Ok(self.store().tenants().settings(tenant).await?)
     }
 
     /// Refuses (and audits) an answer `actor` may not give to `item`.

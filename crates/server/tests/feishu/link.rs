@@ -10,7 +10,7 @@ use workmate_store::Role;
 
 use super::*;
 use crate::oidc::browser::link_as;
-use crate::oidc::provider::{Provider, missing, repo_root, sso_for, with_sso};
+use crate::oidc::provider::{Provider, sso_for, with_sso};
 use crate::slack::link::link_url;
 
 /// The direct cards sent to `open_id` so far that carry a link.
@@ -25,17 +25,9 @@ async fn link_cards(app: &FeishuApp, open_id: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn an_unlinked_feishu_account_gets_the_card_until_it_links_then_chats() {
-    let repo = repo_root();
-    if let Some(what) = missing(&repo) {
-        #[allow(clippy::print_stderr, reason = "a skipped test must say so")]
-        {
-            eprintln!(
-                "skipped: {what} not installed (bash .ci/run installs it: npm ci in tests/oidc)"
-            );
-        }
+    let Some(provider) = Provider::start_or_skip() else {
         return;
-    }
-    let provider = Provider::start(&repo);
+    };
     let mut app = feishu_app(SHELL).await;
     let sso = sso_for(&provider, app._dir.path());
     app.router = with_sso(app.state.clone(), sso, false);

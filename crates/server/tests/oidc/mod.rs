@@ -27,17 +27,9 @@ pub(crate) const PROVIDER_KID: &str = "test-key-1";
 
 #[tokio::test]
 async fn login_session_roles_logout_and_bearer_tokens_against_a_real_provider() {
-    let repo = repo_root();
-    if let Some(what) = missing(&repo) {
-        #[allow(clippy::print_stderr, reason = "a skipped test must say so")]
-        {
-            eprintln!(
-                "skipped: {what} not installed (bash .ci/run installs it: npm ci in tests/oidc)"
-            );
-        }
+    let Some(provider) = Provider::start_or_skip() else {
         return;
-    }
-    let provider = Provider::start(&repo);
+    };
     let (router, app) = sso_app(&provider, false).await;
 
     // Alice (group wm-admins) signs in through the browser flow.

@@ -31,17 +31,9 @@ async fn session_of(router: &Router, login: &str) -> String {
 
 #[tokio::test]
 async fn the_admin_page_and_the_sandbox_page_need_a_signed_in_session() {
-    let repo = repo_root();
-    if let Some(what) = missing(&repo) {
-        #[allow(clippy::print_stderr, reason = "a skipped test must say so")]
-        {
-            eprintln!(
-                "skipped: {what} not installed (bash .ci/run installs it: npm ci in tests/oidc)"
-            );
-        }
+    let Some(provider) = Provider::start_or_skip() else {
         return;
-    }
-    let provider = Provider::start(&repo);
+    };
     let app = crate::router::app().await;
     let sso = sso_for(&provider, app.dir.path());
     let mut state = app.state.clone();

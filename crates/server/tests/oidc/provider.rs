@@ -16,7 +16,7 @@ use crate::support::free_port;
 
 use super::*;
 
-pub(crate) fn repo_root() -> PathBuf {
+fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
         .canonicalize()
@@ -24,7 +24,7 @@ pub(crate) fn repo_root() -> PathBuf {
 }
 
 /// What is missing to run the provider, if anything.
-pub(crate) fn missing(repo: &Path) -> Option<&'static str> {
+fn missing(repo: &Path) -> Option<&'static str> {
     let node = Command::new("node")
         .arg("--version")
         .stdout(Stdio::null())
@@ -48,6 +48,22 @@ pub(crate) struct Provider {
 }
 
 impl Provider {
+    /// The provider, started; `None` (the test saying it was skipped) when node or the npm
+    /// package is not installed.
+    pub(crate) fn start_or_skip() -> Option<Self> {
+        let repo = repo_root();
+        if let Some(what) = missing(&repo) {
+            #[allow(clippy::print_stderr, reason = "a skipped test must say so")]
+            {
+                eprintln!(
+                    "skipped: {what} not installed (bash .ci/run installs it: npm ci in tests/oidc)"
+                );
+            }
+            return None;
+        }
+        Some(Self::start(&repo))
+    }
+
     pub(crate) fn start(repo: &Path) -> Self {
         let keys = tempfile::tempdir().unwrap();
         let port = free_port();

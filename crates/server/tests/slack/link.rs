@@ -11,7 +11,7 @@ use workmate_store::{InboxItemState, Role};
 
 use super::*;
 use crate::oidc::browser::link_as;
-use crate::oidc::provider::{Provider, missing, repo_root, sso_for, with_sso};
+use crate::oidc::provider::{Provider, sso_for, with_sso};
 
 /// The one "link your account" URL in a body.
 pub(crate) fn link_url(body: &str) -> Option<String> {
@@ -25,17 +25,9 @@ pub(crate) fn link_url(body: &str) -> Option<String> {
 
 #[tokio::test]
 async fn an_unlinked_slack_account_links_through_single_sign_on_and_only_then_approves() {
-    let repo = repo_root();
-    if let Some(what) = missing(&repo) {
-        #[allow(clippy::print_stderr, reason = "a skipped test must say so")]
-        {
-            eprintln!(
-                "skipped: {what} not installed (bash .ci/run installs it: npm ci in tests/oidc)"
-            );
-        }
+    let Some(provider) = Provider::start_or_skip() else {
         return;
-    }
-    let provider = Provider::start(&repo);
+    };
     let mut app = slack_app().await;
     let sso = sso_for(&provider, app._dir.path());
     app.router = with_sso(app.state.clone(), sso, false);

@@ -92,6 +92,14 @@ impl<'s> TenantRepo<'s> {
         Self { store }
     }
 
+    /// The tenant's settings object; an empty one for a tenant without a row.
+    pub async fn settings(&self, tenant: &TenantId) -> Result<serde_json::Value> {
+        Ok(self
+            .get(tenant)
+            .await?
+            .map_or_else(|| serde_json::json!({}), |t| t.settings))
+    }
+
     /// Creates the tenant if it does not exist; returns it either way.
     pub async fn ensure(&self, tenant: &TenantId, name: &str) -> Result<Tenant> {
         let d = self.store.dialect;

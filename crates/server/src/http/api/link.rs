@@ -111,7 +111,7 @@ impl Sso {
             if account.tenant_id == user.tenant_id && account.id == user.id {
                 continue;
             }
-            let settings = tenant_settings(store, &account.tenant_id).await?;
+            let settings = store.tenants().settings(&account.tenant_id).await?;
             let facts = DirectoryFacts {
                 role: self.role_in(&settings, &identity.groups),
                 ..facts.clone()
@@ -125,15 +125,6 @@ impl Sso {
         }
         Ok(())
     }
-}
-
-async fn tenant_settings(store: &Store, tenant: &TenantId) -> Result<Value, ApiError> {
-    Ok(store
-        .tenants()
-        .get(tenant)
-        .await?
-        .map(|t| t.settings)
-        .unwrap_or_default())
 }
 
 /// The token a link request carries.
@@ -245,7 +236,7 @@ pub(crate) async fn link(
         .await?
         .ok_or_else(|| ApiError::Refused("your user is gone; sign in again".into()))?;
     let tenant = TenantId::from(claim.tenant.as_str());
-    let settings = tenant_settings(&state.store, &tenant).await?;
+    let settings = state.store.tenants().settings(&tenant).await?;
     let facts = DirectoryFacts {
         subject: subject.clone(),
         email: me.email.clone(),

@@ -107,11 +107,7 @@ async fn admin_page(state: &AppState, principal: &Principal) -> Result<Response,
         );
         return Ok((StatusCode::FORBIDDEN, page(&body)).into_response());
     }
-    let settings = tenants
-        .get(&principal.tenant)
-        .await?
-        .map(|t| t.settings)
-        .unwrap_or_default();
+    let settings = tenants.settings(&principal.tenant).await?;
     let rows: String = describe(&settings)
         .iter()
         .map(|(key, value)| {
