@@ -61,7 +61,10 @@ pub fn run(
         Command::Models {
             action: Some(ModelsCommand::Check),
         } => {
-            let (report, all_ok) = runtime.block_on(models::check(&config));
+            let (report, all_ok) = runtime.block_on(async {
+                let config = crate::secret_refs::resolve_opening(&config).await?;
+                Ok::<_, StartupError>(models::check(&config).await)
+            })?;
             if all_ok {
                 Ok(Some(report))
             } else {

@@ -76,6 +76,7 @@ async fn open_and_run(
 ) -> Result<(), StartupError> {
     let store = database::open(config).await?;
     let report = database::migrate(&store, config).await?;
+    let named_in_vault = crate::secret_refs::any(config);
     let resolved = match crate::secret_refs::resolve(config, &store).await {
         Ok(resolved) => resolved,
         Err(e) => {
@@ -84,6 +85,12 @@ async fn open_and_run(
         }
     };
     let config = &resolved;
+    // Model provider keys named in the vault are known only now.
+    let providers = if named_in_vault {
+        engine::providers(config, script)?
+    } else {
+        providers
+    };
     info!(
         database = %config.database.url.redacted(),
         applied = report.applied.len(),
