@@ -26,7 +26,8 @@ pub use connect::{ConnectOptions, validate_url};
 pub use dialect::Dialect;
 pub use error::{Error, Result};
 pub use migrate::MigrationReport;
-pub use repo::audit::{AuditRecord, AuditRepo, NewAuditRecord};
+pub use repo::audit::{AuditQuery, AuditRecord, AuditRepo, NewAuditRecord};
+pub use repo::audit_chain::{ChainBreak, ChainReport, GENESIS};
 pub use repo::automations::{
     Automation, AutomationRepo, AutomationRun, Claim, NewAutomation, RunEnd, RunStatus, RunTrigger,
 };

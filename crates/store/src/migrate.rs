@@ -114,6 +114,13 @@ const MIGRATIONS: &[Migration] = &[
         mysql: include_str!("../../../migrations/mysql/0014_identity_binding.sql"),
         postgres: include_str!("../../../migrations/postgres/0014_identity_binding.sql"),
     },
+    Migration {
+        version: 15,
+        name: "0015_audit_chain",
+        sqlite: include_str!("../../../migrations/sqlite/0015_audit_chain.sql"),
+        mysql: include_str!("../../../migrations/mysql/0015_audit_chain.sql"),
+        postgres: include_str!("../../../migrations/postgres/0015_audit_chain.sql"),
+    },
 ];
 
 /// What a migration run did.

@@ -11,6 +11,7 @@
 #[macro_use]
 mod support;
 
+mod audit_chain;
 mod automations;
 mod bindings;
 mod concurrency;

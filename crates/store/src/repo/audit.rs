@@ -1,4 +1,5 @@
-//! Audit records: who did what, when, through which tool. Append-only.
+//! Audit records: who did what, when, through which tool. Append-only; sealed into a hash chain
+//! per tenant shortly after (see `audit_chain`).
 
 use sqlx::any::AnyRow;
 use workmate_protocol::{SessionId, TenantId};
@@ -42,6 +43,31 @@ pub struct AuditRecord {
     pub status: Option<String>,
     /// Everything else.
     pub detail: serde_json::Value,
+    /// Its place in the tenant's chain, once sealed.
+    pub seq: Option<i64>,
+    /// The hash of the record before it in the chain, once sealed.
+    pub prev_hash: Option<String>,
+    /// Its own hash, once sealed.
+    pub hash: Option<String>,
+}
+
+/// Which records to list; every field narrows the list.
+#[derive(Clone, Debug, Default)]
+pub struct AuditQuery {
+    /// Written at or after this time (Unix ms).
+    pub from_ms: Option<i64>,
+    /// Written before this time (Unix ms).
+    pub to_ms: Option<i64>,
+    /// Of this step.
+    pub stage: Option<String>,
+    /// By this actor.
+    pub actor: Option<String>,
+    /// In this session.
+    pub session_id: Option<String>,
+    /// About this tool.
+    pub tool: Option<String>,
+    /// Older than this record id (paging backwards, newest first).
+    pub before: Option<String>,
 }
 
 /// Audit records.
@@ -53,6 +79,10 @@ pub struct AuditRepo<'s> {
 impl<'s> AuditRepo<'s> {
     pub(crate) fn new(store: &'s Store) -> Self {
         Self { store }
+    }
+
+    pub(super) fn store(&self) -> &'s Store {
+        self.store
     }
 
     /// Appends a record.
@@ -79,6 +109,9 @@ impl<'s> AuditRepo<'s> {
             tool: new.tool.clone(),
             status: new.status.clone(),
             detail: new.detail.clone(),
+            seq: None,
+            prev_hash: None,
+            hash: None,
         };
         self.store
             .dialect
@@ -102,8 +135,64 @@ impl<'s> AuditRepo<'s> {
         let rows = self
             .store
             .dialect
-            .query("SELECT audit_id, at_ms, session_id, actor, stage, tool, status, body_json FROM audit_events WHERE tenant_id = ? ORDER BY audit_id DESC LIMIT ?")
+            .query("SELECT audit_id, at_ms, session_id, actor, stage, tool, status, body_json, seq, prev_hash, hash FROM audit_events WHERE tenant_id = ? ORDER BY audit_id DESC LIMIT ?")
             .bind(tenant.as_str().to_owned())
+            .bind(i64::from(limit))
+            .fetch_all(&self.store.pool)
+            .await?;
+        rows.iter().map(from_row).collect()
+    }
+
+    /// The tenant's records that `query` selects, newest first, at most `limit`.
+    pub async fn list(
+        &self,
+        tenant: &TenantId,
+        query: &AuditQuery,
+        limit: u32,
+    ) -> Result<Vec<AuditRecord>> {
+        let rows = self
+            .store
+            .dialect
+            .query("SELECT audit_id, at_ms, session_id, actor, stage, tool, status, body_json, seq, prev_hash, hash FROM audit_events WHERE tenant_id = ? AND (? IS NULL OR at_ms >= ?) AND (? IS NULL OR at_ms < ?) AND (? IS NULL OR stage = ?) AND (? IS NULL OR actor = ?) AND (? IS NULL OR session_id = ?) AND (? IS NULL OR tool = ?) AND (? IS NULL OR audit_id < ?) ORDER BY audit_id DESC LIMIT ?")
+            .bind(tenant.as_str().to_owned())
+            .bind(query.from_ms)
+            .bind(query.from_ms)
+            .bind(query.to_ms)
+            .bind(query.to_ms)
+            .bind(query.stage.clone())
+            .bind(query.stage.clone())
+            .bind(query.actor.clone())
+            .bind(query.actor.clone())
+            .bind(query.session_id.clone())
+            .bind(query.session_id.clone())
+            .bind(query.tool.clone())
+            .bind(query.tool.clone())
+            .bind(query.before.clone())
+            .bind(query.before.clone())
+            .bind(i64::from(limit))
+            .fetch_all(&self.store.pool)
+            .await?;
+        rows.iter().map(from_row).collect()
+    }
+
+    /// The tenant's sealed records after place `after_seq`, in chain order, written in
+    /// `[from_ms, to_ms)`, at most `limit`.
+    pub async fn sealed_after(
+        &self,
+        tenant: &TenantId,
+        after_seq: i64,
+        from_ms: i64,
+        to_ms: i64,
+        limit: u32,
+    ) -> Result<Vec<AuditRecord>> {
+        let rows = self
+            .store
+            .dialect
+            .query("SELECT audit_id, at_ms, session_id, actor, stage, tool, status, body_json, seq, prev_hash, hash FROM audit_events WHERE tenant_id = ? AND seq > ? AND at_ms >= ? AND at_ms < ? ORDER BY seq LIMIT ?")
+            .bind(tenant.as_str().to_owned())
+            .bind(after_seq)
+            .bind(from_ms)
+            .bind(to_ms)
             .bind(i64::from(limit))
             .fetch_all(&self.store.pool)
             .await?;
@@ -122,5 +211,8 @@ fn from_row(row: &AnyRow) -> Result<AuditRecord> {
         tool: col(row, T, "tool")?,
         status: col(row, T, "status")?,
         detail: json_col(row, T, "body_json")?,
+        seq: col(row, T, "seq")?,
+        prev_hash: col(row, T, "prev_hash")?,
+        hash: col(row, T, "hash")?,
     })
 }
