@@ -198,6 +198,7 @@ async fn tenant_b_gets_404_for_every_route_with_tenant_a_ids() {
         ("/v1/sessions", "sessions"),
         ("/v1/inbox", "items"),
         ("/v1/automations", "automations"),
+        ("/v1/audit", "records"),
     ] {
         let (status, listed) = call(&router, &mallory, "GET", uri, None).await;
         assert_eq!(status, StatusCode::OK, "{uri}: {listed}");

@@ -51,6 +51,9 @@ pub enum Command {
     /// the stored secrets use.
     #[command(subcommand)]
     Vault(VaultCommand),
+    /// The audit trail: export a tenant's records as JSON lines, or verify the hash chains.
+    #[command(subcommand)]
+    Audit(AuditCommand),
     /// Measure the service under load; prints figures beside their targets.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -94,6 +97,30 @@ pub enum VaultCommand {
     },
     /// Delete a secret.
     Delete(SecretPlace),
+}
+
+/// `workmate audit …`.
+#[derive(Clone, Debug, PartialEq, Eq, Subcommand)]
+pub enum AuditCommand {
+    /// Write a tenant's sealed records, in chain order, as JSON lines on standard output.
+    Export {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// Only records written at or after this time (2026-12-01 or 2026-12-01T09:00:00Z).
+        #[arg(long)]
+        from: Option<String>,
+        /// Only records written before this time.
+        #[arg(long)]
+        to: Option<String>,
+    },
+    /// Check every tenant's hash chain (or one tenant's) for edited, missing or removed
+    /// records; exit code 1 when one is broken.
+    Verify {
+        /// Only this tenant.
+        #[arg(long)]
+        tenant: Option<String>,
+    },
 }
 
 /// Which secret: a name, of a tenant or one of its users.

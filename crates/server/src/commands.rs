@@ -9,7 +9,9 @@ use crate::cli::{BenchCommand, Cli, Command, ModelsCommand, PolicyCommand};
 use crate::config::Config;
 use crate::engine::Script;
 use crate::error::StartupError;
-use crate::{bench, data_dir, database, doctor, explain, models, roles, serve, telemetry, vault};
+use crate::{
+    audit, bench, data_dir, database, doctor, explain, models, roles, serve, telemetry, vault,
+};
 
 /// Runs the command line's subcommand. `working_dir` is where `workmate.toml` is looked for and
 /// `env` the process environment. Returns the text to print on stdout, if any.
@@ -55,6 +57,7 @@ pub fn run(
         },
         Command::Migrate => runtime.block_on(migrate(&config)).map(Some),
         Command::Role(ref action) => runtime.block_on(roles::run(&config, action)).map(Some),
+        Command::Audit(ref action) => runtime.block_on(audit::run(&config, action)).map(Some),
         Command::Vault(ref action) => runtime
             .block_on(vault::run(&config, action.clone()))
             .map(Some),

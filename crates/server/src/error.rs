@@ -67,6 +67,9 @@ pub enum StartupError {
     /// `workmate doctor` found a problem; the report says which.
     #[error("workmate doctor found problems:\n{0}")]
     DoctorFailed(String),
+    /// `workmate audit verify` found a broken chain; the report says where.
+    #[error("the audit trail is broken:\n{0}")]
+    AuditBroken(String),
     /// The scripted provider's script cannot be used.
     #[error(
         "{0}; fix the file or set [providers.scripted] script / WORKMATE__PROVIDERS__SCRIPTED__SCRIPT"
@@ -120,6 +123,7 @@ impl StartupError {
             | Self::Token(_)
             | Self::ModelsFailed(_)
             | Self::DoctorFailed(_)
+            | Self::AuditBroken(_)
             | Self::Resume(_)
             | Self::Telemetry(_)
             | Self::Runtime(_)

@@ -39,6 +39,12 @@ fn main() -> ExitCode {
             );
             ExitCode::FAILURE
         }
+        Err(StartupError::AuditBroken(report)) => {
+            // The report is the answer; the exit code says a chain is broken.
+            let _ = std::io::stdout().lock().write_all(report.as_bytes());
+            let _ = writeln!(std::io::stderr().lock(), "error: the audit trail is broken");
+            ExitCode::FAILURE
+        }
         Err(StartupError::ModelsFailed(report)) => {
             // The report is the answer: every model's outcome, on stdout like a success's.
             let _ = std::io::stdout().lock().write_all(report.as_bytes());

@@ -179,6 +179,7 @@ async fn open_and_run(
             );
         }
         recovery::sweep(hub.clone(), chat.clone(), metrics.clone(), token.clone());
+        crate::audit::seal_continuously(store.clone(), token.clone());
         scheduler.observe_ticks(metrics.clone());
         scheduler.start();
         let state = AppState {

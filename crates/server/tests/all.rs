@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod api;
+mod audit;
 mod authority;
 mod automation_rules;
 mod automations_api;

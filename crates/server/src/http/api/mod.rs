@@ -6,6 +6,7 @@
 //! tenant; identities in commands come from the token, never from the request body; sessions and
 //! inbox items are shown only to those who may see them ([`visible`]), others get `404`.
 
+mod audit;
 pub mod auth;
 mod automations;
 mod dto;
@@ -43,6 +44,7 @@ pub(crate) fn routes(state: AppState) -> Router<AppState> {
         .route("/v1/inbox", get(inbox::list))
         .route("/v1/inbox/{item_id}/resolve", post(inbox::resolve))
         .route("/v1/usage", get(usage::usage))
+        .route("/v1/audit", get(audit::list))
         .route(
             "/v1/automations",
             get(automations::list).post(automations::create_one),
