@@ -3,7 +3,7 @@
 //! This crate is the composition root: it resolves the configuration once, opens the store and
 //! wires the HTTP surface. `src/main.rs` only parses the command line, calls [`run`] and prints.
 
-mod audit;
+pub mod audit;
 pub mod bench;
 pub mod cli;
 mod commands;

@@ -4,6 +4,7 @@
 
 mod api;
 mod audit;
+mod audit_sinks;
 mod authority;
 mod automation_rules;
 mod automations_api;

@@ -28,6 +28,7 @@ pub use error::{Error, Result};
 pub use migrate::MigrationReport;
 pub use repo::audit::{AuditQuery, AuditRecord, AuditRepo, NewAuditRecord};
 pub use repo::audit_chain::{ChainBreak, ChainReport, GENESIS};
+pub use repo::audit_outbox::SinkBacklog;
 pub use repo::automations::{
     Automation, AutomationRepo, AutomationRun, Claim, NewAutomation, RunEnd, RunStatus, RunTrigger,
 };

@@ -121,6 +121,13 @@ const MIGRATIONS: &[Migration] = &[
         mysql: include_str!("../../../migrations/mysql/0015_audit_chain.sql"),
         postgres: include_str!("../../../migrations/postgres/0015_audit_chain.sql"),
     },
+    Migration {
+        version: 16,
+        name: "0016_audit_outbox",
+        sqlite: include_str!("../../../migrations/sqlite/0016_audit_outbox.sql"),
+        mysql: include_str!("../../../migrations/mysql/0016_audit_outbox.sql"),
+        postgres: include_str!("../../../migrations/postgres/0016_audit_outbox.sql"),
+    },
 ];
 
 /// What a migration run did.

@@ -437,6 +437,37 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
         kind: Kind::Str,
         flag: None,
     },
+    // `[audit.*]`: the sinks the audit trail is streamed to.
+    Key {
+        section: "audit.redis",
+        key: "url",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "audit.redis",
+        key: "stream_prefix",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "audit.nats",
+        key: "url",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "audit.nats",
+        key: "subject_prefix",
+        kind: Kind::Str,
+        flag: None,
+    },
+    Key {
+        section: "audit.nats",
+        key: "stream",
+        kind: Kind::Str,
+        flag: None,
+    },
     // `[vault]`: the credential vault's master keys (the key itself may instead be in the
     // environment variable WORKMATE_VAULT_KEY, which is not a configuration key).
     Key {

@@ -10,6 +10,7 @@
 //! `WORKMATE__LOG__LEVEL`, which beats `RUST_LOG`, which beats the file. One resolved filter is
 //! used; no other place reads `RUST_LOG`.
 
+mod audit;
 mod auth;
 mod dingtalk;
 mod engine;
@@ -31,6 +32,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use audit::{AuditConfig, NatsSinkConfig, RedisSinkConfig};
 pub use auth::{AuthConfig, OidcConfig};
 pub use dingtalk::{
     DEFAULT_ANSWER_TEMPLATE_ID, DEFAULT_CALLBACK_ROUTE_KEY, DingTalkConfig, DingTalkMode,
@@ -71,6 +73,8 @@ pub struct Config {
     pub tools: ToolsSettings,
     /// `[vault]`: the credential vault's master keys.
     pub vault: VaultSettings,
+    /// `[audit]`: the sinks the audit trail is streamed to.
+    pub audit: AuditConfig,
     /// `[auth]`: single sign-on and the break-glass admin token.
     pub auth: AuthConfig,
     origins: BTreeMap<(String, String), Source>,

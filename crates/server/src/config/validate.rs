@@ -48,6 +48,8 @@ pub(crate) struct RawConfig {
     pub(crate) vault: super::vault::RawVault,
     #[serde(default, skip_serializing_if = "super::auth::RawAuth::is_empty")]
     pub(crate) auth: super::auth::RawAuth,
+    #[serde(default, skip_serializing_if = "super::audit::RawAudit::is_empty")]
+    pub(crate) audit: super::audit::RawAudit,
 }
 
 /// `[platforms.*]`.
@@ -301,6 +303,7 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
         super::tools::validate_tools(&raw.tools, std::path::Path::new(&data_dir), &invalid)?;
     let vault = super::vault::validate_vault(&raw.vault, env, &invalid)?;
     let auth = super::auth::validate_auth(&raw.auth, &invalid)?;
+    let audit = super::audit::validate_audit(&raw.audit, &invalid)?;
 
     Ok(Config {
         server: ServerConfig {
@@ -323,6 +326,7 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
         tools,
         vault,
         auth,
+        audit,
         database: DatabaseConfig {
             url: DatabaseUrl::new(url),
             max_connections,
@@ -461,6 +465,17 @@ mod tests {
                 groups: Some(super::super::auth::RawGroups {
                     admin: Some(vec![String::new()]),
                     approver: Some(vec![String::new()]),
+                }),
+            },
+            audit: super::super::audit::RawAudit {
+                redis: Some(super::super::audit::RawRedisSink {
+                    url: Some(String::new()),
+                    stream_prefix: Some(String::new()),
+                }),
+                nats: Some(super::super::audit::RawNatsSink {
+                    url: Some(String::new()),
+                    subject_prefix: Some(String::new()),
+                    stream: Some(String::new()),
                 }),
             },
         };

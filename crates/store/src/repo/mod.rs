@@ -4,6 +4,7 @@
 pub(crate) mod appends;
 pub(crate) mod audit;
 pub(crate) mod audit_chain;
+pub(crate) mod audit_outbox;
 pub(crate) mod automations;
 pub(crate) mod bindings;
 pub(crate) mod cards;

@@ -16,6 +16,16 @@ use tracing::{info, warn};
 use workmate_protocol::TenantId;
 use workmate_store::{AuditRecord, ChainReport, Store};
 
+mod nats;
+mod redis;
+mod sinks;
+
+pub use nats::NatsSink;
+pub use redis::RedisSink;
+pub use sinks::{Shipper, Sink, SinkFuture};
+
+use std::sync::Arc;
+
 use crate::cli::AuditCommand;
 use crate::config::Config;
 use crate::error::StartupError;
@@ -53,6 +63,28 @@ pub(crate) fn seal_continuously(store: Store, stop: CancellationToken) {
     });
 }
 
+/// Starts a shipper for every configured sink; a sink that cannot be set up stops the start.
+pub(crate) fn ship_to_sinks(
+    config: &Config,
+    store: &Store,
+    stop: &CancellationToken,
+) -> Result<(), StartupError> {
+    let mut configured: Vec<Arc<dyn sinks::Sink>> = Vec::new();
+    if let Some(redis) = &config.audit.redis {
+        configured.push(Arc::new(
+            redis::RedisSink::new(redis).map_err(StartupError::Usage)?,
+        ));
+    }
+    if let Some(nats) = &config.audit.nats {
+        configured.push(Arc::new(nats::NatsSink::new(nats)));
+    }
+    for sink in configured {
+        info!(sink = sink.name(), "Streaming the audit trail.");
+        sinks::Shipper::new(store.clone(), sink).run(stop.clone());
+    }
+    Ok(())
+}
+
 /// Runs `workmate audit …` against the configured database.
 pub(crate) async fn run(config: &Config, action: &AuditCommand) -> Result<String, StartupError> {
     data_dir::prepare(&config.server.data_dir)?;
@@ -86,7 +118,7 @@ fn parse_time(text: &str) -> Result<i64, StartupError> {
 }
 
 /// One record as an export line.
-pub(crate) fn record_json(tenant: &TenantId, record: &AuditRecord) -> serde_json::Value {
+pub fn record_json(tenant: &TenantId, record: &AuditRecord) -> serde_json::Value {
     json!({
         "tenant": tenant.as_str(),
         "seq": record.seq,
