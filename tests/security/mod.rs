@@ -9,6 +9,7 @@
 
 mod authority;
 mod automations;
+mod canary;
 mod exec_http;
 mod exec_slack;
 mod exfiltration;

@@ -7,6 +7,7 @@
 pub mod binding;
 mod config;
 mod deps;
+pub mod dlp;
 mod emitter;
 mod error;
 mod history;

@@ -39,6 +39,10 @@ pub fn run(
     if cli.command == (Command::Models { action: None }) {
         return Ok(Some(models::list(&config)));
     }
+    // Before anything logs: the log lines pass through these rules.
+    if let Ok(redactor) = config.dlp.redactor() {
+        workmate_dlp::install(redactor);
+    }
     telemetry::init(&config.log)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -25,7 +25,7 @@ pub use readers::{
 use readers::{parse_hosts, parse_modes, parse_tool_names};
 
 /// The settings an admin may change, in the order they are shown.
-pub const KNOWN: [&str; 13] = [
+pub const KNOWN: [&str; 14] = [
     "timezone",
     "automation_creators",
     "separation_of_duties",
@@ -39,6 +39,7 @@ pub const KNOWN: [&str; 13] = [
     "approval_quorum",
     "identity_binding",
     "auth_groups",
+    "dlp",
 ];
 
 /// The audit stage of a settings change.
@@ -248,6 +249,7 @@ fn validated(
         }
         "identity_binding" => crate::binding::parse_binding(value).map_err(invalid),
         "auth_groups" => crate::binding::parse_auth_groups(value).map_err(invalid),
+        "dlp" => crate::dlp::parse_setting(value).map_err(invalid),
         _ => Err(SettingError::Unknown { key: key.into() }),
     }
 }
@@ -270,6 +272,7 @@ fn default_of(key: &str) -> &'static str {
         "approval_quorum" => "none (one approval is enough)",
         "identity_binding" => "not required (chat accounts need no directory link)",
         "auth_groups" => "the server's [auth.groups]",
+        "dlp" => "model input not redacted (audit records and logs always are)",
         _ => "none",
     }
 }

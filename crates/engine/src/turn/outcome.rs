@@ -107,13 +107,29 @@ impl Turn {
     /// Closes the call's ledger row with `outcome`, appends its tool message, emits
     /// `tool_finished`.
     pub(crate) async fn answer(&mut self, call: &ToolCall, outcome: Outcome) -> Result<()> {
+        let outcome = self.redacted(outcome).await?;
         let stored = serde_json::to_value(&outcome)
             .map_err(|e| crate::Error::Rejected(format!("cannot encode a tool outcome: {e}")))?;
         let to = outcome.ledger_state();
+        let detail = serde_json::json!({
+            "tool_call_id": call.id,
+            "turn_id": self.emit.turn,
+            "model": self.answering_model,
+            "result_preview": result_preview(&outcome.content),
+            "reason": outcome.reason,
+            "executed": outcome.executed,
+        });
+        let status = match outcome.status {
+            ToolStatus::Ok => "ok",
+            ToolStatus::Error => "error",
+            ToolStatus::Denied => "denied",
+            _ => "interrupted",
+        };
+        let audit = self.audit_record(call, "tool_finished", Some(status), detail);
         let (message, finished) = self.tool_answer(call, outcome).await?;
-        // The move and the answer are one step: a restart never finds a call closed in the
-        // ledger but unanswered in the history, or the reverse. Were the row already closed (a
-        // replay), the history would still need its tool message.
+        // The move, the answer and its audit record are one step: a restart never finds a call
+        // closed in the ledger but unanswered in the history, or the reverse. Were the row
+        // already closed (a replay), the history would still need its tool message.
         self.emit.write(crate::emitter::Step {
             messages: vec![message.clone()],
             events: vec![finished],
@@ -122,6 +138,7 @@ impl Turn {
                 to,
                 result: Some(stored),
             }],
+            audit: vec![audit],
             ..crate::emitter::Step::default()
         })?;
         self.history.push(message);
@@ -162,6 +179,41 @@ impl Turn {
             standing_rule: self.standing_rules_used.remove(&call.id),
         };
         Ok((message, finished))
+    }
+
+    /// `outcome` with its result redacted when the tenant redacts model input
+    /// ([`crate::dlp`]); how many values were hidden joins the `_display` sidecar as
+    /// `hidden_fields`, so the model never learns what they were.
+    async fn redacted(&self, mut outcome: Outcome) -> Result<Outcome> {
+        let settings = self
+            .deps
+            .store
+            .tenants()
+            .settings(&self.emit.tenant)
+            .await?;
+        if !crate::dlp::redacts_model_input(&settings) {
+            return Ok(outcome);
+        }
+        let (content, hidden) = crate::dlp::redact_result(&outcome.content);
+        if hidden == 0 {
+            return Ok(outcome);
+        }
+        outcome.content = content;
+        let mut display = match outcome.display.take() {
+            Some(serde_json::Value::Object(map)) => map,
+            Some(other) => serde_json::Map::from_iter([("shown".to_owned(), other)]),
+            None => serde_json::Map::new(),
+        };
+        let before = display
+            .get("hidden_fields")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0);
+        display.insert(
+            "hidden_fields".into(),
+            serde_json::Value::from(before + u64::from(hidden)),
+        );
+        outcome.display = Some(serde_json::Value::Object(display));
+        Ok(outcome)
     }
 
     /// Audits how many items a privacy filter hid: counts only, never content.

@@ -60,10 +60,20 @@ impl Turn {
             tools.push(super::ask_user_spec());
             tools.push(super::explore::explore_spec());
         }
+        let mut messages = outbound(&self.history, &caps);
+        let settings = self
+            .deps
+            .store
+            .tenants()
+            .settings(&self.emit.tenant)
+            .await?;
+        if crate::dlp::redacts_model_input(&settings) {
+            messages = crate::dlp::redact_messages(messages);
+        }
         let request = ModelRequest {
             session_id: self.emit.session.clone(),
             model,
-            messages: outbound(&self.history, &caps),
+            messages,
             tools,
         };
         let mut stream = provider.stream(request);
@@ -148,11 +158,24 @@ impl Turn {
             cache_read: usage.cache_read,
             cache_write: usage.cache_write,
         });
+        let audit = calls
+            .iter()
+            .map(|call| {
+                let detail = serde_json::json!({
+                    "tool_call_id": call.id,
+                    "turn_id": self.emit.turn,
+                    "model": self.answering_model,
+                    "arguments": call.arguments,
+                });
+                self.audit_record(call, "tool_proposed", None, detail)
+            })
+            .collect();
         self.emit.write(Step {
             messages: vec![message.clone()],
             events: vec![announced],
             proposed: calls.clone(),
             usage: used.into_iter().collect(),
+            audit,
             ..Step::default()
         })?;
         self.history.push(message);

@@ -437,6 +437,19 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
         kind: Kind::Str,
         flag: None,
     },
+    // `[dlp]`: the operator's own redaction rules.
+    Key {
+        section: "dlp",
+        key: "fields",
+        kind: Kind::StrList,
+        flag: None,
+    },
+    Key {
+        section: "dlp",
+        key: "patterns",
+        kind: Kind::StrList,
+        flag: None,
+    },
     // `[audit.*]`: the sinks the audit trail is streamed to.
     Key {
         section: "audit.redis",

@@ -13,6 +13,7 @@
 mod audit;
 mod auth;
 mod dingtalk;
+mod dlp;
 mod engine;
 mod error;
 mod keys;
@@ -37,6 +38,7 @@ pub use auth::{AuthConfig, OidcConfig};
 pub use dingtalk::{
     DEFAULT_ANSWER_TEMPLATE_ID, DEFAULT_CALLBACK_ROUTE_KEY, DingTalkConfig, DingTalkMode,
 };
+pub use dlp::DlpConfig;
 pub use engine::{EngineSettings, SchedulerSettings};
 pub use error::ConfigError;
 pub use keys::Source;
@@ -75,6 +77,8 @@ pub struct Config {
     pub vault: VaultSettings,
     /// `[audit]`: the sinks the audit trail is streamed to.
     pub audit: AuditConfig,
+    /// `[dlp]`: the operator's own redaction rules.
+    pub dlp: DlpConfig,
     /// `[auth]`: single sign-on and the break-glass admin token.
     pub auth: AuthConfig,
     origins: BTreeMap<(String, String), Source>,

@@ -85,6 +85,7 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
         vault: super::vault::render_vault(&config.vault),
         auth: super::auth::render_auth(&config.auth),
         audit: super::audit::render_audit(&config.audit),
+        dlp: super::dlp::render_dlp(&config.dlp),
         database: RawDatabase {
             url: Some(config.database.url.redacted()),
             max_connections: Some(i64::from(config.database.max_connections)),

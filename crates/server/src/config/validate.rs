@@ -50,6 +50,8 @@ pub(crate) struct RawConfig {
     pub(crate) auth: super::auth::RawAuth,
     #[serde(default, skip_serializing_if = "super::audit::RawAudit::is_empty")]
     pub(crate) audit: super::audit::RawAudit,
+    #[serde(default, skip_serializing_if = "super::dlp::RawDlp::is_empty")]
+    pub(crate) dlp: super::dlp::RawDlp,
 }
 
 /// `[platforms.*]`.
@@ -304,6 +306,7 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
     let vault = super::vault::validate_vault(&raw.vault, env, &invalid)?;
     let auth = super::auth::validate_auth(&raw.auth, &invalid)?;
     let audit = super::audit::validate_audit(&raw.audit, &invalid)?;
+    let dlp = super::dlp::validate_dlp(&raw.dlp, &invalid)?;
 
     Ok(Config {
         server: ServerConfig {
@@ -327,6 +330,7 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
         vault,
         auth,
         audit,
+        dlp,
         database: DatabaseConfig {
             url: DatabaseUrl::new(url),
             max_connections,
@@ -477,6 +481,10 @@ mod tests {
                     subject_prefix: Some(String::new()),
                     stream: Some(String::new()),
                 }),
+            },
+            dlp: super::super::dlp::RawDlp {
+                fields: Some(vec![String::new()]),
+                patterns: Some(vec![String::new()]),
             },
         };
         let table = toml::Table::try_from(full).unwrap();

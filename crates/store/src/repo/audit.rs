@@ -20,7 +20,8 @@ pub struct NewAuditRecord {
     pub tool: Option<String>,
     /// The outcome, if any.
     pub status: Option<String>,
-    /// Everything else, already redacted by the caller.
+    /// Everything else. Stored redacted by the process-wide DLP rules ([`workmate_dlp::global`]):
+    /// hidden fields and matches of the patterns never reach the table.
     pub detail: serde_json::Value,
 }
 
@@ -108,7 +109,7 @@ impl<'s> AuditRepo<'s> {
             stage: new.stage.clone(),
             tool: new.tool.clone(),
             status: new.status.clone(),
-            detail: new.detail.clone(),
+            detail: workmate_dlp::global().json(&new.detail).value,
             seq: None,
             prev_hash: None,
             hash: None,

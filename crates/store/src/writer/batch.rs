@@ -418,7 +418,7 @@ async fn insert_rows(
                 Value::Text(record.stage.clone()),
                 Value::OptText(record.tool.clone()),
                 Value::OptText(record.status.clone()),
-                Value::Text(to_json(&record.detail)?),
+                Value::Text(to_json(&workmate_dlp::global().json(&record.detail).value)?),
             ]);
         }
         for used in &step.usage {
