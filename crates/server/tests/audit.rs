@@ -162,3 +162,46 @@ fn export_writes_the_chain_and_verify_finds_an_edit_and_a_deletion() {
     assert!(out.contains("record 4") && out.contains("missing"), "{out}");
     assert!(err.contains("error: the audit trail is broken"), "{err}");
 }
+
+#[tokio::test]
+async fn automation_changes_are_audited_with_who_and_through_what() {
+    let app = people().await;
+    let created = crate::automations_api::created_by(
+        &app,
+        "alice",
+        crate::automations_api::hourly("Sales digest"),
+    )
+    .await;
+    let id = created["id"].as_str().unwrap().to_owned();
+    let path = format!("/v1/automations/{id}");
+    let (status, _) = as_user(
+        &app,
+        "alice",
+        "PATCH",
+        &path,
+        Some(json!({"enabled": false})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _) = as_user(&app, "carol", "DELETE", &path, None).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (_, trail) = as_user(&app, "carol", "GET", "/v1/audit", None).await;
+    let records = trail["records"].as_array().unwrap();
+    let of = |stage: &str| {
+        records
+            .iter()
+            .find(|r| r["stage"] == stage)
+            .unwrap_or_else(|| panic!("no {stage}: {trail}"))
+            .clone()
+    };
+    let made = of("automation_created");
+    assert_eq!(made["actor"], "alice");
+    assert_eq!(made["detail"]["automation_id"], id.as_str());
+    assert_eq!(made["detail"]["via"], "http");
+    let paused = of("automation_changed");
+    assert_eq!(paused["detail"]["changed"], json!(["enabled"]));
+    assert_eq!(paused["detail"]["enabled"], false);
+    let deleted = of("automation_deleted");
+    assert_eq!(deleted["actor"], "carol");
+    assert_eq!(deleted["detail"]["title"], "Sales digest");
+}

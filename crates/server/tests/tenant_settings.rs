@@ -87,16 +87,31 @@ async fn an_admin_sets_the_zone_and_leaves_creating_automations_to_admins() {
     );
 
     // The automation service reads both: a member is refused, an admin's automation gets the zone.
-    let refused = create(&app.store, &tenant(), &UserId::from("alice"), None, daily()).await;
+    let refused = create(
+        &app.store,
+        &tenant(),
+        &UserId::from("alice"),
+        None,
+        daily(),
+        "test",
+    )
+    .await;
     match refused {
         Err(AutomationError::Forbidden(reason)) => {
             assert!(reason.contains("only admins"), "{reason}");
         }
         other => panic!("a member created an automation: {other:?}"),
     }
-    let made = create(&app.store, &tenant(), &UserId::from("carol"), None, daily())
-        .await
-        .unwrap();
+    let made = create(
+        &app.store,
+        &tenant(),
+        &UserId::from("carol"),
+        None,
+        daily(),
+        "test",
+    )
+    .await
+    .unwrap();
     assert_eq!(made.schedule["timezone"], "Asia/Shanghai", "{made:?}");
 
     // Null restores the default, and members may create again.
@@ -109,9 +124,16 @@ async fn an_admin_sets_the_zone_and_leaves_creating_automations_to_admins() {
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["settings"], json!({"timezone": "Asia/Shanghai"}));
-    create(&app.store, &tenant(), &UserId::from("alice"), None, daily())
-        .await
-        .unwrap();
+    create(
+        &app.store,
+        &tenant(),
+        &UserId::from("alice"),
+        None,
+        daily(),
+        "test",
+    )
+    .await
+    .unwrap();
 
     let audited = changes_audited(&app).await;
     assert_eq!(audited.len(), 2, "one record per change: {audited:#?}");

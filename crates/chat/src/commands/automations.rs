@@ -11,8 +11,8 @@ use std::fmt::Write as _;
 use workmate_protocol::AutomationId;
 use workmate_store::Automation;
 use workmate_tools::automations::{
-    AutomationChange, AutomationError, AutomationSettings, change, check_manager, format_in,
-    public_view, tenant_timezone, zone,
+    AutomationChange, AutomationError, AutomationSettings, ChangedBy, change, check_manager,
+    delete, format_in, public_view, tenant_timezone, zone,
 };
 
 use super::{AutomationAction, Caller, Outcome};
@@ -139,11 +139,11 @@ impl Chat {
                 }
             }
             AutomationAction::Delete => {
-                if store
-                    .automations()
-                    .delete(&caller.person.tenant, &automation.id)
-                    .await?
-                {
+                let by = ChangedBy {
+                    user: &caller.person.user.id,
+                    via: caller.surface.as_str(),
+                };
+                if delete(store, &caller.person.tenant, &automation, by).await? {
                     Outcome::ok(format!("Deleted “{title}” and its run history."))
                 } else {
                     Outcome::refused(format!("“{title}” was deleted meanwhile."))
@@ -208,7 +208,18 @@ impl Chat {
             enabled: Some(enabled),
             ..AutomationChange::default()
         };
-        Ok(change(self.store(), &caller.person.tenant, &automation.id, request).await?)
+        let by = ChangedBy {
+            user: &caller.person.user.id,
+            via: caller.surface.as_str(),
+        };
+        Ok(change(
+            self.store(),
+            &caller.person.tenant,
+            &automation.id,
+            by,
+            request,
+        )
+        .await?)
     }
 
     /// The standing rules, grouped by automation.
@@ -310,7 +321,11 @@ impl Chat {
             revoke: Some(entry.clone()),
             ..AutomationChange::default()
         };
-        let changed = change(store, &caller.person.tenant, &automation.id, request).await;
+        let by = ChangedBy {
+            user: &caller.person.user.id,
+            via: caller.surface.as_str(),
+        };
+        let changed = change(store, &caller.person.tenant, &automation.id, by, request).await;
         if let Some(refusal) = refusal(changed.map(|_| ()))? {
             return Ok(refusal);
         }

@@ -62,7 +62,7 @@ async fn two_schedulers_on_one_database_fire_each_slot_once() {
             .unwrap();
             let owner = UserId::from("u_alice");
             ids.push(
-                create(&a.0.store, &a.0.tenant, &owner, None, draft)
+                create(&a.0.store, &a.0.tenant, &owner, None, draft, "test")
                     .await
                     .unwrap()
                     .id,

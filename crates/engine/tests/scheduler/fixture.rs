@@ -80,6 +80,7 @@ impl Fixture {
             &UserId::from("u_alice"),
             None,
             draft,
+            "test",
         )
         .await
         .unwrap()

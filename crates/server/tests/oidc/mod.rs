@@ -77,6 +77,17 @@ async fn login_session_roles_logout_and_bearer_tokens_against_a_real_provider() 
         .unwrap();
     assert_eq!(stored.sso_subject.as_deref(), Some("alice"));
     assert_eq!(stored.role, workmate_store::Role::Admin);
+    let signed_in = app
+        .store
+        .audit()
+        .recent(&"default".into(), 20)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|r| r.stage == "signed_in")
+        .expect("a signed_in audit record");
+    assert_eq!(signed_in.actor.as_deref(), Some("sso:alice"));
+    assert_eq!(signed_in.detail["groups"][0], "wm-admins");
 
     let cookie = format!("workmate_session={session}");
     let me = call(&router, "GET", "/v1/auth/me", &[("cookie", &cookie)]).await;

@@ -16,6 +16,7 @@ pub(super) async fn automation(app: &SlackApp, owner: &str, draft: Value) -> Aut
         &UserId::from(format!("slack-{owner}")),
         None,
         draft,
+        "test",
     )
     .await
     .unwrap()

@@ -43,7 +43,7 @@ async fn a_scheduled_run_asks_in_its_thread_and_posts_its_result_there() {
     }))
     .unwrap();
     let owner = UserId::from("slack-U1");
-    let mut automation = create(&app.store, &tenant, &owner, None, draft)
+    let mut automation = create(&app.store, &tenant, &owner, None, draft, "test")
         .await
         .unwrap();
     // Due now.

@@ -14,8 +14,8 @@ pub use rules::{
 };
 pub use schedule::{Schedule, ScheduleError, format_in, zone};
 pub use service::{
-    AutomationChange, AutomationDraft, AutomationError, PermissionRequest, change, check_creator,
-    check_manager, create, public_view, tenant_timezone,
+    AutomationChange, AutomationDraft, AutomationError, ChangedBy, PermissionRequest, change,
+    check_creator, check_manager, create, delete, public_view, tenant_timezone,
 };
 pub use settings::{AutomationSettings, RunTarget, StandingRule};
 pub use tools::{

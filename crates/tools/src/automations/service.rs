@@ -6,12 +6,14 @@
 //! create automations is the tenant's `automation_creators` setting (`member`, the default,
 //! `approver` or `admin`); who may manage one is its owner or a tenant admin; standing rules an
 //! owner asked for but may not grant wait in `requested_rules` until an approver or an admin
-//! settles them, and only then become rules.
+//! settles them, and only then become rules; every creation, change and deletion leaves an
+//! audit record (`automation_created`, `automation_changed`, `automation_deleted`) naming who
+//! made it and through which surface.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 use workmate_protocol::{AutomationId, SessionId, TenantId, UserId};
-use workmate_store::{Automation, NewAutomation, Role, Store};
+use workmate_store::{Automation, NewAuditRecord, NewAutomation, Role, Store};
 
 use super::{AutomationSettings, RunTarget, Schedule, StandingRule, format_in};
 
@@ -75,6 +77,42 @@ pub struct PermissionRequest {
     /// `read` (disclosed only) or `write` (becomes a standing rule).
     #[serde(default)]
     pub access: String,
+}
+
+/// Who changes an automation, and through which surface (`http`, `slack`, `agent`, …).
+#[derive(Clone, Copy, Debug)]
+pub struct ChangedBy<'a> {
+    /// The person.
+    pub user: &'a UserId,
+    /// The surface.
+    pub via: &'a str,
+}
+
+/// Audits `stage` of `automation` by `by`, with `changed` naming what changed.
+async fn audit(
+    store: &Store,
+    tenant: &TenantId,
+    automation: &Automation,
+    stage: &str,
+    by: ChangedBy<'_>,
+    changed: Vec<&str>,
+) -> Result<()> {
+    let record = NewAuditRecord {
+        actor: Some(by.user.as_str().to_owned()),
+        stage: stage.into(),
+        status: Some("ok".into()),
+        detail: json!({
+            "automation_id": automation.id,
+            "title": automation.title,
+            "owner": automation.owner,
+            "enabled": automation.enabled,
+            "via": by.via,
+            "changed": changed,
+        }),
+        ..NewAuditRecord::default()
+    };
+    store.audit().append(tenant, &record).await?;
+    Ok(())
 }
 
 /// A change to an automation; absent fields stay as they are.
@@ -180,6 +218,7 @@ pub async fn create(
     owner: &UserId,
     origin: Option<&SessionId>,
     draft: AutomationDraft,
+    via: &str,
 ) -> Result<Automation> {
     check_creator(store, tenant, owner).await?;
     let title = required_text(&draft.title, "title")?;
@@ -232,7 +271,40 @@ pub async fn create(
         next_run_ms,
         settings: settings.to_json(),
     };
-    Ok(store.automations().create(tenant, &new).await?)
+    let created = store.automations().create(tenant, &new).await?;
+    let by = ChangedBy { user: owner, via };
+    audit(
+        store,
+        tenant,
+        &created,
+        "automation_created",
+        by,
+        Vec::new(),
+    )
+    .await?;
+    Ok(created)
+}
+
+/// Deletes an automation and its run history, as `by`; `false` if the tenant has no such one.
+pub async fn delete(
+    store: &Store,
+    tenant: &TenantId,
+    automation: &Automation,
+    by: ChangedBy<'_>,
+) -> Result<bool> {
+    let deleted = store.automations().delete(tenant, &automation.id).await?;
+    if deleted {
+        audit(
+            store,
+            tenant,
+            automation,
+            "automation_deleted",
+            by,
+            Vec::new(),
+        )
+        .await?;
+    }
+    Ok(deleted)
 }
 
 /// Applies a change; `None` if the tenant has no such automation.
@@ -240,6 +312,7 @@ pub async fn change(
     store: &Store,
     tenant: &TenantId,
     id: &AutomationId,
+    by: ChangedBy<'_>,
     change: AutomationChange,
 ) -> Result<Option<Automation>> {
     let Some(mut automation) = store.automations().get(tenant, id).await? else {
@@ -270,6 +343,7 @@ pub async fn change(
             ),
             None => None,
         };
+    let changed = change.changed();
     let timing_changed =
         rescheduled.is_some() || change.enabled.is_some() || change.max_runs.is_some();
     if let Some(new) = rescheduled {
@@ -306,7 +380,31 @@ pub async fn change(
             .flatten();
     }
     automation.settings = settings.to_json();
-    Ok(store.automations().update(&automation).await?)
+    let updated = store.automations().update(&automation).await?;
+    if let Some(updated) = &updated {
+        audit(store, tenant, updated, "automation_changed", by, changed).await?;
+    }
+    Ok(updated)
+}
+
+impl AutomationChange {
+    /// The names of the fields this change sets.
+    fn changed(&self) -> Vec<&'static str> {
+        [
+            ("title", self.title.is_some()),
+            ("instructions", self.instructions.is_some()),
+            ("cron", self.cron.is_some()),
+            ("fire_at", self.fire_at.is_some()),
+            ("timezone", self.timezone.is_some()),
+            ("enabled", self.enabled.is_some()),
+            ("target", self.target.is_some()),
+            ("max_runs", self.max_runs.is_some()),
+            ("revoke", self.revoke.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, set)| set.then_some(name))
+        .collect()
+    }
 }
 
 /// The automation as the API and the agent see it; times are shown in `viewer_tz` when given.

@@ -17,8 +17,8 @@ use workmate_protocol::{AutomationId, Surface};
 use workmate_store::{Automation, SessionRecord};
 
 use super::{
-    AutomationChange, AutomationDraft, AutomationError, RunTarget, StandingRule, ask_for_rules,
-    change, check_manager, create, public_view,
+    AutomationChange, AutomationDraft, AutomationError, ChangedBy, RunTarget, StandingRule,
+    ask_for_rules, change, check_manager, create, delete, public_view,
 };
 use crate::args::simple_tool;
 use crate::{RiskLevel, Tool, ToolContext, ToolError, ToolMetadata, ToolResult};
@@ -217,6 +217,7 @@ async fn create_task(ctx: &ToolContext, args: CreateArgs) -> ToolResult {
         &ctx.user_id,
         Some(&ctx.session_id),
         draft,
+        "agent",
     )
     .await
     .map_err(|e| automation_error(&e))?;
@@ -267,7 +268,11 @@ async fn update_task(ctx: &ToolContext, args: UpdateArgs) -> ToolResult {
         ));
     }
     let automation = managed(ctx, &args.id).await?;
-    let updated = change(&ctx.store, &ctx.tenant_id, &automation.id, request)
+    let by = ChangedBy {
+        user: &ctx.user_id,
+        via: "agent",
+    };
+    let updated = change(&ctx.store, &ctx.tenant_id, &automation.id, by, request)
         .await
         .map_err(|e| automation_error(&e))?
         .ok_or_else(|| no_such(&args.id))?;
@@ -282,13 +287,15 @@ async fn update_task(ctx: &ToolContext, args: UpdateArgs) -> ToolResult {
 
 async fn delete_task(ctx: &ToolContext, args: DeleteArgs) -> ToolResult {
     outside_scheduled_run(ctx).await?;
-    let id = managed(ctx, &args.id).await?.id;
-    let deleted = ctx
-        .store
-        .automations()
-        .delete(&ctx.tenant_id, &id)
+    let automation = managed(ctx, &args.id).await?;
+    let id = automation.id.clone();
+    let by = ChangedBy {
+        user: &ctx.user_id,
+        via: "agent",
+    };
+    let deleted = delete(&ctx.store, &ctx.tenant_id, &automation, by)
         .await
-        .map_err(|e| store_error(&e))?;
+        .map_err(|e| automation_error(&e))?;
     if !deleted {
         return Err(no_such(&args.id));
     }

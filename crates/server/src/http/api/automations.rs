@@ -21,9 +21,9 @@ use workmate_engine::permissions::RequestedPermission;
 use workmate_protocol::AutomationId;
 use workmate_store::Automation;
 use workmate_tools::automations::{
-    AutomationChange, AutomationDraft, PermissionRequest, StandingRule, ask_for_rules, change,
-    check_approver, check_manager, close_rule_requests, create, may_grant_rules, public_view,
-    settle_requested_rules, zone,
+    AutomationChange, AutomationDraft, ChangedBy, PermissionRequest, StandingRule, ask_for_rules,
+    change, check_approver, check_manager, close_rule_requests, create,
+    delete as delete_automation, may_grant_rules, public_view, settle_requested_rules, zone,
 };
 
 use super::Principal;
@@ -101,6 +101,7 @@ pub(crate) async fn create_one(
         &caller.actor.user_id,
         None,
         draft,
+        "http",
     )
     .await?;
     info!(tenant = %caller.tenant, automation = %automation.id, by = %caller.actor.user_id, "Automation created.");
@@ -248,7 +249,11 @@ pub(crate) async fn update(
 ) -> Result<Json<Value>, ApiError> {
     let request: AutomationChange = body_of(&body, r#"{"enabled": false}"#)?;
     let automation = managed(&state, &caller, &id).await?;
-    let updated = change(&state.store, &caller.tenant, &automation.id, request)
+    let by = ChangedBy {
+        user: &caller.actor.user_id,
+        via: "http",
+    };
+    let updated = change(&state.store, &caller.tenant, &automation.id, by, request)
         .await?
         .ok_or_else(|| missing(&id))?;
     info!(tenant = %caller.tenant, automation = %updated.id, by = %caller.actor.user_id, "Automation changed.");
@@ -263,12 +268,11 @@ pub(crate) async fn delete(
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
     let automation = managed(&state, &caller, &id).await?;
-    if !state
-        .store
-        .automations()
-        .delete(&caller.tenant, &automation.id)
-        .await?
-    {
+    let by = ChangedBy {
+        user: &caller.actor.user_id,
+        via: "http",
+    };
+    if !delete_automation(&state.store, &caller.tenant, &automation, by).await? {
         return Err(missing(&id));
     }
     info!(tenant = %caller.tenant, automation = %automation.id, by = %caller.actor.user_id, "Automation deleted.");

@@ -315,6 +315,19 @@ pub(crate) async fn callback(
     let user = sso.user_for(&state.store, &identity).await?;
     sso.refresh_directory(&state.store, &user, &identity)
         .await?;
+    let record = workmate_store::NewAuditRecord {
+        actor: Some(user.id.as_str().to_owned()),
+        stage: "signed_in".into(),
+        status: Some("ok".into()),
+        detail: json!({
+            "subject": identity.subject,
+            "role": user.role,
+            "groups": identity.groups,
+            "return_to": login.return_to,
+        }),
+        ..workmate_store::NewAuditRecord::default()
+    };
+    state.store.audit().append(&user.tenant_id, &record).await?;
     let expires_at = sso.now() + SESSION_TTL_SECS;
     let session = Session {
         subject: identity.subject.clone(),
