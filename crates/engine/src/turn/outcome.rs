@@ -185,13 +185,7 @@ impl Turn {
     /// ([`crate::dlp`]); how many values were hidden joins the `_display` sidecar as
     /// `hidden_fields`, so the model never learns what they were.
     async fn redacted(&self, mut outcome: Outcome) -> Result<Outcome> {
-        let settings = self
-            .deps
-            .store
-            .tenants()
-            .settings(&self.emit.tenant)
-            .await?;
-        if !crate::dlp::redacts_model_input(&settings) {
+        if !self.redacts_model_input().await? {
             return Ok(outcome);
         }
         let (content, hidden) = crate::dlp::redact_result(&outcome.content);

@@ -40,6 +40,17 @@ pub(crate) enum Streamed {
 }
 
 impl Turn {
+    /// Whether the tenant redacts what is sent to models (setting `dlp.model`).
+    pub(crate) async fn redacts_model_input(&self) -> Result<bool> {
+        let settings = self
+            .deps
+            .store
+            .tenants()
+            .settings(&self.emit.tenant)
+            .await?;
+        Ok(crate::dlp::redacts_model_input(&settings))
+    }
+
     /// Calls `model_id` once on the current history.
     pub(crate) async fn stream_once(&mut self, model_id: &str) -> Result<Streamed> {
         let mut partial = Partial::default();
@@ -61,13 +72,7 @@ impl Turn {
             tools.push(super::explore::explore_spec());
         }
         let mut messages = outbound(&self.history, &caps);
-        let settings = self
-            .deps
-            .store
-            .tenants()
-            .settings(&self.emit.tenant)
-            .await?;
-        if crate::dlp::redacts_model_input(&settings) {
+        if self.redacts_model_input().await? {
             messages = crate::dlp::redact_messages(messages);
         }
         let request = ModelRequest {

@@ -8,7 +8,7 @@ use axum::Json;
 use axum::extract::{Extension, Query, State};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use workmate_store::{AuditQuery, Role};
+use workmate_store::AuditQuery;
 
 use super::Principal;
 use crate::http::{ApiError, AppState};
@@ -40,18 +40,9 @@ pub(crate) async fn list(
     Extension(caller): Extension<Principal>,
     Query(filters): Query<Filters>,
 ) -> Result<Json<Value>, ApiError> {
-    let admin = state
-        .store
-        .tenants()
-        .get_user(&caller.tenant, &caller.actor.user_id)
-        .await?
-        .is_some_and(|u| u.role == Role::Admin);
-    if !admin {
-        return Err(ApiError::Forbidden(format!(
-            "only the tenant's admins read its audit trail; {} is not one",
-            caller.actor.user_id
-        )));
-    }
+    caller
+        .require_admin(&state.store, "read its audit trail")
+        .await?;
     let limit = filters.limit.unwrap_or(DEFAULT_LIMIT);
     if !(1..=MAX_LIMIT).contains(&limit) {
         return Err(ApiError::BadRequest(format!(

@@ -55,6 +55,29 @@ pub struct Principal {
     pub subject: Option<String>,
 }
 
+impl Principal {
+    /// Refuses anyone but an admin of the caller's tenant: `403` saying that only admins may
+    /// `action` (e.g. "change its settings").
+    pub(crate) async fn require_admin(
+        &self,
+        store: &workmate_store::Store,
+        action: &str,
+    ) -> Result<(), ApiError> {
+        let admin = store
+            .tenants()
+            .get_user(&self.tenant, &self.actor.user_id)
+            .await?
+            .is_some_and(|u| u.role == workmate_store::Role::Admin);
+        if admin {
+            return Ok(());
+        }
+        Err(ApiError::Forbidden(format!(
+            "only the tenant's admins may {action}; {} is not one",
+            self.actor.user_id
+        )))
+    }
+}
+
 /// How a caller authenticated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Via {

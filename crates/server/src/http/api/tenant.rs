@@ -8,7 +8,6 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Extension, State};
 use serde_json::{Map, Value, json};
-use workmate_store::Role;
 
 use super::Principal;
 use crate::http::{ApiError, AppState};
@@ -38,18 +37,9 @@ pub(crate) async fn change(
     Extension(caller): Extension<Principal>,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
-    let admin = state
-        .store
-        .tenants()
-        .get_user(&caller.tenant, &caller.actor.user_id)
-        .await?
-        .is_some_and(|u| u.role == Role::Admin);
-    if !admin {
-        return Err(ApiError::Forbidden(format!(
-            "only the tenant's admins may change its settings; {} is not one",
-            caller.actor.user_id
-        )));
-    }
+    caller
+        .require_admin(&state.store, "change its settings")
+        .await?;
     let changes: Map<String, Value> = serde_json::from_slice(&body).map_err(|e| {
         ApiError::BadRequest(format!(
             "invalid body: {e}; send an object of settings, e.g. {{\"timezone\": \"Asia/Shanghai\"}}"

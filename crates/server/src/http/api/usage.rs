@@ -6,7 +6,7 @@ use axum::Json;
 use axum::extract::{Extension, Query, State};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use workmate_store::{Role, UsageGroup};
+use workmate_store::UsageGroup;
 
 use super::Principal;
 use crate::http::{ApiError, AppState};
@@ -31,16 +31,7 @@ pub(crate) async fn usage(
     Query(query): Query<UsageQuery>,
 ) -> Result<Json<Value>, ApiError> {
     let store = &state.store;
-    let admin = store
-        .tenants()
-        .get_user(&caller.tenant, &caller.actor.user_id)
-        .await?
-        .is_some_and(|u| u.role == Role::Admin);
-    if !admin {
-        return Err(ApiError::Forbidden(
-            "usage is visible to the tenant's admins only".into(),
-        ));
-    }
+    caller.require_admin(store, "see its usage").await?;
     let now = workmate_store::Clock::now_ms(&workmate_store::SystemClock);
     let from = match query.from.as_deref() {
         Some(text) => instant(text, false)?,

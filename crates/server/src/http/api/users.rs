@@ -11,7 +11,7 @@ use axum::body::Bytes;
 use axum::extract::{Extension, Path, State};
 use serde_json::{Value, json};
 use workmate_protocol::UserId;
-use workmate_store::{Offboarded, Role};
+use workmate_store::Offboarded;
 
 use super::Principal;
 use crate::http::{ApiError, AppState};
@@ -68,16 +68,9 @@ pub(crate) async fn patch(
 /// The user `id` names, once the caller is known to be an admin who may change them.
 async fn checked(state: &AppState, caller: &Principal, id: &str) -> Result<UserId, ApiError> {
     let tenants = state.store.tenants();
-    let admin = tenants
-        .get_user(&caller.tenant, &caller.actor.user_id)
-        .await?
-        .is_some_and(|u| u.role == Role::Admin);
-    if !admin {
-        return Err(ApiError::Forbidden(format!(
-            "only the tenant's admins may deactivate users; {} is not one",
-            caller.actor.user_id
-        )));
-    }
+    caller
+        .require_admin(&state.store, "deactivate users")
+        .await?;
     let user = UserId::from(id);
     if tenants.get_user(&caller.tenant, &user).await?.is_none() {
         return Err(ApiError::Missing(format!("no user {id} in this tenant")));
