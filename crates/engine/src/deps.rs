@@ -25,4 +25,6 @@ pub(crate) struct Deps {
     pub(crate) rate: Arc<crate::rate::RateLimiter>,
     /// Cancelled when the hub shuts down (as opposed to a person stopping a turn).
     pub(crate) shutdown: tokio_util::sync::CancellationToken,
+    /// Who watches the engine (the server's metrics), once installed.
+    pub(crate) observer: Arc<crate::observe::ObserverSlot>,
 }

@@ -71,6 +71,7 @@ pub(crate) struct Emitter {
     pub(crate) turn: Option<TurnId>,
     pub(crate) runtime: Arc<SessionRuntime>,
     pub(crate) clock: Arc<dyn workmate_store::Clock>,
+    pub(crate) observer: Arc<crate::observe::ObserverSlot>,
 }
 
 impl Emitter {
@@ -138,7 +139,11 @@ impl Emitter {
                 let _ = tx.send(outcome);
             }),
         );
+        let observer = self.observer.get();
         for event in &events {
+            if let Some(observer) = observer {
+                observer.event(event);
+            }
             self.runtime.publish(event.clone());
         }
         drop(log);

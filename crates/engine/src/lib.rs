@@ -13,6 +13,7 @@ mod error;
 mod history;
 mod hub;
 mod inbox_wait;
+pub mod observe;
 pub mod permissions;
 pub mod quorum;
 mod rate;

@@ -12,6 +12,7 @@ pub mod data_dir;
 pub mod database;
 pub mod doctor;
 pub mod engine;
+pub mod engine_metrics;
 pub mod error;
 pub mod explain;
 pub mod http;

@@ -58,6 +58,7 @@ pub struct Metrics {
     intake_in_flight: Gauge,
     recovered: Family<RecoveryLabels, Counter>,
     scheduler: SchedulerMetrics,
+    engine: std::sync::Arc<crate::engine_metrics::EngineMetrics>,
 }
 
 /// What the scheduler's ticks did, summed.
@@ -135,6 +136,9 @@ impl Metrics {
             recovered.clone(),
         );
         let scheduler = SchedulerMetrics::register(&mut registry);
+        let engine = std::sync::Arc::new(crate::engine_metrics::EngineMetrics::register(
+            &mut registry,
+        ));
         Self {
             registry,
             requests,
@@ -145,7 +149,14 @@ impl Metrics {
             intake_in_flight,
             recovered,
             scheduler,
+            engine,
         }
+    }
+
+    /// The engine's series, as the observer to install on the hub
+    /// ([`workmate_engine::SessionHub::observe`]).
+    pub fn engine(&self) -> std::sync::Arc<crate::engine_metrics::EngineMetrics> {
+        std::sync::Arc::clone(&self.engine)
     }
 
     /// Counts a turn recovery took up; `outcome` is one of the engine's fixed names.

@@ -106,6 +106,8 @@ async fn open_and_run(
             })?;
         let admin = admin_auth(config)?;
         let hub = engine::build_hub(config, store.clone(), providers, script);
+        let metrics = Arc::new(Metrics::new());
+        hub.observe(metrics.engine());
         // `workmate demo` talks to its own Slack, Feishu, WeCom and DingTalk stand-ins, whatever
         // is configured.
         let sandbox = match script {
@@ -161,7 +163,6 @@ async fn open_and_run(
         // `/workmate automations run` starts runs through it.
         chat.attach_scheduler(scheduler.clone());
         chat.start();
-        let metrics = Arc::new(Metrics::new());
         // Turns a crash cut short first, once their cards can show them; then sessions whose
         // calls were left open by a version that did not record open turns.
         let recovered = recovery::recover_open_turns(&hub, &chat, &metrics, true).await;

@@ -14,6 +14,7 @@ mod config;
 mod config_sections;
 mod crash;
 mod dingtalk;
+mod engine_metrics;
 mod explain;
 mod feishu;
 mod gateways;

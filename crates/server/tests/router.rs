@@ -97,7 +97,11 @@ pub(crate) async fn app_with_script(script: &str) -> App {
 }
 
 /// Sends one request; the status, content type and body.
-async fn send(router: &Router, method: &str, path: &str) -> (StatusCode, String, String) {
+pub(crate) async fn send(
+    router: &Router,
+    method: &str,
+    path: &str,
+) -> (StatusCode, String, String) {
     let request = Request::builder()
         .method(method)
         .uri(path)

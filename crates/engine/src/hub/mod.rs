@@ -91,6 +91,7 @@ impl SessionHub {
             waiters: InboxWaiters::default(),
             rate: Arc::default(),
             shutdown: CancellationToken::new(),
+            observer: Arc::default(),
         };
         Self {
             inner: Arc::new(Inner {
@@ -164,6 +165,7 @@ impl SessionHub {
             turn: None,
             runtime,
             clock: Arc::clone(&self.inner.deps.clock),
+            observer: Arc::clone(&self.inner.deps.observer),
         };
         emit.state(EventKind::SessionCreated {
             owner: record.owner.clone(),
@@ -396,6 +398,12 @@ impl SessionHub {
         }
     }
 
+    /// Installs what watches the engine (the server's metrics); call it before sessions run.
+    /// A second observer is refused (`false`), the first stays.
+    pub fn observe(&self, observer: Arc<dyn crate::observe::EngineObserver>) -> bool {
+        self.inner.deps.observer.install(observer)
+    }
+
     /// Stops every running turn and waits for them to end.
     pub async fn shutdown(&self) {
         self.inner.shutdown.cancel();
@@ -480,6 +488,7 @@ impl SessionHub {
             turn: None,
             runtime,
             clock: Arc::clone(&self.inner.deps.clock),
+            observer: Arc::clone(&self.inner.deps.observer),
         })
     }
 

@@ -109,6 +109,7 @@ impl SessionHub {
             turn: Some(turn_id),
             runtime: Arc::clone(runtime),
             clock: Arc::clone(&self.inner.deps.clock),
+            observer: Arc::clone(&self.inner.deps.observer),
         };
         // A history with calls left unanswered (a crash between answering and recording) is
         // repaired before anything else, so no model ever sees an orphaned call.

@@ -92,6 +92,7 @@ impl Turn {
                 turn: Some(TurnId::new()),
                 runtime: Arc::new(SessionRuntime::new(record.clone())),
                 clock: Arc::clone(&self.deps.clock),
+                observer: Arc::clone(&self.deps.observer),
             };
             let mut child = Turn::new(
                 self.child_deps(),
@@ -138,6 +139,7 @@ impl Turn {
             waiters: InboxWaiters::default(),
             rate: Arc::clone(&parent.rate),
             shutdown: parent.shutdown.clone(),
+            observer: Arc::clone(&parent.observer),
         })
     }
 }

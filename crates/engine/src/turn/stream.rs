@@ -5,12 +5,15 @@
 //! assistant message (text and reasoning only, never tool calls).
 
 use workmate_protocol::{EventKind, Message, ToolCall};
-use workmate_providers::{AssistantTurn, FinishReason, ModelRequest, ProviderError, StreamEvent};
+use workmate_providers::{
+    AssistantTurn, FinishReason, ModelRequest, ModelStream, ProviderError, StreamEvent,
+};
 
 use super::Turn;
 use crate::Result;
 use crate::emitter::Step;
 use crate::history::{outbound, shrink_mangled};
+use crate::observe::ModelCallOutcome;
 
 /// Text and reasoning streamed so far.
 #[derive(Debug, Default)]
@@ -53,7 +56,7 @@ impl Turn {
 
     /// Calls `model_id` once on the current history.
     pub(crate) async fn stream_once(&mut self, model_id: &str) -> Result<Streamed> {
-        let mut partial = Partial::default();
+        let partial = Partial::default();
         let (provider, model) = match self.deps.providers.resolve(model_id) {
             Ok(found) => found,
             Err(error) => return Ok(Streamed::Failed { error, partial }),
@@ -81,11 +84,25 @@ impl Turn {
             messages,
             tools,
         };
-        let mut stream = provider.stream(request);
+        let started = std::time::Instant::now();
+        let streamed = self.stream_request(provider.stream(request), partial).await;
+        if let Some(observer) = self.deps.observer.get() {
+            let (outcome, usage) = match &streamed {
+                Streamed::Completed(reply) => (ModelCallOutcome::Ok, reply.usage.as_ref()),
+                Streamed::Failed { .. } => (ModelCallOutcome::Error, None),
+                Streamed::Interrupted { .. } => (ModelCallOutcome::Interrupted, None),
+            };
+            observer.model_call(model_id, started.elapsed(), outcome, usage);
+        }
+        Ok(streamed)
+    }
+
+    /// Reads a model stream to its end, streaming deltas as they come.
+    async fn stream_request(&mut self, mut stream: ModelStream, mut partial: Partial) -> Streamed {
         loop {
             let next = tokio::select! {
                 biased;
-                () = self.cancel.cancelled() => return Ok(Streamed::Interrupted { partial }),
+                () = self.cancel.cancelled() => return Streamed::Interrupted { partial },
                 next = stream.next() => next,
             };
             match next {
@@ -98,17 +115,17 @@ impl Turn {
                     self.emit.transport(EventKind::ReasoningDelta { text });
                 }
                 Some(Ok(StreamEvent::Completed(reply))) => {
-                    return Ok(Streamed::Completed(Box::new(reply)));
+                    return Streamed::Completed(Box::new(reply));
                 }
-                Some(Err(error)) => return Ok(Streamed::Failed { error, partial }),
+                Some(Err(error)) => return Streamed::Failed { error, partial },
                 // A provider that ended without a reply: what streamed is the reply.
                 None => {
                     let reasoning = (!partial.reasoning.is_empty()).then_some(partial.reasoning);
-                    return Ok(Streamed::Completed(Box::new(AssistantTurn {
+                    return Streamed::Completed(Box::new(AssistantTurn {
                         text: partial.text,
                         reasoning,
                         ..AssistantTurn::default()
-                    })));
+                    }));
                 }
             }
         }
