@@ -22,6 +22,7 @@ mod intake_crash;
 #[path = "../../../tests/kill.rs"]
 mod kill;
 mod models;
+mod observability;
 mod offboarding;
 mod oidc;
 #[path = "../../../tests/replicas.rs"]
