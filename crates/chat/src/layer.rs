@@ -64,6 +64,14 @@ impl Default for ChatConfig {
     }
 }
 
+/// Sees every delivery a platform hands over, and what became of it, before the platform is
+/// answered (an HTTP response, a long connection's ack).
+pub trait IntakeObserver: Send + Sync + std::fmt::Debug {
+    /// A delivery from `platform` was `stored`, a `duplicate`, or `not_stored` (the platform
+    /// will send it again), after `elapsed`.
+    fn delivery(&self, platform: Surface, outcome: &'static str, elapsed: Duration);
+}
+
 /// What an operator configured for one platform.
 #[derive(Clone, Debug, Default)]
 pub struct PlatformSettings {
@@ -95,6 +103,8 @@ pub(crate) struct Inner {
     pub(crate) config: ChatConfig,
     platforms: RwLock<HashMap<Surface, Arc<Slot>>>,
     pub(crate) scheduler: OnceLock<Scheduler>,
+    /// What counts deliveries, once set.
+    pub(crate) observer: OnceLock<Arc<dyn IntakeObserver>>,
     /// What makes "link your account" URLs, when single sign-on is set up.
     pub(crate) links: OnceLock<Arc<dyn crate::directory::AccountLinks>>,
     pub(crate) intake: Intake,
@@ -118,6 +128,7 @@ impl Chat {
                 platforms: RwLock::default(),
                 scheduler: OnceLock::new(),
                 links: OnceLock::new(),
+                observer: OnceLock::new(),
                 stop: CancellationToken::new(),
                 tasks: TaskTracker::new(),
             }),
@@ -175,7 +186,25 @@ impl Chat {
     /// before (acknowledge it, apply nothing). An error means nothing was stored: answer so the
     /// platform delivers it again (HTTP 503, or no ack).
     pub async fn accept(&self, inbound: Inbound) -> Result<Taken> {
-        crate::intake::accept(self, &inbound).await
+        let started = std::time::Instant::now();
+        let surface = inbound.surface;
+        let taken = crate::intake::accept(self, &inbound).await;
+        if let Some(observer) = self.inner.observer.get() {
+            let outcome = match &taken {
+                Ok(Taken::Stored) => "stored",
+                Ok(Taken::Duplicate) => "duplicate",
+                Err(_) => "not_stored",
+            };
+            observer.delivery(surface, outcome, started.elapsed());
+        }
+        taken
+    }
+
+    /// Sets what counts deliveries (the server's metrics); a second call changes nothing.
+    pub fn observe(&self, observer: Arc<dyn IntakeObserver>) {
+        if self.inner.observer.set(observer).is_err() {
+            tracing::debug!("The chat layer already has an intake observer.");
+        }
     }
 
     /// Runs a native slash command now and returns its reply. A replayed command (the same

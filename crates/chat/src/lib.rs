@@ -44,7 +44,7 @@ pub use connections::HeldConnection;
 pub use directory::{AccountLinks, LinkRequest};
 pub use error::{ChatError, Result};
 pub use identity::tenant_of;
-pub use layer::{Chat, ChatConfig, PlatformSettings};
+pub use layer::{Chat, ChatConfig, IntakeObserver, PlatformSettings};
 pub use workmate_adapter::{
     ClickReply, CommandReply, Inbound, InboundKind, InboundUser, NotTaken, Platform, Taken,
 };

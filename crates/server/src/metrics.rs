@@ -39,6 +39,19 @@ struct TickLabels {
     outcome: &'static str,
 }
 
+/// Labels of a delivery a platform handed over.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DeliveryLabels {
+    platform: &'static str,
+    outcome: &'static str,
+}
+
+/// Labels of a delivery's acknowledgement time.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PlatformLabels {
+    platform: &'static str,
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct BuildLabels {
     version: &'static str,
@@ -59,6 +72,8 @@ pub struct Metrics {
     recovered: Family<RecoveryLabels, Counter>,
     scheduler: SchedulerMetrics,
     engine: std::sync::Arc<crate::engine_metrics::EngineMetrics>,
+    deliveries: Family<DeliveryLabels, Counter>,
+    delivery_ack: Family<PlatformLabels, Histogram, fn() -> Histogram>,
 }
 
 /// What the scheduler's ticks did, summed.
@@ -139,6 +154,21 @@ impl Metrics {
         let engine = std::sync::Arc::new(crate::engine_metrics::EngineMetrics::register(
             &mut registry,
         ));
+        let deliveries = Family::<DeliveryLabels, Counter>::default();
+        registry.register(
+            "deliveries",
+            "Chat deliveries platforms handed over (webhooks and long connections), by platform \
+             and outcome (stored, duplicate, not_stored: the platform sends it again)",
+            deliveries.clone(),
+        );
+        let delivery_ack: Family<PlatformLabels, Histogram, fn() -> Histogram> =
+            Family::new_with_constructor(|| Histogram::new(exponential_buckets(0.0005, 2.0, 14)));
+        registry.register_with_unit(
+            "delivery_ack",
+            "From a delivery handed over to its acknowledgement (stored or refused), by platform",
+            Unit::Seconds,
+            delivery_ack.clone(),
+        );
         Self {
             registry,
             requests,
@@ -150,6 +180,8 @@ impl Metrics {
             recovered,
             scheduler,
             engine,
+            deliveries,
+            delivery_ack,
         }
     }
 
@@ -286,6 +318,23 @@ fn bounded_method(method: &str) -> &'static str {
         .copied()
         .find(|m| *m == method)
         .unwrap_or("other")
+}
+
+impl workmate_chat::IntakeObserver for Metrics {
+    fn delivery(
+        &self,
+        platform: workmate_protocol::Surface,
+        outcome: &'static str,
+        elapsed: Duration,
+    ) {
+        let platform = platform.as_str();
+        self.deliveries
+            .get_or_create(&DeliveryLabels { platform, outcome })
+            .inc();
+        self.delivery_ack
+            .get_or_create(&PlatformLabels { platform })
+            .observe(elapsed.as_secs_f64());
+    }
 }
 
 #[cfg(test)]

@@ -117,6 +117,7 @@ async fn open_and_run(
             Script::Configured => None,
         };
         let chat = Chat::new(hub.clone(), store.clone(), ChatConfig::default());
+        chat.observe(Arc::clone(&metrics) as Arc<dyn workmate_chat::IntakeObserver>);
         if let Some(sso) = admin.sso() {
             chat.set_account_links(Arc::new(sso.links()));
         }

@@ -24,6 +24,7 @@ fn exercised() -> Metrics {
         Duration::ZERO,
     );
     metrics.turn_recovered("resumed");
+    workmate_chat::IntakeObserver::delivery(&metrics, Surface::Feishu, "stored", Duration::ZERO);
     metrics.tick_finished(None, Duration::ZERO);
     let engine = metrics.engine();
     let event = |kind: EventKind| Event {

@@ -115,6 +115,7 @@ impl Turn {
             "tool_call_id": call.id,
             "turn_id": self.emit.turn,
             "model": self.answering_model,
+            "surface": self.session.key.surface,
             "result_preview": result_preview(&outcome.content),
             "reason": outcome.reason,
             "executed": outcome.executed,

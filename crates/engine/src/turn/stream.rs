@@ -187,6 +187,7 @@ impl Turn {
                     "tool_call_id": call.id,
                     "turn_id": self.emit.turn,
                     "model": self.answering_model,
+                    "surface": self.session.key.surface,
                     "arguments": call.arguments,
                 });
                 self.audit_record(call, "tool_proposed", None, detail)

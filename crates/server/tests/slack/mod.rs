@@ -103,6 +103,7 @@ async fn slack_app_admins(script: &str, admins: &[&str]) -> SlackApp {
     config.admins = admins.iter().map(|a| (*a).to_owned()).collect();
     let chat = app.state.chat.clone();
     chat.attach_scheduler(app.state.scheduler.clone());
+    chat.observe(app.state.metrics.clone());
     let slack = SlackSurface::new(&config, &chat).unwrap();
     chat.start();
     let state = AppState {
@@ -236,6 +237,26 @@ pub(crate) fn button_values(body: &Value) -> Vec<String> {
         }
     }
     out
+}
+
+#[tokio::test]
+async fn deliveries_are_counted_by_platform_and_outcome() {
+    let app = slack_app().await;
+    for _ in 0..2 {
+        let (status, _) = signed(&app, "events", &mention("EvCounted"), SECRET).await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    let text = app.state.metrics.render((0, 0)).unwrap();
+    for line in [
+        r#"workmate_deliveries_total{platform="slack",outcome="stored"} 1"#,
+        r#"workmate_deliveries_total{platform="slack",outcome="duplicate"} 1"#,
+        r#"workmate_delivery_ack_seconds_count{platform="slack"} 2"#,
+    ] {
+        assert!(
+            text.lines().any(|l| l.starts_with(line)),
+            "missing {line:?}:\n{text}"
+        );
+    }
 }
 
 #[tokio::test]
