@@ -9,7 +9,8 @@
 //!   whichever replica sees it first), and whenever it asks with `/workmate link`;
 //! - an unlinked account chats only where `unbound_may_chat` allows; elsewhere each message gets
 //!   the card again instead of an answer, and only `help`, `whoami` and `link` run. Clicks go on
-//!   to the engine, which refuses an unlinked account's approvals there either way.
+//!   to the engine, which refuses an unlinked account's approvals there either way; thread text
+//!   that does not address workmate never brings a card.
 //!
 //! The link itself is made by whoever implements [`AccountLinks`] (the server: a signed,
 //! expiring token for its single-sign-on pages); without one, the card says single sign-on is
@@ -88,6 +89,11 @@ impl Chat {
         if !policy.required {
             return Ok(Gate::default());
         }
+        // Text in a thread that does not address workmate is people talking among
+        // themselves: no card for it (a reply token in it still meets the engine's refusal).
+        if matches!(inbound.kind, InboundKind::Reply { .. }) {
+            return Ok(Gate::default());
+        }
         if policy.match_on == MatchOn::Email && self.link_by_email(slot, person).await? {
             return Ok(Gate::default());
         }
@@ -102,7 +108,7 @@ impl Chat {
                 .and_then(|rest| parse_command(rest).ok())
                 .is_some_and(|c| always_allowed(&c)),
             InboundKind::Command { text } => parse_command(text).is_ok_and(|c| always_allowed(&c)),
-            InboundKind::Reply { .. } => false,
+            InboundKind::Reply { .. } => true,
         };
         let card = || Some(self.link_card(person, slot.platform.surface(), Some(policy)));
         if allowed_anyway || policy.unbound_may_chat {

@@ -12,6 +12,7 @@ mod answers;
 mod cards;
 mod commands;
 mod connections;
+mod directory;
 mod intake;
 mod isolation;
 mod offboarding;
