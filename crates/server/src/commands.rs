@@ -43,11 +43,12 @@ pub fn run(
     if let Ok(redactor) = config.dlp.redactor() {
         workmate_dlp::install(redactor);
     }
-    telemetry::init(&config.log)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(StartupError::Runtime)?;
+    // Flushes the spans not yet exported when the command ends.
+    let _telemetry = telemetry::init(&config.log, &config.tracing, runtime.handle())?;
     match cli.command {
         Command::Serve => runtime
             .block_on(Box::pin(serve::serve(&config, Script::Configured)))

@@ -36,6 +36,7 @@ mod slack;
 mod support;
 mod surfaces;
 mod tenant_settings;
+mod traces;
 mod vault;
 mod visibility;
 mod wecom;

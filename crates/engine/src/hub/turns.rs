@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
-use tracing::{error, info};
+use tracing::{Instrument, error, info};
 use workmate_protocol::{EventKind, SessionId, TenantId, TurnId};
 use workmate_tools::Root;
 
@@ -45,13 +45,17 @@ impl SessionHub {
         let hub = self.clone();
         let lease = self.keep_lease(tenant, session, &runtime);
         let (tenant, session, first) = (tenant.clone(), session.clone(), turn_id.clone());
+        // The turns join the trace of what started them (a request, a chat delivery).
+        let parent = tracing::Span::current();
         self.inner.tasks.spawn(async move {
             // The lease is renewed for as long as this task drives the session.
             let _lease = lease;
             let (mut turn_id, mut cancel, mut start) = (first, cancel, start);
             loop {
+                let span = tracing::info_span!(parent: &parent, "turn", turn_id = %turn_id);
                 match hub
                     .run_turn(&tenant, &session, &runtime, turn_id.clone(), cancel, start)
+                    .instrument(span)
                     .await
                 {
                     Ok(()) => {}

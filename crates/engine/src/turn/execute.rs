@@ -7,6 +7,7 @@
 //! and finished (with its result) after, so a restart knows exactly what happened.
 
 use std::sync::Arc;
+use tracing::Instrument;
 
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
@@ -60,7 +61,7 @@ impl Turn {
                 continue;
             };
             let ctx = self.tool_context(&call.name, self.cancel.clone());
-            let outcome = run_one(tool, ctx, call.arguments.clone()).await;
+            let outcome = run_one(tool, &call.name, ctx, call.arguments.clone()).await;
             self.answer(&call, outcome).await?;
         }
         Ok(())
@@ -85,10 +86,16 @@ impl Turn {
             let tool = self.deps.tools.get(&call.name).cloned();
             let ctx = self.tool_context(&call.name, batch.clone());
             let (arguments, limit) = (call.arguments.clone(), Arc::clone(&limit));
+            let name = call.name.clone();
+            let turn_span = tracing::Span::current();
             tasks.spawn(async move {
                 let _permit = limit.acquire_owned().await;
                 let outcome = match tool {
-                    Some(tool) => run_one(tool, ctx, arguments).await,
+                    Some(tool) => {
+                        run_one(tool, &name, ctx, arguments)
+                            .instrument(turn_span)
+                            .await
+                    }
                     None => Outcome::failed("unknown tool"),
                 };
                 (index, outcome)
@@ -172,8 +179,14 @@ impl Turn {
 }
 
 /// Runs one call on its own task, so a panicking tool becomes an error result.
-async fn run_one(tool: Arc<dyn Tool>, ctx: ToolContext, arguments: serde_json::Value) -> Outcome {
-    let task = tokio::spawn(async move { tool.call(&ctx, arguments).await });
+async fn run_one(
+    tool: Arc<dyn Tool>,
+    name: &str,
+    ctx: ToolContext,
+    arguments: serde_json::Value,
+) -> Outcome {
+    let span = tracing::info_span!("tool.execute", tool = name);
+    let task = tokio::spawn(async move { tool.call(&ctx, arguments).await }.instrument(span));
     match task.await {
         Ok(Ok(value)) => Outcome::ran(value),
         Ok(Err(error)) => Outcome::failed(&error.message),

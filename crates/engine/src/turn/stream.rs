@@ -10,6 +10,8 @@ use workmate_providers::{
 };
 
 use super::Turn;
+use tracing::Instrument;
+
 use crate::Result;
 use crate::emitter::Step;
 use crate::history::{outbound, shrink_mangled};
@@ -85,7 +87,11 @@ impl Turn {
             tools,
         };
         let started = std::time::Instant::now();
-        let streamed = self.stream_request(provider.stream(request), partial).await;
+        let span = tracing::info_span!("model.call", model = model_id);
+        let streamed = self
+            .stream_request(provider.stream(request), partial)
+            .instrument(span)
+            .await;
         if let Some(observer) = self.deps.observer.get() {
             let (outcome, usage) = match &streamed {
                 Streamed::Completed(reply) => (ModelCallOutcome::Ok, reply.usage.as_ref()),

@@ -152,6 +152,9 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
     Key::new("platforms.dingtalk", "admins", Kind::StrList),
     Key::new("tools", "workspaces_dir", Kind::Str),
     Key::new("tools", "shell_sandbox", Kind::Str),
+    // `[tracing]`: where spans are exported.
+    Key::new("tracing", "otlp_endpoint", Kind::Str),
+    Key::new("tracing", "service_name", Kind::Str),
     // `[dlp]`: the operator's own redaction rules.
     Key::new("dlp", "fields", Kind::StrList),
     Key::new("dlp", "patterns", Kind::StrList),

@@ -24,6 +24,7 @@ mod render;
 mod secret;
 mod server;
 mod tools;
+mod tracing;
 mod validate;
 mod vault;
 mod wecom;
@@ -47,6 +48,7 @@ pub use providers::{GatewayProvider, ProvidersConfig};
 pub use secret::DatabaseUrl;
 pub use server::{HttpLimits, SurfaceToken};
 pub use tools::{ShellSandboxMode, ToolsSettings};
+pub use tracing::TracingConfig;
 pub use vault::{VAULT_KEY_ENV, VAULT_PREVIOUS_KEYS_ENV, VaultSettings};
 pub use wecom::{WeComConfig, WeComMode};
 
@@ -79,6 +81,8 @@ pub struct Config {
     pub audit: AuditConfig,
     /// `[dlp]`: the operator's own redaction rules.
     pub dlp: DlpConfig,
+    /// `[tracing]`: where spans are exported.
+    pub tracing: TracingConfig,
     /// `[auth]`: single sign-on and the break-glass admin token.
     pub auth: AuthConfig,
     origins: BTreeMap<(String, String), Source>,

@@ -86,6 +86,7 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
         auth: super::auth::render_auth(&config.auth),
         audit: super::audit::render_audit(&config.audit),
         dlp: super::dlp::render_dlp(&config.dlp),
+        tracing: super::tracing::render_tracing(&config.tracing),
         database: RawDatabase {
             url: Some(config.database.url.redacted()),
             max_connections: Some(i64::from(config.database.max_connections)),

@@ -52,6 +52,8 @@ pub(crate) struct RawConfig {
     pub(crate) audit: super::audit::RawAudit,
     #[serde(default, skip_serializing_if = "super::dlp::RawDlp::is_empty")]
     pub(crate) dlp: super::dlp::RawDlp,
+    #[serde(default, skip_serializing_if = "super::tracing::RawTracing::is_empty")]
+    pub(crate) tracing: super::tracing::RawTracing,
 }
 
 /// `[platforms.*]`.
@@ -307,6 +309,7 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
     let auth = super::auth::validate_auth(&raw.auth, &invalid)?;
     let audit = super::audit::validate_audit(&raw.audit, &invalid)?;
     let dlp = super::dlp::validate_dlp(&raw.dlp, &invalid)?;
+    let tracing = super::tracing::validate_tracing(&raw.tracing, &invalid)?;
 
     Ok(Config {
         server: ServerConfig {
@@ -331,6 +334,7 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
         auth,
         audit,
         dlp,
+        tracing,
         database: DatabaseConfig {
             url: DatabaseUrl::new(url),
             max_connections,
@@ -485,6 +489,10 @@ mod tests {
             dlp: super::super::dlp::RawDlp {
                 fields: Some(vec![String::new()]),
                 patterns: Some(vec![String::new()]),
+            },
+            tracing: super::super::tracing::RawTracing {
+                otlp_endpoint: Some(String::new()),
+                service_name: Some(String::new()),
             },
         };
         let table = toml::Table::try_from(full).unwrap();

@@ -11,6 +11,7 @@ mod limits;
 
 use std::sync::Arc;
 use std::time::Instant;
+use tracing::Instrument;
 
 use axum::Router;
 use axum::extract::{MatchedPath, Request, State};
@@ -128,7 +129,12 @@ async fn track(State(metrics): State<Arc<Metrics>>, request: Request, next: Next
         .extensions()
         .get::<MatchedPath>()
         .map(|p| p.as_str().to_owned());
-    let response = next.run(request).await;
+    let span = tracing::info_span!(
+        "http.request",
+        http.method = %method,
+        http.route = route.as_deref().unwrap_or(crate::metrics::UNMATCHED_ROUTE),
+    );
+    let response = next.run(request).instrument(span).await;
     metrics.observe_request(
         method.as_str(),
         route.as_deref(),
