@@ -21,6 +21,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
+use tracing::Instrument;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tracing::{debug, info, warn};
@@ -111,8 +112,13 @@ async fn store(chat: &Chat, inbound: &Inbound, claimed: Option<i64>) -> Result<O
         ));
     }
     let tenant = tenant_of(inbound.surface, &inbound.tenant_key);
-    let payload =
+    let mut payload =
         serde_json::to_value(inbound).map_err(|e| ChatError::Unreadable(e.to_string()))?;
+    if let (Some(parent), Some(fields)) =
+        (crate::trace::current_traceparent(), payload.as_object_mut())
+    {
+        fields.insert(crate::trace::PAYLOAD_KEY.into(), parent.into());
+    }
     let new = NewDelivery {
         platform: inbound.surface.as_str().to_owned(),
         delivery_id: inbound.delivery_id.clone(),
@@ -272,7 +278,13 @@ impl Chat {
         let in_flight = Arc::clone(&self.inner.intake.in_flight);
         in_flight.fetch_add(1, Ordering::Relaxed);
         let key = delivery.key();
-        let outcome = jobs::handle(&self, &delivery).await;
+        let span = tracing::info_span!("chat.job", kind = %delivery.kind);
+        let parent = delivery
+            .payload
+            .get(crate::trace::PAYLOAD_KEY)
+            .and_then(serde_json::Value::as_str);
+        crate::trace::continue_trace(&span, parent);
+        let outcome = jobs::handle(&self, &delivery).instrument(span).await;
         drop(permit);
         let intake = self.store().intake();
         let recorded = match outcome {

@@ -188,7 +188,9 @@ impl Chat {
     pub async fn accept(&self, inbound: Inbound) -> Result<Taken> {
         let started = std::time::Instant::now();
         let surface = inbound.surface;
-        let taken = crate::intake::accept(self, &inbound).await;
+        let span = tracing::info_span!("chat.delivery", platform = surface.as_str());
+        let taken =
+            tracing::Instrument::instrument(crate::intake::accept(self, &inbound), span).await;
         if let Some(observer) = self.inner.observer.get() {
             let outcome = match &taken {
                 Ok(Taken::Stored) => "stored",

@@ -38,6 +38,7 @@ mod pump;
 mod runs;
 mod session_commands;
 mod text;
+mod trace;
 
 pub use cards_store::StoreCards;
 pub use connections::HeldConnection;

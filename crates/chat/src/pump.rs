@@ -257,6 +257,19 @@ impl Pumps {
         let Some(target) = self.target(key) else {
             return;
         };
+        // A state event's cards join the trace of the turn that made them.
+        let span = event
+            .turn_id
+            .as_ref()
+            .filter(|_| event.kind.is_state())
+            .and_then(|turn| self.hub.turn_trace(&key.0, &key.1, turn))
+            .map(|turn| {
+                let span =
+                    tracing::info_span!(parent: None, "card.update", event = event.kind.name());
+                crate::trace::continue_with(&span, turn);
+                span
+            });
+        let _entered = span.as_ref().map(tracing::Span::enter);
         for changed in changed {
             let cards = pages.settle(cards_for(view, &changed, self.answer_budget));
             for (card_key, card) in cards {

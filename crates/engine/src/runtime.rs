@@ -84,6 +84,10 @@ pub(crate) struct SessionRuntime {
     /// The session had a turn open when it was loaded, and none runs here: a crash may have cut
     /// it (elsewhere, or here before a restart). Taken by the first path that drives the session.
     maybe_cut: AtomicBool,
+    /// The trace context of the newest turn run here, so what shows the turn (its cards, even
+    /// after it ended) joins its trace. A context, not the span: holding the span would keep it
+    /// open, and unexported, until the next turn.
+    turn_trace: Mutex<Option<(workmate_protocol::TurnId, opentelemetry::Context)>>,
 }
 
 impl SessionRuntime {
@@ -112,7 +116,30 @@ impl SessionRuntime {
             turn: Mutex::default(),
             running,
             maybe_cut,
+            turn_trace: Mutex::default(),
         }
+    }
+
+    /// Remembers the trace context of turn `turn`, the newest one run here.
+    pub(crate) fn set_turn_trace(&self, turn: workmate_protocol::TurnId, span: &tracing::Span) {
+        use tracing_opentelemetry::OpenTelemetrySpanExt;
+        *self
+            .turn_trace
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((turn, span.context()));
+    }
+
+    /// The trace context of turn `turn`, if it is the newest one run here.
+    pub(crate) fn turn_trace(
+        &self,
+        turn: &workmate_protocol::TurnId,
+    ) -> Option<opentelemetry::Context> {
+        self.turn_trace
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .filter(|(id, _)| id == turn)
+            .map(|(_, context)| context.clone())
     }
 
     /// Whether a turn a crash may have cut was open when the session was loaded; `true` once.

@@ -44,7 +44,7 @@ fn mention(i: usize) -> String {
 }
 
 /// Posts event `i` signed as Slack does; the status code.
-fn post(server: &Server, i: usize) -> u16 {
+pub(crate) fn post(server: &Server, i: usize) -> u16 {
     let body = mention(i);
     let timestamp = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -67,7 +67,7 @@ fn post(server: &Server, i: usize) -> u16 {
 }
 
 /// A fake Slack Web API that accepts every call the server makes.
-async fn fake_slack() -> MockServer {
+pub(crate) async fn fake_slack() -> MockServer {
     let fake = MockServer::start().await;
     let answers = [
         (
@@ -210,7 +210,7 @@ async fn open(url: &str) -> Store {
 }
 
 /// A server's environment: the scripted model playing `script`, Slack over HTTP to `fake`.
-fn slack_env(
+pub(crate) fn slack_env(
     dir: &std::path::Path,
     script: &serde_json::Value,
     database: Option<&str>,

@@ -153,3 +153,79 @@ async fn one_turn_is_one_trace_from_the_request_to_the_tools() {
         .unwrap_or_else(|| panic!("the turn's parent is not a request span: {spans:?}"));
     assert_eq!(&request.1, trace);
 }
+
+#[test]
+fn a_chat_turn_is_one_trace_from_the_intake_to_the_card_update() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let fake = runtime.block_on(crate::intake_crash::fake_slack());
+    let collector = runtime.block_on(async {
+        let collector = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path("/v1/traces"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!({})))
+            .mount(&collector)
+            .await;
+        collector
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let script = json!({"conversations": [{"when": "*", "turns": [{"text": "Done."}]}]});
+    let mut env = crate::intake_crash::slack_env(dir.path(), &script, None, &fake);
+    env.push(("WORKMATE__TRACING__OTLP_ENDPOINT".into(), collector.uri()));
+    let server = crate::crash::start(dir.path(), &env);
+    assert_eq!(crate::intake_crash::post(&server, 7), 200);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let updated = runtime
+            .block_on(fake.received_requests())
+            .unwrap_or_default()
+            .iter()
+            .any(|r| {
+                r.url.path().starts_with("/chat.")
+                    && String::from_utf8_lossy(&r.body).contains("Done.")
+            });
+        if updated {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the card never showed the answer"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    server.terminate(Duration::from_secs(10));
+
+    let bodies: Vec<Value> = runtime
+        .block_on(collector.received_requests())
+        .unwrap()
+        .iter()
+        .map(|r| serde_json::from_slice(&r.body).unwrap())
+        .collect();
+    let spans = spans(&bodies);
+    let delivery = spans
+        .iter()
+        .find(|s| s.0 == "chat.delivery")
+        .unwrap_or_else(|| panic!("no chat.delivery span: {spans:?}"));
+    let trace = &delivery.1;
+    let in_trace: BTreeSet<&str> = spans
+        .iter()
+        .filter(|s| &s.1 == trace)
+        .map(|s| s.0.as_str())
+        .collect();
+    for name in [
+        "http.request",
+        "chat.delivery",
+        "chat.job",
+        "turn",
+        "model.call",
+        "card.update",
+    ] {
+        assert!(
+            in_trace.contains(name),
+            "{name} not in the delivery's trace: {spans:?}"
+        );
+    }
+}

@@ -398,6 +398,20 @@ impl SessionHub {
         }
     }
 
+    /// The trace context of turn `turn` of a session, the newest turn run in this process:
+    /// what shows the turn (a chat card) parents its own spans on it, so they join the turn's
+    /// trace, even after the turn ended.
+    pub fn turn_trace(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+        turn: &workmate_protocol::TurnId,
+    ) -> Option<opentelemetry::Context> {
+        self.lock_sessions()
+            .get(&(tenant.clone(), session.clone()))
+            .and_then(|runtime| runtime.turn_trace(turn))
+    }
+
     /// Installs what watches the engine (the server's metrics); call it before sessions run.
     /// A second observer is refused (`false`), the first stays.
     pub fn observe(&self, observer: Arc<dyn crate::observe::EngineObserver>) -> bool {

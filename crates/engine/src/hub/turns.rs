@@ -53,11 +53,12 @@ impl SessionHub {
             let (mut turn_id, mut cancel, mut start) = (first, cancel, start);
             loop {
                 let span = tracing::info_span!(parent: &parent, "turn", turn_id = %turn_id);
-                match hub
+                runtime.set_turn_trace(turn_id.clone(), &span);
+                let ran = hub
                     .run_turn(&tenant, &session, &runtime, turn_id.clone(), cancel, start)
                     .instrument(span)
-                    .await
-                {
+                    .await;
+                match ran {
                     Ok(()) => {}
                     Err(Error::ShuttingDown) => {
                         info!(tenant = %tenant, session = %session, "Turn left waiting on the inbox for the next start.");
