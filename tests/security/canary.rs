@@ -168,6 +168,15 @@ async fn a_canary_secret_never_reaches_the_model_the_logs_or_the_audit_trail() {
         "key: [redacted:api_key]"
     );
     assert_eq!(proposed["detail"]["model"], "gw:m");
+    assert_eq!(proposed["detail"]["surface"], "http");
+    for stage in ["tool_started", "tool_finished"] {
+        assert!(
+            records
+                .iter()
+                .any(|r| r["stage"] == stage && r["tool"] == "read_file"),
+            "no {stage} record: {audit}"
+        );
+    }
     assert!(
         records
             .iter()

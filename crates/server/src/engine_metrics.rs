@@ -3,8 +3,8 @@
 //!
 //! Invariants: no label carries a tenant, a session, a user or free text: outcomes and
 //! statuses come from the contract's closed sets, and models from the configured gateways; the
-//! parked-at times kept for approval latency are bounded ([`PARKED_KEPT`]), so an approval
-//! answered on another replica, or after the bound was reached, just goes unmeasured.
+//! half-known approval latencies (parked, or answered first) are bounded ([`PARKED_KEPT`]), so an
+//! approval answered on another replica, or after the bound was reached, just goes unmeasured.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -69,7 +69,16 @@ pub struct EngineMetrics {
     model_calls: Family<ModelLabels, Counter>,
     model_latency: Latencies<ModelOnly>,
     tokens: Family<TokenLabels, Counter>,
-    parked: Mutex<HashMap<InboxItemId, i64>>,
+    /// When each prompt was parked, or answered when its answer came first (a person can answer
+    /// the stored item before its `inbox_item_parked` event is out).
+    parked: Mutex<HashMap<InboxItemId, Seen>>,
+}
+
+/// The first half of a prompt's latency to arrive, Unix ms.
+#[derive(Clone, Copy, Debug)]
+enum Seen {
+    Parked(i64),
+    Answered(i64),
 }
 
 impl EngineMetrics {
@@ -135,16 +144,32 @@ impl EngineMetrics {
         self.approvals
             .get_or_create(&DecisionLabels { decision })
             .inc();
-        let parked = self
-            .parked
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(item);
-        if let Some(parked) = parked {
-            let waited = u64::try_from(at_ms.saturating_sub(parked)).unwrap_or(0);
-            self.approval_latency
-                .observe(Duration::from_millis(waited).as_secs_f64());
-        }
+        self.half(item, Seen::Answered(at_ms));
+    }
+
+    /// Records one half of a prompt's latency; with both halves, observes it.
+    fn half(&self, item: &InboxItemId, seen: Seen) {
+        let other = {
+            let mut halves = self.parked.lock().unwrap_or_else(PoisonError::into_inner);
+            match halves.remove(item) {
+                Some(other) => Some(other),
+                None => {
+                    if halves.len() >= PARKED_KEPT {
+                        halves.clear();
+                    }
+                    halves.insert(item.clone(), seen);
+                    None
+                }
+            }
+        };
+        let (parked, answered) = match (other, seen) {
+            (Some(Seen::Parked(p)), Seen::Answered(a))
+            | (Some(Seen::Answered(a)), Seen::Parked(p)) => (p, a),
+            _ => return,
+        };
+        let waited = u64::try_from(answered.saturating_sub(parked)).unwrap_or(0);
+        self.approval_latency
+            .observe(Duration::from_millis(waited).as_secs_f64());
     }
 }
 
@@ -178,11 +203,7 @@ impl EngineObserver for EngineMetrics {
                     .inc();
             }
             EventKind::InboxItemParked { item_id, .. } => {
-                let mut parked = self.parked.lock().unwrap_or_else(PoisonError::into_inner);
-                if parked.len() >= PARKED_KEPT {
-                    parked.clear();
-                }
-                parked.insert(item_id.clone(), event.at_ms);
+                self.half(item_id, Seen::Parked(event.at_ms));
             }
             EventKind::InboxItemResolved {
                 item_id,

@@ -123,6 +123,12 @@ impl Turn {
     /// that must not run twice runs only once the store holds it started, and only if this
     /// move started it: `false` means the ledger already had it started (by another process).
     async fn start(&self, call: &ToolCall) -> Result<bool> {
+        let detail = serde_json::json!({
+            "tool_call_id": call.id,
+            "turn_id": self.emit.turn,
+            "model": self.answering_model,
+            "surface": self.session.key.surface,
+        });
         let written = self.emit.write(Step {
             events: vec![EventKind::ToolStarted {
                 tool_call_id: call.id.clone(),
@@ -133,6 +139,7 @@ impl Turn {
                 to: ToolCallState::Started,
                 result: None,
             }],
+            audit: vec![self.audit_record(call, "tool_started", None, detail)],
             ..Step::default()
         })?;
         let idempotent = self
