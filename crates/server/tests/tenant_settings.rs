@@ -42,6 +42,22 @@ async fn changes_audited(app: &App) -> Vec<workmate_store::AuditRecord> {
 }
 
 /// A daily draft without a zone, so the tenant's applies.
+/// `user` creates the daily automation.
+async fn create_as(
+    app: &crate::router::App,
+    user: &str,
+) -> Result<workmate_store::Automation, AutomationError> {
+    create(
+        &app.store,
+        &tenant(),
+        &UserId::from(user),
+        None,
+        daily(),
+        "test",
+    )
+    .await
+}
+
 fn daily() -> AutomationDraft {
     serde_json::from_value(
         json!({"title": "Digest", "instructions": "Post it.", "cron": "0 9 * * *"}),
@@ -87,31 +103,14 @@ async fn an_admin_sets_the_zone_and_leaves_creating_automations_to_admins() {
     );
 
     // The automation service reads both: a member is refused, an admin's automation gets the zone.
-    let refused = create(
-        &app.store,
-        &tenant(),
-        &UserId::from("alice"),
-        None,
-        daily(),
-        "test",
-    )
-    .await;
+    let refused = create_as(&app, "alice").await;
     match refused {
         Err(AutomationError::Forbidden(reason)) => {
             assert!(reason.contains("only admins"), "{reason}");
         }
         other => panic!("a member created an automation: {other:?}"),
     }
-    let made = create(
-        &app.store,
-        &tenant(),
-        &UserId::from("carol"),
-        None,
-        daily(),
-        "test",
-    )
-    .await
-    .unwrap();
+    let made = create_as(&app, "carol").await.unwrap();
     assert_eq!(made.schedule["timezone"], "Asia/Shanghai", "{made:?}");
 
     // Null restores the default, and members may create again.
@@ -124,16 +123,7 @@ async fn an_admin_sets_the_zone_and_leaves_creating_automations_to_admins() {
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["settings"], json!({"timezone": "Asia/Shanghai"}));
-    create(
-        &app.store,
-        &tenant(),
-        &UserId::from("alice"),
-        None,
-        daily(),
-        "test",
-    )
-    .await
-    .unwrap();
+    create_as(&app, "alice").await.unwrap();
 
     let audited = changes_audited(&app).await;
     assert_eq!(audited.len(), 2, "one record per change: {audited:#?}");

@@ -39,6 +39,53 @@ fn spans(bodies: &[Value]) -> Vec<(String, String, String, String)> {
     out
 }
 
+/// A collector stand-in that takes every export.
+async fn collector() -> MockServer {
+    let collector = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/traces"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({})))
+        .mount(&collector)
+        .await;
+    collector
+}
+
+/// Every span `collector` received.
+async fn collected(collector: &MockServer) -> Vec<(String, String, String, String)> {
+    let bodies: Vec<Value> = collector
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| serde_json::from_slice(&r.body).unwrap())
+        .collect();
+    spans(&bodies)
+}
+
+/// The trace of the span named `root`, checked to hold a span of each of `names`.
+fn one_trace<'s>(
+    spans: &'s [(String, String, String, String)],
+    root: &str,
+    names: &[&str],
+) -> &'s (String, String, String, String) {
+    let found = spans
+        .iter()
+        .find(|s| s.0 == root)
+        .unwrap_or_else(|| panic!("no {root} span: {spans:?}"));
+    let in_trace: BTreeSet<&str> = spans
+        .iter()
+        .filter(|s| s.1 == found.1)
+        .map(|s| s.0.as_str())
+        .collect();
+    for name in names {
+        assert!(
+            in_trace.contains(name),
+            "{name} not in the {root}'s trace: {spans:?}"
+        );
+    }
+    found
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_turn_is_one_trace_from_the_request_to_the_tools() {
     let gateway = MockServer::start().await;
@@ -62,12 +109,7 @@ async fn one_turn_is_one_trace_from_the_request_to_the_tools() {
             .mount(&gateway)
             .await;
     }
-    let collector = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/v1/traces"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({})))
-        .mount(&collector)
-        .await;
+    let collector = collector().await;
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("workmate.toml"),
@@ -117,30 +159,13 @@ async fn one_turn_is_one_trace_from_the_request_to_the_tools() {
     .await
     .unwrap();
 
-    let bodies: Vec<Value> = collector
-        .received_requests()
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| serde_json::from_slice(&r.body).unwrap())
-        .collect();
-    let spans = spans(&bodies);
-    let turn = spans
-        .iter()
-        .find(|s| s.0 == "turn")
-        .unwrap_or_else(|| panic!("no turn span: {spans:?}"));
+    let spans = collected(&collector).await;
+    let turn = one_trace(
+        &spans,
+        "turn",
+        &["http.request", "turn", "model.call", "tool.execute"],
+    );
     let trace = &turn.1;
-    let in_trace: BTreeSet<&str> = spans
-        .iter()
-        .filter(|s| &s.1 == trace)
-        .map(|s| s.0.as_str())
-        .collect();
-    for name in ["http.request", "turn", "model.call", "tool.execute"] {
-        assert!(
-            in_trace.contains(name),
-            "{name} not in the turn's trace: {spans:?}"
-        );
-    }
     let model_calls = spans
         .iter()
         .filter(|s| s.0 == "model.call" && &s.1 == trace)
@@ -162,15 +187,7 @@ fn a_chat_turn_is_one_trace_from_the_intake_to_the_card_update() {
         .build()
         .unwrap();
     let fake = runtime.block_on(crate::intake_crash::fake_slack());
-    let collector = runtime.block_on(async {
-        let collector = MockServer::start().await;
-        Mock::given(method("POST"))
-            .and(path("/v1/traces"))
-            .respond_with(ResponseTemplate::new(200).set_body_json(json!({})))
-            .mount(&collector)
-            .await;
-        collector
-    });
+    let collector = runtime.block_on(collector());
     let dir = tempfile::tempdir().unwrap();
     let script = json!({"conversations": [{"when": "*", "turns": [{"text": "Done."}]}]});
     let mut env = crate::intake_crash::slack_env(dir.path(), &script, None, &fake);
@@ -198,34 +215,17 @@ fn a_chat_turn_is_one_trace_from_the_intake_to_the_card_update() {
     }
     server.terminate(Duration::from_secs(10));
 
-    let bodies: Vec<Value> = runtime
-        .block_on(collector.received_requests())
-        .unwrap()
-        .iter()
-        .map(|r| serde_json::from_slice(&r.body).unwrap())
-        .collect();
-    let spans = spans(&bodies);
-    let delivery = spans
-        .iter()
-        .find(|s| s.0 == "chat.delivery")
-        .unwrap_or_else(|| panic!("no chat.delivery span: {spans:?}"));
-    let trace = &delivery.1;
-    let in_trace: BTreeSet<&str> = spans
-        .iter()
-        .filter(|s| &s.1 == trace)
-        .map(|s| s.0.as_str())
-        .collect();
-    for name in [
-        "http.request",
+    let spans = runtime.block_on(collected(&collector));
+    one_trace(
+        &spans,
         "chat.delivery",
-        "chat.job",
-        "turn",
-        "model.call",
-        "card.update",
-    ] {
-        assert!(
-            in_trace.contains(name),
-            "{name} not in the delivery's trace: {spans:?}"
-        );
-    }
+        &[
+            "http.request",
+            "chat.delivery",
+            "chat.job",
+            "turn",
+            "model.call",
+            "card.update",
+        ],
+    );
 }
