@@ -8,6 +8,7 @@
 //! break; neither prints anything the records do not hold.
 
 use std::io::Write;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
@@ -23,8 +24,6 @@ mod sinks;
 pub use nats::NatsSink;
 pub use redis::RedisSink;
 pub use sinks::{Shipper, Sink, SinkFuture};
-
-use std::sync::Arc;
 
 use crate::cli::AuditCommand;
 use crate::config::Config;
