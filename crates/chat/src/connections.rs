@@ -9,15 +9,18 @@
 //! Invariants: the connection runs only under a lease this process took or renewed less than one
 //! lease term ago; a renewal that fails, or finds the lease taken, closes the connection before the
 //! term ends, so two replicas never hold it beyond the clock skew between them; closing releases
-//! the lease, so a successor starts without waiting out the term.
+//! the lease, so a successor starts without waiting out the term; and says so through the
+//! coordinator, so a waiting replica takes it at once rather than at its next ask.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use workmate_adapter::{Connection, InboundSink};
+use workmate_engine::{Coordinator, Signal};
 use workmate_store::Store;
 
 use crate::Chat;
@@ -61,6 +64,7 @@ impl Chat {
             connection,
             sink: Arc::new(self.clone()),
             stop: stop.clone(),
+            coordinator: Arc::clone(self.inner.hub.coordinator()),
         };
         HeldConnection {
             stop,
@@ -89,27 +93,47 @@ struct Holder {
     connection: Arc<dyn Connection>,
     sink: Arc<dyn InboundSink>,
     stop: CancellationToken,
+    coordinator: Arc<dyn Coordinator>,
 }
 
 impl Holder {
     async fn run(self) {
         let every = self.term / 3;
+        let mut released = self.coordinator.signals();
         loop {
             let asked = Instant::now();
             if self.take().await == Lease::Held {
                 self.drive(asked, every).await;
-                if let Err(e) = self
+                match self
                     .store
                     .connection_leases()
                     .release(&self.name, &self.replica)
                     .await
                 {
-                    tracing::warn!(connection = %self.name, error = %e, "Cannot release the lease of a long connection; another replica takes it once it lapses.");
+                    Ok(()) => self.coordinator.signal(Signal::ConnectionReleased {
+                        name: self.name.clone(),
+                    }),
+                    Err(e) => {
+                        tracing::warn!(connection = %self.name, error = %e, "Cannot release the lease of a long connection; another replica takes it once it lapses.");
+                    }
                 }
             }
-            tokio::select! {
-                () = self.stop.cancelled() => return,
-                () = tokio::time::sleep(every) => {}
+            // Asked again every third of a term, or at once when its holder says it let go.
+            let wait = tokio::time::sleep(every);
+            tokio::pin!(wait);
+            loop {
+                tokio::select! {
+                    () = self.stop.cancelled() => return,
+                    () = &mut wait => break,
+                    signal = released.recv() => match signal {
+                        Ok(Signal::ConnectionReleased { name }) if name == self.name => break,
+                        Ok(_) | Err(RecvError::Lagged(_)) => {}
+                        Err(RecvError::Closed) => {
+                            wait.as_mut().await;
+                            break;
+                        }
+                    },
+                }
             }
         }
     }

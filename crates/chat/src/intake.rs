@@ -112,6 +112,22 @@ async fn store(chat: &Chat, inbound: &Inbound, claimed: Option<i64>) -> Result<O
         ));
     }
     let tenant = tenant_of(inbound.surface, &inbound.tenant_key);
+    // A redelivery another replica (or this one) already stored is known to the shared
+    // coordinator: acknowledged without a database round trip. Unknown goes to the table.
+    let coordinator = chat.hub().coordinator();
+    let dedupe_key = coordinator.is_shared().then(|| {
+        format!(
+            "{tenant}:{}:{}",
+            inbound.surface.as_str(),
+            inbound.delivery_id
+        )
+    });
+    if let Some(key) = &dedupe_key
+        && coordinator.seen(key).await
+    {
+        debug!(delivery = %inbound.delivery_id, "Delivery seen before (coordinator); acknowledged, not applied.");
+        return Ok(None);
+    }
     let mut payload =
         serde_json::to_value(inbound).map_err(|e| ChatError::Unreadable(e.to_string()))?;
     if let (Some(parent), Some(fields)) =
@@ -132,6 +148,13 @@ async fn store(chat: &Chat, inbound: &Inbound, claimed: Option<i64>) -> Result<O
         None => intake.accept(&tenant, &new).await?,
         Some(lease) => intake.accept_claimed(&tenant, &new, lease).await?,
     };
+    // Durable now (stored, or stored before): remembered for the platform's window, off the
+    // acknowledgement's path.
+    if let Some(key) = dedupe_key {
+        let coordinator = std::sync::Arc::clone(coordinator);
+        let ttl = dedupe_ttl(inbound.surface);
+        tokio::spawn(async move { coordinator.remember(&key, ttl).await });
+    }
     if !new_row {
         debug!(delivery = %inbound.delivery_id, "Delivery seen before; acknowledged, not applied.");
         return Ok(None);

@@ -21,8 +21,9 @@ pub(crate) struct Deps {
     pub(crate) config: EngineConfig,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) waiters: InboxWaiters,
-    /// Model calls per tenant per minute.
-    pub(crate) rate: Arc<crate::rate::RateLimiter>,
+    /// What replicas share: model calls per tenant per minute are counted there, live events
+    /// fan out through it.
+    pub(crate) coordinator: Arc<dyn workmate_coordinator::Coordinator>,
     /// Cancelled when the hub shuts down (as opposed to a person stopping a turn).
     pub(crate) shutdown: tokio_util::sync::CancellationToken,
     /// Who watches the engine (the server's metrics), once installed.

@@ -16,7 +16,6 @@ mod inbox_wait;
 pub mod observe;
 pub mod permissions;
 pub mod quorum;
-mod rate;
 mod runtime;
 mod scheduler;
 pub mod tenant_settings;
@@ -25,9 +24,11 @@ mod turn;
 pub use config::EngineConfig;
 pub use error::{Error, Result};
 pub use hub::{
-    Accepted, EngineParts, Reply, SessionHub, Verdict, check_mode, parse_reply, reply_token,
+    Accepted, Drained, EngineParts, Reply, SessionHub, Verdict, check_mode, parse_reply,
+    reply_token,
 };
 pub use scheduler::{
     NoObserver, ObserverFuture, RunObserver, Scheduler, SchedulerConfig, TickObserver, TickReport,
 };
 pub use turn::{RESTARTED_NOTICE, check_gateway_policy};
+pub use workmate_coordinator::{Coordinator, InProcess, Signal};

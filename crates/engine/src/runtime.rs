@@ -88,11 +88,19 @@ pub(crate) struct SessionRuntime {
     /// after it ended) joins its trace. A context, not the span: holding the span would keep it
     /// open, and unexported, until the next turn.
     turn_trace: Mutex<Option<(workmate_protocol::TurnId, opentelemetry::Context)>>,
+    /// Where this runtime's events also go, for other replicas' subscribers (`None` in
+    /// process).
+    fanout: Option<Arc<dyn workmate_coordinator::Coordinator>>,
+    /// Whether a task relays other replicas' events of this session to its subscribers here.
+    relaying: Mutex<bool>,
 }
 
 impl SessionRuntime {
     /// A runtime for a session as it is stored.
-    pub(crate) fn new(record: SessionRecord) -> Self {
+    pub(crate) fn new(
+        record: SessionRecord,
+        fanout: Option<Arc<dyn workmate_coordinator::Coordinator>>,
+    ) -> Self {
         let (events, _) = broadcast::channel(LIVE_EVENT_BUFFER);
         let (running, _) = watch::channel(false);
         let (answered, _) = watch::channel(0);
@@ -117,6 +125,8 @@ impl SessionRuntime {
             running,
             maybe_cut,
             turn_trace: Mutex::default(),
+            fanout,
+            relaying: Mutex::new(false),
         }
     }
 
@@ -255,8 +265,39 @@ impl SessionRuntime {
         if event.kind.is_state() {
             self.last_seq.fetch_max(event.seq, Ordering::SeqCst);
         }
+        let event = Arc::new(event);
+        if let Some(fanout) = &self.fanout {
+            fanout.publish_event(&event);
+        }
         // No subscriber is fine: the state events are in the store.
-        let _ = self.events.send(Arc::new(event));
+        let _ = self.events.send(event);
+    }
+
+    /// Hands an event another replica published to this runtime's subscribers; it changes
+    /// nothing of this runtime's own counters (this process does not drive the session).
+    pub(crate) fn relay(&self, event: Arc<Event>) {
+        let _ = self.events.send(event);
+    }
+
+    /// Marks the relay of other replicas' events as running; `false` when one already runs.
+    pub(crate) fn start_relay(&self) -> bool {
+        let mut relaying = self.relaying.lock().unwrap_or_else(|e| e.into_inner());
+        !std::mem::replace(&mut *relaying, true)
+    }
+
+    /// Ends the relay if nobody subscribes any more (checked under the relay's lock, which a
+    /// new subscriber takes after subscribing); whether it ended.
+    pub(crate) fn stop_relay_if_unwatched(&self) -> bool {
+        let mut relaying = self.relaying.lock().unwrap_or_else(|e| e.into_inner());
+        if self.events.receiver_count() == 0 {
+            *relaying = false;
+        }
+        !*relaying
+    }
+
+    /// Ends the relay whatever its subscribers (its source failed).
+    pub(crate) fn stop_relay(&self) {
+        *self.relaying.lock().unwrap_or_else(|e| e.into_inner()) = false;
     }
 
     /// The newest state event's `seq`, which transport events carry.
@@ -323,6 +364,15 @@ impl SessionRuntime {
     pub(crate) fn set_waiting_for(&self, user: Option<UserId>) {
         let mut slot = self.turn.lock().unwrap_or_else(|e| e.into_inner());
         slot.waiting_for = user;
+    }
+
+    /// Whether the running turn waits on a prompt (it can be left parked at no cost).
+    pub(crate) fn is_parked(&self) -> bool {
+        self.turn
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .waiting_for
+            .is_some()
     }
 
     /// Asks the running turn to stop; `false` if none runs.

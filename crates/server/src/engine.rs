@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use workmate_engine::permissions::PermissionConfig;
-use workmate_engine::{EngineConfig, EngineParts, SessionHub};
+use workmate_engine::{Coordinator, EngineConfig, EngineParts, InProcess, SessionHub};
 use workmate_providers::{ProviderRouter, ScriptedProvider};
 use workmate_store::{Store, SystemClock};
 use workmate_tools::{BuiltinOptions, builtin_registry};
@@ -57,12 +57,34 @@ pub fn providers(config: &Config, script: Script) -> Result<ProviderRouter, Star
     Ok(providers)
 }
 
+/// What this replica shares with the others: Redis with `[coordinator] redis_url`, else
+/// in-process.
+pub async fn coordinator(config: &Config) -> Result<Arc<dyn Coordinator>, StartupError> {
+    let Some(url) = &config.coordinator.redis_url else {
+        return Ok(InProcess::shared());
+    };
+    let settings = workmate_coordinator::RedisSettings {
+        url: url.clone(),
+        prefix: config.coordinator.key_prefix.clone(),
+        replica: config.server.replica_id.clone(),
+    };
+    let coordinator = workmate_coordinator::RedisCoordinator::shared(settings)
+        .await
+        .map_err(|source| StartupError::Coordinator {
+            url: crate::config::redacted_url(url),
+            source,
+        })?;
+    tracing::info!(redis = %crate::config::redacted_url(url), "Coordinating with the other replicas through Redis.");
+    Ok(coordinator)
+}
+
 /// Builds the session hub.
 pub fn build_hub(
     config: &Config,
     store: Store,
     providers: ProviderRouter,
     script: Script,
+    coordinator: Arc<dyn Coordinator>,
 ) -> SessionHub {
     let default_model = match script {
         Script::Demo => DEMO_MODEL.to_owned(),
@@ -74,19 +96,23 @@ pub fn build_hub(
         workspaces_dir: config.tools.workspaces_dir.clone(),
         replica: config.server.replica_id.clone(),
         recover_within: config.engine.recover_within,
+        lease_ttl: config.coordinator.session_lease,
         ..EngineConfig::default()
     };
-    SessionHub::new(EngineParts {
-        store,
-        providers,
-        tools: builtin_registry(&BuiltinOptions {
-            shell_sandbox: config.tools.shell_sandbox.sandbox(),
-            ..BuiltinOptions::default()
-        }),
-        permissions: PermissionConfig::default(),
-        config: engine,
-        clock: Arc::new(SystemClock),
-    })
+    SessionHub::with_coordinator(
+        EngineParts {
+            store,
+            providers,
+            tools: builtin_registry(&BuiltinOptions {
+                shell_sandbox: config.tools.shell_sandbox.sandbox(),
+                ..BuiltinOptions::default()
+            }),
+            permissions: PermissionConfig::default(),
+            config: engine,
+            clock: Arc::new(SystemClock),
+        },
+        coordinator,
+    )
 }
 
 #[cfg(test)]

@@ -50,6 +50,18 @@ pub enum StartupError {
         /// The store's error.
         source: workmate_store::Error,
     },
+    /// The coordinator's Redis could not be reached.
+    #[error(
+        "cannot reach the coordinator's Redis {url}: {source}; check that it is running and \
+         reachable, or unset [coordinator] redis_url / WORKMATE__COORDINATOR__REDIS_URL to run \
+         without one"
+    )]
+    Coordinator {
+        /// The URL, password redacted.
+        url: String,
+        /// The coordinator's error.
+        source: workmate_coordinator::Error,
+    },
     /// The schema could not be brought up to date.
     #[error("cannot migrate the database {url}: {source}")]
     Migrate {
@@ -119,6 +131,7 @@ impl StartupError {
             | Self::VaultKeys(_)
             | Self::Usage(_) => 2,
             Self::Database { .. }
+            | Self::Coordinator { .. }
             | Self::Migrate { .. }
             | Self::Token(_)
             | Self::ModelsFailed(_)

@@ -74,6 +74,7 @@ pub struct Metrics {
     engine: std::sync::Arc<crate::engine_metrics::EngineMetrics>,
     deliveries: Family<DeliveryLabels, Counter>,
     delivery_ack: Family<PlatformLabels, Histogram, fn() -> Histogram>,
+    coordinator: crate::coordinator_metrics::CoordinatorMetrics,
 }
 
 /// What the scheduler's ticks did, summed.
@@ -169,7 +170,9 @@ impl Metrics {
             Unit::Seconds,
             delivery_ack.clone(),
         );
+        let coordinator = crate::coordinator_metrics::CoordinatorMetrics::register(&mut registry);
         Self {
+            coordinator,
             registry,
             requests,
             durations,
@@ -189,6 +192,14 @@ impl Metrics {
     /// ([`workmate_engine::SessionHub::observe`]).
     pub fn engine(&self) -> std::sync::Arc<crate::engine_metrics::EngineMetrics> {
         std::sync::Arc::clone(&self.engine)
+    }
+
+    /// Reads the coordinator's figures at every scrape from now on.
+    pub fn watch_coordinator(
+        &self,
+        coordinator: &std::sync::Arc<dyn workmate_coordinator::Coordinator>,
+    ) {
+        self.coordinator.watch(coordinator);
     }
 
     /// Counts a turn recovery took up; `outcome` is one of the engine's fixed names.
@@ -237,6 +248,7 @@ impl Metrics {
         self.pool_connections.set(i64::from(pool.0));
         self.pool_idle
             .set(i64::try_from(pool.1).unwrap_or(i64::MAX));
+        self.coordinator.refresh();
         let mut out = String::new();
         prometheus_client::encoding::text::encode(&mut out, &self.registry)?;
         Ok(out)

@@ -1,5 +1,6 @@
 //! Taking up turns a crash cut short: once at start-up, then at a steady pace for sessions
-//! whose lease ran out because the replica that drove them died.
+//! whose lease ran out because the replica that drove them died, and at once for sessions a
+//! draining replica released.
 //!
 //! Invariant: a session's cards are made live (its card pump subscribed) before its turn is
 //! taken up, so the turn card a person watched reaches its final state.
@@ -7,10 +8,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 use tracing::warn;
 use workmate_chat::Chat;
-use workmate_engine::{Error, SessionHub};
+use workmate_engine::{Error, SessionHub, Signal};
 
 use crate::metrics::Metrics;
 
@@ -52,13 +54,23 @@ pub(crate) async fn recover_open_turns(
     taken
 }
 
-/// Looks for open turns every [`SWEEP_EVERY`] until `stop`.
+/// Looks for open turns every [`SWEEP_EVERY`], and at once when another replica says it
+/// released a session (it drained), until `stop`.
 pub(crate) fn sweep(hub: SessionHub, chat: Chat, metrics: Arc<Metrics>, stop: CancellationToken) {
+    let mut signals = hub.coordinator().signals();
     tokio::spawn(async move {
         loop {
             tokio::select! {
                 () = stop.cancelled() => return,
                 () = tokio::time::sleep(SWEEP_EVERY) => {}
+                signal = signals.recv() => match signal {
+                    Ok(Signal::SessionReleased { .. }) | Err(RecvError::Lagged(_)) => {}
+                    Ok(_) => continue,
+                    Err(RecvError::Closed) => {
+                        signals = hub.coordinator().signals();
+                        continue;
+                    }
+                },
             }
             recover_open_turns(&hub, &chat, &metrics, false).await;
         }

@@ -12,7 +12,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tokio_util::sync::CancellationToken;
 use tracing::{error, info, warn};
 use workmate_chat::{Chat, ChatConfig};
 use workmate_engine::{Scheduler, SchedulerConfig};
@@ -44,11 +43,16 @@ pub async fn serve(config: &Config, script: Script) -> Result<(), StartupError> 
     log_shell_sandbox(config).await;
     // Listening for signals from here on means a stop request during a long migration is honoured
     // once it finishes, with exit code 0, instead of killing the process mid-way.
-    let token = CancellationToken::new();
-    let signals = shutdown::spawn_signal_listener(token.clone());
-    let outcome = open_and_run(listener, config, providers, script, token.clone()).await;
+    let stop = shutdown::Stop::new();
+    let token = stop.token.clone();
+    let signals = shutdown::spawn_signal_listener(stop.clone());
+    let outcome = open_and_run(listener, config, providers, script, &stop).await;
     token.cancel();
-    if let Err(e) = signals.await {
+    // It may be waiting for a second signal that will not come.
+    signals.abort();
+    if let Err(e) = signals.await
+        && !e.is_cancelled()
+    {
         warn!(error = %e, "The signal listener ended abnormally.");
     }
     outcome
@@ -72,8 +76,9 @@ async fn open_and_run(
     config: &Config,
     providers: ProviderRouter,
     script: Script,
-    token: CancellationToken,
+    stop: &shutdown::Stop,
 ) -> Result<(), StartupError> {
+    let token = stop.token.clone();
     let store = database::open(config).await?;
     let report = database::migrate(&store, config).await?;
     let named_in_vault = crate::secret_refs::any(config);
@@ -105,7 +110,8 @@ async fn open_and_run(
                 source,
             })?;
         let admin = admin_auth(config)?;
-        let hub = engine::build_hub(config, store.clone(), providers, script);
+        let coordinator = engine::coordinator(config).await?;
+        let hub = engine::build_hub(config, store.clone(), providers, script, coordinator);
         let metrics = Arc::new(Metrics::new());
         hub.observe(metrics.engine());
         // `workmate demo` talks to its own Slack, Feishu, WeCom and DingTalk stand-ins, whatever
@@ -116,7 +122,11 @@ async fn open_and_run(
             )?),
             Script::Configured => None,
         };
-        let chat = Chat::new(hub.clone(), store.clone(), ChatConfig::default());
+        let chat_config = ChatConfig {
+            connection_lease: config.coordinator.connection_lease,
+            ..ChatConfig::default()
+        };
+        let chat = Chat::new(hub.clone(), store.clone(), chat_config);
         chat.observe(Arc::clone(&metrics) as Arc<dyn workmate_chat::IntakeObserver>);
         if let Some(sso) = admin.sso() {
             chat.set_account_links(Arc::new(sso.links()));
@@ -181,6 +191,7 @@ async fn open_and_run(
             );
         }
         recovery::sweep(hub.clone(), chat.clone(), metrics.clone(), token.clone());
+        metrics.watch_coordinator(hub.coordinator());
         crate::audit::seal_continuously(store.clone(), token.clone());
         crate::audit::ship_to_sinks(config, &store, &token)?;
         scheduler.observe_ticks(metrics.clone());
@@ -214,9 +225,12 @@ async fn open_and_run(
             )
             .await
         };
-        // Runs stay claimed (another process, or the next start, adopts them); then deliveries
-        // already running, which still submit to the hub, end before it does. Deliveries not
-        // started stay in the intake table for the next start.
+        // The drain, within the grace period counted from the stop signal: runs stay claimed
+        // (another process, or the next start, adopts them); long connections close and release
+        // their leases; deliveries already running, which still submit to the hub, end before
+        // it does, and those not started stay in the intake table for another replica; then
+        // running turns finish or are left, and every session lease is released.
+        let deadline = stop.deadline(config.server.shutdown_grace);
         scheduler.shutdown().await;
         if let Some(slack) = &slack {
             slack.shutdown().await;
@@ -230,8 +244,15 @@ async fn open_and_run(
         if let Some(dingtalk) = &dingtalk {
             dingtalk.shutdown().await;
         }
-        chat.shutdown(config.server.shutdown_grace).await;
-        hub.shutdown().await;
+        chat.shutdown(deadline.saturating_duration_since(tokio::time::Instant::now()))
+            .await;
+        let drained = hub.drain(deadline, &stop.now).await;
+        info!(
+            finished = drained.finished,
+            left = drained.left,
+            leases_released = drained.released,
+            "Drained."
+        );
         served
     }
     .await;

@@ -37,7 +37,7 @@ fn defaults_with_no_configuration() {
     let config = load(dir.path(), &[], Overrides::default()).unwrap();
     assert_eq!(config.server.listen, addr("127.0.0.1:8080"));
     assert_eq!(config.server.data_dir, PathBuf::from("./data"));
-    assert_eq!(config.server.shutdown_grace, Duration::from_millis(1500));
+    assert_eq!(config.server.shutdown_grace, Duration::from_millis(30_000));
     assert_eq!(config.database.url.expose(), "sqlite://./data/workmate.db");
     assert_eq!(config.database.max_connections, 10);
     assert_eq!(config.log.format, LogFormat::Text);

@@ -6,11 +6,13 @@
 
 mod authority;
 mod commands;
+mod drain;
 mod hot;
 mod lease;
 mod offboard;
 mod quorum;
 mod recover;
+mod relay;
 mod replies;
 mod rules;
 mod turns;
@@ -37,6 +39,7 @@ use crate::{EngineConfig, Error, Result};
 
 pub use authority::check_mode;
 pub use commands::Accepted;
+pub use drain::Drained;
 pub use replies::{Reply, Verdict, parse_reply, reply_token};
 
 /// What the hub is built from.
@@ -77,8 +80,18 @@ struct Inner {
 }
 
 impl SessionHub {
-    /// A hub over the given parts. Call [`SessionHub::resume_pending`] once at start-up.
+    /// A hub over the given parts, alone in its process's coordination (see
+    /// [`SessionHub::with_coordinator`]). Call [`SessionHub::resume_pending`] once at start-up.
     pub fn new(parts: EngineParts) -> Self {
+        Self::with_coordinator(parts, workmate_coordinator::InProcess::shared())
+    }
+
+    /// A hub over the given parts that shares live events and per-minute limits with other
+    /// replicas through `coordinator`.
+    pub fn with_coordinator(
+        parts: EngineParts,
+        coordinator: Arc<dyn workmate_coordinator::Coordinator>,
+    ) -> Self {
         let hot_histories = parts.config.hot_histories;
         let replica = parts.config.replica.clone();
         let deps = Deps {
@@ -89,7 +102,7 @@ impl SessionHub {
             config: parts.config,
             clock: parts.clock,
             waiters: InboxWaiters::default(),
-            rate: Arc::default(),
+            coordinator,
             shutdown: CancellationToken::new(),
             observer: Arc::default(),
         };
@@ -116,6 +129,11 @@ impl SessionHub {
     /// has such a tool; surfaces validate standing rules against it.
     pub fn tool_metadata(&self, name: &str) -> Option<workmate_tools::ToolMetadata> {
         self.inner.deps.tools.metadata(name)
+    }
+
+    /// What this hub shares with other replicas.
+    pub fn coordinator(&self) -> &Arc<dyn workmate_coordinator::Coordinator> {
+        &self.inner.deps.coordinator
     }
 
     /// The engine settings.
@@ -210,6 +228,7 @@ impl SessionHub {
     ) -> Result<broadcast::Receiver<Arc<Event>>> {
         let runtime = self.runtime(tenant, session).await?;
         let receiver = runtime.subscribe();
+        self.relay_other_replicas(tenant, session, &runtime).await;
         // A failed step is the turn's to report; what was stored can still be replayed.
         let _ = runtime.flushed().await;
         Ok(receiver)
@@ -226,6 +245,7 @@ impl SessionHub {
     ) -> Result<(broadcast::Receiver<Arc<Event>>, u64)> {
         let runtime = self.runtime(tenant, session).await?;
         let receiver = runtime.subscribe();
+        self.relay_other_replicas(tenant, session, &runtime).await;
         // Read after subscribing: a later event reaches the receiver.
         Ok((receiver, runtime.last_seq()))
     }
@@ -441,7 +461,8 @@ impl SessionHub {
         }
         let record = self.load(tenant, session).await?;
         let mut sessions = self.lock_sessions();
-        let fresh = || Arc::new(SessionRuntime::new(record.clone()));
+        let fanout = self.fanout();
+        let fresh = || Arc::new(SessionRuntime::new(record.clone(), fanout.clone()));
         let runtime = sessions.entry(key).or_insert_with(fresh);
         if runtime.failure().is_some() && !runtime.is_running() {
             tracing::warn!(tenant = %tenant, session = %session, "Reloading a session whose log failed.");
@@ -461,11 +482,12 @@ impl SessionHub {
     ) -> Arc<SessionRuntime> {
         let key = (tenant.clone(), record.id.clone());
         let mut fresh = false;
+        let fanout = self.fanout();
         let runtime = {
             let mut sessions = self.lock_sessions();
             let runtime = sessions.entry(key).or_insert_with(|| {
                 fresh = true;
-                Arc::new(SessionRuntime::new(record.clone()))
+                Arc::new(SessionRuntime::new(record.clone(), fanout))
             });
             Arc::clone(runtime)
         };

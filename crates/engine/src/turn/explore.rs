@@ -90,7 +90,8 @@ impl Turn {
                 tenant: tenant.clone(),
                 session: record.id.clone(),
                 turn: Some(TurnId::new()),
-                runtime: Arc::new(SessionRuntime::new(record.clone())),
+                // An exploration's own events stay in this process: nobody watches them live.
+                runtime: Arc::new(SessionRuntime::new(record.clone(), None)),
                 clock: Arc::clone(&self.deps.clock),
                 observer: Arc::clone(&self.deps.observer),
             };
@@ -137,7 +138,7 @@ impl Turn {
             },
             clock: Arc::clone(&parent.clock),
             waiters: InboxWaiters::default(),
-            rate: Arc::clone(&parent.rate),
+            coordinator: Arc::clone(&parent.coordinator),
             shutdown: parent.shutdown.clone(),
             observer: Arc::clone(&parent.observer),
         })

@@ -224,7 +224,8 @@ impl Turn {
         };
         loop {
             let now = self.deps.clock.now_ms();
-            let wait = self.deps.rate.try_start(&self.emit.tenant, limit, now);
+            let key = format!("model-calls:{}", self.emit.tenant);
+            let wait = self.deps.coordinator.try_acquire(&key, limit, now).await;
             let Some(wait) = wait else {
                 return true;
             };

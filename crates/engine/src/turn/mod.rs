@@ -232,6 +232,11 @@ impl Turn {
                     self.keep_partial(partial)?;
                     return self.failed(&error);
                 }
+                // A replica that drains leaves the answer to be asked again where the turn is
+                // taken up (see `recover`), rather than ending a turn nobody stopped.
+                Streamed::Interrupted { .. } if self.deps.shutdown.is_cancelled() => {
+                    return Err(crate::Error::ShuttingDown);
+                }
                 Streamed::Interrupted { partial } => {
                     self.keep_partial(partial)?;
                     return self.interrupted();
@@ -253,6 +258,9 @@ impl Turn {
             self.emit.state(EventKind::IterationEnd {
                 iteration: self.iterations,
             })?;
+            if self.cancel.is_cancelled() && self.deps.shutdown.is_cancelled() {
+                return Err(crate::Error::ShuttingDown);
+            }
             if self.cancel.is_cancelled() {
                 return self.interrupted();
             }

@@ -155,6 +155,10 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
     // `[tracing]`: where spans are exported.
     Key::new("tracing", "otlp_endpoint", Kind::Str),
     Key::new("tracing", "service_name", Kind::Str),
+    Key::new("coordinator", "redis_url", Kind::Str),
+    Key::new("coordinator", "key_prefix", Kind::Str),
+    Key::new("coordinator", "session_lease_ms", Kind::Int),
+    Key::new("coordinator", "connection_lease_ms", Kind::Int),
     // `[dlp]`: the operator's own redaction rules.
     Key::new("dlp", "fields", Kind::StrList),
     Key::new("dlp", "patterns", Kind::StrList),

@@ -12,6 +12,7 @@
 
 mod audit;
 mod auth;
+mod coordinator;
 mod dingtalk;
 mod dlp;
 mod engine;
@@ -36,6 +37,7 @@ use std::time::Duration;
 
 pub use audit::{AuditConfig, NatsSinkConfig, RedisSinkConfig};
 pub use auth::{AuthConfig, OidcConfig};
+pub use coordinator::CoordinatorConfig;
 pub use dingtalk::{
     DEFAULT_ANSWER_TEMPLATE_ID, DEFAULT_CALLBACK_ROUTE_KEY, DingTalkConfig, DingTalkMode,
 };
@@ -51,6 +53,11 @@ pub use tools::{ShellSandboxMode, ToolsSettings};
 pub use tracing::TracingConfig;
 pub use vault::{VAULT_KEY_ENV, VAULT_PREVIOUS_KEYS_ENV, VaultSettings};
 pub use wecom::{WeComConfig, WeComMode};
+
+/// `url` with its credentials (user info, `password=`-like parameters) as `***`, for messages.
+pub fn redacted_url(url: &str) -> String {
+    secret::redact_credentials(url)
+}
 
 /// The name of the configuration file looked for in the working directory.
 pub const DEFAULT_CONFIG_FILE: &str = "workmate.toml";
@@ -85,6 +92,8 @@ pub struct Config {
     pub tracing: TracingConfig,
     /// `[auth]`: single sign-on and the break-glass admin token.
     pub auth: AuthConfig,
+    /// `[coordinator]`: what replicas share besides the database, and their lease terms.
+    pub coordinator: CoordinatorConfig,
     origins: BTreeMap<(String, String), Source>,
 }
 
@@ -96,7 +105,9 @@ pub struct ServerConfig {
     pub listen: SocketAddr,
     /// `data_dir`: where workmate keeps local state (default `./data`).
     pub data_dir: PathBuf,
-    /// `shutdown_grace_ms`: how long in-flight requests may run after a stop signal (default 1500).
+    /// `shutdown_grace_ms`: how long the drain after a stop signal may take (default 30000):
+    /// in-flight requests and running turns get this long to finish; turns still running then
+    /// are left for another replica (or the next start) to take up.
     pub shutdown_grace: Duration,
     /// `admin_token`: the bearer token of the HTTP API; generated into the data directory at
     /// first start when unset.

@@ -87,6 +87,7 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
         audit: super::audit::render_audit(&config.audit),
         dlp: super::dlp::render_dlp(&config.dlp),
         tracing: super::tracing::render_tracing(&config.tracing),
+        coordinator: super::coordinator::render_coordinator(&config.coordinator),
         database: RawDatabase {
             url: Some(config.database.url.redacted()),
             max_connections: Some(i64::from(config.database.max_connections)),

@@ -20,7 +20,7 @@ pub(crate) const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 pub(crate) const DEFAULT_DATA_DIR: &str = "./data";
 pub(crate) const DEFAULT_MAX_CONNECTIONS: i64 = 10;
 pub(crate) const DEFAULT_LOG_LEVEL: &str = "info";
-pub(crate) const DEFAULT_SHUTDOWN_GRACE_MS: i64 = 1500;
+pub(crate) const DEFAULT_SHUTDOWN_GRACE_MS: i64 = 30_000;
 /// The SQLite file's name inside the data directory.
 pub(crate) const DEFAULT_DATABASE_FILE: &str = "workmate.db";
 
@@ -54,6 +54,11 @@ pub(crate) struct RawConfig {
     pub(crate) dlp: super::dlp::RawDlp,
     #[serde(default, skip_serializing_if = "super::tracing::RawTracing::is_empty")]
     pub(crate) tracing: super::tracing::RawTracing,
+    #[serde(
+        default,
+        skip_serializing_if = "super::coordinator::RawCoordinator::is_empty"
+    )]
+    pub(crate) coordinator: super::coordinator::RawCoordinator,
 }
 
 /// `[platforms.*]`.
@@ -310,6 +315,7 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
     let audit = super::audit::validate_audit(&raw.audit, &invalid)?;
     let dlp = super::dlp::validate_dlp(&raw.dlp, &invalid)?;
     let tracing = super::tracing::validate_tracing(&raw.tracing, &invalid)?;
+    let coordinator = super::coordinator::validate_coordinator(&raw.coordinator, &invalid)?;
 
     Ok(Config {
         server: ServerConfig {
@@ -335,6 +341,7 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
         audit,
         dlp,
         tracing,
+        coordinator,
         database: DatabaseConfig {
             url: DatabaseUrl::new(url),
             max_connections,
@@ -493,6 +500,12 @@ mod tests {
             tracing: super::super::tracing::RawTracing {
                 otlp_endpoint: Some(String::new()),
                 service_name: Some(String::new()),
+            },
+            coordinator: super::super::coordinator::RawCoordinator {
+                redis_url: Some(String::new()),
+                key_prefix: Some(String::new()),
+                session_lease_ms: Some(0),
+                connection_lease_ms: Some(0),
             },
         };
         let table = toml::Table::try_from(full).unwrap();

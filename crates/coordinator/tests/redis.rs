@@ -1,0 +1,150 @@
+//! Fan-out, shared limits, dedupe and signals between two Redis coordinators.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use workmate_coordinator::{Coordinator, InProcess, RedisCoordinator, RedisSettings, Signal};
+use workmate_protocol::{Event, EventKind, SessionId, TenantId};
+
+/// Two replicas on the test Redis, under a prefix of their own; `None` (and a line saying so)
+/// without `WORKMATE_TEST_REDIS_URL`.
+#[allow(clippy::print_stderr, reason = "a test that did not run says so")]
+async fn two_replicas() -> Option<(RedisCoordinator, RedisCoordinator)> {
+    let Ok(url) = std::env::var("WORKMATE_TEST_REDIS_URL") else {
+        eprintln!("WORKMATE_TEST_REDIS_URL is not set: the Redis coordinator test did not run");
+        return None;
+    };
+    let prefix = format!("wmtest:{}", uuid_like());
+    let replica = |name: &str| RedisSettings {
+        url: url.clone(),
+        prefix: prefix.clone(),
+        replica: name.to_owned(),
+    };
+    let a = RedisCoordinator::connect(replica("a")).await.unwrap();
+    let b = RedisCoordinator::connect(replica("b")).await.unwrap();
+    Some((a, b))
+}
+
+fn uuid_like() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{nanos:x}-{}", std::process::id())
+}
+
+fn event(session: &SessionId, seq: u64) -> Arc<Event> {
+    Arc::new(Event {
+        tenant_id: TenantId::from("t1"),
+        session_id: session.clone(),
+        seq,
+        turn_id: None,
+        at_ms: 1,
+        kind: EventKind::AssistantDelta {
+            text: format!("part {seq}"),
+        },
+    })
+}
+
+async fn next<T: Clone>(rx: &mut tokio::sync::broadcast::Receiver<T>) -> T {
+    tokio::time::timeout(Duration::from_secs(5), rx.recv())
+        .await
+        .expect("nothing arrived within 5 s")
+        .unwrap()
+}
+
+#[tokio::test]
+async fn events_published_on_one_replica_reach_subscribers_on_the_other_in_order() {
+    let Some((a, b)) = two_replicas().await else {
+        return;
+    };
+    let tenant = TenantId::from("t1");
+    let session = SessionId::from("s1".to_owned());
+    let mut on_b = b.subscribe_events(&tenant, &session).await.unwrap();
+    let mut on_a = a.subscribe_events(&tenant, &session).await.unwrap();
+    for seq in 1..=50 {
+        a.publish_event(&event(&session, seq));
+    }
+    for seq in 1..=50 {
+        assert_eq!(next(&mut on_b).await.seq, seq, "in the order published");
+    }
+    // The publisher's own subscribers had the events directly: nothing comes back to it.
+    b.publish_event(&event(&session, 51));
+    assert_eq!(next(&mut on_a).await.seq, 51);
+    assert!(on_a.try_recv().is_err(), "a's own 1..=50 never came back");
+    let other = SessionId::from("s2".to_owned());
+    a.publish_event(&event(&other, 1));
+    b.publish_event(&event(&session, 52));
+    assert_eq!(next(&mut on_a).await.seq, 52, "only the subscribed session");
+    assert!(b.stats().events_received >= 50);
+}
+
+#[tokio::test]
+async fn a_per_minute_limit_is_counted_once_for_all_replicas() {
+    let Some((a, b)) = two_replicas().await else {
+        return;
+    };
+    let now = 1_000_000;
+    assert_eq!(a.try_acquire("tenant:t1", 3, now).await, None);
+    assert_eq!(b.try_acquire("tenant:t1", 3, now + 1).await, None);
+    assert_eq!(a.try_acquire("tenant:t1", 3, now + 2).await, None);
+    let wait = b.try_acquire("tenant:t1", 3, now + 10).await;
+    assert_eq!(
+        wait,
+        Some(Duration::from_millis(59_990)),
+        "the fourth use in a minute waits for the first to leave the window"
+    );
+    assert_eq!(b.try_acquire("tenant:t2", 3, now).await, None, "per key");
+    assert_eq!(
+        a.try_acquire("tenant:t1", 3, now + 60_000).await,
+        None,
+        "a minute later"
+    );
+    // One replica alone would have let all four through.
+    let alone = InProcess::default();
+    for _ in 0..4 {
+        assert_eq!(alone.try_acquire("tenant:t1", 4, now).await, None);
+    }
+}
+
+#[tokio::test]
+async fn a_delivery_remembered_on_one_replica_is_seen_on_the_other_until_it_expires() {
+    let Some((a, b)) = two_replicas().await else {
+        return;
+    };
+    assert!(!b.seen("slack:T1:Ev1").await, "unknown before");
+    a.remember("slack:T1:Ev1", Duration::from_millis(300)).await;
+    assert!(b.seen("slack:T1:Ev1").await);
+    assert!(!b.seen("slack:T1:Ev2").await);
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert!(!b.seen("slack:T1:Ev1").await, "forgotten after its TTL");
+}
+
+#[tokio::test]
+async fn a_signal_reaches_both_replicas_once() {
+    let Some((a, b)) = two_replicas().await else {
+        return;
+    };
+    let mut on_a = a.signals();
+    let mut on_b = b.signals();
+    let released = Signal::ConnectionReleased {
+        name: "slack:A1".into(),
+    };
+    a.signal(released.clone());
+    assert_eq!(next(&mut on_b).await, released);
+    assert_eq!(next(&mut on_a).await, released, "its own listeners too");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(on_a.try_recv().is_err(), "once, not again through Redis");
+}
+
+#[tokio::test]
+async fn a_wrong_url_fails_at_connect_with_a_clear_error() {
+    let refused = RedisCoordinator::connect(RedisSettings {
+        url: "redis://127.0.0.1:1".into(),
+        prefix: "wmtest".into(),
+        replica: "a".into(),
+    })
+    .await
+    .unwrap_err();
+    assert!(refused.to_string().contains("Redis"), "{refused}");
+}
