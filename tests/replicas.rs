@@ -2,7 +2,8 @@
 //! approval in one process, the answer sent to the other. The process that holds the session's
 //! lease finishes the turn; the approved call runs exactly once, and the answer streams to a
 //! client of the first process. And when the process that drives a session dies, the other one
-//! takes the session over once its lease runs out, and finishes the turn.
+//! takes the session over once its lease runs out, and finishes the turn. With a shared Redis
+//! coordinator, a client of one process watches live a turn the other drives.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -14,8 +15,21 @@ use crate::support::{Server, fresh_database, read_stream_until};
 
 /// A server on the shared database, answering with the scripted model.
 fn start(dir: &Path, url: &str) -> Server {
+    start_coordinated(dir, url, None)
+}
+
+/// [`start`], coordinating with the other processes through `redis` (its URL and a key
+/// prefix of this test's own) when given.
+fn start_coordinated(dir: &Path, url: &str, redis: Option<(&str, &str)>) -> Server {
     let mut env = prepare(dir, 0);
     env.push(("WORKMATE__DATABASE__URL".into(), url.to_owned()));
+    if let Some((redis, prefix)) = redis {
+        env.push(("WORKMATE__COORDINATOR__REDIS_URL".into(), redis.to_owned()));
+        env.push((
+            "WORKMATE__COORDINATOR__KEY_PREFIX".into(),
+            prefix.to_owned(),
+        ));
+    }
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     Server::start_with(dir, &[], &env)
 }
@@ -42,9 +56,14 @@ struct Parked {
 
 /// Starts both processes on `url` and parks a turn on the first.
 fn park_on_first(variable: &str, url: &str) -> Parked {
+    park_on_first_coordinated(variable, url, None)
+}
+
+/// [`park_on_first`], the processes coordinating through `redis` when given.
+fn park_on_first_coordinated(variable: &str, url: &str, redis: Option<(&str, &str)>) -> Parked {
     let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
-    let a = start(dirs[0].path(), url);
-    let b = start(dirs[1].path(), url);
+    let a = start_coordinated(dirs[0].path(), url, redis);
+    let b = start_coordinated(dirs[1].path(), url, redis);
     let (status, created) = call(&a, "POST", "/v1/sessions", None);
     assert_eq!(status, 201, "{variable}: {created}");
     let session = created["session_id"].as_str().unwrap().to_owned();
@@ -178,4 +197,74 @@ fn on_postgres_a_turn_left_by_a_killed_process_is_finished_by_the_other() {
 #[test]
 fn on_mariadb_a_turn_left_by_a_killed_process_is_finished_by_the_other() {
     a_turn_left_by_a_killed_process_is_finished_by_the_other("WORKMATE_TEST_MYSQL_URL");
+}
+
+/// The test Redis and a key prefix no other run uses; `None` (said) without
+/// `WORKMATE_TEST_REDIS_URL`.
+#[allow(clippy::print_stderr, reason = "a test that did not run says so")]
+fn test_redis() -> Option<(String, String)> {
+    let Ok(url) = std::env::var("WORKMATE_TEST_REDIS_URL") else {
+        eprintln!("skipped: WORKMATE_TEST_REDIS_URL not set");
+        return None;
+    };
+    let prefix = format!("wmtest:replicas:{}", uuid::Uuid::new_v4().simple());
+    Some((url, prefix))
+}
+
+fn a_client_of_one_process_watches_live_a_turn_the_other_drives(variable: &str) {
+    let Some((redis, prefix)) = test_redis() else {
+        return;
+    };
+    let Some(url) = fresh_database(variable) else {
+        return;
+    };
+    let Parked {
+        a,
+        b,
+        session,
+        counts,
+        item,
+        _dirs,
+    } = park_on_first_coordinated(variable, &url, Some((&redis, &prefix)));
+    // Live events only (no replay from the store): the answer's deltas are never stored, so
+    // seeing them on b means they came from a, which drives the session.
+    let events = format!("/v1/sessions/{session}/events");
+    let stream = std::thread::scope(|scope| {
+        let watcher = scope.spawn(|| {
+            read_stream_until(b.addr, &events, TOKEN, "turn_end", Duration::from_secs(30))
+        });
+        // Let the watcher subscribe before the answer is sent.
+        std::thread::sleep(Duration::from_millis(500));
+        approve(&a, &item);
+        watcher.join().unwrap()
+    });
+    let stream =
+        stream.unwrap_or_else(|e| panic!("{variable}: b saw nothing of a's turn live: {e}"));
+    for kind in [
+        "tool_started",
+        "tool_finished",
+        "assistant_delta",
+        "turn_end",
+    ] {
+        assert!(
+            stream.contains(&format!("event: {kind}")),
+            "{variable}: b's client saw {kind} live: {stream}"
+        );
+    }
+    let runs: usize = counts.iter().map(|file| runs(file)).sum();
+    assert_eq!(
+        runs, 1,
+        "{variable}: the approved call ran exactly once, on a"
+    );
+    assert_eq!(runs(&counts[0]), 1, "{variable}: a drove the turn");
+}
+
+#[test]
+fn on_postgres_a_client_of_one_process_watches_live_a_turn_the_other_drives() {
+    a_client_of_one_process_watches_live_a_turn_the_other_drives("WORKMATE_TEST_POSTGRES_URL");
+}
+
+#[test]
+fn on_mariadb_a_client_of_one_process_watches_live_a_turn_the_other_drives() {
+    a_client_of_one_process_watches_live_a_turn_the_other_drives("WORKMATE_TEST_MYSQL_URL");
 }

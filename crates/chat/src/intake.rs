@@ -36,6 +36,10 @@ use crate::{Chat, ChatError, Result};
 const FAST_PATH: usize = 4096;
 /// The longest pause before a failed delivery is tried again.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// The pause before a delivery whose session another replica drives is tried again, and how
+/// many times `max_attempts` it is tried before it is given up (about two minutes by default).
+const DRIVEN_ELSEWHERE_WAIT: Duration = Duration::from_secs(1);
+const DRIVEN_ELSEWHERE_ROUNDS: i64 = 25;
 /// How often finished rows past their dedupe window are deleted, and how many at a time.
 const PURGE_EVERY: Duration = Duration::from_secs(60);
 const PURGE_BATCH: u32 = 1000;
@@ -318,6 +322,16 @@ impl Chat {
                     .tasks
                     .spawn(async move { keeper.keep_leased(kept).await });
                 Ok(())
+            }
+            // Another replica drives the session (its turn runs there): this one tries again
+            // soon, until that turn is over and its lease can be taken, for a few minutes.
+            Err(e @ ChatError::Engine(workmate_engine::Error::DrivenElsewhere(_)))
+                if delivery.attempts < self.inner.config.max_attempts * DRIVEN_ELSEWHERE_ROUNDS =>
+            {
+                debug!(delivery = %key.delivery_id, error = %e, "Delivery waits for the replica that drives its session.");
+                intake
+                    .retry_later(&key, millis(DRIVEN_ELSEWHERE_WAIT), &e.to_string())
+                    .await
             }
             Err(e) if retryable(&e) && delivery.attempts < self.inner.config.max_attempts => {
                 let wait = backoff(self.inner.config.backoff, delivery.attempts);

@@ -195,6 +195,25 @@ impl SessionRuntime {
         change(&mut self.cached().record);
     }
 
+    /// Whether the store holds more of the session than this copy has queued (another process
+    /// wrote to it since it was read).
+    pub(crate) fn is_behind(&self, stored: Counters) -> bool {
+        let ours = self.log().counters;
+        stored.last_seq > ours.last_seq || stored.message_count > ours.message_count
+    }
+
+    /// Starts over from `record` as stored now: counters, cached row, no cached history.
+    pub(crate) fn refresh(&self, record: SessionRecord) {
+        let counters = record.counters();
+        self.log().counters = counters;
+        self.last_seq.store(counters.last_seq, Ordering::SeqCst);
+        self.maybe_cut
+            .store(record.open_turn.is_some(), Ordering::SeqCst);
+        let mut cached = self.cached();
+        cached.record = record;
+        cached.history = None;
+    }
+
     /// Takes the cached history for a turn; `None` when it must be read from the store.
     pub(crate) fn take_history(&self) -> Option<Vec<Message>> {
         self.cached().history.take()

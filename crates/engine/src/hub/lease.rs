@@ -40,11 +40,17 @@ impl SessionHub {
         let taken = self
             .store()
             .leases()
-            .take(tenant, session, &self.inner.replica, until)
+            .take_counted(tenant, session, &self.inner.replica, until)
             .await?;
-        let Some(token) = taken else {
+        let Some((token, stored)) = taken else {
             return Err(Error::DrivenElsewhere(session.clone()));
         };
+        // Another replica wrote to the session since this copy was read (it drove the session
+        // while this one only watched): read it again, or every write would be refused.
+        if runtime.is_behind(stored) && runtime.is_flushed() && !runtime.is_running() {
+            let record = self.load(tenant, session).await?;
+            runtime.refresh(record);
+        }
         runtime.set_lease(token, until);
         Ok(token)
     }

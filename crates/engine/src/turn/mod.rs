@@ -232,8 +232,9 @@ impl Turn {
                     self.keep_partial(partial)?;
                     return self.failed(&error);
                 }
-                // A replica that drains leaves the answer to be asked again where the turn is
-                // taken up (see `recover`), rather than ending a turn nobody stopped.
+                // A replica that drains leaves the turn open, to be taken up where it goes on:
+                // the answer is asked for again there (see `recover`), rather than a turn nobody
+                // stopped ending with half an answer.
                 Streamed::Interrupted { .. } if self.deps.shutdown.is_cancelled() => {
                     return Err(crate::Error::ShuttingDown);
                 }

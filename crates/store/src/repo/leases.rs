@@ -9,7 +9,7 @@ use sqlx::Row;
 use workmate_protocol::{SessionId, TenantId};
 
 use crate::row::to_i64;
-use crate::{Result, Store};
+use crate::{Counters, Result, Store};
 
 /// The take: a free or lapsed lease, or `holder`'s own. The token grows only when the holder
 /// changes (MySQL assigns left to right: the token reads the previous holder).
@@ -19,9 +19,18 @@ macro_rules! take_sql {
     };
 }
 
-fn token_of(row: &sqlx::any::AnyRow) -> Result<u64> {
-    let token: i64 = row.try_get("lease_token")?;
-    Ok(u64::try_from(token).unwrap_or_default())
+fn token_of(row: &sqlx::any::AnyRow) -> Result<(u64, Counters)> {
+    let count = |column: &str| -> Result<u64> {
+        let value: i64 = row.try_get(column)?;
+        Ok(u64::try_from(value).unwrap_or_default())
+    };
+    Ok((
+        count("lease_token")?,
+        Counters {
+            last_seq: count("last_seq")?,
+            message_count: count("message_count")?,
+        },
+    ))
 }
 
 /// Session writer leases.
@@ -36,8 +45,7 @@ impl<'s> LeaseRepo<'s> {
     }
 
     /// Takes or renews the lease on a session for `holder` until `until_ms`; returns its token,
-    /// or `None` while another holder's lease is live (or the session does not exist). One
-    /// statement where the backend has `RETURNING`; a transaction of two on MySQL.
+    /// or `None` while another holder's lease is live (or the session does not exist).
     pub async fn take(
         &self,
         tenant: &TenantId,
@@ -45,6 +53,21 @@ impl<'s> LeaseRepo<'s> {
         holder: &str,
         until_ms: i64,
     ) -> Result<Option<u64>> {
+        let taken = self.take_counted(tenant, session, holder, until_ms).await?;
+        Ok(taken.map(|(token, _)| token))
+    }
+
+    /// [`LeaseRepo::take`], with the session's stored counters as of the take: a holder whose
+    /// copy of the session is behind them (another holder wrote meanwhile) must read it again
+    /// before it writes. One statement where the backend has `RETURNING`; a transaction of two
+    /// on MySQL.
+    pub async fn take_counted(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+        holder: &str,
+        until_ms: i64,
+    ) -> Result<Option<(u64, Counters)>> {
         let d = self.store.dialect;
         let take = |template: &'static str| {
             d.query(template)
@@ -57,9 +80,12 @@ impl<'s> LeaseRepo<'s> {
                 .bind(self.store.clock_ms())
         };
         if d.has_returning() {
-            let rows = take(concat!(take_sql!(), " RETURNING lease_token"))
-                .fetch_all(&self.store.writes)
-                .await?;
+            let rows = take(concat!(
+                take_sql!(),
+                " RETURNING lease_token, last_seq, message_count"
+            ))
+            .fetch_all(&self.store.writes)
+            .await?;
             return rows.first().map(token_of).transpose();
         }
         let mut tx = self.store.begin_write().await?;
@@ -69,14 +95,14 @@ impl<'s> LeaseRepo<'s> {
             return Ok(None);
         }
         let row = d
-            .query("SELECT lease_token FROM sessions WHERE tenant_id = ? AND session_id = ?")
+            .query("SELECT lease_token, last_seq, message_count FROM sessions WHERE tenant_id = ? AND session_id = ?")
             .bind(tenant.as_str().to_owned())
             .bind(session.as_str().to_owned())
             .fetch_one(&mut *tx)
             .await?;
-        let token = token_of(&row)?;
+        let taken = token_of(&row)?;
         tx.commit().await?;
-        Ok(Some(token))
+        Ok(Some(taken))
     }
 
     /// Gives up `holder`'s lease on a session, so another process may take it at once.
