@@ -251,9 +251,9 @@ fn a_client_of_one_process_watches_live_a_turn_the_other_drives(variable: &str) 
             "{variable}: b's client saw {kind} live: {stream}"
         );
     }
-    let runs: usize = counts.iter().map(|file| runs(file)).sum();
+    let total: usize = counts.iter().map(|file| runs(file)).sum();
     assert_eq!(
-        runs, 1,
+        total, 1,
         "{variable}: the approved call ran exactly once, on a"
     );
     assert_eq!(runs(&counts[0]), 1, "{variable}: a drove the turn");
