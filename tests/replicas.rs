@@ -13,13 +13,8 @@ use crate::crash::{
 };
 use crate::support::{Server, fresh_database, read_stream_until};
 
-/// A server on the shared database, answering with the scripted model.
-fn start(dir: &Path, url: &str) -> Server {
-    start_coordinated(dir, url, None)
-}
-
-/// [`start`], coordinating with the other processes through `redis` (its URL and a key
-/// prefix of this test's own) when given.
+/// A server on the shared database, answering with the scripted model, coordinating with the
+/// other processes through `redis` (its URL and a key prefix of this test's own) when given.
 fn start_coordinated(dir: &Path, url: &str, redis: Option<(&str, &str)>) -> Server {
     let mut env = prepare(dir, 0);
     env.push(("WORKMATE__DATABASE__URL".into(), url.to_owned()));

@@ -14,6 +14,8 @@ mod config;
 mod config_sections;
 mod crash;
 mod dingtalk;
+#[path = "../../../tests/drain.rs"]
+mod drain;
 mod engine_metrics;
 mod explain;
 mod feishu;

@@ -61,7 +61,7 @@ impl SessionHub {
                 match ran {
                     Ok(()) => {}
                     Err(Error::ShuttingDown) => {
-                        info!(tenant = %tenant, session = %session, "Turn left waiting on the inbox for the next start.");
+                        info!(tenant = %tenant, session = %session, "Turn left open for another replica or the next start.");
                         runtime.release();
                         break;
                     }
@@ -151,7 +151,10 @@ impl SessionHub {
             }
             Err(e) => Err(e),
         };
-        if let Err(e) = &result {
+        // A turn left by a stopping process stays open: it is taken up where it goes on.
+        if let Err(e) = &result
+            && !matches!(e, Error::ShuttingDown)
+        {
             // Tell watchers the turn is over even when the store failed mid-way: stored if the
             // session's log still takes steps, else published only.
             let error = EventKind::Error {
