@@ -221,6 +221,19 @@ fn a_client_of_one_process_watches_live_a_turn_the_other_drives(variable: &str) 
         item,
         _dirs,
     } = park_on_first_coordinated(variable, &url, Some((&redis, &prefix)));
+    // A message sent to b while a's turn runs is refused with a reason, not lost in a 500.
+    let message = serde_json::json!({"type": "user_message", "text": "and another"});
+    let (status, refused) = call(
+        &b,
+        "POST",
+        &format!("/v1/sessions/{session}/commands"),
+        Some(message),
+    );
+    assert_eq!(status, 409, "{variable}: {refused}");
+    assert!(
+        refused.to_string().contains("another workmate process"),
+        "{variable}: {refused}"
+    );
     // Live events only (no replay from the store): the answer's deltas are never stored, so
     // seeing them on b means they came from a, which drives the session.
     let events = format!("/v1/sessions/{session}/events");

@@ -33,6 +33,15 @@ pub enum ChatError {
     /// The chat layer is stopping and takes no new work.
     #[error("the chat layer is shutting down")]
     ShuttingDown,
+    /// More deliveries than the per-minute limit came from one tenant's installation of a
+    /// platform; this one is refused unacknowledged, and the platform sends it again later.
+    #[error("over the limit of {limit} deliveries a minute from this workspace; try again in {} s", retry_after.as_secs().max(1))]
+    OverLimit {
+        /// The limit.
+        limit: u32,
+        /// When a delivery may be taken again.
+        retry_after: std::time::Duration,
+    },
     /// The sender's account was deactivated (offboarded): workmate no longer acts for them.
     #[error("{0} was deactivated")]
     Deactivated(workmate_protocol::UserId),
@@ -54,6 +63,9 @@ impl ChatError {
                 "it is restarting"
             }
             Self::Deactivated(_) => "your account was deactivated",
+            Self::OverLimit { .. } => {
+                "too many messages arrived at once; send it again in a minute"
+            }
             _ => "an internal error; the details are in the service log",
         }
     }

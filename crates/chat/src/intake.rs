@@ -132,6 +132,13 @@ async fn store(chat: &Chat, inbound: &Inbound, claimed: Option<i64>) -> Result<O
         debug!(delivery = %inbound.delivery_id, "Delivery seen before (coordinator); acknowledged, not applied.");
         return Ok(None);
     }
+    if let Some(limit) = chat.inner.config.deliveries_per_minute {
+        let key = format!("deliveries:{tenant}:{}", inbound.surface.as_str());
+        let now = chat.store().clock_ms();
+        if let Some(retry_after) = coordinator.try_acquire(&key, limit, now).await {
+            return Err(ChatError::OverLimit { limit, retry_after });
+        }
+    }
     let mut payload =
         serde_json::to_value(inbound).map_err(|e| ChatError::Unreadable(e.to_string()))?;
     if let (Some(parent), Some(fields)) =
@@ -384,6 +391,7 @@ fn retryable(error: &ChatError) -> bool {
         ),
         ChatError::Platform(e) => !matches!(e, workmate_adapter::AdapterError::Rejected(_)),
         ChatError::Cards(_) => true,
+        ChatError::OverLimit { .. } => true,
         ChatError::Automation(_)
         | ChatError::Unreadable(_)
         | ChatError::NoPlatform(_)

@@ -45,6 +45,10 @@ pub struct ChatConfig {
     /// How long a replica's hold on a long connection lasts without renewal (see
     /// [`Chat::hold`]): a replica that died loses the connection to another after this long.
     pub connection_lease: Duration,
+    /// The most deliveries one tenant's installation of a platform may hand over in any
+    /// minute, counted through the coordinator (for all replicas when it is shared); more are
+    /// refused unacknowledged. `None`: no limit.
+    pub deliveries_per_minute: Option<u32>,
     /// The one retry policy of platform calls.
     pub retry: RetryPolicy,
 }
@@ -59,6 +63,7 @@ impl Default for ChatConfig {
             backoff: Duration::from_secs(1),
             pump_idle: Duration::from_secs(300),
             connection_lease: Duration::from_secs(15),
+            deliveries_per_minute: None,
             retry: RetryPolicy::default(),
         }
     }

@@ -15,6 +15,7 @@ mod connections;
 mod directory;
 mod intake;
 mod isolation;
+mod limits;
 mod offboarding;
 mod stop;
 mod support;

@@ -124,6 +124,7 @@ async fn open_and_run(
         };
         let chat_config = ChatConfig {
             connection_lease: config.coordinator.connection_lease,
+            deliveries_per_minute: config.coordinator.deliveries_per_minute,
             ..ChatConfig::default()
         };
         let chat = Chat::new(hub.clone(), store.clone(), chat_config);

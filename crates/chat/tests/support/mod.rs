@@ -134,6 +134,19 @@ impl TestChat {
         chat
     }
 
+    /// Another replica (named `replica`) that takes at most `per_minute` deliveries a minute
+    /// from one installation.
+    pub fn limited(&self, replica: &str, script: &str, per_minute: u32) -> Chat {
+        let hub = hub_as(&self.store, self.dir.path(), script, replica);
+        let config = ChatConfig {
+            deliveries_per_minute: Some(per_minute),
+            ..config()
+        };
+        let chat = Chat::new(hub, self.store.clone(), config);
+        chat.register(FakePlatform::new(), PlatformSettings::default());
+        chat
+    }
+
     /// Stores a delivery as a platform route would.
     pub async fn send(&self, inbound: Inbound) -> Taken {
         self.chat.accept(inbound).await.unwrap()

@@ -30,6 +30,8 @@ pub(crate) struct RawCoordinator {
     pub(crate) session_lease_ms: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) connection_lease_ms: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) deliveries_per_minute: Option<i64>,
 }
 
 impl RawCoordinator {
@@ -38,6 +40,7 @@ impl RawCoordinator {
             && self.key_prefix.is_none()
             && self.session_lease_ms.is_none()
             && self.connection_lease_ms.is_none()
+            && self.deliveries_per_minute.is_none()
     }
 }
 
@@ -56,6 +59,11 @@ pub struct CoordinatorConfig {
     /// `connection_lease_ms`: how long a long connection's lease lasts unless renewed (default
     /// 15000); a dead replica's connection is open again elsewhere within this long.
     pub connection_lease: Duration,
+    /// `deliveries_per_minute`: the most chat deliveries (webhook requests and long-connection
+    /// events) one tenant's installation of a platform may hand over in any minute, counted for
+    /// all replicas; more are refused unacknowledged, so the platform sends them again later.
+    /// `None` (0, the default): no limit.
+    pub deliveries_per_minute: Option<u32>,
 }
 
 impl Default for CoordinatorConfig {
@@ -65,6 +73,7 @@ impl Default for CoordinatorConfig {
             key_prefix: DEFAULT_KEY_PREFIX.to_owned(),
             session_lease: Duration::from_millis(DEFAULT_SESSION_LEASE_MS.unsigned_abs()),
             connection_lease: Duration::from_millis(DEFAULT_CONNECTION_LEASE_MS.unsigned_abs()),
+            deliveries_per_minute: None,
         }
     }
 }
@@ -132,11 +141,23 @@ pub(crate) fn validate_coordinator(
         raw.connection_lease_ms,
         DEFAULT_CONNECTION_LEASE_MS,
     )?;
+    let per_minute = raw.deliveries_per_minute.unwrap_or(0);
+    let deliveries_per_minute = u32::try_from(per_minute)
+        .ok()
+        .filter(|n| *n <= 1_000_000)
+        .ok_or_else(|| {
+            invalid(
+                "coordinator",
+                "deliveries_per_minute",
+                format!("{per_minute} is not between 0 (no limit) and 1000000"),
+            )
+        })?;
     Ok(CoordinatorConfig {
         redis_url,
         key_prefix,
         session_lease,
         connection_lease,
+        deliveries_per_minute: (deliveries_per_minute > 0).then_some(deliveries_per_minute),
     })
 }
 
@@ -151,5 +172,6 @@ pub(crate) fn render_coordinator(config: &CoordinatorConfig) -> RawCoordinator {
         key_prefix: Some(config.key_prefix.clone()),
         session_lease_ms: Some(millis(config.session_lease)),
         connection_lease_ms: Some(millis(config.connection_lease)),
+        deliveries_per_minute: config.deliveries_per_minute.map(i64::from),
     }
 }

@@ -159,6 +159,7 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
     Key::new("coordinator", "key_prefix", Kind::Str),
     Key::new("coordinator", "session_lease_ms", Kind::Int),
     Key::new("coordinator", "connection_lease_ms", Kind::Int),
+    Key::new("coordinator", "deliveries_per_minute", Kind::Int),
     // `[dlp]`: the operator's own redaction rules.
     Key::new("dlp", "fields", Kind::StrList),
     Key::new("dlp", "patterns", Kind::StrList),

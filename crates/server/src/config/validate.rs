@@ -506,6 +506,7 @@ mod tests {
                 key_prefix: Some(String::new()),
                 session_lease_ms: Some(0),
                 connection_lease_ms: Some(0),
+                deliveries_per_minute: Some(0),
             },
         };
         let table = toml::Table::try_from(full).unwrap();

@@ -94,6 +94,12 @@ impl From<workmate_engine::Error> for ApiError {
                 message: error.to_string(),
                 detail: json!(null),
             },
+            // Another replica's turn runs in the session: once it is over, any replica takes
+            // the next command.
+            E::DrivenElsewhere(_) => Self::Conflict {
+                message: error.to_string(),
+                detail: json!(null),
+            },
             E::Rejected(reason) => Self::Unprocessable(reason),
             E::Forbidden(reason) => Self::Forbidden(reason),
             E::ShuttingDown => Self::NotReady {
