@@ -128,6 +128,13 @@ const MIGRATIONS: &[Migration] = &[
         mysql: include_str!("../../../migrations/mysql/0016_audit_outbox.sql"),
         postgres: include_str!("../../../migrations/postgres/0016_audit_outbox.sql"),
     },
+    Migration {
+        version: 17,
+        name: "0017_binary_collation",
+        sqlite: include_str!("../../../migrations/sqlite/0017_binary_collation.sql"),
+        mysql: include_str!("../../../migrations/mysql/0017_binary_collation.sql"),
+        postgres: include_str!("../../../migrations/postgres/0017_binary_collation.sql"),
+    },
 ];
 
 /// What a migration run did.

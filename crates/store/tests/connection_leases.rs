@@ -34,3 +34,21 @@ backend_matrix! {
         assert!(leases.take(&other, "replica-b", ctx.store.clock_ms() + 15_000).await.unwrap().is_some(), "names are independent");
     }
 }
+
+backend_matrix! {
+    async fn lease_names_that_differ_only_in_case_are_two_leases(ctx: Ctx) {
+        // Platform app ids are case-sensitive (a Slack app `A1b` is not `A1B`): on a MySQL-family
+        // database whose default collation ignores case, they must still be two leases.
+        let leases = ctx.store.connection_leases();
+        let name = format!("slack:Ab{}", uuid::Uuid::now_v7().simple());
+        let until = ctx.store.clock_ms() + 15_000;
+        assert!(leases.take(&name, "replica-a", until).await.unwrap().is_some());
+        let other = name.to_uppercase();
+        assert!(
+            leases.take(&other, "replica-b", until).await.unwrap().is_some(),
+            "{other} is another app's lease"
+        );
+        assert_eq!(leases.get(&name).await.unwrap().unwrap().holder, "replica-a");
+        assert_eq!(leases.get(&other).await.unwrap().unwrap().holder, "replica-b");
+    }
+}

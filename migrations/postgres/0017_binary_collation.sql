@@ -1,0 +1,2 @@
+-- MySQL-family databases only: three tables there now compare their keys exactly, as every table
+-- here always has. Nothing to change on this database.
