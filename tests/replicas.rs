@@ -265,6 +265,17 @@ fn a_client_of_one_process_watches_live_a_turn_the_other_drives(variable: &str) 
         "{variable}: the approved call ran exactly once, on a"
     );
     assert_eq!(runs(&counts[0]), 1, "{variable}: a drove the turn");
+    // The coordinator's series show it: a handed events over, b received them.
+    let series = |server: &Server, name: &str| -> u64 {
+        let (_, text) = crate::support::http_get(server.addr, "/metrics").unwrap();
+        text.lines()
+            .find_map(|line| line.strip_prefix(&format!("{name} ")))
+            .and_then(|value| value.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{name} is not on /metrics: {text}"))
+    };
+    assert_eq!(series(&a, "workmate_coordinator_shared"), 1);
+    assert!(series(&a, "workmate_coordinator_events_published_total") > 0);
+    assert!(series(&b, "workmate_coordinator_events_received_total") > 0);
 }
 
 #[test]
