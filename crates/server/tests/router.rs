@@ -158,6 +158,24 @@ async fn readyz_follows_the_database() {
 }
 
 #[tokio::test]
+async fn readyz_says_not_ready_once_the_replica_drains() {
+    let app = app().await;
+    assert_eq!(get_json(&app.router, "/readyz").await.0, StatusCode::OK);
+    app.state.shutdown.cancel();
+    let (status, body) = get_json(&app.router, "/readyz").await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert!(
+        body["reason"].as_str().unwrap().starts_with("draining"),
+        "{body}"
+    );
+    assert_eq!(
+        get_json(&app.router, "/healthz").await.0,
+        StatusCode::OK,
+        "alive"
+    );
+}
+
+#[tokio::test]
 async fn metrics_count_requests_by_route_template() {
     let app = app().await;
     send(&app.router, "GET", "/healthz").await;

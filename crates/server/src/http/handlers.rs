@@ -23,8 +23,15 @@ pub(crate) async fn healthz() -> Json<Value> {
     Json(json!({ "status": "ok" }))
 }
 
-/// `GET /readyz`: the process can serve, i.e. the database answers.
+/// `GET /readyz`: the process can serve, i.e. it is not draining and the database answers.
 pub(crate) async fn readyz(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+    // A draining replica answers requests already on an open connection, but takes no new
+    // work: the load balancer must move on.
+    if state.shutdown.is_cancelled() {
+        return Err(ApiError::NotReady {
+            reason: "draining: this replica is stopping".into(),
+        });
+    }
     match tokio::time::timeout(READY_TIMEOUT, state.store.ping()).await {
         Ok(Ok(())) => Ok(Json(json!({ "status": "ready" }))),
         Ok(Err(e)) => Err(ApiError::NotReady {
