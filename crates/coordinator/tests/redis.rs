@@ -148,3 +148,110 @@ async fn a_wrong_url_fails_at_connect_with_a_clear_error() {
     .unwrap_err();
     assert!(refused.to_string().contains("Redis"), "{refused}");
 }
+
+/// A TCP proxy to Redis that the test can cut and restore, to play an outage: while off, it
+/// drops every connection and refuses new ones.
+struct Proxy {
+    port: u16,
+    on: Arc<tokio::sync::watch::Sender<bool>>,
+}
+
+impl Proxy {
+    async fn to(target: &str) -> Self {
+        let target = target
+            .trim_start_matches("redis://")
+            .trim_end_matches('/')
+            .to_owned();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (on, _) = tokio::sync::watch::channel(true);
+        let on = Arc::new(on);
+        let switch = Arc::clone(&on);
+        tokio::spawn(async move {
+            loop {
+                let Ok((mut client, _)) = listener.accept().await else {
+                    return;
+                };
+                if !*on.borrow() {
+                    continue;
+                }
+                let target = target.clone();
+                let mut off = on.subscribe();
+                tokio::spawn(async move {
+                    let Ok(mut server) = tokio::net::TcpStream::connect(&target).await else {
+                        return;
+                    };
+                    tokio::select! {
+                        _ = tokio::io::copy_bidirectional(&mut client, &mut server) => {}
+                        _ = off.wait_for(|on| !*on) => {}
+                    }
+                });
+            }
+        });
+        Self { port, on: switch }
+    }
+
+    fn set(&self, on: bool) {
+        self.on.send_replace(on);
+    }
+}
+
+#[tokio::test]
+#[allow(clippy::print_stderr, reason = "a test that did not run says so")]
+async fn while_redis_is_away_each_replica_goes_on_alone_and_reconnects_after() {
+    let Ok(url) = std::env::var("WORKMATE_TEST_REDIS_URL") else {
+        eprintln!("WORKMATE_TEST_REDIS_URL is not set: the Redis outage test did not run");
+        return;
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter("workmate_coordinator=debug")
+        .with_test_writer()
+        .try_init();
+    let proxy = Proxy::to(&url).await;
+    let prefix = format!("wmtest:{}", uuid_like());
+    let settings = |replica: &str, url: String| RedisSettings {
+        url,
+        prefix: prefix.clone(),
+        replica: replica.to_owned(),
+    };
+    let a = RedisCoordinator::connect(settings("a", format!("redis://127.0.0.1:{}", proxy.port)))
+        .await
+        .unwrap();
+    let b = RedisCoordinator::connect(settings("b", url.clone()))
+        .await
+        .unwrap();
+    let tenant = TenantId::from("t1");
+    let session = SessionId::from("s1".to_owned());
+    let mut on_a = a.subscribe_events(&tenant, &session).await.unwrap();
+    b.publish_event(&event(&session, 1));
+    assert_eq!(next(&mut on_a).await.seq, 1);
+
+    proxy.set(false);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Limits are counted by a alone, unknown deliveries go to the store, nothing hangs.
+    let started = std::time::Instant::now();
+    assert_eq!(a.try_acquire("tenant:t1", 1, 5_000).await, None);
+    assert!(!a.seen("slack:T1:Ev1").await);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "each call gave up in time"
+    );
+    assert!(a.stats().fallbacks >= 2, "{:?}", a.stats());
+
+    // Back: a subscribes again by itself and hears b once more.
+    proxy.set(true);
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    let mut seq = 2;
+    loop {
+        b.publish_event(&event(&session, seq));
+        if let Ok(Ok(got)) = tokio::time::timeout(Duration::from_millis(300), on_a.recv()).await {
+            assert!(got.seq >= 2);
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "a never heard b again"
+        );
+        seq += 1;
+    }
+}

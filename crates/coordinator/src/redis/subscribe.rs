@@ -45,7 +45,10 @@ pub(super) async fn run(shared: Arc<Shared>, stop: CancellationToken) -> Result<
                     tracing::info!("The Redis coordinator's subscriptions are back.");
                     stream = Some(open);
                 }
-                Err(e) => shared.warn("subscribe to other replicas' events", &e),
+                Err(e) => {
+                    tracing::debug!(error = %e, ?backoff, "The Redis coordinator cannot subscribe yet.");
+                    shared.warn("subscribe to other replicas' events", &e);
+                }
             }
         }
     });
