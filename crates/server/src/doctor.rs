@@ -19,6 +19,7 @@ struct Line {
 pub async fn run(config: &Config) -> (String, bool) {
     let lines = [
         database(config).await,
+        coordinator(config).await,
         platforms(config),
         providers(config),
         sandbox(config).await,
@@ -26,9 +27,31 @@ pub async fn run(config: &Config) -> (String, bool) {
     let mut out = String::new();
     for line in &lines {
         let status = if line.ok { "ok     " } else { "problem" };
-        let _ = writeln!(out, "{status} {:<10} {}", line.what, line.detail);
+        let _ = writeln!(out, "{status} {:<11} {}", line.what, line.detail);
     }
     (out, lines.iter().all(|l| l.ok))
+}
+
+/// The coordinator: in process, or the Redis it connects to (and subscribes on) answers.
+async fn coordinator(config: &Config) -> Line {
+    let line = |ok, detail| Line {
+        ok,
+        what: "coordinator",
+        detail,
+    };
+    match &config.coordinator.redis_url {
+        None => line(
+            true,
+            "in process (set [coordinator] redis_url to share events, limits and dedupe between replicas)".into(),
+        ),
+        Some(url) => match crate::engine::coordinator(config).await {
+            Ok(_) => line(
+                true,
+                format!("Redis {} answers", crate::config::redacted_url(url)),
+            ),
+            Err(e) => line(false, e.to_string()),
+        },
+    }
 }
 
 async fn database(config: &Config) -> Line {

@@ -428,11 +428,28 @@ fn doctor_reports_each_dependency_and_fails_on_a_problem() {
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert_eq!(output.status.code(), Some(0), "{stdout}");
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.len(), 4, "{stdout}");
+    assert_eq!(lines.len(), 5, "{stdout}");
     assert!(lines.iter().all(|l| l.starts_with("ok ")), "{stdout}");
     assert!(lines[0].contains("schema up to date"), "{stdout}");
     assert!(
-        lines[3].contains("sandbox") && lines[3].contains("namespaces"),
+        lines[1].contains("coordinator") && lines[1].contains("in process"),
+        "{stdout}"
+    );
+    assert!(
+        lines[4].contains("sandbox") && lines[4].contains("namespaces"),
+        "{stdout}"
+    );
+
+    // A coordinator's Redis that does not answer is a problem, with what to do.
+    let output = run(
+        dir.path(),
+        &["doctor"],
+        &[("WORKMATE__COORDINATOR__REDIS_URL", "redis://127.0.0.1:1")],
+    );
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("problem coordinator") && stdout.contains("redis_url"),
         "{stdout}"
     );
 
