@@ -112,6 +112,7 @@ impl Holder {
                 {
                     Ok(()) => self.coordinator.signal(Signal::ConnectionReleased {
                         name: self.name.clone(),
+                        by: self.replica.clone(),
                     }),
                     Err(e) => {
                         tracing::warn!(connection = %self.name, error = %e, "Cannot release the lease of a long connection; another replica takes it once it lapses.");
@@ -126,7 +127,8 @@ impl Holder {
                     () = self.stop.cancelled() => return,
                     () = &mut wait => break,
                     signal = released.recv() => match signal {
-                        Ok(Signal::ConnectionReleased { name }) if name == self.name => break,
+                        Ok(Signal::ConnectionReleased { name, by })
+                            if name == self.name && by != self.replica => break,
                         Ok(_) | Err(RecvError::Lagged(_)) => {}
                         Err(RecvError::Closed) => {
                             wait.as_mut().await;

@@ -48,6 +48,8 @@ pub enum Signal {
     ConnectionReleased {
         /// The lease's name (`Connection::lease_name`).
         name: String,
+        /// The replica that released it (it does not wait for its own release).
+        by: String,
     },
     /// A session's writer lease was released (its replica drained): an open turn of it may be
     /// taken up now.

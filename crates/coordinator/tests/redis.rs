@@ -129,6 +129,7 @@ async fn a_signal_reaches_both_replicas_once() {
     let mut on_b = b.signals();
     let released = Signal::ConnectionReleased {
         name: "slack:A1".into(),
+        by: "a".into(),
     };
     a.signal(released.clone());
     assert_eq!(next(&mut on_b).await, released);
