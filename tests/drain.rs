@@ -10,7 +10,7 @@ use crate::crash::{
     TOKEN, approve, assert_answered_once, call, eventually, finished_history, pending, prepare,
     runs, start_counting, with_database,
 };
-use crate::support::{Server, fresh_database};
+use crate::support::{Server, fresh_database, test_redis};
 
 /// A server in `dir` whose tool sleeps `seconds`, on `database` (`None`: SQLite), coordinating
 /// through `redis` (URL, key prefix) when given, with `grace_ms` to drain.
@@ -35,20 +35,6 @@ fn start(
     }
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     Server::start_with(dir, &[], &env)
-}
-
-/// The test Redis and a prefix of this run's own; `None` (said) without
-/// `WORKMATE_TEST_REDIS_URL`.
-#[allow(clippy::print_stderr, reason = "a test that did not run says so")]
-fn test_redis() -> Option<(String, String)> {
-    let Ok(url) = std::env::var("WORKMATE_TEST_REDIS_URL") else {
-        eprintln!("skipped: WORKMATE_TEST_REDIS_URL not set");
-        return None;
-    };
-    Some((
-        url,
-        format!("wmtest:drain:{}", uuid::Uuid::new_v4().simple()),
-    ))
 }
 
 /// The session's stored event kinds, in order.
@@ -115,7 +101,7 @@ struct TwoReplicas {
 }
 
 fn two_replicas(variable: &str, seconds: u32, grace_ms: u32) -> Option<TwoReplicas> {
-    let (redis, prefix) = test_redis()?;
+    let (redis, prefix) = test_redis("drain")?;
     let url = fresh_database(variable)?;
     let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
     let redis = Some((redis.as_str(), prefix.as_str()));

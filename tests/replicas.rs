@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use crate::crash::{
     TOKEN, approve, assert_answered_once, call, eventually, pending, prepare, runs,
 };
-use crate::support::{Server, fresh_database, read_stream_until};
+use crate::support::{Server, fresh_database, read_stream_until, test_redis};
 
 /// A server on the shared database, answering with the scripted model, coordinating with the
 /// other processes through `redis` (its URL and a key prefix of this test's own) when given.
@@ -194,20 +194,8 @@ fn on_mariadb_a_turn_left_by_a_killed_process_is_finished_by_the_other() {
     a_turn_left_by_a_killed_process_is_finished_by_the_other("WORKMATE_TEST_MYSQL_URL");
 }
 
-/// The test Redis and a key prefix no other run uses; `None` (said) without
-/// `WORKMATE_TEST_REDIS_URL`.
-#[allow(clippy::print_stderr, reason = "a test that did not run says so")]
-fn test_redis() -> Option<(String, String)> {
-    let Ok(url) = std::env::var("WORKMATE_TEST_REDIS_URL") else {
-        eprintln!("skipped: WORKMATE_TEST_REDIS_URL not set");
-        return None;
-    };
-    let prefix = format!("wmtest:replicas:{}", uuid::Uuid::new_v4().simple());
-    Some((url, prefix))
-}
-
 fn a_client_of_one_process_watches_live_a_turn_the_other_drives(variable: &str) {
-    let Some((redis, prefix)) = test_redis() else {
+    let Some((redis, prefix)) = test_redis("replicas") else {
         return;
     };
     let Some(url) = fresh_database(variable) else {

@@ -291,6 +291,18 @@ pub(crate) fn fresh_database(variable: &str) -> Option<String> {
     )
 }
 
+/// The test Redis (`WORKMATE_TEST_REDIS_URL`) and a key prefix, under `what`, that no other run
+/// uses; `None` (said) without the variable.
+#[allow(clippy::print_stderr, reason = "a test that did not run says so")]
+pub(crate) fn test_redis(what: &str) -> Option<(String, String)> {
+    let Ok(url) = std::env::var("WORKMATE_TEST_REDIS_URL") else {
+        eprintln!("skipped: WORKMATE_TEST_REDIS_URL not set");
+        return None;
+    };
+    let prefix = format!("wmtest:{what}:{}", uuid::Uuid::new_v4().simple());
+    Some((url, prefix))
+}
+
 /// Polls `probe` until it returns `Some`, failing after a generous deadline.
 pub(crate) async fn eventually<T, F, Fut>(mut probe: F) -> T
 where
