@@ -73,6 +73,9 @@ impl Chat {
     }
 }
 
+/// How long after another's lease should lapse it is asked for again.
+const LAPSE_MARGIN_MS: i64 = 25;
+
 /// What a take of the lease found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Lease {
@@ -102,7 +105,8 @@ impl Holder {
         let mut released = self.coordinator.signals();
         loop {
             let asked = Instant::now();
-            if self.take().await == Lease::Held {
+            let lease = self.take().await;
+            if lease == Lease::Held {
                 self.drive(asked, every).await;
                 match self
                     .store
@@ -119,8 +123,14 @@ impl Holder {
                     }
                 }
             }
-            // Asked again every third of a term, or at once when its holder says it let go.
-            let wait = tokio::time::sleep(every);
+            // Asked again every third of a term, when another's lease runs out (so a dead
+            // holder's successor opens it within one term), or at once when its holder says it
+            // let go.
+            let wait = match lease {
+                Lease::Elsewhere => self.until_it_lapses().await.min(every),
+                Lease::Held | Lease::Unknown => every,
+            };
+            let wait = tokio::time::sleep(wait);
             tokio::pin!(wait);
             loop {
                 tokio::select! {
@@ -155,6 +165,18 @@ impl Holder {
                 tracing::warn!(connection = %self.name, error = %e, "Cannot take or renew the lease of a long connection.");
                 Lease::Unknown
             }
+        }
+    }
+
+    /// How long until another holder's lease lapses, unless renewed (a little after, so the
+    /// next take finds it lapsed); a term when it cannot be read.
+    async fn until_it_lapses(&self) -> Duration {
+        match self.store.connection_leases().get(&self.name).await {
+            Ok(Some(lease)) => {
+                let left = lease.until_ms.saturating_sub(self.store.clock_ms()) + LAPSE_MARGIN_MS;
+                Duration::from_millis(u64::try_from(left.max(LAPSE_MARGIN_MS)).unwrap_or(0))
+            }
+            Ok(None) | Err(_) => self.term,
         }
     }
 

@@ -104,6 +104,10 @@ pub trait Coordinator: Send + Sync + Debug {
     /// Signals from now on, this replica's own included.
     fn signals(&self) -> broadcast::Receiver<Signal>;
 
+    /// Waits (at most `within`) until everything published or signalled so far has left this
+    /// replica: a replica that stops calls it last, so its final signals are not lost.
+    fn flush(&self, within: Duration) -> BoxFuture<'_, ()>;
+
     /// Live figures, for `/metrics`.
     fn stats(&self) -> Stats;
 }

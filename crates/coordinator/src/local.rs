@@ -81,6 +81,10 @@ impl Coordinator for InProcess {
         self.signals.subscribe()
     }
 
+    fn flush(&self, _within: Duration) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+
     fn stats(&self) -> Stats {
         Stats::default()
     }

@@ -248,6 +248,8 @@ async fn open_and_run(
         chat.shutdown(deadline.saturating_duration_since(tokio::time::Instant::now()))
             .await;
         let drained = hub.drain(deadline, &stop.now).await;
+        // The releases just signalled reach the other replicas before this one is gone.
+        hub.coordinator().flush(Duration::from_secs(1)).await;
         info!(
             finished = drained.finished,
             left = drained.left,

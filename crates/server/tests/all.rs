@@ -37,6 +37,8 @@ mod security;
 mod slack;
 mod support;
 mod surfaces;
+#[path = "../../../tests/takeover.rs"]
+mod takeover;
 mod tenant_settings;
 mod traces;
 mod vault;

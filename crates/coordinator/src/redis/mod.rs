@@ -96,7 +96,7 @@ struct Shared {
     /// This replica's subscribers of other replicas' events, by channel.
     sessions: Mutex<HashMap<String, broadcast::Sender<Arc<Event>>>>,
     signals: broadcast::Sender<Signal>,
-    outgoing: mpsc::Sender<(String, String)>,
+    outgoing: mpsc::Sender<publish::Outgoing>,
     /// Limits counted here while Redis cannot be asked.
     fallback_windows: SlidingWindows,
     uses: AtomicU64,
@@ -204,7 +204,8 @@ impl Shared {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             return;
         };
-        if self.outgoing.try_send((channel, payload)).is_err() {
+        let message = publish::Outgoing::Message { channel, payload };
+        if self.outgoing.try_send(message).is_err() {
             self.dropped.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -351,6 +352,19 @@ impl Coordinator for RedisCoordinator {
 
     fn signals(&self) -> broadcast::Receiver<Signal> {
         self.shared.signals.subscribe()
+    }
+
+    fn flush(&self, within: Duration) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let (done, flushed) = tokio::sync::oneshot::channel();
+            let queued = self.shared.outgoing.send(publish::Outgoing::Flush(done));
+            let _ = tokio::time::timeout(within, async {
+                if queued.await.is_ok() {
+                    let _ = flushed.await;
+                }
+            })
+            .await;
+        })
     }
 
     fn stats(&self) -> Stats {
