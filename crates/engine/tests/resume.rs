@@ -281,3 +281,42 @@ fn a_graceful_stop_leaves_a_parked_prompt_parked_for_the_next_start() {
         assert_every_call_answered_once(&h.history().await);
     });
 }
+
+/// A crash can fall between the prompt's inbox row (stored at once) and the events announcing it
+/// (queued for the session's log): parked again, such a prompt is announced then, so a chat card
+/// shows it and someone can answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_stored_but_never_announced_is_announced_when_parked_again() {
+    let mut h = Harness::with(&write_script(), Options::default()).await;
+    // The row the first process stored for the call before it died, without its events.
+    let (stored, created) = h
+        .store
+        .inbox()
+        .park(
+            &h.tenant,
+            &workmate_store::NewInboxItem {
+                session_id: h.session.clone(),
+                tool_call_id: Some("call_0_0".into()),
+                kind: workmate_protocol::InboxItemKind::Approval,
+                title: "Run `probe_write`?".into(),
+                body: String::new(),
+                inbox: "default".into(),
+                visibility: workmate_protocol::Visibility::Inline,
+                requested_by: None,
+                data: json!({}),
+            },
+        )
+        .await
+        .unwrap();
+    assert!(created);
+    h.say("write this week's report").await;
+    let announced = h.parked().await;
+    assert_eq!(announced, stored.id, "the same item, announced now");
+    h.decide(&announced, ApprovalChoice::Once).await;
+    let events = h.turn_events().await;
+    assert!(matches!(
+        events.last().unwrap().kind,
+        EventKind::TurnEnd { .. }
+    ));
+    assert_eq!(h.writes.calls(), 1);
+}

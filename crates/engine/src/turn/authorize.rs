@@ -161,8 +161,8 @@ impl Turn {
         Ok(())
     }
 
-    /// Parks a prompt (idempotently) and marks its call as waiting; the flag says whether the
-    /// item is new.
+    /// Parks `new` (once: parking it again returns the same item); whether it must be announced
+    /// now (it is new, or was never announced); marks its call as waiting.
     pub(crate) async fn park(&self, new: NewInboxItem) -> Result<(InboxItem, bool)> {
         // The item names a call: the step that proposed it is stored first.
         self.emit.flushed().await?;
@@ -175,7 +175,17 @@ impl Turn {
         if let Some(call) = &new.tool_call_id {
             self.ledger_move(call, ToolCallState::AwaitingApproval, None)?;
         }
-        Ok((item, created))
+        // The item is stored at once, its announcement through the session's log: a crash in
+        // between leaves a prompt nobody was shown (no card to click). Parked again, it is
+        // announced then.
+        let unannounced = !created
+            && !self
+                .deps
+                .store
+                .events()
+                .announces_parked(&self.emit.tenant, &self.emit.session, &item.id)
+                .await?;
+        Ok((item, created || unannounced))
     }
 
     pub(crate) async fn announce_parked(&self, item: &InboxItem) -> Result<()> {

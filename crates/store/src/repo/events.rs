@@ -99,6 +99,33 @@ impl<'s> EventRepo<'s> {
         Ok((moved, appended.events))
     }
 
+    /// Whether the session's stored events announce the parked inbox item `item`
+    /// (`inbox_item_parked`): a prompt stored just before a crash may not be.
+    pub async fn announces_parked(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+        item: &workmate_protocol::InboxItemId,
+    ) -> Result<bool> {
+        let rows = self
+            .store
+            .dialect
+            .query("SELECT body_json FROM session_events WHERE tenant_id = ? AND session_id = ? AND kind = 'inbox_item_parked'")
+            .bind(tenant.as_str().to_owned())
+            .bind(session.as_str().to_owned())
+            .fetch_all(&self.store.pool)
+            .await?;
+        for row in &rows {
+            if let EventKind::InboxItemParked { item_id, .. } =
+                json_col(row, "session_events", "body_json")?
+                && item_id == *item
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     /// A session's state events with `seq > after`, oldest first, at most `limit` of them.
     pub async fn list_after(
         &self,
