@@ -169,7 +169,7 @@ fn approve_all(server: &Server) -> usize {
 }
 
 /// The turns a freshly started process took up, by how (from its metrics).
-fn recovered_at_start(server: &Server, into: &mut BTreeMap<String, u64>) {
+pub(crate) fn recovered_at_start(server: &Server, into: &mut BTreeMap<String, u64>) {
     let Ok((200, text)) = http_request(server.addr, "GET", "/metrics", Some(TOKEN), None) else {
         return;
     };

@@ -9,6 +9,8 @@ mod authority;
 mod automation_rules;
 mod automations_api;
 mod backends;
+#[path = "../../../tests/chaos/mod.rs"]
+mod chaos;
 mod cli;
 mod config;
 mod config_sections;
