@@ -29,6 +29,9 @@ pub struct EngineConfig {
     /// A turn a crash cut short longer ago than this is not taken up again (the model is not
     /// called again); it ends with the restart notice (`[engine] recover_within_seconds`).
     pub recover_within: Duration,
+    /// A session's live state (its runtime: counters, cached row and history, subscriptions)
+    /// unused for this long is dropped; the next use loads it again from the store.
+    pub idle_session: Duration,
     /// This process's name as the holder of session leases. It must differ between processes
     /// that share a database and stay the same across restarts of one, so a restarted process
     /// takes its sessions back at once instead of waiting out its own leases.
@@ -46,6 +49,7 @@ impl Default for EngineConfig {
             hot_histories: 256,
             lease_ttl: Duration::from_secs(30),
             recover_within: Duration::from_secs(600),
+            idle_session: Duration::from_secs(120),
             replica: "local".into(),
         }
     }

@@ -93,6 +93,8 @@ pub(crate) struct SessionRuntime {
     fanout: Option<Arc<dyn workmate_coordinator::Coordinator>>,
     /// Whether a task relays other replicas' events of this session to its subscribers here.
     relaying: Mutex<bool>,
+    /// When the hub last handed this runtime out (ms): an idle one is evicted.
+    last_used_ms: std::sync::atomic::AtomicI64,
 }
 
 impl SessionRuntime {
@@ -127,6 +129,7 @@ impl SessionRuntime {
             turn_trace: Mutex::default(),
             fanout,
             relaying: Mutex::new(false),
+            last_used_ms: std::sync::atomic::AtomicI64::new(i64::MIN),
         }
     }
 
@@ -290,6 +293,16 @@ impl SessionRuntime {
         }
         // No subscriber is fine: the state events are in the store.
         let _ = self.events.send(event);
+    }
+
+    /// Records a use at `now_ms`.
+    pub(crate) fn touch(&self, now_ms: i64) {
+        self.last_used_ms.fetch_max(now_ms, Ordering::Relaxed);
+    }
+
+    /// When the hub last handed this runtime out (ms).
+    pub(crate) fn last_used_ms(&self) -> i64 {
+        self.last_used_ms.load(Ordering::Relaxed)
     }
 
     /// Hands an event another replica published to this runtime's subscribers; it changes

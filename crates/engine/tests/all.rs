@@ -12,6 +12,7 @@ mod support;
 
 mod approvals;
 mod gateway;
+mod idle;
 mod intake;
 mod interrupts;
 mod permissions;

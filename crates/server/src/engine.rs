@@ -97,6 +97,7 @@ pub fn build_hub(
         replica: config.server.replica_id.clone(),
         recover_within: config.engine.recover_within,
         lease_ttl: config.coordinator.session_lease,
+        idle_session: config.engine.idle_session,
         ..EngineConfig::default()
     };
     SessionHub::with_coordinator(

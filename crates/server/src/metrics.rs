@@ -69,6 +69,7 @@ pub struct Metrics {
     pool_idle: Gauge,
     intake_unfinished: Gauge,
     intake_in_flight: Gauge,
+    live_sessions: Gauge,
     recovered: Family<RecoveryLabels, Counter>,
     scheduler: SchedulerMetrics,
     engine: std::sync::Arc<crate::engine_metrics::EngineMetrics>,
@@ -171,6 +172,12 @@ impl Metrics {
             delivery_ack.clone(),
         );
         let coordinator = crate::coordinator_metrics::CoordinatorMetrics::register(&mut registry);
+        let live_sessions = Gauge::default();
+        registry.register(
+            "sessions_live",
+            "Sessions whose live state (runtime) this process holds; idle ones are dropped",
+            live_sessions.clone(),
+        );
         Self {
             coordinator,
             registry,
@@ -180,6 +187,7 @@ impl Metrics {
             pool_idle,
             intake_unfinished,
             intake_in_flight,
+            live_sessions,
             recovered,
             scheduler,
             engine,
@@ -192,6 +200,12 @@ impl Metrics {
     /// ([`workmate_engine::SessionHub::observe`]).
     pub fn engine(&self) -> std::sync::Arc<crate::engine_metrics::EngineMetrics> {
         std::sync::Arc::clone(&self.engine)
+    }
+
+    /// Sets the gauge of sessions with live state in this process.
+    pub fn set_live_sessions(&self, live: usize) {
+        self.live_sessions
+            .set(i64::try_from(live).unwrap_or(i64::MAX));
     }
 
     /// Reads the coordinator's figures at every scrape from now on.

@@ -193,6 +193,7 @@ async fn open_and_run(
         }
         recovery::sweep(hub.clone(), chat.clone(), metrics.clone(), token.clone());
         metrics.watch_coordinator(hub.coordinator());
+        hub.evict_idle_continuously(token.clone());
         crate::audit::seal_continuously(store.clone(), token.clone());
         crate::audit::ship_to_sinks(config, &store, &token)?;
         scheduler.observe_ticks(metrics.clone());

@@ -22,6 +22,7 @@ mod engine_metrics;
 mod explain;
 mod feishu;
 mod gateways;
+mod idle;
 mod intake_crash;
 #[path = "../../../tests/kill.rs"]
 mod kill;

@@ -8,6 +8,7 @@ mod authority;
 mod commands;
 mod drain;
 mod hot;
+mod idle;
 mod lease;
 mod offboard;
 mod quorum;
@@ -456,6 +457,7 @@ impl SessionHub {
             // A runtime whose log failed is replaced once its turn is over: its counters are
             // no longer the store's.
             if runtime.is_running() || runtime.failure().is_none() {
+                runtime.touch(self.inner.deps.clock.now_ms());
                 return Ok(Arc::clone(runtime));
             }
         }
@@ -468,6 +470,7 @@ impl SessionHub {
             tracing::warn!(tenant = %tenant, session = %session, "Reloading a session whose log failed.");
             *runtime = fresh();
         }
+        runtime.touch(self.inner.deps.clock.now_ms());
         Ok(Arc::clone(runtime))
     }
 

@@ -11,6 +11,8 @@ use super::validate::{RawEngine, RawScheduler};
 pub(crate) const DEFAULT_MAX_ITERATIONS: i64 = 150;
 /// How long after a crash a cut turn is still taken up again, by default.
 pub(crate) const DEFAULT_RECOVER_WITHIN_SECONDS: i64 = 600;
+/// How long an unused session keeps its live state, by default.
+pub(crate) const DEFAULT_IDLE_SESSION_SECONDS: i64 = 120;
 /// The model of sessions a surface creates, by default: the offline scripted provider.
 pub(crate) const DEFAULT_MODEL: &str = "scripted:demo";
 
@@ -25,6 +27,9 @@ pub struct EngineSettings {
     /// `recover_within_seconds`: a turn a crash cut short longer ago than this is ended with
     /// the restart notice instead of being taken up again (default 600).
     pub recover_within: std::time::Duration,
+    /// `idle_session_seconds`: a session unused for this long drops its live state (default
+    /// 120); the next use loads it again from the database.
+    pub idle_session: std::time::Duration,
 }
 
 type Invalid<'a> = &'a dyn Fn(&'static str, &'static str, String) -> ConfigError;
@@ -69,10 +74,25 @@ pub(crate) fn validate_engine(
                 format!("{within} is not between 1 and 604800 (a week)"),
             )
         })?;
+    let idle = raw
+        .idle_session_seconds
+        .unwrap_or(DEFAULT_IDLE_SESSION_SECONDS);
+    let idle_session = u64::try_from(idle)
+        .ok()
+        .filter(|s| (1..=86_400).contains(s))
+        .map(std::time::Duration::from_secs)
+        .ok_or_else(|| {
+            invalid(
+                "engine",
+                "idle_session_seconds",
+                format!("{idle} is not between 1 and 86400 (a day)"),
+            )
+        })?;
     Ok(EngineSettings {
         max_iterations,
         default_model,
         recover_within,
+        idle_session,
     })
 }
 

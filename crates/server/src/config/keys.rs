@@ -100,6 +100,7 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
     Key::new("engine", "max_iterations", Kind::Int),
     Key::new("engine", "default_model", Kind::Str),
     Key::new("engine", "recover_within_seconds", Kind::Int),
+    Key::new("engine", "idle_session_seconds", Kind::Int),
     Key::new("scheduler", "tick_seconds", Kind::Int),
     // `[providers.NAME]`: `*` stands for any provider name (and, in `headers`, any header).
     Key::new("providers.*", "kind", Kind::Str),

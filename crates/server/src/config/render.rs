@@ -44,6 +44,7 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
             max_iterations: Some(i64::from(config.engine.max_iterations)),
             default_model: Some(config.engine.default_model.clone()),
             recover_within_seconds: i64::try_from(config.engine.recover_within.as_secs()).ok(),
+            idle_session_seconds: i64::try_from(config.engine.idle_session.as_secs()).ok(),
         },
         scheduler: RawScheduler {
             tick_seconds: i64::try_from(config.scheduler.tick.as_secs()).ok(),

@@ -119,6 +119,7 @@ pub(crate) struct RawEngine {
     pub(crate) max_iterations: Option<i64>,
     pub(crate) default_model: Option<String>,
     pub(crate) recover_within_seconds: Option<i64>,
+    pub(crate) idle_session_seconds: Option<i64>,
 }
 
 /// `[scheduler]`.
@@ -386,6 +387,7 @@ mod tests {
                 max_iterations: Some(0),
                 default_model: Some(String::new()),
                 recover_within_seconds: Some(0),
+                idle_session_seconds: Some(0),
             },
             scheduler: RawScheduler {
                 tick_seconds: Some(0),

@@ -48,6 +48,7 @@ pub(crate) async fn metrics(State(state): State<AppState>) -> Result<impl IntoRe
     state
         .metrics
         .set_runs_in_progress(state.scheduler.running());
+    state.metrics.set_live_sessions(state.hub.live_sessions());
     // Read before the intake query below takes a connection of its own.
     let pool = state.store.pool_stats();
     match state.store.intake().unfinished().await {
