@@ -53,7 +53,11 @@ impl SessionHub {
                 }
                 let dropped = hub.evict_idle();
                 if dropped > 0 {
-                    tracing::debug!(dropped, live = hub.live_sessions(), "Dropped idle sessions' live state.");
+                    tracing::debug!(
+                        dropped,
+                        live = hub.live_sessions(),
+                        "Dropped idle sessions' live state."
+                    );
                 }
             }
         });
