@@ -71,6 +71,9 @@ impl Store {
     }
 }
 
+/// The SQLite page cache of one connection: 2 MiB (a negative `cache_size` is in KiB).
+const SQLITE_PAGE_CACHE: &str = "PRAGMA cache_size = -2048";
+
 /// A pool of at most `connections` (an in-memory database keeps its one connection forever).
 async fn open_pool(
     url: &str,
@@ -98,6 +101,9 @@ async fn open_pool(
                 if dialect == Dialect::Sqlite {
                     conn.execute("PRAGMA synchronous = NORMAL").await?;
                     conn.execute("PRAGMA busy_timeout = 30000").await?;
+                    // Each connection's page cache, set rather than left to the build's default,
+                    // so the pool's memory is bounded by (connections + 1) × this.
+                    conn.execute(SQLITE_PAGE_CACHE).await?;
                 }
                 Ok(())
             })
