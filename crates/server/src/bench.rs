@@ -15,6 +15,7 @@ mod client;
 mod fake_slack;
 mod inbound;
 mod report;
+mod soak;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -37,6 +38,7 @@ use workmate_store::{ConnectOptions, Store, SystemClock};
 use workmate_tools::{BuiltinOptions, builtin_registry};
 
 pub use client::{ClientArgs, run as client};
+pub use soak::{SoakArgs, soak};
 
 use crate::config::SlackConfig;
 use crate::error::StartupError;
@@ -121,47 +123,21 @@ async fn measure(args: &WebhooksArgs, dir: &std::path::Path) -> Result<String, S
     );
     let baseline_addr = serve(baseline_router, token.clone()).await?;
 
-    let (hub, store) = hub(dir).await?;
-    let slack_config = SlackConfig::http(
-        SECRET.to_owned().into(),
-        "xoxb-bench".to_owned().into(),
-        &format!("http://{fake}"),
-    );
-    let chat = Chat::new(hub.clone(), store.clone(), ChatConfig::default());
-    let slack = SlackSurface::new(&slack_config, &chat)
-        .map_err(|e| StartupError::Bench(format!("cannot set up Slack: {e}")))?;
-    chat.start();
-    let state = AppState {
-        store: store.clone(),
-        metrics: Arc::new(Metrics::new()),
-        hub: hub.clone(),
-        auth: Arc::new(Auth::admin(uuid::Uuid::new_v4().to_string().into())),
-        scheduler: workmate_engine::Scheduler::new(
-            hub.clone(),
-            Arc::new(workmate_engine::NoObserver),
-            workmate_engine::SchedulerConfig::default(),
-        ),
-        chat: chat.clone(),
-        slack: Some(Arc::clone(&slack)),
-        feishu: None,
-        wecom: None,
-        dingtalk: None,
-        shutdown: token.clone(),
-    };
-    // The end-to-end figure starts when the first event reaches the service.
     let first_request = Arc::new(OnceLock::<Instant>::new());
-    let marker = Arc::clone(&first_request);
-    let service_router =
-        router(state).layer(middleware::from_fn(move |request: Request, next: Next| {
-            marker.get_or_init(Instant::now);
-            next.run(request)
-        }));
-    let service_addr = serve(service_router, token.clone()).await?;
+    let app = Service::start(
+        dir,
+        fake,
+        EngineConfig::default(),
+        ChatConfig::default(),
+        Arc::clone(&first_request),
+        token.clone(),
+    )
+    .await?;
 
     // The baseline runs first, while the server is idle; the events run leaves turns behind.
     let baseline = timed_client(baseline_addr, args).await;
     let service = match baseline {
-        Ok(_) => timed_client(service_addr, args).await,
+        Ok(_) => timed_client(app.addr, args).await,
         Err(_) => Ok(Run::default()),
     };
     let end_of_run = cpu_time();
@@ -179,19 +155,87 @@ async fn measure(args: &WebhooksArgs, dir: &std::path::Path) -> Result<String, S
                     .map(|last| last.saturating_duration_since(client_end)),
                 waited: client_end.elapsed(),
                 cpu: cpu_time().zip(end_of_run).map(|(e, s)| e.saturating_sub(s)),
-                unfinished: store.intake().unfinished().await.ok(),
+                unfinished: app.store.intake().unfinished().await.ok(),
                 seen,
             })
         }
         Err(_) => None,
     };
     token.cancel();
-    slack.shutdown().await;
-    chat.shutdown(Duration::from_secs(1)).await;
-    hub.shutdown().await;
-    store.close().await;
+    app.stop().await;
     let (baseline, service) = (baseline?, service?);
     Ok(report::report(args, &baseline, &service, after.as_ref()))
+}
+
+/// The service under load: the real router over a hub on SQLite, Slack pointed at the fake.
+struct Service {
+    addr: SocketAddr,
+    hub: SessionHub,
+    store: Store,
+    chat: Chat,
+    slack: Arc<SlackSurface>,
+}
+
+impl Service {
+    /// Serves the application on a loopback port until `token`; `first_request` is set when
+    /// the first request reaches it.
+    async fn start(
+        dir: &std::path::Path,
+        fake: SocketAddr,
+        engine: EngineConfig,
+        chat_config: ChatConfig,
+        first_request: Arc<OnceLock<Instant>>,
+        token: CancellationToken,
+    ) -> Result<Self, StartupError> {
+        let (hub, store) = hub(dir, engine).await?;
+        let slack_config = SlackConfig::http(
+            SECRET.to_owned().into(),
+            "xoxb-bench".to_owned().into(),
+            &format!("http://{fake}"),
+        );
+        let chat = Chat::new(hub.clone(), store.clone(), chat_config);
+        let slack = SlackSurface::new(&slack_config, &chat)
+            .map_err(|e| StartupError::Bench(format!("cannot set up Slack: {e}")))?;
+        chat.start();
+        let state = AppState {
+            store: store.clone(),
+            metrics: Arc::new(Metrics::new()),
+            hub: hub.clone(),
+            auth: Arc::new(Auth::admin(uuid::Uuid::new_v4().to_string().into())),
+            scheduler: workmate_engine::Scheduler::new(
+                hub.clone(),
+                Arc::new(workmate_engine::NoObserver),
+                workmate_engine::SchedulerConfig::default(),
+            ),
+            chat: chat.clone(),
+            slack: Some(Arc::clone(&slack)),
+            feishu: None,
+            wecom: None,
+            dingtalk: None,
+            shutdown: token.clone(),
+        };
+        let router =
+            router(state).layer(middleware::from_fn(move |request: Request, next: Next| {
+                first_request.get_or_init(Instant::now);
+                next.run(request)
+            }));
+        let addr = serve(router, token).await?;
+        Ok(Self {
+            addr,
+            hub,
+            store,
+            chat,
+            slack,
+        })
+    }
+
+    /// Stops the platform, the chat layer and the hub, and closes the store.
+    async fn stop(self) {
+        self.slack.shutdown().await;
+        self.chat.shutdown(Duration::from_secs(1)).await;
+        self.hub.shutdown().await;
+        self.store.close().await;
+    }
 }
 
 /// What happened after the client ended, until every turn card was posted or the wait ran out.
@@ -212,7 +256,10 @@ struct After {
 }
 
 /// The store, migrated, and a hub whose scripted model answers "Done." at once.
-async fn hub(dir: &std::path::Path) -> Result<(SessionHub, Store), StartupError> {
+async fn hub(
+    dir: &std::path::Path,
+    engine: EngineConfig,
+) -> Result<(SessionHub, Store), StartupError> {
     let url = format!("sqlite://{}/bench.db", dir.display());
     let failed = |source| StartupError::Database {
         url: url.clone(),
@@ -233,7 +280,7 @@ async fn hub(dir: &std::path::Path) -> Result<(SessionHub, Store), StartupError>
         permissions: PermissionConfig::default(),
         config: EngineConfig {
             workspaces_dir: dir.join("workspaces"),
-            ..EngineConfig::default()
+            ..engine
         },
         clock: Arc::new(SystemClock),
     });
@@ -260,9 +307,10 @@ async fn timed_client(addr: SocketAddr, args: &WebhooksArgs) -> Result<Run, Star
         .map_err(|e| StartupError::Bench(format!("cannot find the workmate binary: {e}")))?;
     let (requests, concurrency) = (args.requests, args.concurrency);
     let before = cpu_time();
-    let output = tokio::task::spawn_blocking(move || run_child(exe, addr, requests, concurrency))
-        .await
-        .map_err(|e| StartupError::Bench(format!("the client runner failed: {e}")))??;
+    let output =
+        tokio::task::spawn_blocking(move || run_child(exe, addr, requests, concurrency, 0))
+            .await
+            .map_err(|e| StartupError::Bench(format!("the client runner failed: {e}")))??;
     let after = cpu_time();
     let mut run = parse(&output)?;
     run.cpu = before.zip(after).map(|(b, a)| a.saturating_sub(b));
@@ -274,6 +322,7 @@ fn run_child(
     addr: SocketAddr,
     requests: usize,
     concurrency: usize,
+    first: usize,
 ) -> Result<String, StartupError> {
     let failed = |e: std::io::Error| StartupError::Bench(format!("the bench client failed: {e}"));
     let mut child = Command::new(exe)
@@ -286,6 +335,7 @@ fn run_child(
         ])
         .args(["--requests", &requests.to_string()])
         .args(["--concurrency", &concurrency.to_string()])
+        .args(["--first", &first.to_string()])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .spawn()

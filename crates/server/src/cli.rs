@@ -67,6 +67,9 @@ pub enum Command {
 pub enum BenchCommand {
     /// Post signed Slack events from a second process; compare with an empty axum handler.
     Webhooks(crate::bench::WebhooksArgs),
+    /// Post signed Slack events at a steady pace, each a new thread, and print resident memory
+    /// after the warm-up and after each further block.
+    Soak(crate::bench::SoakArgs),
 }
 
 /// `workmate vault …`.

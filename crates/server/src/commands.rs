@@ -29,6 +29,7 @@ pub fn run(
     // Benchmarks build their own service in a temporary directory; no configuration applies.
     match &cli.command {
         Command::Bench(BenchCommand::Webhooks(args)) => return bench::webhooks(args).map(Some),
+        Command::Bench(BenchCommand::Soak(args)) => return bench::soak(args).map(Some),
         Command::BenchClient(args) => return bench::client(args).map(Some),
         _ => {}
     }

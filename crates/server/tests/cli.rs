@@ -461,3 +461,31 @@ fn doctor_reports_each_dependency_and_fails_on_a_problem() {
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert!(stdout.contains("unsandboxed"), "{stdout}");
 }
+
+#[test]
+fn bench_soak_prints_its_table_and_the_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = run(
+        dir.path(),
+        &[
+            "bench", "soak", "--events", "20", "--warmup", "10", "--block", "10",
+        ],
+        &[],
+    );
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(output.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("bytes/event") && stdout.contains("(warm-up)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("target under 200"), "{stdout}");
+    assert!(
+        !stdout.contains("problem:"),
+        "every event was answered: {stdout}"
+    );
+    let rows = stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .count();
+    assert_eq!(rows, 3, "the warm-up and two blocks: {stdout}");
+}

@@ -27,6 +27,9 @@ pub struct ClientArgs {
     /// The Slack signing secret the server verifies with.
     #[arg(long)]
     pub secret: String,
+    /// The number of the first event (so runs one after another post new events).
+    #[arg(long, default_value_t = 0)]
+    pub first: usize,
 }
 
 /// What one worker saw.
@@ -90,7 +93,7 @@ fn worker(args: &ClientArgs, next: &AtomicUsize) -> Tally {
         if i >= args.requests {
             return tally;
         }
-        let request = signed_request(args, i);
+        let request = signed_request(args, args.first + i);
         // One retry on a fresh connection: the server may close an idle keep-alive.
         let mut outcome = None;
         for _ in 0..2 {
@@ -139,7 +142,7 @@ fn connect(addr: SocketAddr) -> std::io::Result<TcpStream> {
 
 /// The `i`th event: a new thread each, so every event is a new session and a new turn.
 fn signed_request(args: &ClientArgs, i: usize) -> Vec<u8> {
-    let ts = format!("1700000000.{i:06}");
+    let ts = format!("1700000000.{:06}", i % 1_000_000);
     let body = serde_json::json!({
         "type": "event_callback", "team_id": "TBENCH", "api_app_id": "A1",
         "event_id": format!("EvBench{i:07}"), "event_time": 1_700_000_000,
