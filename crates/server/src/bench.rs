@@ -103,17 +103,26 @@ pub fn webhooks(args: &WebhooksArgs) -> Result<String, StartupError> {
     }
     // In process, while the machine is still idle.
     let inbound = inbound::measure()?;
+    let outcome = in_a_runtime(|dir| measure(args, dir))?;
+    Ok(format!("{}{}", report::inbound(&inbound), outcome))
+}
+
+/// Runs `bench` on a fresh multi-threaded runtime, with a temporary folder for its database.
+fn in_a_runtime<F>(bench: impl FnOnce(PathBuf) -> F) -> Result<String, StartupError>
+where
+    F: std::future::Future<Output = Result<String, StartupError>>,
+{
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(StartupError::Runtime)?;
     let dir = TempDir::new()?;
-    let outcome = runtime.block_on(measure(args, &dir.0));
+    let outcome = runtime.block_on(bench(dir.0.clone()));
     runtime.shutdown_timeout(Duration::from_secs(2));
-    Ok(format!("{}{}", report::inbound(&inbound), outcome?))
+    outcome
 }
 
-async fn measure(args: &WebhooksArgs, dir: &std::path::Path) -> Result<String, StartupError> {
+async fn measure(args: &WebhooksArgs, dir: PathBuf) -> Result<String, StartupError> {
     let token = CancellationToken::new();
     let cards = Arc::new(fake_slack::Cards::default());
     let fake = serve(fake_slack::router(Arc::clone(&cards)), token.clone()).await?;
@@ -125,7 +134,7 @@ async fn measure(args: &WebhooksArgs, dir: &std::path::Path) -> Result<String, S
 
     let first_request = Arc::new(OnceLock::<Instant>::new());
     let app = Service::start(
-        dir,
+        &dir,
         fake,
         EngineConfig::default(),
         ChatConfig::default(),

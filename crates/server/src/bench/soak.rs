@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use workmate_chat::ChatConfig;
 use workmate_engine::EngineConfig;
 
-use super::{Service, TempDir, fake_slack, parse, run_child, serve, wait_for_cards};
+use super::{Service, fake_slack, in_a_runtime, parse, run_child, serve, wait_for_cards};
 use crate::error::StartupError;
 
 /// The growth per event after the warm-up the soak aims under.
@@ -58,17 +58,10 @@ pub fn soak(args: &SoakArgs) -> Result<String, StartupError> {
             "--events 1..=100000, --warmup and --block 1..=20000, --concurrency 1..=64".into(),
         ));
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(StartupError::Runtime)?;
-    let dir = TempDir::new()?;
-    let outcome = runtime.block_on(measure(args, &dir.0));
-    runtime.shutdown_timeout(Duration::from_secs(2));
-    outcome
+    in_a_runtime(|dir| measure(args, dir))
 }
 
-async fn measure(args: &SoakArgs, dir: &std::path::Path) -> Result<String, StartupError> {
+async fn measure(args: &SoakArgs, dir: std::path::PathBuf) -> Result<String, StartupError> {
     let token = CancellationToken::new();
     let cards = Arc::new(fake_slack::Cards::default());
     let fake = serve(fake_slack::router(Arc::clone(&cards)), token.clone()).await?;
@@ -81,7 +74,7 @@ async fn measure(args: &SoakArgs, dir: &std::path::Path) -> Result<String, Start
         ..ChatConfig::default()
     };
     let app = Service::start(
-        dir,
+        &dir,
         fake,
         engine,
         chat,
