@@ -69,6 +69,12 @@ pub trait Platform: ChatAdapter {
         user: &'a str,
         card: &'a Card,
     ) -> BoxFuture<'a, Result<(), AdapterError>>;
+
+    /// How many entries each of the platform's in-memory caches holds, by cache name (for
+    /// `/metrics`); none by default.
+    fn cached_items(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
 }
 
 #[cfg(test)]

@@ -225,6 +225,27 @@ impl Chat {
         self.slots().iter().map(|slot| slot.pumps.active()).sum()
     }
 
+    /// How many entries the chat layer's in-memory caches hold, by cache name, on every
+    /// platform: card views kept for the next pump of a session, card updates waiting to be
+    /// sent, and each platform's own.
+    pub fn cached_items(&self) -> Vec<(&'static str, u64)> {
+        let slots = self.slots();
+        let mut items = vec![
+            (
+                "card_views",
+                slots.iter().map(|s| s.pumps.kept_views()).sum(),
+            ),
+            (
+                "card_updates",
+                slots.iter().map(|s| s.coalescer.active() as u64).sum(),
+            ),
+        ];
+        for slot in &slots {
+            items.extend(slot.platform.cached_items());
+        }
+        items
+    }
+
     /// Deliveries accepted and not yet finished, in this process's intake.
     pub fn in_flight(&self) -> usize {
         self.inner.intake.in_flight()

@@ -100,6 +100,11 @@ impl Pumps {
         self.lock().len()
     }
 
+    /// How many views of stopped pumps are kept.
+    pub(crate) fn kept_views(&self) -> u64 {
+        self.kept.entry_count()
+    }
+
     /// Makes sure a pump runs for the session, posting its cards to `target`. When this returns,
     /// every event the session emits from now on reaches a pump.
     pub(crate) async fn ensure(

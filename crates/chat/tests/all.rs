@@ -16,6 +16,7 @@ mod directory;
 mod intake;
 mod isolation;
 mod limits;
+mod memory;
 mod offboarding;
 mod stop;
 mod support;

@@ -52,11 +52,16 @@ use crate::{
 pub use script::ScriptError;
 use script::{Script, Turn};
 
+/// How many sessions' cursors are kept; beyond that they are forgotten and read again from the
+/// sessions' histories.
+const KEPT_CURSORS: usize = 1_024;
+
 /// Plays a script; see the module docs for the format.
 #[derive(Debug)]
 pub struct ScriptedProvider {
     script: Script,
-    /// The next turn index of every session seen.
+    /// The next turn index of recent sessions (at most [`KEPT_CURSORS`]): a cache, since a
+    /// session's history says how many turns it was played.
     cursors: Mutex<HashMap<SessionId, usize>>,
 }
 
@@ -81,6 +86,9 @@ impl ScriptedProvider {
     /// Takes the session's turn index and moves its cursor on.
     fn advance(&self, request: &ModelRequest) -> usize {
         let mut cursors = self.cursors.lock().unwrap_or_else(PoisonError::into_inner);
+        if cursors.len() >= KEPT_CURSORS && !cursors.contains_key(&request.session_id) {
+            cursors.clear();
+        }
         let cursor = cursors
             .entry(request.session_id.clone())
             .or_insert_with(|| {
@@ -306,6 +314,36 @@ mod tests {
         ];
         assert_eq!(first_user_text(&messages), "look at\nthis");
         assert_eq!(first_user_text(&messages[..1]), "");
+    }
+
+    #[test]
+    fn cursors_are_bounded_and_a_forgotten_one_is_read_from_the_history() {
+        let provider = ScriptedProvider::from_json(r#"{"conversations":[]}"#).unwrap();
+        let request = |session: &SessionId, answered: usize| ModelRequest {
+            session_id: session.clone(),
+            model: "demo".into(),
+            messages: (0..answered)
+                .map(|n| Message::Assistant {
+                    content: format!("answer {n}"),
+                    ts: 1,
+                    tool_calls: Vec::new(),
+                    reasoning: None,
+                    usage: None,
+                    provider_state: Box::default(),
+                })
+                .collect(),
+            tools: Vec::new(),
+        };
+        let first = SessionId::new();
+        assert_eq!(provider.advance(&request(&first, 0)), 0);
+        assert_eq!(provider.advance(&request(&first, 1)), 1);
+        for _ in 0..KEPT_CURSORS {
+            provider.advance(&request(&SessionId::new(), 0));
+        }
+        let kept = provider.cursors.lock().unwrap().len();
+        assert!(kept <= KEPT_CURSORS, "{kept} cursors kept");
+        // Forgotten, the first session goes on from its two answers.
+        assert_eq!(provider.advance(&request(&first, 2)), 2);
     }
 
     #[test]

@@ -314,25 +314,36 @@ async fn serve(app: Router, token: CancellationToken) -> Result<SocketAddr, Star
 async fn timed_client(addr: SocketAddr, args: &WebhooksArgs) -> Result<Run, StartupError> {
     let exe = std::env::current_exe()
         .map_err(|e| StartupError::Bench(format!("cannot find the workmate binary: {e}")))?;
-    let (requests, concurrency) = (args.requests, args.concurrency);
+    let load = Load {
+        requests: args.requests,
+        concurrency: args.concurrency,
+        first: 0,
+        rate: 0,
+    };
     let before = cpu_time();
-    let output =
-        tokio::task::spawn_blocking(move || run_child(exe, addr, requests, concurrency, 0))
-            .await
-            .map_err(|e| StartupError::Bench(format!("the client runner failed: {e}")))??;
+    let output = tokio::task::spawn_blocking(move || run_child(exe, addr, load))
+        .await
+        .map_err(|e| StartupError::Bench(format!("the client runner failed: {e}")))??;
     let after = cpu_time();
     let mut run = parse(&output)?;
     run.cpu = before.zip(after).map(|(b, a)| a.saturating_sub(b));
     Ok(run)
 }
 
-fn run_child(
-    exe: PathBuf,
-    addr: SocketAddr,
+/// What one run of the client posts.
+#[derive(Clone, Copy, Debug)]
+struct Load {
+    /// Events posted.
     requests: usize,
+    /// Connections posting at once.
     concurrency: usize,
+    /// The number of the first event.
     first: usize,
-) -> Result<String, StartupError> {
+    /// Events per second in all; 0 posts as fast as the connections go.
+    rate: u32,
+}
+
+fn run_child(exe: PathBuf, addr: SocketAddr, load: Load) -> Result<String, StartupError> {
     let failed = |e: std::io::Error| StartupError::Bench(format!("the bench client failed: {e}"));
     let mut child = Command::new(exe)
         .args([
@@ -342,9 +353,10 @@ fn run_child(
             "--secret",
             SECRET,
         ])
-        .args(["--requests", &requests.to_string()])
-        .args(["--concurrency", &concurrency.to_string()])
-        .args(["--first", &first.to_string()])
+        .args(["--requests", &load.requests.to_string()])
+        .args(["--concurrency", &load.concurrency.to_string()])
+        .args(["--first", &load.first.to_string()])
+        .args(["--rate", &load.rate.to_string()])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .spawn()

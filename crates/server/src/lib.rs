@@ -17,6 +17,7 @@ pub mod engine_metrics;
 pub mod error;
 pub mod explain;
 pub mod http;
+pub mod memory_metrics;
 pub mod metrics;
 pub mod models;
 pub mod platforms;

@@ -69,7 +69,7 @@ pub struct Metrics {
     pool_idle: Gauge,
     intake_unfinished: Gauge,
     intake_in_flight: Gauge,
-    live_sessions: Gauge,
+    memory: crate::memory_metrics::MemoryMetrics,
     recovered: Family<RecoveryLabels, Counter>,
     scheduler: SchedulerMetrics,
     engine: std::sync::Arc<crate::engine_metrics::EngineMetrics>,
@@ -172,12 +172,7 @@ impl Metrics {
             delivery_ack.clone(),
         );
         let coordinator = crate::coordinator_metrics::CoordinatorMetrics::register(&mut registry);
-        let live_sessions = Gauge::default();
-        registry.register(
-            "sessions_live",
-            "Sessions whose live state (runtime) this process holds; idle ones are dropped",
-            live_sessions.clone(),
-        );
+        let memory = crate::memory_metrics::MemoryMetrics::register(&mut registry);
         Self {
             coordinator,
             registry,
@@ -187,7 +182,7 @@ impl Metrics {
             pool_idle,
             intake_unfinished,
             intake_in_flight,
-            live_sessions,
+            memory,
             recovered,
             scheduler,
             engine,
@@ -202,10 +197,9 @@ impl Metrics {
         std::sync::Arc::clone(&self.engine)
     }
 
-    /// Sets the gauge of sessions with live state in this process.
-    pub fn set_live_sessions(&self, live: usize) {
-        self.live_sessions
-            .set(i64::try_from(live).unwrap_or(i64::MAX));
+    /// Sets the memory gauges: live sessions, card pumps and cache entries.
+    pub fn set_live(&self, live: &crate::memory_metrics::Live) {
+        self.memory.set(live);
     }
 
     /// Reads the coordinator's figures at every scrape from now on.

@@ -11,12 +11,17 @@ use crate::crash::{
 };
 use crate::support::{Server, http_get, read_stream_until};
 
-fn live_sessions(server: &Server) -> u64 {
+/// The value of the series `series` (name and labels, as written on `/metrics`).
+fn gauge(server: &Server, series: &str) -> u64 {
     let (_, text) = http_get(server.addr, "/metrics").unwrap();
     text.lines()
-        .find_map(|line| line.strip_prefix("workmate_sessions_live "))
+        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' '))
         .and_then(|value| value.trim().parse().ok())
-        .unwrap_or_else(|| panic!("workmate_sessions_live is not on /metrics: {text}"))
+        .unwrap_or_else(|| panic!("{series} is not on /metrics: {text}"))
+}
+
+fn live_sessions(server: &Server) -> u64 {
+    gauge(server, "workmate_sessions_live")
 }
 
 #[test]
@@ -69,6 +74,11 @@ fn the_live_session_gauge_returns_to_zero_once_sessions_are_idle() {
         std::thread::sleep(Duration::from_millis(250));
     }
     eprintln!("live sessions: {busy} while used, 0 once idle");
+    assert_eq!(gauge(&server, "workmate_card_pumps_live"), 0);
+    // Every cache's entries are a series, within its bound.
+    assert!(gauge(&server, "workmate_cache_items{cache=\"histories\"}") <= 256);
+    assert!(gauge(&server, "workmate_cache_items{cache=\"tenants\"}") <= 10_000);
+    assert!(gauge(&server, "workmate_cache_items{cache=\"card_views\"}") <= 512);
     // Dropped, not lost: a session is loaded again on its next use.
     let (status, body) = call(
         &server,

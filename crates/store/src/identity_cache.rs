@@ -45,6 +45,11 @@ impl Default for IdentityCache {
 }
 
 impl IdentityCache {
+    /// Entries held.
+    pub(crate) fn len(&self) -> u64 {
+        self.users.entry_count()
+    }
+
     pub(crate) fn get(&self, tenant: &TenantId, platform: &str, id: &str) -> Option<User> {
         self.users
             .get(&(tenant.clone(), platform.to_owned(), id.to_owned()))

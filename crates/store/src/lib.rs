@@ -105,6 +105,15 @@ impl Store {
         (self.pool.size(), self.pool.num_idle())
     }
 
+    /// How many entries the in-memory caches hold (moka's count, which may lag by a few): tenant
+    /// rows and chat identities, by cache name.
+    pub fn cached_items(&self) -> [(&'static str, u64); 2] {
+        [
+            ("tenants", self.tenants.len()),
+            ("identities", self.identities.len()),
+        ]
+    }
+
     /// Tenants, their users and the platform identities bound to them.
     pub fn tenants(&self) -> TenantRepo<'_> {
         TenantRepo::new(self)

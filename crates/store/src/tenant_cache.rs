@@ -39,6 +39,11 @@ impl Default for TenantCache {
 }
 
 impl TenantCache {
+    /// Entries held.
+    pub(crate) fn len(&self) -> u64 {
+        self.rows.entry_count()
+    }
+
     pub(crate) fn get(&self, tenant: &TenantId) -> Option<Option<Tenant>> {
         self.rows.get(tenant)
     }

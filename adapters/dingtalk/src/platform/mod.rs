@@ -264,4 +264,11 @@ impl Platform for DingTalkPlatform {
             Ok(())
         })
     }
+
+    fn cached_items(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("dingtalk_card_states", self.last.entry_count()),
+            ("dingtalk_cards_posted", self.taken.entry_count()),
+        ]
+    }
 }

@@ -270,4 +270,8 @@ impl Platform for FeishuPlatform {
             Ok(())
         })
     }
+
+    fn cached_items(&self) -> Vec<(&'static str, u64)> {
+        vec![("feishu_card_states", self.last.entry_count())]
+    }
 }

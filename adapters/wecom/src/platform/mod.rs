@@ -503,4 +503,12 @@ impl Platform for WeComPlatform {
     ) -> BoxFuture<'a, Result<(), AdapterError>> {
         Box::pin(async move { self.show(target, markdown(card)).await })
     }
+
+    fn cached_items(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("wecom_reply_streams", self.streams.entry_count()),
+            ("wecom_app_messages_sent", self.sent.entry_count()),
+            ("wecom_response_urls_used", self.used.entry_count()),
+        ]
+    }
 }

@@ -137,12 +137,22 @@ impl TestChat {
     /// Another replica (named `replica`) that takes at most `per_minute` deliveries a minute
     /// from one installation.
     pub fn limited(&self, replica: &str, script: &str, per_minute: u32) -> Chat {
-        let hub = hub_as(&self.store, self.dir.path(), script, replica);
-        let config = ChatConfig {
+        self.configured(replica, script, |config| ChatConfig {
             deliveries_per_minute: Some(per_minute),
-            ..config()
-        };
-        let chat = Chat::new(hub, self.store.clone(), config);
+            ..config
+        })
+    }
+
+    /// Another replica (named `replica`) whose layer the tests' settings are changed for by
+    /// `change`; not started.
+    pub fn configured(
+        &self,
+        replica: &str,
+        script: &str,
+        change: impl FnOnce(ChatConfig) -> ChatConfig,
+    ) -> Chat {
+        let hub = hub_as(&self.store, self.dir.path(), script, replica);
+        let chat = Chat::new(hub, self.store.clone(), change(config()));
         chat.register(FakePlatform::new(), PlatformSettings::default());
         chat
     }

@@ -43,6 +43,11 @@ impl HotHistories {
         Self { runtimes }
     }
 
+    /// Sessions in the set.
+    pub(super) fn len(&self) -> u64 {
+        self.runtimes.entry_count()
+    }
+
     /// Keeps `history` in the session's runtime, as its most recently used.
     pub(super) fn keep(
         &self,

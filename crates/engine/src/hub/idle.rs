@@ -39,6 +39,12 @@ impl SessionHub {
         self.lock_sessions().len()
     }
 
+    /// Sessions whose history stays in memory between turns (at most
+    /// [`crate::EngineConfig::hot_histories`]).
+    pub fn hot_histories(&self) -> u64 {
+        self.inner.hot.len()
+    }
+
     /// Drops idle sessions' runtimes every quarter of the idle time (at least every second,
     /// at most every minute) until `stop`.
     pub fn evict_idle_continuously(&self, stop: CancellationToken) {

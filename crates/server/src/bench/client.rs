@@ -30,6 +30,9 @@ pub struct ClientArgs {
     /// The number of the first event (so runs one after another post new events).
     #[arg(long, default_value_t = 0)]
     pub first: usize,
+    /// Events per second in all, spread evenly; 0 posts as fast as the connections go.
+    #[arg(long, default_value_t = 0)]
+    pub rate: u32,
 }
 
 /// What one worker saw.
@@ -50,7 +53,7 @@ pub fn run(args: &ClientArgs) -> Result<String, StartupError> {
     let started = Instant::now();
     let tallies: Vec<Tally> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..args.concurrency.max(1))
-            .map(|_| scope.spawn(|| worker(args, &next)))
+            .map(|_| scope.spawn(|| worker(args, &next, started)))
             .collect();
         workers
             .into_iter()
@@ -85,13 +88,18 @@ pub fn run(args: &ClientArgs) -> Result<String, StartupError> {
     Ok(out)
 }
 
-fn worker(args: &ClientArgs, next: &AtomicUsize) -> Tally {
+fn worker(args: &ClientArgs, next: &AtomicUsize, started: Instant) -> Tally {
     let mut tally = Tally::default();
     let mut connection: Option<TcpStream> = None;
     loop {
         let i = next.fetch_add(1, Ordering::Relaxed);
         if i >= args.requests {
             return tally;
+        }
+        if args.rate > 0 {
+            // Event i is due i/rate seconds after the start; a late worker does not wait.
+            let due = started + Duration::from_secs_f64(i as f64 / f64::from(args.rate));
+            std::thread::sleep(due.saturating_duration_since(Instant::now()));
         }
         let request = signed_request(args, args.first + i);
         // One retry on a fresh connection: the server may close an idle keep-alive.

@@ -4,10 +4,11 @@
 //! Invariant: a thread counts as carded at its first posted message that is not a "could not
 //! take this message" notice, and the time of the last thread carded is kept. Each bench event
 //! opens its own thread, so the threads carded are the events whose turn card was posted, however
-//! many messages a turn posts, and the last one's time ends the end-to-end figure.
+//! many messages a turn posts, and the last one's time ends the end-to-end figure. The fake runs
+//! in the measured process (the soak reads that process's memory), so a thread's mark is one bit,
+//! indexed by the event number the bench client writes into its `ts`.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
@@ -52,8 +53,27 @@ struct Posted<'a> {
 
 #[derive(Debug, Default)]
 struct Tally {
-    threads: HashSet<String>,
+    /// Bit `n` set: the thread of event `n` has its turn card.
+    carded: Vec<u64>,
     seen: Seen,
+}
+
+impl Tally {
+    /// Marks the thread of event `n`; false if it was marked before.
+    fn mark(&mut self, n: usize) -> bool {
+        let (word, bit) = (n / 64, 1u64 << (n % 64));
+        if self.carded.len() <= word {
+            self.carded.resize(word + 1, 0);
+        }
+        let fresh = self.carded[word] & bit == 0;
+        self.carded[word] |= bit;
+        fresh
+    }
+}
+
+/// The event number in a bench thread's `ts` (`1700000000.000042` is event 42).
+fn event_number(thread_ts: &str) -> Option<usize> {
+    thread_ts.split_once('.')?.1.parse().ok()
 }
 
 impl Cards {
@@ -66,7 +86,7 @@ impl Cards {
         // CPU counts as the server's).
         let body: Posted<'_> = serde_json::from_slice(body).unwrap_or_default();
         let text = body.text.as_deref().unwrap_or_default();
-        let thread = body.thread_ts.map(Cow::into_owned);
+        let thread = body.thread_ts.as_deref().and_then(event_number);
         let mut tally = self.lock();
         tally.seen.posts += 1;
         if text.starts_with(NOT_TAKEN) {
@@ -74,7 +94,7 @@ impl Cards {
             return;
         }
         if let Some(thread) = thread
-            && tally.threads.insert(thread)
+            && tally.mark(thread)
         {
             tally.seen.threads += 1;
             tally.seen.last_card = Some(Instant::now());
@@ -126,4 +146,20 @@ pub(super) fn router(cards: Arc<Cards>) -> Router {
             "/chat.postEphemeral",
             post(move || async move { ephemeral }),
         )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_thread_is_carded_once_by_its_event_number() {
+        assert_eq!(event_number("1700000000.000042"), Some(42));
+        assert_eq!(event_number("1700000000"), None);
+        let mut tally = Tally::default();
+        assert!(tally.mark(42));
+        assert!(!tally.mark(42));
+        assert!(tally.mark(999_999));
+        assert_eq!(tally.carded.len(), 999_999 / 64 + 1);
+    }
 }

@@ -1,7 +1,10 @@
 //! `workmate bench soak`: signed Slack events through the real route, each opening a new thread
-//! (a new session, a new turn, a new card), posted in blocks by a client in a second process;
-//! resident memory is read from `/proc/self/status` after the warm-up and after each block, once
-//! every event of the block has its turn card and the idle sessions' state had time to go.
+//! (a new session, a new turn, a new card), posted in blocks by a client in a second process at
+//! a steady rate the service keeps up with; resident memory is read from `/proc/self/status` after
+//! the warm-up and after each block, once every event of the block has its turn card and the idle
+//! sessions' state had time to go. At a steady rate the sessions live at once are as many in the
+//! warm-up as later, so growth after it is what stays behind, not a backlog's high-water mark
+//! (`--rate 0` posts as fast as the connections go, for that high-water mark).
 //!
 //! Invariant: the figures are printed as measured, beside the target (under 200 bytes of growth
 //! per event after the warm-up); a shortfall is said, never hidden, and never fails the command.
@@ -14,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use workmate_chat::ChatConfig;
 use workmate_engine::EngineConfig;
 
-use super::{Service, fake_slack, in_a_runtime, parse, run_child, serve, wait_for_cards};
+use super::{Load, Service, fake_slack, in_a_runtime, parse, run_child, serve, wait_for_cards};
 use crate::error::StartupError;
 
 /// The growth per event after the warm-up the soak aims under.
@@ -28,8 +31,9 @@ pub struct SoakArgs {
     /// Events posted after the warm-up (at most 100,000).
     #[arg(long, default_value_t = 20_000)]
     pub events: usize,
-    /// Events of the warm-up.
-    #[arg(long, default_value_t = 1_000)]
+    /// Events of the warm-up: enough to open the pool's connections and fill every bounded
+    /// cache (the largest holds 1,024 entries), so growth after it is what stays behind.
+    #[arg(long, default_value_t = 5_000)]
     pub warmup: usize,
     /// Events between two readings.
     #[arg(long, default_value_t = 4_000)]
@@ -37,6 +41,9 @@ pub struct SoakArgs {
     /// Connections posting at once.
     #[arg(long, default_value_t = 4)]
     pub concurrency: usize,
+    /// Events per second, spread evenly (0: as fast as the connections go).
+    #[arg(long, default_value_t = 250)]
+    pub rate: u32,
 }
 
 /// One reading.
@@ -53,9 +60,12 @@ pub fn soak(args: &SoakArgs) -> Result<String, StartupError> {
         || !sized(args.warmup, 20_000)
         || !sized(args.block, 20_000)
         || !sized(args.concurrency, 64)
+        || args.rate > 100_000
     {
         return Err(StartupError::Usage(
-            "--events 1..=100000, --warmup and --block 1..=20000, --concurrency 1..=64".into(),
+            "--events 1..=100000, --warmup and --block 1..=20000, --concurrency 1..=64, \
+             --rate 0..=100000"
+                .into(),
         ));
     }
     in_a_runtime(|dir| measure(args, dir))
@@ -97,11 +107,16 @@ async fn measure(args: &SoakArgs, dir: std::path::PathBuf) -> Result<String, Sta
     for block in blocks {
         let exe = std::env::current_exe()
             .map_err(|e| StartupError::Bench(format!("cannot find the workmate binary: {e}")))?;
-        let (addr, concurrency, first) = (app.addr, args.concurrency, posted);
-        let output =
-            tokio::task::spawn_blocking(move || run_child(exe, addr, block, concurrency, first))
-                .await
-                .map_err(|e| StartupError::Bench(format!("the client runner failed: {e}")))??;
+        let load = Load {
+            requests: block,
+            concurrency: args.concurrency,
+            first: posted,
+            rate: args.rate,
+        };
+        let addr = app.addr;
+        let output = tokio::task::spawn_blocking(move || run_child(exe, addr, load))
+            .await
+            .map_err(|e| StartupError::Bench(format!("the client runner failed: {e}")))??;
         let run = parse(&output)?;
         posted += block;
         if run.acked < block {
@@ -141,9 +156,14 @@ fn report(
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "soak: signed Slack events, each a new thread, {} at once; sessions and card pumps idle \
-         for {} s are dropped; resident memory from /proc/self/status ({:.0} s in all)",
+        "soak: signed Slack events, each a new thread, {} at once, {}; sessions and card pumps \
+         idle for {} s are dropped; resident memory from /proc/self/status ({:.0} s in all)",
         args.concurrency,
+        if args.rate == 0 {
+            "as fast as they go".to_owned()
+        } else {
+            format!("{} a second", args.rate)
+        },
         IDLE.as_secs(),
         took.as_secs_f64()
     );

@@ -48,7 +48,14 @@ pub(crate) async fn metrics(State(state): State<AppState>) -> Result<impl IntoRe
     state
         .metrics
         .set_runs_in_progress(state.scheduler.running());
-    state.metrics.set_live_sessions(state.hub.live_sessions());
+    let mut caches = vec![("histories", state.hub.hot_histories())];
+    caches.extend(state.store.cached_items());
+    caches.extend(state.chat.cached_items());
+    state.metrics.set_live(&crate::memory_metrics::Live {
+        sessions: state.hub.live_sessions(),
+        card_pumps: state.chat.active_pumps(),
+        caches,
+    });
     // Read before the intake query below takes a connection of its own.
     let pool = state.store.pool_stats();
     match state.store.intake().unfinished().await {
