@@ -4,12 +4,12 @@
 //! then updates the same message. Keys: `turn:{turn_id}` for a turn's first segment (the key
 //! turn cards had before segments existed, so cards already posted keep updating),
 //! `turn:{turn_id}:{n}` for its segment `n ≥ 1`, `{segment key}:page:{p}` for page `p ≥ 1` of a
-//! segment's long answer, `approval:{item_id}` and `question:{item_id}`.
+//! segment's long answer, `approval:{item_id}`, `question:{item_id}` and `plan:{item_id}`.
 //! Session notices have no card of their own.
 
 use crate::ir::Card;
 use crate::pages::turn_cards;
-use crate::render::{approval_card, question_card};
+use crate::render::{approval_card, plan_card, question_card};
 use crate::view::{CardRef, SessionView};
 
 /// The stable key and the current card of a card an event changed (see
@@ -43,6 +43,9 @@ pub fn cards_for(
         CardRef::Question(item) => one(view
             .question(item)
             .map(|q| (format!("question:{item}"), question_card(q)))),
+        CardRef::Plan(item) => one(view
+            .plan(item)
+            .map(|p| (format!("plan:{item}"), plan_card(p)))),
         CardRef::Notice(_) => Vec::new(),
     }
 }

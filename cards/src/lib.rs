@@ -29,12 +29,12 @@ pub use key::{card_for, cards_for};
 pub use markdown::markdown_to_blocks;
 pub use pages::{PAGE_REPLACED, PagesShown, answer_pages};
 pub use render::{
-    CONTINUED_BELOW, RunResult, STOP_LABEL, approval_card, notice_card, question_card, run_card,
-    turn_card,
+    CONTINUED_BELOW, RunResult, STOP_LABEL, approval_card, notice_card, plan_card, question_card,
+    run_card, turn_card,
 };
 pub use view::{
-    ApprovalCard, CardRef, PromptState, QuestionCard, Quorum, SessionView, Step, StepOutcome,
-    TurnCard, TurnStatus,
+    ApprovalCard, CardRef, PlanCard, PromptState, QuestionCard, Quorum, SessionView, Step,
+    StepOutcome, TurnCard, TurnStatus,
 };
 
 #[cfg(feature = "test-support")]

@@ -34,6 +34,7 @@ pub struct SessionView {
     pub(crate) turns: Vec<TurnCard>,
     pub(crate) approvals: Vec<ApprovalCard>,
     pub(crate) questions: Vec<QuestionCard>,
+    pub(crate) plans: Vec<PlanCard>,
     pub(crate) notices: Vec<String>,
     /// The seq of the latest state event applied; older or repeated ones are skipped.
     pub(crate) last_seq: u64,
@@ -104,6 +105,16 @@ impl SessionView {
         self.questions.iter().find(|q| &q.item_id == item_id)
     }
 
+    /// The plan cards, in the order they were parked.
+    pub fn plans(&self) -> &[PlanCard] {
+        &self.plans
+    }
+
+    /// One plan card.
+    pub fn plan(&self, item_id: &InboxItemId) -> Option<&PlanCard> {
+        self.plans.iter().find(|p| &p.item_id == item_id)
+    }
+
     /// Session-level notices outside any turn (model switched, mode changed), oldest first.
     pub fn notices(&self) -> &[String] {
         &self.notices
@@ -128,6 +139,8 @@ pub enum CardRef {
     Approval(InboxItemId),
     /// A question card.
     Question(InboxItemId),
+    /// A plan card (`propose_plan`).
+    Plan(InboxItemId),
     /// A new session notice, by its index in [`SessionView::notices`].
     Notice(usize),
 }
@@ -299,6 +312,23 @@ pub struct QuestionCard {
     pub state: PromptState,
 }
 
+/// A plan proposed in plan mode, waiting for approval.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanCard {
+    /// The inbox item the buttons resolve.
+    pub item_id: InboxItemId,
+    /// The `propose_plan` call waiting.
+    pub tool_call_id: ToolCallId,
+    /// The turn it blocks, if known.
+    pub turn_id: Option<TurnId>,
+    /// The plan, as markdown.
+    pub plan: String,
+    /// Whose message led to the plan.
+    pub requested_by: Option<Actor>,
+    /// Pending or resolved.
+    pub state: PromptState,
+}
+
 /// Whether a parked prompt still waits.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -344,5 +374,8 @@ pub(crate) enum PendingBody {
         allow_text: bool,
         multi: bool,
         questions: Vec<Question>,
+    },
+    Plan {
+        plan: String,
     },
 }

@@ -145,11 +145,16 @@ impl SessionView {
                     set_status(turn, TurnStatus::WaitingForAnswer);
                 })
             }
-            EventKind::DirectoryRequested { .. } | EventKind::PlanProposed { .. } => {
+            EventKind::PlanProposed { tool_call_id, plan } => {
+                let body = PendingBody::Plan { plan: plan.clone() };
+                self.announce(tool_call_id, turn_id, body);
                 self.on_turn(turn_id, |turn| {
                     set_status(turn, TurnStatus::WaitingForApproval);
                 })
             }
+            EventKind::DirectoryRequested { .. } => self.on_turn(turn_id, |turn| {
+                set_status(turn, TurnStatus::WaitingForApproval);
+            }),
             EventKind::ToolStarted { tool_call_id, name } => self.on_turn(turn_id, |turn| {
                 step_mut(turn, tool_call_id, name).started = true;
                 set_status(turn, TurnStatus::RunningTool(name.clone()));

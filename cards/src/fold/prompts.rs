@@ -8,7 +8,7 @@
 use workmate_protocol::{Actor, InboxItemId, InboxItemKind, ToolCallId, TurnId, UserId};
 
 use crate::view::{
-    ApprovalCard, CardRef, PendingBody, PendingPrompt, PromptState, QuestionCard, Quorum,
+    ApprovalCard, CardRef, PendingBody, PendingPrompt, PlanCard, PromptState, QuestionCard, Quorum,
     SessionView, TurnStatus,
 };
 
@@ -36,7 +36,10 @@ impl SessionView {
         tool_call_id: &ToolCallId,
         requested_by: Option<&UserId>,
     ) -> Vec<CardRef> {
-        if self.approval(item_id).is_some() || self.question(item_id).is_some() {
+        if self.approval(item_id).is_some()
+            || self.question(item_id).is_some()
+            || self.plan(item_id).is_some()
+        {
             return Vec::new();
         }
         let Some(index) = self.pending.iter().position(|p| {
@@ -45,6 +48,7 @@ impl SessionView {
                     (&p.body, item_kind),
                     (PendingBody::Permission { .. }, InboxItemKind::Approval)
                         | (PendingBody::Question { .. }, InboxItemKind::Question)
+                        | (PendingBody::Plan { .. }, InboxItemKind::Plan)
                 )
         }) else {
             return Vec::new();
@@ -114,6 +118,17 @@ impl SessionView {
                 });
                 vec![CardRef::Question(item_id.clone())]
             }
+            PendingBody::Plan { plan } => {
+                self.plans.push(PlanCard {
+                    item_id: item_id.clone(),
+                    tool_call_id,
+                    turn_id,
+                    plan,
+                    requested_by,
+                    state: PromptState::Pending,
+                });
+                vec![CardRef::Plan(item_id.clone())]
+            }
         }
     }
 
@@ -165,6 +180,12 @@ impl SessionView {
                 }
                 card.state = state;
                 (CardRef::Question(item_id.clone()), card.turn_id.clone())
+            } else if let Some(card) = self.plans.iter_mut().find(|p| &p.item_id == item_id) {
+                if card.state != PromptState::Pending {
+                    return Vec::new();
+                }
+                card.state = state;
+                (CardRef::Plan(item_id.clone()), card.turn_id.clone())
             } else {
                 return Vec::new();
             };
@@ -187,7 +208,9 @@ impl SessionView {
         let pending = |state: &PromptState, turn: &Option<TurnId>| {
             *state == PromptState::Pending && turn.as_ref() == Some(turn_id)
         };
-        if self.approvals.iter().any(|a| pending(&a.state, &a.turn_id)) {
+        if self.approvals.iter().any(|a| pending(&a.state, &a.turn_id))
+            || self.plans.iter().any(|p| pending(&p.state, &p.turn_id))
+        {
             Some(TurnStatus::WaitingForApproval)
         } else if self.questions.iter().any(|q| pending(&q.state, &q.turn_id)) {
             Some(TurnStatus::WaitingForAnswer)

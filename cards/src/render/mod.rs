@@ -6,9 +6,11 @@
 //! text is kept whole: platform limits are the adapters' job.
 
 mod approval;
+mod plan;
 mod run;
 
 pub use approval::approval_card;
+pub use plan::plan_card;
 pub use run::{RunResult, run_card};
 
 use workmate_protocol::{Resolution, ToolStatus};

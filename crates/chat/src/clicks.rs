@@ -162,7 +162,8 @@ impl Chat {
         let state = view
             .approval(item)
             .map(|a| &a.state)
-            .or_else(|| view.question(item).map(|q| &q.state));
+            .or_else(|| view.question(item).map(|q| &q.state))
+            .or_else(|| view.plan(item).map(|p| &p.state));
         let decided = match state {
             Some(PromptState::Resolved { by, resolution, .. }) => {
                 Some((by.clone(), resolution.clone()))
@@ -171,6 +172,7 @@ impl Chat {
         };
         let card = card_for(&view, &CardRef::Approval(item.clone()))
             .or_else(|| card_for(&view, &CardRef::Question(item.clone())))
+            .or_else(|| card_for(&view, &CardRef::Plan(item.clone())))
             .map(|(_, card)| card);
         Ok((card, decided))
     }
@@ -193,6 +195,8 @@ fn outcome_word(resolution: &Resolution) -> &'static str {
     match resolution {
         Resolution::Approval { choice } if choice.allows() => "Approved.",
         Resolution::Approval { .. } => "Denied.",
+        Resolution::Plan { approved: true, .. } => "Plan approved.",
+        Resolution::Plan { .. } => "Plan rejected.",
         _ => "Answered.",
     }
 }
@@ -202,6 +206,8 @@ fn past_tense(resolution: &Resolution) -> &'static str {
     match resolution {
         Resolution::Approval { choice } if choice.allows() => "approved",
         Resolution::Approval { .. } => "denied",
+        Resolution::Plan { approved: true, .. } => "approved",
+        Resolution::Plan { .. } => "rejected",
         _ => "answered",
     }
 }

@@ -16,6 +16,7 @@ mod idle;
 mod intake;
 mod interrupts;
 mod permissions;
+mod plans;
 mod quorum;
 mod recovery;
 mod redteam;

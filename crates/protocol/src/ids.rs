@@ -92,6 +92,14 @@ text_id!(
     /// One parked prompt in the inbox.
     InboxItemId
 );
+
+impl InboxItemId {
+    /// The token `[wm:<id>]` a chat reply quotes to answer this item (for example
+    /// "approve [wm:01a22c56]").
+    pub fn reply_token(&self) -> String {
+        format!("[wm:{}]", self.0)
+    }
+}
 text_id!(
     /// One automation (a scheduled task).
     AutomationId

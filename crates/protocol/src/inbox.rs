@@ -139,6 +139,25 @@ pub enum Resolution {
     },
 }
 
+impl Resolution {
+    /// The mode an approved plan is implemented in: `auto` when that was chosen, else
+    /// `interactive` (any other mode asked for included); `None` for anything but an approved
+    /// plan.
+    pub fn plan_mode(&self) -> Option<PermissionMode> {
+        match self {
+            Self::Plan {
+                approved: true,
+                mode,
+                ..
+            } => Some(match mode {
+                Some(PermissionMode::Auto) => PermissionMode::Auto,
+                _ => PermissionMode::Interactive,
+            }),
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

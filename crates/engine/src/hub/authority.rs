@@ -229,6 +229,14 @@ impl SessionHub {
                 actor.user_id, session.owner
             )));
         }
+        if let Some(mode) = resolution.plan_mode() {
+            // Implementing a plan in a mode is choosing that mode: the same rule as `set_mode`.
+            return match check_mode(self.store(), tenant, &actor.user_id, mode).await {
+                Ok(()) => Ok(Ok(())),
+                Err(Error::Forbidden(reason)) => Ok(Err(reason)),
+                Err(e) => Err(e),
+            };
+        }
         let Resolution::Approval { choice } = resolution else {
             return Ok(Ok(()));
         };
@@ -292,4 +300,5 @@ fn is_chat(via: Surface) -> bool {
 /// Whether an answer allows what was asked.
 fn resolution_allows(resolution: &Resolution) -> bool {
     matches!(resolution, Resolution::Approval { choice } if choice.allows())
+        || resolution.plan_mode().is_some()
 }

@@ -43,7 +43,7 @@ pub enum Verdict {
 
 /// The token `[wm:<id>]` to put in a message about an item.
 pub fn reply_token(item: &workmate_protocol::InboxItemId) -> String {
-    format!("[wm:{item}]")
+    item.reply_token()
 }
 
 /// Reads a reply; `None` when it quotes no token.
@@ -115,6 +115,17 @@ impl SessionHub {
                     "the reply has no answer besides the token".into(),
                 ));
             }
+            (InboxItemKind::Plan, Verdict::Allow) => Resolution::Plan {
+                approved: true,
+                mode: None,
+                feedback: None,
+            },
+            // Any other reply to a plan rejects it, its text (the token taken out) the feedback.
+            (InboxItemKind::Plan, _) => Resolution::Plan {
+                approved: false,
+                mode: None,
+                feedback: Some(reply.text).filter(|t| !t.is_empty()),
+            },
             (_, Verdict::Allow) => Resolution::Approval {
                 choice: ApprovalChoice::Once,
             },

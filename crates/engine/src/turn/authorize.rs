@@ -106,6 +106,10 @@ impl Turn {
             self.ask_user(&call).await?;
             return Ok(None);
         }
+        if call.name == super::plan::PROPOSE_PLAN && !self.is_child {
+            self.propose_plan(&call).await?;
+            return Ok(None);
+        }
         if self.deps.tools.get(&call.name).is_none() && !engine_tool {
             let reason = format!("unknown tool: {}", call.name);
             self.answer(&call, Outcome::not_executed(ToolStatus::Error, &reason))

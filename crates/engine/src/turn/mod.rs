@@ -14,6 +14,7 @@ mod gateway;
 pub use gateway::check_gateway_policy;
 mod interactive;
 mod outcome;
+mod plan;
 mod preview;
 mod recover;
 pub use recover::RESTARTED_NOTICE;

@@ -75,6 +75,7 @@ impl Turn {
         if !self.is_child {
             tools.push(super::ask_user_spec());
             tools.push(super::explore::explore_spec());
+            tools.push(super::plan::propose_plan_spec());
         }
         let mut messages = outbound(&self.history, &caps);
         if self.redacts_model_input().await? {
