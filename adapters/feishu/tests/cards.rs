@@ -9,7 +9,7 @@ use workmate_cards::testing::{
     nightly_digest_run, option, other_resolutions, stop, turn,
 };
 use workmate_cards::{
-    ButtonAction, Card, approval_card, notice_card, question_card, run_card, turn_card,
+    ButtonAction, Card, approval_card, notice_card, plan_card, question_card, run_card, turn_card,
 };
 use workmate_feishu::card::{MAX_BUTTONS, MAX_TABLES, decode_action, plain_text, render};
 use workmate_protocol::{Actor, ApprovalChoice};
@@ -503,4 +503,15 @@ fn a_question_from_an_unnamed_requester() {
     s.answer_as("call_q", "ib_q", "#deploys", Actor::new("ou_7f3a"));
     let card = feishu(&question_card(s.view().question(&item("ib_q")).unwrap()));
     assert!(texts(&card).contains("💬 Answered by ou&#95;7f3a: &#35;deploys"));
+}
+
+#[test]
+fn a_plan_offers_approve_auto_and_reject_with_its_reply_token() {
+    let s = Story::proposing_a_plan();
+    let card = feishu(&plan_card(s.view().plan(&item("ib_p")).unwrap()));
+    let labels: Vec<String> = buttons(&card).into_iter().map(|b| b.0).collect();
+    assert_eq!(labels, ["Approve", "Approve in auto mode", "Reject"]);
+    // Shown as `[wm:ib_p]`: Feishu's markdown needs the brackets and the underscore escaped.
+    let text = texts(&card);
+    assert!(text.contains("&#91;wm:ib&#95;p&#93;"), "{text}");
 }

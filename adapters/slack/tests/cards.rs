@@ -3,7 +3,7 @@
 
 use insta::assert_snapshot;
 use serde_json::{Value, json};
-use workmate_cards::{ButtonAction, Card, approval_card, question_card, turn_card};
+use workmate_cards::{ButtonAction, Card, approval_card, plan_card, question_card, turn_card};
 use workmate_protocol::ApprovalChoice;
 use workmate_slack::blocks::{decode_button_value, fallback_text, render};
 
@@ -235,4 +235,15 @@ fn a_question_offers_its_options_and_shows_the_answer() {
     assert!(buttons(&answered).is_empty());
     assert!(all_text(&answered).contains("💬 Answered by Alice Chen: #ops"));
     assert_snapshot!("question_answered", pretty(&answered));
+}
+
+#[test]
+fn a_plan_offers_approve_auto_and_reject_with_its_reply_token() {
+    let s = Story::proposing_a_plan();
+    let pending = message(&plan_card(s.view().plan(&item("ib_p")).unwrap()));
+    let labels: Vec<String> = buttons(&pending).into_iter().map(|b| b.0).collect();
+    assert_eq!(labels, ["Approve", "Approve in auto mode", "Reject"]);
+    let text = all_text(&pending);
+    assert!(text.contains("Write the `/healthz` handler"), "{text}");
+    assert!(text.contains("[wm:ib_p]"), "{text}");
 }

@@ -111,6 +111,17 @@ impl Story {
         self.park(call, item, InboxItemKind::Question, "ask_user")
     }
 
+    /// `propose_plan` of a two-step plan for the health route, waiting for approval.
+    pub fn propose_the_health_route(&mut self, call: &str, item: &str) -> Event {
+        let plan = "## Add a health route\n1. Write the `/healthz` handler\n2. Test it";
+        self.propose(call, "propose_plan", json!({ "plan": plan }));
+        self.state(EventKind::PlanProposed {
+            tool_call_id: call.into(),
+            plan: plan.into(),
+        });
+        self.park(call, item, InboxItemKind::Plan, "propose_plan")
+    }
+
     /// Six calls, one per step state: ok, error, denied, interrupted, running, and one still
     /// waiting to start.
     pub fn try_every_step_outcome(&mut self) {
@@ -221,6 +232,13 @@ impl Story {
 
     /// A new story whose turn asks for a release plan, a form of two questions, parked as `ib_g`
     /// (call `call_g`; see [`Story::ask_for_a_release_plan`]).
+    /// A new story whose turn waits for its plan to be approved (item `ib_p`).
+    pub fn proposing_a_plan() -> Self {
+        let mut story = Self::with_turn("Add a health route");
+        story.propose_the_health_route("call_p", "ib_p");
+        story
+    }
+
     pub fn asking_for_a_release_plan() -> Self {
         let mut story = Self::with_turn("Plan the release");
         story.ask_for_a_release_plan("call_g", "ib_g");
