@@ -428,6 +428,7 @@ mod automation_runs;
 mod commands;
 mod latency;
 pub(crate) mod link;
+mod plans;
 mod replies;
 mod settings_commands;
 mod socket;
