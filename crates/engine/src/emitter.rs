@@ -197,4 +197,7 @@ fn apply_change(record: &mut workmate_store::SessionRecord, change: SessionChang
     if let Some(unattended) = change.unattended {
         record.unattended = unattended;
     }
+    if let Some(compaction) = change.compaction {
+        record.compaction = Some(compaction);
+    }
 }

@@ -6,7 +6,7 @@
 
 use std::collections::HashSet;
 
-use workmate_protocol::{ContentPart, Message, NoticeKind, ToolCall, UserContent};
+use workmate_protocol::{CompactionView, ContentPart, Message, NoticeKind, ToolCall, UserContent};
 use workmate_providers::Capabilities;
 
 /// The text that replaces an image for a model that cannot see.
@@ -15,12 +15,15 @@ pub(crate) const IMAGE_PLACEHOLDER: &str = "[image attachment — not viewable b
 /// Longest `_raw` argument text kept in history.
 const RAW_KEEP_CHARS: usize = 200;
 
-/// The history as a model with `caps` is sent it.
-pub(crate) fn outbound(history: &[Message], caps: &Capabilities) -> Vec<Message> {
-    history
-        .iter()
+/// The history as a model with `caps` is sent it, under the session's compaction view.
+pub(crate) fn outbound(
+    history: &[Message],
+    view: Option<&CompactionView>,
+    caps: &Capabilities,
+) -> Vec<Message> {
+    crate::compaction::viewed(history, view)
         .filter(|m| !m.is_notice())
-        .map(|message| match message.clone() {
+        .map(|message| match message.into_owned() {
             Message::User { content, ts, .. } => Message::User {
                 content: degrade(content, caps),
                 ts,
@@ -232,7 +235,7 @@ mod tests {
             assistant(vec![call("a")]),
             tool("a"),
         ];
-        let out = outbound(&history, &Capabilities::default());
+        let out = outbound(&history, None, &Capabilities::default());
         assert_eq!(out.len(), 3);
         let json = serde_json::to_string(&out).unwrap();
         assert!(
@@ -257,7 +260,7 @@ mod tests {
             vision: false,
             ..Capabilities::default()
         };
-        let json = serde_json::to_string(&outbound(&history, &blind)).unwrap();
+        let json = serde_json::to_string(&outbound(&history, None, &blind)).unwrap();
         assert!(
             json.contains(IMAGE_PLACEHOLDER) && !json.contains("base64"),
             "{json}"
@@ -267,7 +270,7 @@ mod tests {
             ..Capabilities::default()
         };
         assert!(
-            serde_json::to_string(&outbound(&history, &seeing))
+            serde_json::to_string(&outbound(&history, None, &seeing))
                 .unwrap()
                 .contains("base64")
         );

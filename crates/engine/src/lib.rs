@@ -5,6 +5,7 @@
 //! invariants of one turn, `hub` for those across sessions.
 
 pub mod binding;
+mod compaction;
 mod config;
 mod deps;
 pub mod dlp;

@@ -11,6 +11,7 @@
 mod support;
 
 mod approvals;
+mod compaction;
 mod gateway;
 mod idle;
 mod intake;

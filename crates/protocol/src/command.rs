@@ -61,6 +61,12 @@ pub enum Command {
         /// Who asked.
         actor: Actor,
     },
+    /// Compact the conversation now: summarize its older part so later turns send less (the
+    /// history itself is kept). Runs as a turn of its own; refused while a turn runs.
+    Compact {
+        /// Who asked.
+        actor: Actor,
+    },
 }
 
 impl Command {
@@ -73,6 +79,7 @@ impl Command {
             Self::SetMode { .. } => "set_mode",
             Self::SwitchModel { .. } => "switch_model",
             Self::Retry { .. } => "retry",
+            Self::Compact { .. } => "compact",
         }
     }
 
@@ -84,7 +91,8 @@ impl Command {
             | Self::Interrupt { actor }
             | Self::SetMode { actor, .. }
             | Self::SwitchModel { actor, .. }
-            | Self::Retry { actor } => actor,
+            | Self::Retry { actor }
+            | Self::Compact { actor } => actor,
         }
     }
 }

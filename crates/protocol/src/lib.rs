@@ -9,6 +9,7 @@
 
 mod command;
 mod common;
+mod compaction;
 mod event;
 mod event_kind;
 mod ids;
@@ -18,6 +19,7 @@ mod schema;
 
 pub use command::{Attachment, AttachmentKind, Command};
 pub use common::{Actor, ApprovalChoice, PermissionMode, Surface, TokenUsage, ToolCall, ToolSpec};
+pub use compaction::CompactionView;
 pub use event::{Event, ToolStatus, TurnEndStatus};
 pub use event_kind::EventKind;
 pub use ids::{

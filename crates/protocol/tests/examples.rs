@@ -241,6 +241,7 @@ pub(crate) fn command(name: &str) -> Option<Command> {
             actor: alice(),
         },
         "retry" => Command::Retry { actor: alice() },
+        "compact" => Command::Compact { actor: alice() },
         _ => return None,
     };
     Some(command)

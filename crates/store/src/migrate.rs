@@ -135,6 +135,13 @@ const MIGRATIONS: &[Migration] = &[
         mysql: include_str!("../../../migrations/mysql/0017_binary_collation.sql"),
         postgres: include_str!("../../../migrations/postgres/0017_binary_collation.sql"),
     },
+    Migration {
+        version: 18,
+        name: "0018_session_compaction",
+        sqlite: include_str!("../../../migrations/sqlite/0018_session_compaction.sql"),
+        mysql: include_str!("../../../migrations/mysql/0018_session_compaction.sql"),
+        postgres: include_str!("../../../migrations/postgres/0018_session_compaction.sql"),
+    },
 ];
 
 /// What a migration run did.

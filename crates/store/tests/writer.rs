@@ -237,3 +237,35 @@ backend_matrix! {
         assert!(matches!(write_steps(&ctx.store, vec![late]).await[0], Err(StepError::Fenced { .. })), "the creator's write after losing the lease is refused");
     }
 }
+
+backend_matrix! {
+    async fn a_steps_compaction_view_is_stored_with_the_session_and_replaced_by_the_next(ctx: Ctx) {
+        let (tenant, session) = tenant_with_session(&ctx.store, "writer").await;
+        let view = |boundary: u64| workmate_protocol::CompactionView {
+            boundary,
+            summary: format!("<compacted-history>up to {boundary} — 摘要</compacted-history>"),
+            trimmed: boundary > 2,
+            messages_at: boundary + 1,
+            at_ms: 7,
+        };
+        let mut first = step(&tenant, &session.id, Counters::default(), 1);
+        first.change.compaction = Some(view(2));
+        let mut second = step(&tenant, &session.id, first.end(), 1);
+        let mut unchanged = step(&tenant, &session.id, Counters::default(), 0);
+        unchanged.change.mode = Some(workmate_protocol::PermissionMode::Plan);
+        second.change.compaction = Some(view(5));
+        let outcomes = write_steps(&ctx.store, vec![first]).await;
+        assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
+        let stored = ctx.store.sessions().get(&tenant, &session.id).await.unwrap().unwrap();
+        assert_eq!(stored.compaction, Some(view(2)));
+        let outcomes = write_steps(&ctx.store, vec![second]).await;
+        assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
+        let stored = ctx.store.sessions().get(&tenant, &session.id).await.unwrap().unwrap();
+        assert_eq!(stored.compaction, Some(view(5)), "the newer view replaces the older");
+        unchanged.base = stored.counters();
+        let outcomes = write_steps(&ctx.store, vec![unchanged]).await;
+        assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
+        let stored = ctx.store.sessions().get(&tenant, &session.id).await.unwrap().unwrap();
+        assert_eq!(stored.compaction, Some(view(5)), "a step without a view keeps the one there is");
+    }
+}

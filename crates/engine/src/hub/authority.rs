@@ -62,6 +62,7 @@ fn verb(command: &Command) -> &'static str {
         Command::SetMode { .. } => "change the mode of",
         Command::SwitchModel { .. } => "switch the model of",
         Command::Retry { .. } => "retry",
+        Command::Compact { .. } => "compact",
         _ => "act on",
     }
 }

@@ -1,7 +1,7 @@
 //! Applying a [`Command`] to a session.
 //!
 //! Invariants: a message for a busy session joins the running turn as steering; commands that
-//! need an idle session (retry, model switch) are refused while a turn runs, with a reason; every
+//! need an idle session (retry, compaction, model switch) are refused while a turn runs, with a reason; every
 //! change of session settings is announced by a state event. A command that came from an intake
 //! row marks it done only once applied: a message in the transaction that stores it in history
 //! (when its turn starts, when it is injected as steering, or in the next turn when it arrived too
@@ -190,6 +190,27 @@ impl SessionHub {
                     runtime,
                     cancel,
                     TurnStart::Retry,
+                )))
+            }
+            Command::Compact { .. } => {
+                let history = self.read_history(&runtime, tenant, session).await?;
+                let view = runtime.record().compaction;
+                if !crate::compaction::can_compact(&history, view.as_ref()) {
+                    return Err(Error::Rejected(
+                        "nothing to compact yet: the conversation has no earlier turn to summarize"
+                            .into(),
+                    ));
+                }
+                self.hold_lease(tenant, session, &runtime).await?;
+                let cancel = runtime
+                    .try_claim()
+                    .ok_or_else(|| Error::Busy(session.clone()))?;
+                Ok(Accepted::TurnStarted(self.spawn_turn(
+                    tenant,
+                    session,
+                    runtime,
+                    cancel,
+                    TurnStart::Compact,
                 )))
             }
             other => Err(Error::Rejected(format!(

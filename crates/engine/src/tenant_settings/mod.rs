@@ -25,7 +25,7 @@ pub use readers::{
 use readers::{parse_hosts, parse_modes, parse_tool_names};
 
 /// The settings an admin may change, in the order they are shown.
-pub const KNOWN: [&str; 14] = [
+pub const KNOWN: [&str; 15] = [
     "timezone",
     "automation_creators",
     "separation_of_duties",
@@ -40,6 +40,7 @@ pub const KNOWN: [&str; 14] = [
     "identity_binding",
     "auth_groups",
     "dlp",
+    "compaction",
 ];
 
 /// The audit stage of a settings change.
@@ -250,6 +251,7 @@ fn validated(
         "identity_binding" => crate::binding::parse_binding(value).map_err(invalid),
         "auth_groups" => crate::binding::parse_auth_groups(value).map_err(invalid),
         "dlp" => crate::dlp::parse_setting(value).map_err(invalid),
+        "compaction" => crate::compaction::parse_setting(value).map_err(invalid),
         _ => Err(SettingError::Unknown { key: key.into() }),
     }
 }
@@ -273,6 +275,9 @@ fn default_of(key: &str) -> &'static str {
         "identity_binding" => "not required (chat accounts need no directory link)",
         "auth_groups" => "the server's [auth.groups]",
         "dlp" => "model input not redacted (audit records and logs always are)",
+        "compaction" => {
+            "on: at 80% of the model's context window (at most 250,000 tokens), summarized by the session's model"
+        }
         _ => "none",
     }
 }

@@ -8,6 +8,8 @@
 
 mod approval;
 mod authorize;
+mod compact;
+pub(crate) use compact::Trigger as CompactTrigger;
 mod execute;
 mod explore;
 mod gateway;
@@ -89,6 +91,8 @@ pub(crate) enum TurnStart {
     Resume(Vec<ToolCall>),
     /// A crash cut this turn short: it goes on (under its own turn id) as the plan says.
     Recover(Recovery),
+    /// Someone asked for the conversation to be compacted now.
+    Compact,
 }
 
 /// A running turn.
@@ -203,8 +207,27 @@ impl Turn {
                 }
             }
             TurnStart::Recover(recovery) => return self.recover(recovery).await,
+            TurnStart::Compact => return self.compact_asked().await,
         }
         self.run_loop().await
+    }
+
+    /// A turn that only compacts the conversation: `turn_start`, the compaction, `turn_end`.
+    async fn compact_asked(&mut self) -> Result<()> {
+        self.emit.state(EventKind::TurnStart {
+            input: "(compact)".into(),
+            author: None,
+            display: None,
+        })?;
+        self.compact(CompactTrigger::Asked).await?;
+        if self.cancel.is_cancelled() {
+            return self.interrupted();
+        }
+        self.emit.state(EventKind::TurnEnd {
+            status: TurnEndStatus::Completed,
+            iterations: 0,
+        })?;
+        Ok(())
     }
 
     /// Decides and runs (or parks again) calls a previous process left without a result.
@@ -227,7 +250,7 @@ impl Turn {
                 return Ok(());
             }
             self.iterations += 1;
-            let reply = match self.stream_model().await? {
+            let reply = match self.stream_compacted().await? {
                 Streamed::Completed(reply) => reply,
                 Streamed::Failed { error, partial } => {
                     self.keep_partial(partial)?;

@@ -77,7 +77,7 @@ impl Turn {
             tools.push(super::explore::explore_spec());
             tools.push(super::plan::propose_plan_spec());
         }
-        let mut messages = outbound(&self.history, &caps);
+        let mut messages = outbound(&self.history, self.session.compaction.as_ref(), &caps);
         if self.redacts_model_input().await? {
             messages = crate::dlp::redact_messages(messages);
         }

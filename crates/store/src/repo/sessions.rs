@@ -78,6 +78,9 @@ pub struct SessionRecord {
     /// The turn the session was in the middle of when it was read: one that runs, or one a
     /// crash cut short (see [`crate::OpenTurnRepo`]).
     pub open_turn: Option<TurnId>,
+    /// What stands in for the older part of the history when a model is called (`None` until the
+    /// conversation is first compacted).
+    pub compaction: Option<workmate_protocol::CompactionView>,
 }
 
 impl SessionRecord {
@@ -96,7 +99,7 @@ macro_rules! select {
         concat!(
             "SELECT tenant_id, session_id, surface, chat_id, thread_id, owner_user_id, title, persona, \
              model, mode, unattended, last_seq, message_count, created_at_ms, updated_at_ms, \
-             grants_json, open_turn_id FROM sessions WHERE ",
+             grants_json, open_turn_id, compaction_json FROM sessions WHERE ",
             $where
         )
     };
@@ -211,6 +214,7 @@ impl<'s> SessionRepo<'s> {
             updated_at_ms: now,
             grants: serde_json::json!({}),
             open_turn: None,
+            compaction: None,
         };
         Ok(Some((record, FIRST_LEASE_TOKEN)))
     }
@@ -343,5 +347,6 @@ fn from_row(row: &AnyRow) -> Result<SessionRecord> {
         grants: crate::row::opt_json_col(row, T, "grants_json")?
             .unwrap_or_else(|| serde_json::json!({})),
         open_turn: col::<Option<String>>(row, T, "open_turn_id")?.map(TurnId::from),
+        compaction: crate::row::opt_json_col(row, T, "compaction_json")?,
     })
 }

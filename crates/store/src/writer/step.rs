@@ -90,6 +90,8 @@ pub struct SessionChange {
     pub grants: Option<serde_json::Value>,
     /// Whether nobody watches the session (its prompts wait in the inbox).
     pub unattended: Option<bool>,
+    /// A new compaction view, replacing the one there was.
+    pub compaction: Option<workmate_protocol::CompactionView>,
 }
 
 impl SessionChange {
