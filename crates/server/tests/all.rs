@@ -12,6 +12,7 @@ mod backends;
 #[path = "../../../tests/chaos/mod.rs"]
 mod chaos;
 mod cli;
+mod compaction;
 mod config;
 mod config_sections;
 mod crash;

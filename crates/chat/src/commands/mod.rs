@@ -206,6 +206,17 @@ impl Chat {
                 })
                 .await?
             }
+            ChatCommand::Compact => {
+                self.on_session(caller, false, |_| {
+                    Change::Apply(
+                        Command::Compact { actor },
+                        "compacting the conversation (its older turns are summarized; the \
+                         thread shows when it is done)"
+                            .into(),
+                    )
+                })
+                .await?
+            }
             ChatCommand::Inbox => self.inbox(caller).await?,
             ChatCommand::Automations => self.automations(caller).await?,
             ChatCommand::Automation { action, id } => self.automation(caller, action, &id).await?,
@@ -290,6 +301,8 @@ fn help() -> String {
         "• mode [discuss|plan|interactive|auto|custom]: show or set the conversation's mode",
         "• model [provider:model]: show or set the conversation's model",
         "• stop: stop the conversation's running turn",
+        "• compact: summarize the conversation's older turns now, so long threads keep fitting \
+         the model (it also happens by itself near the model's limit)",
         "• inbox: your pending approvals and questions",
         "• automations: this workspace's automations with their ids, schedules and next runs",
         "• automations run|pause|resume|delete <id>: run one now, pause it, resume it or delete it \
@@ -303,7 +316,7 @@ fn help() -> String {
          the default): admins only",
         "• role grant <user> <member|approver|admin>, role revoke <user> <approver|admin>: admins only",
         "In a thread, mention workmate and type the command (`@workmate /workmate stop`): mode, \
-         model and stop then act on that thread's conversation, for its owner or an admin. The \
+         model, stop and compact then act on that thread's conversation, for its owner or an admin. The \
          native slash command acts on your latest conversation in a direct message; in a \
          channel, `stop` lists your running conversations there, each with a Stop button.",
     ]

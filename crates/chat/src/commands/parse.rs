@@ -10,7 +10,7 @@ use workmate_store::Role;
 
 /// Every command, one per line: what `help` shows and every error ends with.
 pub const USAGE: &str = "usage: /workmate help | whoami | link | mode [discuss|plan|interactive|auto|custom] \
-| model [provider:model] | stop | inbox | automations | automations run|pause|resume|delete <id> \
+| model [provider:model] | stop | compact | inbox | automations | automations run|pause|resume|delete <id> \
 | rules | rules revoke [<automation id>] <tool> <target> | usage | settings [<key> <value>] \
 | role grant <user> <member|approver|admin> | role revoke <user> <approver|admin>";
 
@@ -29,6 +29,8 @@ pub enum ChatCommand {
     Model(Option<String>),
     /// Stop the running turn.
     Stop,
+    /// Compact the conversation now (summarize its older turns).
+    Compact,
     /// The caller's pending inbox items.
     Inbox,
     /// The tenant's automations.
@@ -89,6 +91,7 @@ impl ChatCommand {
             Self::Mode(_) => "mode",
             Self::Model(_) => "model",
             Self::Stop => "stop",
+            Self::Compact => "compact",
             Self::Inbox => "inbox",
             Self::Automations => "automations",
             Self::Automation { action, .. } => match action {
@@ -151,6 +154,7 @@ pub fn parse_command(text: &str) -> Result<ChatCommand, CommandError> {
         ("model", []) => ChatCommand::Model(None),
         ("model", [model]) => ChatCommand::Model(Some(model_of(model)?)),
         ("stop", []) => ChatCommand::Stop,
+        ("compact", []) => ChatCommand::Compact,
         ("inbox", []) => ChatCommand::Inbox,
         ("automations" | "automation", []) => ChatCommand::Automations,
         ("automations" | "automation", [action, id]) => ChatCommand::Automation {
@@ -192,8 +196,8 @@ pub fn parse_command(text: &str) -> Result<ChatCommand, CommandError> {
             }
         }
         (
-            "help" | "whoami" | "link" | "mode" | "model" | "stop" | "inbox" | "automations"
-            | "automation" | "rules" | "usage" | "role",
+            "help" | "whoami" | "link" | "mode" | "model" | "stop" | "compact" | "inbox"
+            | "automations" | "automation" | "rules" | "usage" | "role",
             _,
         ) => {
             return Err(CommandError::new(format!("wrong arguments for `{verb}`")));
@@ -334,6 +338,8 @@ mod tests {
         assert_eq!(parse_command("WhoAmI"), Ok(ChatCommand::Whoami));
         assert_eq!(parse_command("link"), Ok(ChatCommand::Link));
         assert_eq!(parse_command("stop"), Ok(ChatCommand::Stop));
+        assert_eq!(parse_command("Compact"), Ok(ChatCommand::Compact));
+        assert!(parse_command("compact now").is_err());
         assert_eq!(parse_command("inbox"), Ok(ChatCommand::Inbox));
         assert_eq!(parse_command("usage"), Ok(ChatCommand::Usage));
         assert_eq!(parse_command("rules"), Ok(ChatCommand::Rules));

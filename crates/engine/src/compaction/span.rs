@@ -103,7 +103,7 @@ pub(crate) fn boundary(
         return Some(found);
     }
     if whole_turns {
-        return users.last();
+        return users.clone().next_back();
     }
     let assistants: Vec<usize> = (first.max(last_user + 1)..history.len())
         .filter(|&i| matches!(history[i], Message::Assistant { .. }))
@@ -114,7 +114,7 @@ pub(crate) fn boundary(
         .find(|&i| suffix[i] <= keep)
         .or_else(|| assistants.last().copied())
         // Nothing of the newest turn answered yet: its own message starts the view.
-        .or_else(|| users.last())
+        .or_else(|| users.clone().next_back())
 }
 
 #[cfg(test)]

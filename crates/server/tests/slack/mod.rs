@@ -167,6 +167,17 @@ pub(crate) fn mention(event_id: &str) -> String {
     .to_string()
 }
 
+/// A message in `THREAD` from U1: a mention, or a thread command.
+pub(crate) fn in_thread(event_id: &str, ts: &str, kind: &str, text: &str) -> String {
+    json!({
+        "type": "event_callback", "team_id": "T1", "api_app_id": "A1",
+        "event_id": event_id, "event_time": 1_700_000_000,
+        "event": {"type": kind, "channel_type": "channel", "user": "U1", "text": text,
+                  "ts": ts, "thread_ts": THREAD, "channel": "C1", "event_ts": ts}
+    })
+    .to_string()
+}
+
 /// A unique Slack trigger id: each click and each slash command carries its own.
 fn trigger() -> String {
     static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -426,6 +437,7 @@ async fn slack_routes_answer_404_when_not_configured() {
 mod automation_commands;
 mod automation_runs;
 mod commands;
+mod compaction;
 mod latency;
 pub(crate) mod link;
 mod plans;

@@ -11,17 +11,6 @@ const PLANNER: &str = r###"{"conversations": [{"when": "*", "turns": [
     {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "hello"}}]},
     {"text": "Done."}]}]}"###;
 
-/// A message in `THREAD` from U1: a mention, or a thread command.
-fn in_thread(event_id: &str, ts: &str, kind: &str, text: &str) -> String {
-    json!({
-        "type": "event_callback", "team_id": "T1", "api_app_id": "A1",
-        "event_id": event_id, "event_time": 1_700_000_000,
-        "event": {"type": kind, "channel_type": "channel", "user": "U1", "text": text,
-                  "ts": ts, "thread_ts": THREAD, "channel": "C1", "event_ts": ts}
-    })
-    .to_string()
-}
-
 /// The value of the first posted button whose action answers a plan with `mode`.
 fn plan_button(posts: &[Value], mode: PermissionMode) -> Option<String> {
     posts.iter().flat_map(button_values).find(|value| {

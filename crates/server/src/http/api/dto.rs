@@ -40,6 +40,7 @@ pub(crate) fn session(record: &SessionRecord) -> Value {
         "message_count": record.message_count,
         "created_at_ms": record.created_at_ms,
         "updated_at_ms": record.updated_at_ms,
+        "compaction": record.compaction,
     })
 }
 

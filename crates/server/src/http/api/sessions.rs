@@ -184,7 +184,7 @@ fn parse_command(value: Value) -> Result<Command, ApiError> {
     let keep: &[&str] = match kind.as_str() {
         "user_message" => &["type", "author", "text", "attachments"],
         "resolve_inbox" => &["type", "item_id", "resolution", "actor", "via"],
-        "interrupt" | "retry" => &["type", "actor"],
+        "interrupt" | "retry" | "compact" => &["type", "actor"],
         "set_mode" => &["type", "mode", "actor"],
         "switch_model" => &["type", "model", "actor"],
         "" => return Err(ApiError::BadRequest("a command needs a \"type\"".into())),
