@@ -15,6 +15,8 @@
     clippy::print_stderr
 )]
 
+#[path = "engine/long_history.rs"]
+mod long_history;
 #[path = "engine/memory.rs"]
 mod memory;
 #[path = "engine/throughput.rs"]
@@ -154,7 +156,15 @@ fn script() -> String {
         .map(|n| serde_json::json!({ "tool_calls": [call(n)] }))
         .collect();
     chain.push(answer.clone());
+    let long: Vec<_> = std::iter::repeat_n(
+        answer.clone(),
+        long_history::HISTORY_TURNS + long_history::TIMED_TURNS,
+    )
+    .collect();
+    let summary = serde_json::json!({"text": "Goal: count to twenty, again and again."});
     serde_json::json!({"conversations": [
+        {"when": long_history::SUMMARY_WHEN, "turns": [summary]},
+        {"when": long_history::LONG_TAG, "turns": long},
         {"when": "[plain]", "turns": repeat(vec![answer.clone()])},
         {"when": "[batch]", "turns": repeat(vec![batch, answer])},
         {"when": "[chain]", "turns": repeat(chain)},
@@ -526,12 +536,16 @@ fn main() {
         );
         baselines.push(mean);
     }
+    let mut plain = None;
     for scenario in &SCENARIOS {
         for (backend, &base) in Backend::ALL.iter().zip(&baselines) {
             let measured = runtime.block_on(async {
                 let mut fixture = Fixture::new(*backend).await;
                 measure(&mut fixture, scenario).await
             });
+            if scenario.tag == "[plain]" && *backend == Backend::SqliteFile {
+                plain = Some(summary(&measured).0);
+            }
             row(
                 scenario.label,
                 *backend,
@@ -539,6 +553,20 @@ fn main() {
                 base,
                 scenario.target_us,
             );
+        }
+    }
+    // Row (f): compaction's cost, against twice the plain turn (a) on the SQLite file.
+    for (label, compacted) in [
+        ("(f) (a) on 200 msgs", false),
+        ("(f) (a) on 200 msgs, compacted", true),
+    ] {
+        for (backend, &base) in Backend::ALL.iter().zip(&baselines) {
+            let measured = runtime.block_on(async {
+                let mut fixture = Fixture::new(*backend).await;
+                long_history::measure(&mut fixture, compacted).await
+            });
+            let target = plain.filter(|_| compacted).map(|mean| 2.0 * mean);
+            row(label, *backend, &measured, base, target);
         }
     }
     for backend in Backend::ALL {
