@@ -221,3 +221,52 @@ async fn explore_runs_a_read_only_child_and_returns_its_findings() {
         "only read-only tools, no ask_user, no nested explore"
     );
 }
+
+#[tokio::test]
+async fn explorations_asked_together_run_together() {
+    let explorer = |found: &str| {
+        json!([
+            {"tool_calls": [{"name": "probe_read", "arguments": {"ms": 300}}]},
+            {"text": found}
+        ])
+    };
+    let script = json!({"conversations": [
+        {"when": "alpha", "turns": explorer("Alpha is in a.rs.")},
+        {"when": "beta", "turns": explorer("Beta is in b.rs.")},
+        {"when": "*", "turns": [
+            {"tool_calls": [
+                {"name": "explore", "arguments": {"task": "where is alpha"}},
+                {"name": "explore", "arguments": {"task": "where is beta"}}
+            ]},
+            {"text": "Both found."}
+        ]}
+    ]})
+    .to_string();
+    let mut h = Harness::new(&script).await;
+    h.say("find both").await;
+    let events = h.turn_events().await;
+    assert!(matches!(
+        events.last().unwrap().kind,
+        EventKind::TurnEnd { .. }
+    ));
+    assert_eq!(h.reads.calls(), 2);
+    assert_eq!(
+        h.reads.max_active(),
+        2,
+        "the two explorers read at the same time"
+    );
+    h.idle().await;
+    let results: Vec<String> = h
+        .history()
+        .await
+        .into_iter()
+        .filter_map(|m| match m {
+            Message::Tool { content, .. } => Some(content),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        results[0].contains("Alpha is in a.rs.") && results[1].contains("Beta is in b.rs."),
+        "in call order: {results:?}"
+    );
+}

@@ -29,7 +29,11 @@ pub(super) async fn measure(fixture: &mut Fixture, compacted: bool) -> Measured 
         let (session, mut events) = fixture.session().await;
         for n in 0..HISTORY_TURNS {
             let counts = fixture
-                .turn(&session, &mut events, &format!("{LONG_TAG} {s} history {n}"))
+                .turn(
+                    &session,
+                    &mut events,
+                    &format!("{LONG_TAG} {s} history {n}"),
+                )
                 .await;
             assert_eq!(counts.deltas, 20, "{counts:?}");
         }
@@ -77,5 +81,9 @@ async fn compact(
         }
     }
     assert!(compacted, "the compaction wrote no summary");
-    fixture.hub.wait_turn(&fixture.tenant, session).await.unwrap();
+    fixture
+        .hub
+        .wait_turn(&fixture.tenant, session)
+        .await
+        .unwrap();
 }

@@ -1,8 +1,8 @@
 //! Phase B of tool handling: running the cleared calls.
 //!
 //! Invariants: when more than one call is cleared, the low-risk calls that need no approval run
-//! together (at most `tool_concurrency` at once) before any other call, and that batch is not
-//! stopped midway; every other call runs alone, in call order, and a stop before one of them
+//! together (at most `tool_concurrency` at once, explorations beside them) before any other call,
+//! and that batch is not stopped midway (an exploration stops with the turn, as its own turn); every other call runs alone, in call order, and a stop before one of them
 //! answers it (and the rest) "interrupted by user". The ledger marks a call started before it runs
 //! and finished (with its result) after, so a restart knows exactly what happened.
 
@@ -29,6 +29,7 @@ impl Turn {
                 self.deps
                     .tools
                     .metadata(&call.name)
+                    .or_else(|| super::engine_tool_metadata(&call.name))
                     .is_some_and(|m| m.is_concurrency_safe())
             })
         } else {
@@ -50,7 +51,7 @@ impl Turn {
                 self.started_elsewhere(&call).await?;
                 continue;
             }
-            if call.name == super::explore::EXPLORE && self.deps.tools.get(&call.name).is_none() {
+            if self.is_engine_explore(&call) {
                 let outcome = self.explore(&call).await?;
                 self.answer(&call, outcome).await?;
                 continue;
@@ -78,11 +79,15 @@ impl Turn {
             }
         }
         let calls = runnable;
+        let (explorations, tools): (Vec<_>, Vec<_>) = calls
+            .iter()
+            .enumerate()
+            .partition(|(_, call)| self.is_engine_explore(call));
         let limit = Arc::new(Semaphore::new(self.deps.config.tool_concurrency.max(1)));
         // The batch is not cancellable: its calls only read, and finish quickly.
         let batch = CancellationToken::new();
         let mut tasks = JoinSet::new();
-        for (index, call) in calls.iter().enumerate() {
+        for (index, call) in tools {
             let tool = self.deps.tools.get(&call.name).cloned();
             let ctx = self.tool_context(&call.name, batch.clone());
             let (arguments, limit) = (call.arguments.clone(), Arc::clone(&limit));
@@ -102,14 +107,28 @@ impl Turn {
             });
         }
         let mut outcomes: Vec<Option<Outcome>> = vec![None; calls.len()];
-        while let Some(joined) = tasks.join_next().await {
-            match joined {
-                Ok((index, outcome)) => {
-                    if let Some(slot) = outcomes.get_mut(index) {
-                        *slot = Some(outcome);
+        // Explorations are child turns of this one: they run here, beside the tools' tasks.
+        let this = &*self;
+        let explored = futures_util::future::join_all(
+            explorations
+                .into_iter()
+                .map(|(index, call)| async move { (index, this.explore(call).await) }),
+        );
+        let (explored, ()) = tokio::join!(explored, async {
+            while let Some(joined) = tasks.join_next().await {
+                match joined {
+                    Ok((index, outcome)) => {
+                        if let Some(slot) = outcomes.get_mut(index) {
+                            *slot = Some(outcome);
+                        }
                     }
+                    Err(e) => tracing::error!(error = %e, "A tool task failed to complete."),
                 }
-                Err(e) => tracing::error!(error = %e, "A tool task failed to complete."),
+            }
+        });
+        for (index, outcome) in explored {
+            if let Some(slot) = outcomes.get_mut(index) {
+                *slot = Some(outcome?);
             }
         }
         for (call, outcome) in calls.iter().zip(outcomes) {
@@ -117,6 +136,11 @@ impl Turn {
             self.answer(call, outcome).await?;
         }
         Ok(())
+    }
+
+    /// Whether `call` is the engine's own `explore` (a registry tool of that name would win).
+    fn is_engine_explore(&self, call: &ToolCall) -> bool {
+        call.name == super::explore::EXPLORE && self.deps.tools.get(&call.name).is_none()
     }
 
     /// Marks a call started and emits `tool_started`, in one step; whether it may run. A call
