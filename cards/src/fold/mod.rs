@@ -208,7 +208,9 @@ impl SessionView {
                 };
                 self.end_turn(turn_id, TurnStatus::Stopped, Some(note))
             }
-            EventKind::Compacted { text } => self.note(turn_id, text.clone()),
+            EventKind::Compacted { text } | EventKind::MemorySaved { text, .. } => {
+                self.note(turn_id, text.clone())
+            }
             EventKind::ModelFallback { from, to, reason } => {
                 let note = format!("↪ Answered by {to} instead of {from} ({reason})");
                 self.note(turn_id, note)

@@ -16,6 +16,7 @@ mod gateway;
 mod idle;
 mod intake;
 mod interrupts;
+mod memory_switch;
 mod permissions;
 mod plans;
 mod quorum;

@@ -271,6 +271,7 @@ impl Harness {
             }),
             probe: Arc::new(Probe::default()),
         }));
+        tools.register(Arc::new(workmate_tools::Remember));
         tools.register(Arc::new(ProbeTool {
             name: "probe_write",
             metadata: Some(ToolMetadata::write_local("test", "path")),

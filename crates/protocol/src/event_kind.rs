@@ -189,6 +189,14 @@ pub enum EventKind {
         /// The notice shown to the user.
         text: String,
     },
+    /// A memory was saved, changed or deleted for the person asking: shown in the thread (with
+    /// what was saved), never sent to a model.
+    MemorySaved {
+        /// The memory's id.
+        memory_id: String,
+        /// The notice shown to the user, e.g. `Saved to memory: the deploy window is Tuesday`.
+        text: String,
+    },
     /// A prompt was parked in the inbox (approval, question, directory, plan, …).
     InboxItemParked {
         /// The item.

@@ -198,6 +198,8 @@ pub enum NoticeKind {
     ModelSwitch,
     /// The history was compacted or trimmed.
     Compacted,
+    /// A memory was saved, changed or deleted.
+    MemorySaved,
     /// An MCP server failed.
     McpError,
     /// workmate restarted in the middle of the turn and took it up again.

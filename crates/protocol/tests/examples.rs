@@ -177,6 +177,10 @@ pub(crate) fn event(name: &str) -> Option<Event> {
         "compacted" => envelope(19, true, EventKind::Compacted {
             text: "Context compacted — earlier turns were summarized".into(),
         }),
+        "memory_saved" => envelope(20, true, EventKind::MemorySaved {
+            memory_id: "0193a5f2-7c1e-7d4b-9f6a-3b2c1d0e9f8a".into(),
+            text: "Saved to memory: deploys to production happen on Tuesdays only".into(),
+        }),
         "turn_end" => envelope(21, true, EventKind::TurnEnd {
             status: TurnEndStatus::Completed,
             iterations: 2,

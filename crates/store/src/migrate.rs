@@ -142,6 +142,13 @@ const MIGRATIONS: &[Migration] = &[
         mysql: include_str!("../../../migrations/mysql/0018_session_compaction.sql"),
         postgres: include_str!("../../../migrations/postgres/0018_session_compaction.sql"),
     },
+    Migration {
+        version: 19,
+        name: "0019_memory_saving_off",
+        sqlite: include_str!("../../../migrations/sqlite/0019_memory_saving_off.sql"),
+        mysql: include_str!("../../../migrations/mysql/0019_memory_saving_off.sql"),
+        postgres: include_str!("../../../migrations/postgres/0019_memory_saving_off.sql"),
+    },
 ];
 
 /// What a migration run did.

@@ -15,6 +15,10 @@ use crate::args::simple_tool;
 use crate::{ToolContext, ToolError, ToolMetadata, ToolResult};
 
 const MAX_CONTENT_CHARS: usize = 20_000;
+
+/// Why a memory write was not made for a person who turned saving off.
+const SAVING_OFF: &str = "Saving memories is turned off for this person (`/workmate memory on` \
+turns it back on); nothing was saved, changed or deleted. Do not ask again in this conversation.";
 const MAX_READ_IDS: usize = 100;
 
 /// Arguments of `remember`.
@@ -118,8 +122,23 @@ fn memory_write() -> ToolMetadata {
     }
 }
 
+/// `None` when the caller lets memories be saved, else the refusal a write tool answers with
+/// (`{"<done>": false, "error": …}`), checked on every call so a switch applies at once.
+async fn refused_when_off(ctx: &ToolContext, done: &str) -> Result<Option<Value>, ToolError> {
+    let on = ctx
+        .store
+        .memories()
+        .saving_on(&ctx.tenant_id, &ctx.user_id)
+        .await
+        .map_err(|e| store_error(&e))?;
+    Ok((!on).then(|| json!({ done: false, "error": SAVING_OFF })))
+}
+
 async fn remember(ctx: &ToolContext, args: RememberArgs) -> ToolResult {
     check_content(&args.content)?;
+    if let Some(refused) = refused_when_off(ctx, "saved").await? {
+        return Ok(refused);
+    }
     // Unknown scopes (and the retired `session` scope) fall back to the workspace.
     let scope = if args.scope.trim() == "global" {
         MemoryScope::Global
@@ -173,6 +192,9 @@ async fn read(ctx: &ToolContext, args: MemoryReadArgs) -> ToolResult {
 
 async fn update(ctx: &ToolContext, args: MemoryUpdateArgs) -> ToolResult {
     check_content(&args.content)?;
+    if let Some(refused) = refused_when_off(ctx, "updated").await? {
+        return Ok(refused);
+    }
     let Some(memory) = visible(ctx, &args.memory_id).await? else {
         return Err(ToolError::new(format!(
             "no memory with id '{}'",
@@ -201,6 +223,9 @@ async fn update(ctx: &ToolContext, args: MemoryUpdateArgs) -> ToolResult {
 }
 
 async fn forget(ctx: &ToolContext, args: MemoryForgetArgs) -> ToolResult {
+    if let Some(refused) = refused_when_off(ctx, "deleted").await? {
+        return Ok(refused);
+    }
     let deleted = match visible(ctx, &args.memory_id).await? {
         Some(memory) => ctx
             .store

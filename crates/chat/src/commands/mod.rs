@@ -217,6 +217,7 @@ impl Chat {
                 })
                 .await?
             }
+            ChatCommand::Memory(switch) => self.memory(caller, switch).await?,
             ChatCommand::Inbox => self.inbox(caller).await?,
             ChatCommand::Automations => self.automations(caller).await?,
             ChatCommand::Automation { action, id } => self.automation(caller, action, &id).await?,
@@ -263,6 +264,23 @@ impl Chat {
         Ok(Outcome::ok(text))
     }
 
+    /// Shows, or turns on or off, whether memories are saved for the caller.
+    async fn memory(&self, caller: &Caller, switch: Option<bool>) -> Result<Outcome> {
+        let (tenant, user) = (&caller.person.tenant, &caller.person.user.id);
+        let memories = self.store().memories();
+        if let Some(on) = switch {
+            memories.set_saving(tenant, user, on).await?;
+        }
+        let on = memories.saving_on(tenant, user).await?;
+        Ok(Outcome::ok(if on {
+            "Memory saving is on for you: workmate may save facts you want remembered, and says so \
+             in the thread each time (`/workmate memory off` stops it)."
+        } else {
+            "Memory saving is off for you: workmate will not save, change or delete memories for \
+             you (`/workmate memory on` turns it back on)."
+        }))
+    }
+
     async fn usage(&self, caller: &Caller) -> Result<Outcome> {
         let now_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -303,6 +321,7 @@ fn help() -> String {
         "• stop: stop the conversation's running turn",
         "• compact: summarize the conversation's older turns now, so long threads keep fitting \
          the model (it also happens by itself near the model's limit)",
+        "• memory [on|off]: show, or turn on or off, whether workmate saves memories for you",
         "• inbox: your pending approvals and questions",
         "• automations: this workspace's automations with their ids, schedules and next runs",
         "• automations run|pause|resume|delete <id>: run one now, pause it, resume it or delete it \

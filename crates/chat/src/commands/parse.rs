@@ -10,7 +10,7 @@ use workmate_store::Role;
 
 /// Every command, one per line: what `help` shows and every error ends with.
 pub const USAGE: &str = "usage: /workmate help | whoami | link | mode [discuss|plan|interactive|auto|custom] \
-| model [provider:model] | stop | compact | inbox | automations | automations run|pause|resume|delete <id> \
+| model [provider:model] | stop | compact | memory [on|off] | inbox | automations | automations run|pause|resume|delete <id> \
 | rules | rules revoke [<automation id>] <tool> <target> | usage | settings [<key> <value>] \
 | role grant <user> <member|approver|admin> | role revoke <user> <approver|admin>";
 
@@ -31,6 +31,8 @@ pub enum ChatCommand {
     Stop,
     /// Compact the conversation now (summarize its older turns).
     Compact,
+    /// Show (`None`) or turn on or off whether memories are saved for the caller.
+    Memory(Option<bool>),
     /// The caller's pending inbox items.
     Inbox,
     /// The tenant's automations.
@@ -92,6 +94,8 @@ impl ChatCommand {
             Self::Model(_) => "model",
             Self::Stop => "stop",
             Self::Compact => "compact",
+            Self::Memory(None) => "memory",
+            Self::Memory(Some(_)) => "memory_set",
             Self::Inbox => "inbox",
             Self::Automations => "automations",
             Self::Automation { action, .. } => match action {
@@ -155,6 +159,19 @@ pub fn parse_command(text: &str) -> Result<ChatCommand, CommandError> {
         ("model", [model]) => ChatCommand::Model(Some(model_of(model)?)),
         ("stop", []) => ChatCommand::Stop,
         ("compact", []) => ChatCommand::Compact,
+        ("memory", []) => ChatCommand::Memory(None),
+        ("memory", [switch]) => {
+            ChatCommand::Memory(Some(match switch.to_ascii_lowercase().as_str() {
+                "on" => true,
+                "off" => false,
+                _ => {
+                    return Err(CommandError::new(format!(
+                        "memory takes on or off, not `{}`",
+                        shorten(switch)
+                    )));
+                }
+            }))
+        }
         ("inbox", []) => ChatCommand::Inbox,
         ("automations" | "automation", []) => ChatCommand::Automations,
         ("automations" | "automation", [action, id]) => ChatCommand::Automation {
@@ -196,7 +213,7 @@ pub fn parse_command(text: &str) -> Result<ChatCommand, CommandError> {
             }
         }
         (
-            "help" | "whoami" | "link" | "mode" | "model" | "stop" | "compact" | "inbox"
+            "help" | "whoami" | "link" | "mode" | "model" | "stop" | "compact" | "memory" | "inbox"
             | "automations" | "automation" | "rules" | "usage" | "role",
             _,
         ) => {
@@ -340,6 +357,17 @@ mod tests {
         assert_eq!(parse_command("stop"), Ok(ChatCommand::Stop));
         assert_eq!(parse_command("Compact"), Ok(ChatCommand::Compact));
         assert!(parse_command("compact now").is_err());
+        assert_eq!(parse_command("memory"), Ok(ChatCommand::Memory(None)));
+        assert_eq!(
+            parse_command("memory OFF"),
+            Ok(ChatCommand::Memory(Some(false)))
+        );
+        assert!(
+            parse_command("memory maybe")
+                .unwrap_err()
+                .to_string()
+                .contains("on or off")
+        );
         assert_eq!(parse_command("inbox"), Ok(ChatCommand::Inbox));
         assert_eq!(parse_command("usage"), Ok(ChatCommand::Usage));
         assert_eq!(parse_command("rules"), Ok(ChatCommand::Rules));

@@ -15,6 +15,7 @@ mod explore;
 mod gateway;
 pub use gateway::check_gateway_policy;
 mod interactive;
+mod memory_notice;
 mod outcome;
 mod plan;
 mod preview;

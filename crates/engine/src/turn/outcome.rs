@@ -127,13 +127,20 @@ impl Turn {
             _ => "interrupted",
         };
         let audit = self.audit_record(call, "tool_finished", Some(status), detail);
+        let saved = super::memory_notice::memory_notice(call, &outcome, self.now());
         let (message, finished) = self.tool_answer(call, outcome).await?;
+        let mut messages = vec![message];
+        let mut events = vec![finished];
+        if let Some((notice, event)) = saved {
+            messages.push(notice);
+            events.push(event);
+        }
         // The move, the answer and its audit record are one step: a restart never finds a call
         // closed in the ledger but unanswered in the history, or the reverse. Were the row
         // already closed (a replay), the history would still need its tool message.
         self.emit.write(crate::emitter::Step {
-            messages: vec![message.clone()],
-            events: vec![finished],
+            messages: messages.clone(),
+            events,
             moves: vec![workmate_store::LedgerMove {
                 call: call.id.clone(),
                 to,
@@ -142,7 +149,7 @@ impl Turn {
             audit: vec![audit],
             ..crate::emitter::Step::default()
         })?;
-        self.history.push(message);
+        self.history.extend(messages);
         Ok(())
     }
 

@@ -323,3 +323,38 @@ async fn a_badly_signed_command_is_rejected() {
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     assert!(chat_command_audits(&app.store).await.is_empty());
 }
+
+#[tokio::test]
+async fn memory_saving_is_switched_per_person() {
+    let app = slack_app().await;
+    let text = slash(&app, "U1", "memory").await;
+    assert!(text.contains("Memory saving is on for you"), "{text}");
+    let text = slash(&app, "U1", "memory off").await;
+    assert!(text.contains("Memory saving is off for you"), "{text}");
+    let tenant = tenant_of("T1");
+    let memories = app.store.memories();
+    assert!(
+        !memories
+            .saving_on(&tenant, &"slack-U1".into())
+            .await
+            .unwrap()
+    );
+    slash(&app, "U2", "whoami").await;
+    assert!(
+        memories
+            .saving_on(&tenant, &"slack-U2".into())
+            .await
+            .unwrap(),
+        "another person's switch is their own"
+    );
+    let text = slash(&app, "U1", "memory on").await;
+    assert!(text.contains("Memory saving is on for you"), "{text}");
+    assert!(
+        memories
+            .saving_on(&tenant, &"slack-U1".into())
+            .await
+            .unwrap()
+    );
+    let text = slash(&app, "U1", "memory sometimes").await;
+    assert!(text.contains("memory takes on or off"), "{text}");
+}

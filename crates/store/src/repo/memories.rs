@@ -110,6 +110,42 @@ impl<'s> MemoryRepo<'s> {
         Ok(memory)
     }
 
+    /// Whether `user` lets memories be saved (the default; `/workmate memory off` stops it).
+    pub async fn saving_on(&self, tenant: &TenantId, user: &UserId) -> Result<bool> {
+        let row = self
+            .store
+            .dialect
+            .query("SELECT since_ms FROM memory_saving_off WHERE tenant_id = ? AND user_id = ?")
+            .bind(tenant.as_str().to_owned())
+            .bind(user.as_str().to_owned())
+            .fetch_optional(&self.store.pool)
+            .await?;
+        Ok(row.is_none())
+    }
+
+    /// Turns memory saving on or off for `user`.
+    pub async fn set_saving(&self, tenant: &TenantId, user: &UserId, on: bool) -> Result<()> {
+        let query = if on {
+            self.store
+                .dialect
+                .query("DELETE FROM memory_saving_off WHERE tenant_id = ? AND user_id = ?")
+                .bind(tenant.as_str().to_owned())
+                .bind(user.as_str().to_owned())
+        } else {
+            self.store
+                .dialect
+                .insert_ignoring_duplicates(
+                    "INSERT INTO memory_saving_off (tenant_id, user_id, since_ms) VALUES (?, ?, ?)",
+                    "since_ms",
+                )
+                .bind(tenant.as_str().to_owned())
+                .bind(user.as_str().to_owned())
+                .bind(self.store.clock_ms())
+        };
+        query.execute(&self.store.pool).await?;
+        Ok(())
+    }
+
     /// One memory, if the tenant has it.
     pub async fn get(&self, tenant: &TenantId, id: &str) -> Result<Option<Memory>> {
         let row = self
