@@ -71,10 +71,14 @@ fn degrade(content: UserContent, caps: &Capabilities) -> UserContent {
                 text: IMAGE_PLACEHOLDER.to_owned(),
             },
             ContentPart::File { file } if !caps.pdf => ContentPart::Text {
-                text: format!(
-                    "[PDF attachment {} — not readable by this model]",
-                    file.filename
-                ),
+                text: match &file.text {
+                    Some(text) => crate::documents::as_text_part(&file.filename, text),
+                    None => format!(
+                        "[PDF attachment {} — not readable by this model, and no text could be \
+                         extracted from it]",
+                        file.filename
+                    ),
+                },
             },
             other => other,
         })

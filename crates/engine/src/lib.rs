@@ -9,6 +9,7 @@ mod compaction;
 mod config;
 mod deps;
 pub mod dlp;
+mod documents;
 mod emitter;
 mod error;
 mod history;

@@ -356,3 +356,43 @@ async fn members_choose_only_the_modes_the_tenant_allows() {
         .is_err()
     );
 }
+
+#[tokio::test]
+async fn a_pdfs_text_reaches_a_model_that_cannot_read_pdfs() {
+    use base64::Engine as _;
+    let mut h = Harness::new(&script(json!([{"text": "Revenue grew 12%."}]))).await;
+    h.command(Command::SwitchModel {
+        model: "scripted:text-only".into(),
+        actor: Actor::new("u_alice"),
+    })
+    .await
+    .unwrap();
+    let pdf = include_bytes!("fixtures/q3-revenue.pdf");
+    let attachment = workmate_protocol::Attachment {
+        kind: workmate_protocol::AttachmentKind::Pdf,
+        name: "q3.pdf".into(),
+        mime: "application/pdf".into(),
+        data: format!(
+            "data:application/pdf;base64,{}",
+            base64::engine::general_purpose::STANDARD.encode(pdf)
+        ),
+    };
+    h.command(Command::UserMessage {
+        author: Harness::alice(),
+        text: "what does the report say?".into(),
+        attachments: vec![attachment],
+    })
+    .await
+    .unwrap();
+    h.turn_events().await;
+    let sent = serde_json::to_string(&h.model.requests()[0].messages).unwrap();
+    assert!(
+        sent.contains("[Text extracted by workmate from the PDF attachment q3.pdf")
+            && sent.contains("Q3 revenue grew 12 percent to 4.2 million"),
+        "{sent}"
+    );
+    assert!(
+        !sent.contains("JVBER"),
+        "the file itself is not sent: {sent}"
+    );
+}

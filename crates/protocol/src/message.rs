@@ -183,6 +183,10 @@ pub struct FileData {
     pub filename: String,
     /// A data URL (`data:application/pdf;base64,…`).
     pub file_data: String,
+    /// The document's text as workmate extracted it when the message arrived (capped), sent
+    /// instead of the file to a model that cannot read it; absent when none could be extracted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
 }
 
 /// What a notice reports.

@@ -372,6 +372,7 @@ fn busy_history() -> Vec<Message> {
                     file: FileData {
                         filename: "report.pdf".into(),
                         file_data: "data:application/pdf;base64,JVBERi0xLjQ=".into(),
+                        text: None,
                     },
                 },
             ]),

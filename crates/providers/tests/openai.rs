@@ -402,6 +402,7 @@ async fn the_request_is_converted_to_the_wire_format() {
                 file: FileData {
                     filename: "q3.pdf".into(),
                     file_data: "data:application/pdf;base64,JVBE".into(),
+                    text: None,
                 },
             },
         ])),

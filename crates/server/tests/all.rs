@@ -17,6 +17,7 @@ mod config;
 mod config_sections;
 mod crash;
 mod dingtalk;
+mod documents;
 #[path = "../../../tests/drain.rs"]
 mod drain;
 mod engine_metrics;

@@ -117,7 +117,7 @@ impl SessionHub {
                 let cancel = runtime
                     .try_claim()
                     .ok_or_else(|| Error::Busy(session.clone()))?;
-                let content = content_with(text.clone(), attachments);
+                let content = content_with(text.clone(), attachments).await;
                 let start = TurnStart::Message {
                     author,
                     text,
@@ -319,8 +319,8 @@ fn check_attachments(attachments: &[Attachment]) -> Result<()> {
     Ok(())
 }
 
-/// The user content of a message with attachments.
-fn content_with(text: String, attachments: Vec<Attachment>) -> UserContent {
+/// The user content of a message with attachments (a PDF's text extracted once, here).
+async fn content_with(text: String, attachments: Vec<Attachment>) -> UserContent {
     if attachments.is_empty() {
         return UserContent::Text(text);
     }
@@ -334,6 +334,7 @@ fn content_with(text: String, attachments: Vec<Attachment>) -> UserContent {
             },
             AttachmentKind::Pdf => ContentPart::File {
                 file: FileData {
+                    text: crate::documents::pdf_text(attachment.data.clone()).await,
                     filename: attachment.name,
                     file_data: attachment.data,
                 },

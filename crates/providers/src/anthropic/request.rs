@@ -327,6 +327,7 @@ mod tests {
                     file: workmate_protocol::FileData {
                         filename: "notes.txt".into(),
                         file_data: "data:text/plain;base64,aGk=".into(),
+                        text: None,
                     },
                 },
             ]),

@@ -325,6 +325,7 @@ mod tests {
                     file: FileData {
                         filename: "a.pdf".into(),
                         file_data: "data:application/octet-stream;base64,JVBE".into(),
+                        text: None,
                     },
                 },
                 ContentPart::ImageUrl {
