@@ -180,17 +180,8 @@ impl SessionHub {
                         "nothing to retry: the last turn did not fail".into(),
                     ));
                 }
-                self.hold_lease(tenant, session, &runtime).await?;
-                let cancel = runtime
-                    .try_claim()
-                    .ok_or_else(|| Error::Busy(session.clone()))?;
-                Ok(Accepted::TurnStarted(self.spawn_turn(
-                    tenant,
-                    session,
-                    runtime,
-                    cancel,
-                    TurnStart::Retry,
-                )))
+                self.start_idle_turn(tenant, session, runtime, TurnStart::Retry)
+                    .await
             }
             Command::Compact { .. } => {
                 let history = self.read_history(&runtime, tenant, session).await?;
@@ -201,23 +192,31 @@ impl SessionHub {
                             .into(),
                     ));
                 }
-                self.hold_lease(tenant, session, &runtime).await?;
-                let cancel = runtime
-                    .try_claim()
-                    .ok_or_else(|| Error::Busy(session.clone()))?;
-                Ok(Accepted::TurnStarted(self.spawn_turn(
-                    tenant,
-                    session,
-                    runtime,
-                    cancel,
-                    TurnStart::Compact,
-                )))
+                self.start_idle_turn(tenant, session, runtime, TurnStart::Compact)
+                    .await
             }
             other => Err(Error::Rejected(format!(
                 "command {} is not supported by this engine",
                 other.name()
             ))),
         }
+    }
+
+    /// Starts `start` as a turn of an idle session this process may drive; busy otherwise.
+    async fn start_idle_turn(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+        runtime: std::sync::Arc<crate::runtime::SessionRuntime>,
+        start: TurnStart,
+    ) -> Result<Accepted> {
+        self.hold_lease(tenant, session, &runtime).await?;
+        let cancel = runtime
+            .try_claim()
+            .ok_or_else(|| Error::Busy(session.clone()))?;
+        Ok(Accepted::TurnStarted(
+            self.spawn_turn(tenant, session, runtime, cancel, start),
+        ))
     }
 
     async fn switch_model(

@@ -73,13 +73,9 @@ impl Turn {
 
     /// The tenant's compaction setting.
     pub(crate) async fn compaction_settings(&self) -> Result<CompactionSettings> {
-        let settings = self
-            .deps
-            .store
-            .tenants()
-            .settings(&self.emit.tenant)
-            .await?;
-        Ok(CompactionSettings::of_tenant(&settings))
+        Ok(CompactionSettings::of_tenant(
+            &self.tenant_settings().await?,
+        ))
     }
 
     /// Compacts the conversation now; whether its view changed (`false`: there is no earlier

@@ -45,15 +45,21 @@ pub(crate) enum Streamed {
 }
 
 impl Turn {
-    /// Whether the tenant redacts what is sent to models (setting `dlp.model`).
-    pub(crate) async fn redacts_model_input(&self) -> Result<bool> {
-        let settings = self
+    /// The tenant's settings (cached by the store).
+    pub(crate) async fn tenant_settings(&self) -> Result<serde_json::Value> {
+        Ok(self
             .deps
             .store
             .tenants()
             .settings(&self.emit.tenant)
-            .await?;
-        Ok(crate::dlp::redacts_model_input(&settings))
+            .await?)
+    }
+
+    /// Whether the tenant redacts what is sent to models (setting `dlp.model`).
+    pub(crate) async fn redacts_model_input(&self) -> Result<bool> {
+        Ok(crate::dlp::redacts_model_input(
+            &self.tenant_settings().await?,
+        ))
     }
 
     /// Calls `model_id` once on the current history.
