@@ -121,6 +121,9 @@ pub enum AttachmentKind {
     Pdf,
     /// A text file, inlined as a text part.
     Text,
+    /// An Office document (Word `.docx`, Excel `.xlsx`), inlined as the text workmate extracts
+    /// from it.
+    Document,
 }
 
 #[cfg(test)]

@@ -305,12 +305,16 @@ fn check_attachments(attachments: &[Attachment]) -> Result<()> {
                 attachment.data.starts_with("data:image/") && attachment.data.contains(";base64,")
             }
             AttachmentKind::Pdf => attachment.data.starts_with("data:application/pdf;base64,"),
+            AttachmentKind::Document => {
+                attachment.data.starts_with("data:") && attachment.data.contains(";base64,")
+            }
             _ => true,
         };
         if !ok {
             return Err(Error::Rejected(format!(
                 "attachment {:?} is not a base64 data URL of its kind \
-                 (data:image/…;base64, or data:application/pdf;base64,)",
+                 (data:image/…;base64, data:application/pdf;base64, or, for a document, \
+                 data:<its type>;base64,)",
                 attachment.name
             )));
         }
@@ -336,6 +340,18 @@ async fn content_with(text: String, attachments: Vec<Attachment>) -> UserContent
                     text: crate::documents::pdf_text(attachment.data.clone()).await,
                     filename: attachment.name,
                     file_data: attachment.data,
+                },
+            },
+            AttachmentKind::Document => ContentPart::Text {
+                text: match crate::documents::office_part(attachment.name.clone(), attachment.data)
+                    .await
+                {
+                    Some(text) => text,
+                    None => format!(
+                        "[Attached document {} — no text could be read from it (workmate reads \
+                         Word .docx and Excel .xlsx files)]",
+                        attachment.name
+                    ),
                 },
             },
             _ => ContentPart::Text {

@@ -5,6 +5,8 @@
 //! never a failed message; the text kept is capped, and what a model is sent says it was extracted
 //! (and where it was cut), so nobody mistakes it for the document itself.
 
+mod office;
+
 use base64::Engine as _;
 
 /// Longest text kept from one document (about 15,000 tokens).
@@ -21,15 +23,42 @@ pub(crate) async fn pdf_text(data_url: String) -> Option<String> {
         .flatten()
 }
 
-fn extract(data_url: &str) -> Option<String> {
+/// The text of the Word document or workbook in `data_url`, as a model is sent it in place of
+/// the file named `filename`, or `None` when none can be read.
+pub(crate) async fn office_part(filename: String, data_url: String) -> Option<String> {
+    tokio::task::spawn_blocking(move || {
+        let bytes = decoded(&data_url)?;
+        let read = std::panic::catch_unwind(|| office::office_text(&bytes)).ok()??;
+        let (kind, text) = read;
+        let text = tidy(&text);
+        if text.is_empty() {
+            return None;
+        }
+        let what = match kind {
+            office::Office::Word => "Word document",
+            office::Office::Workbook => "workbook (one tab-separated row per line)",
+        };
+        Some(marked(&format!("the {what} {filename}"), &cap(text)))
+    })
+    .await
+    .ok()
+    .flatten()
+}
+
+/// The bytes of a base64 data URL, unless it is too large to read.
+fn decoded(data_url: &str) -> Option<Vec<u8>> {
     let (_, encoded) = data_url.split_once(";base64,")?;
     if encoded.len() / 4 * 3 > MAX_DOCUMENT_BYTES {
-        tracing::info!("A PDF attachment is too large to extract its text.");
+        tracing::info!("An attached document is too large to extract its text.");
         return None;
     }
-    let bytes = base64::engine::general_purpose::STANDARD
+    base64::engine::general_purpose::STANDARD
         .decode(encoded.trim())
-        .ok()?;
+        .ok()
+}
+
+fn extract(data_url: &str) -> Option<String> {
+    let bytes = decoded(data_url)?;
     // The parser panics on some malformed files: a panic is a document without text.
     let parsed = std::panic::catch_unwind(|| pdf_extract::extract_text_from_mem(&bytes));
     let text = match parsed {
@@ -75,14 +104,19 @@ fn cap(text: String) -> String {
 
 /// What a model that cannot read PDFs is sent for the attachment `filename` with `text`.
 pub(crate) fn as_text_part(filename: &str, text: &str) -> String {
+    marked(&format!("the PDF attachment {filename}"), text)
+}
+
+/// `text` headed by a line saying it was extracted from `what` (and where it was cut).
+fn marked(what: &str, text: &str) -> String {
     let cut = if text.chars().count() >= EXTRACTED_CHARS {
         format!(", cut at {EXTRACTED_CHARS} characters")
     } else {
         String::new()
     };
     format!(
-        "[Text extracted by workmate from the PDF attachment {filename}{cut}; its layout, images \
-         and tables may be lost]\n{text}"
+        "[Text extracted by workmate from {what}{cut}; its layout, images and tables may be \
+         lost]\n{text}"
     )
 }
 
@@ -91,7 +125,7 @@ mod tests {
     use super::*;
 
     /// A one-page PDF saying "Q3 revenue grew 12 percent to 4.2 million".
-    pub(crate) const Q3_PDF: &[u8] = include_bytes!("../tests/fixtures/q3-revenue.pdf");
+    pub(crate) const Q3_PDF: &[u8] = include_bytes!("../../tests/fixtures/q3-revenue.pdf");
 
     fn data_url(bytes: &[u8]) -> String {
         format!(
