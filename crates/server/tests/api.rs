@@ -45,6 +45,26 @@ pub(crate) async fn call(
     )
 }
 
+/// The session's messages once `done` holds on them (polled, with the admin token).
+pub(crate) async fn messages_once(
+    app: &App,
+    session: &str,
+    done: impl Fn(&[Value]) -> bool,
+) -> Vec<Value> {
+    eventually(|| async {
+        let (_, body) = authed(
+            app,
+            "GET",
+            &format!("/v1/sessions/{session}/messages"),
+            None,
+        )
+        .await;
+        let messages = body["messages"].as_array()?.clone();
+        done(&messages).then_some(messages)
+    })
+    .await
+}
+
 /// One request with the admin token.
 pub(crate) async fn authed(
     app: &App,

@@ -4,7 +4,7 @@
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
-use crate::api::authed;
+use crate::api::{authed, messages_once};
 use crate::authority::people_with_script;
 use crate::support::eventually;
 
@@ -20,17 +20,8 @@ const SCRIPT: &str = r#"{"conversations": [
         {"text": "Booked the venue in Lisbon."}]}]}"#;
 
 async fn turn_done(app: &crate::router::App, session: &str, answers: usize) -> Vec<Value> {
-    eventually(|| async {
-        let (_, body) = authed(
-            app,
-            "GET",
-            &format!("/v1/sessions/{session}/messages"),
-            None,
-        )
-        .await;
-        let messages = body["messages"].as_array()?.clone();
-        let done = messages.iter().filter(|m| m["role"] == "assistant").count();
-        (done >= answers).then_some(messages)
+    messages_once(app, session, |messages| {
+        messages.iter().filter(|m| m["role"] == "assistant").count() >= answers
     })
     .await
 }

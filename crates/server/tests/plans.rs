@@ -2,9 +2,9 @@
 //! runs unasked), and, in another session, rejected with feedback the model gets back.
 
 use axum::http::StatusCode;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::api::authed;
+use crate::api::{authed, messages_once};
 use crate::authority::people_with_script;
 use crate::support::eventually;
 
@@ -51,25 +51,6 @@ async fn planning(app: &crate::router::App) -> (String, String) {
     (session, item["id"].as_str().unwrap().to_owned())
 }
 
-async fn messages(
-    app: &crate::router::App,
-    session: &str,
-    done: impl Fn(&[Value]) -> bool,
-) -> Vec<Value> {
-    eventually(|| async {
-        let (_, body) = authed(
-            app,
-            "GET",
-            &format!("/v1/sessions/{session}/messages"),
-            None,
-        )
-        .await;
-        let messages = body["messages"].as_array()?.clone();
-        done(&messages).then_some(messages)
-    })
-    .await
-}
-
 #[tokio::test]
 async fn a_plan_approved_into_auto_mode_then_its_write_runs_unasked() {
     let app = people_with_script(PLANNER).await;
@@ -83,7 +64,7 @@ async fn a_plan_approved_into_auto_mode_then_its_write_runs_unasked() {
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    messages(&app, &session, |m| {
+    messages_once(&app, &session, |m| {
         m.iter().any(|m| m["content"] == "Done.")
     })
     .await;
@@ -112,7 +93,7 @@ async fn a_rejected_plan_hands_its_feedback_to_the_model() {
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let all = messages(&app, &session, |m| m.iter().any(|m| m["role"] == "tool")).await;
+    let all = messages_once(&app, &session, |m| m.iter().any(|m| m["role"] == "tool")).await;
     let result = all.iter().find(|m| m["role"] == "tool").unwrap()["content"]
         .as_str()
         .unwrap()
