@@ -48,9 +48,11 @@ pub use repo::offboarding::{
     AUDIT_STAGE as DEPROVISIONED_STAGE, OFFBOARDED, Offboarded, OffboardingRepo,
 };
 pub use repo::open_turns::{OpenTurn, OpenTurnRepo};
+pub use repo::personas::{NewPersona, PersonaRecord, PersonaRepo, PersonaState};
 pub use repo::roles::RoleChange;
 pub use repo::secrets::SecretRepo;
 pub use repo::sessions::{NewSession, SessionKey, SessionRecord, SessionRepo};
+pub use repo::skills::{SkillRecord, SkillRepo, SkillScope};
 pub use repo::tenants::{NewUser, Role, Tenant, TenantRepo, User};
 pub use repo::tool_calls::{ToolCallRecord, ToolCallRepo, ToolCallState, Transition};
 pub use repo::usage::{NewUsage, UsageGroup, UsageRepo, UsageTotal, utc_day};
@@ -177,6 +179,16 @@ impl Store {
     /// Turns sessions are in the middle of (recovery after a crash).
     pub fn open_turns(&self) -> OpenTurnRepo<'_> {
         OpenTurnRepo::new(self)
+    }
+
+    /// Installed personas and channel defaults.
+    pub fn personas(&self) -> PersonaRepo<'_> {
+        PersonaRepo::new(self)
+    }
+
+    /// Skills.
+    pub fn skills(&self) -> SkillRepo<'_> {
+        SkillRepo::new(self)
     }
 
     /// Explicit memories.

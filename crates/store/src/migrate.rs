@@ -149,6 +149,13 @@ const MIGRATIONS: &[Migration] = &[
         mysql: include_str!("../../../migrations/mysql/0019_memory_saving_off.sql"),
         postgres: include_str!("../../../migrations/postgres/0019_memory_saving_off.sql"),
     },
+    Migration {
+        version: 20,
+        name: "0020_personas_and_skills",
+        sqlite: include_str!("../../../migrations/sqlite/0020_personas_and_skills.sql"),
+        mysql: include_str!("../../../migrations/mysql/0020_personas_and_skills.sql"),
+        postgres: include_str!("../../../migrations/postgres/0020_personas_and_skills.sql"),
+    },
 ];
 
 /// What a migration run did.

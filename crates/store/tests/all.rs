@@ -22,6 +22,7 @@ mod isolation;
 mod ledger;
 mod migrations;
 mod offboarding;
+mod personas;
 mod records;
 mod roles;
 mod secrets;
