@@ -215,7 +215,9 @@ impl SessionView {
                 let note = format!("↪ Answered by {to} instead of {from} ({reason})");
                 self.note(turn_id, note)
             }
-            EventKind::ModelSwitched { text, .. } => self.note(turn_id, text.clone()),
+            EventKind::ModelSwitched { text, .. } | EventKind::PersonaSwitched { text, .. } => {
+                self.note(turn_id, text.clone())
+            }
             EventKind::ModeChanged { from, to, by } => {
                 let note = format!(
                     "Mode changed from {} to {} by {}",

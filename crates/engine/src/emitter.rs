@@ -191,6 +191,9 @@ fn apply_change(record: &mut workmate_store::SessionRecord, change: SessionChang
     if let Some(model) = change.model {
         record.model = model;
     }
+    if let Some(persona) = change.persona {
+        record.persona = persona;
+    }
     if let Some(grants) = change.grants {
         record.grants = grants;
     }

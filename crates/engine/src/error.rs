@@ -34,5 +34,14 @@ pub enum Error {
     ShuttingDown,
 }
 
+impl From<workmate_personas::Error> for Error {
+    fn from(error: workmate_personas::Error) -> Self {
+        match error {
+            workmate_personas::Error::Store(e) => Self::Store(e),
+            other => Self::Rejected(other.to_string()),
+        }
+    }
+}
+
 /// The engine's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -18,6 +18,7 @@ mod intake;
 mod interrupts;
 mod memory_switch;
 mod permissions;
+mod personas;
 mod plans;
 mod quorum;
 mod recovery;

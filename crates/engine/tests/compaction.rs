@@ -101,7 +101,8 @@ async fn a_200_turn_thread_stays_within_the_window_through_compaction() {
     );
     assert!(compactions >= 5, "compacted {compactions} times");
     let last = &thread.last().unwrap().messages;
-    let block = match &last[0] {
+    // After the persona's system message.
+    let block = match &last[1] {
         Message::User {
             content: UserContent::Text(text),
             ..
@@ -163,7 +164,7 @@ async fn an_overflow_is_compacted_and_asked_again() {
     assert!(history.iter().any(|m| matches!(m, Message::Assistant { content, .. } if content == "Recovered after compaction.")));
     let retried = h.model.requests().last().unwrap().messages.clone();
     assert!(
-        matches!(&retried[0], Message::User { content: UserContent::Text(t), .. } if t.contains(SUMMARY)),
+        matches!(&retried[1], Message::User { content: UserContent::Text(t), .. } if t.contains(SUMMARY)),
         "{retried:?}"
     );
     assert!(
@@ -237,7 +238,7 @@ async fn compact_on_request_runs_as_its_own_turn_and_refuses_a_short_thread() {
     h.turn_events().await;
     let sent = h.model.requests().last().unwrap().messages.clone();
     assert!(
-        matches!(&sent[0], Message::User { content: UserContent::Text(t), .. } if t.contains(SUMMARY)),
+        matches!(&sent[1], Message::User { content: UserContent::Text(t), .. } if t.contains(SUMMARY)),
         "{sent:?}"
     );
     h.idle().await;

@@ -27,7 +27,7 @@ pub use registry::{
     CONSENT_STAGE, INSTALL_STAGE, PersonaEntry, PersonaState, Personas, default_persona,
 };
 pub use skill::{Skill, parse_skill, valid_skill_name};
-pub use skills::{SkillScope, Skills, catalog};
+pub use skills::{SkillScope, Skills, catalog, channel_key};
 
 /// Why a manifest or a `SKILL.md` was refused: what is wrong, in words that say what to change.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

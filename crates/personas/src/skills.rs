@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use workmate_protocol::{TenantId, UserId};
+use workmate_protocol::{Surface, TenantId, UserId};
 use workmate_store::{SkillRecord, Store};
 
 pub use workmate_store::SkillScope;
@@ -104,6 +104,11 @@ impl Skills {
             .await?;
         Ok(())
     }
+}
+
+/// The key of a channel's skill store: `<surface>:<chat id>`.
+pub fn channel_key(surface: Surface, chat_id: &str) -> String {
+    format!("{}:{chat_id}", surface.as_str())
 }
 
 /// The catalog line block for a model's context, or `None` when there are no skills.

@@ -56,6 +56,15 @@ pub enum Command {
         /// Who asked.
         actor: Actor,
     },
+    /// Change the session's persona: who answers, with which instructions and tools (and its
+    /// model, when the persona names one). Refused while a turn runs, and for a persona that is
+    /// not enabled.
+    SetPersona {
+        /// The persona id (`release-manager`).
+        persona: String,
+        /// Who asked.
+        actor: Actor,
+    },
     /// Run the last turn again (after an error).
     Retry {
         /// Who asked.
@@ -78,6 +87,7 @@ impl Command {
             Self::Interrupt { .. } => "interrupt",
             Self::SetMode { .. } => "set_mode",
             Self::SwitchModel { .. } => "switch_model",
+            Self::SetPersona { .. } => "set_persona",
             Self::Retry { .. } => "retry",
             Self::Compact { .. } => "compact",
         }
@@ -91,6 +101,7 @@ impl Command {
             | Self::Interrupt { actor }
             | Self::SetMode { actor, .. }
             | Self::SwitchModel { actor, .. }
+            | Self::SetPersona { actor, .. }
             | Self::Retry { actor }
             | Self::Compact { actor } => actor,
         }

@@ -256,6 +256,18 @@ pub enum EventKind {
         /// The notice shown to the user.
         text: String,
     },
+    /// The session's persona changed.
+    PersonaSwitched {
+        /// The previous persona id.
+        from: String,
+        /// The new persona id.
+        to: String,
+        /// The model the session switched to with it, when the persona names one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+        /// The notice shown to the user.
+        text: String,
+    },
     /// This answer comes from another model than the session's: the session's model (or the
     /// previous fallback) was overloaded or failing, so the tenant's fallback list was followed.
     /// The session's model itself is unchanged.

@@ -200,6 +200,8 @@ pub enum NoticeKind {
     Interrupted,
     /// The model changed.
     ModelSwitch,
+    /// The persona changed.
+    PersonaSwitch,
     /// The history was compacted or trimmed.
     Compacted,
     /// A memory was saved, changed or deleted.

@@ -199,6 +199,12 @@ pub(crate) fn event(name: &str) -> Option<Event> {
             to: "anthropic:claude-sonnet-4-5".into(),
             text: "Switched to anthropic:claude-sonnet-4-5".into(),
         }),
+        "persona_switched" => envelope(30, false, EventKind::PersonaSwitched {
+            from: "cowork".into(),
+            to: "release-manager".into(),
+            model: Some("anthropic:claude-sonnet-4-5".into()),
+            text: "Persona switched to Release manager (release-manager), answering with anthropic:claude-sonnet-4-5".into(),
+        }),
         "model_fallback" => envelope(12, true, EventKind::ModelFallback {
             from: "openai:gpt-5-mini".into(),
             to: "anthropic:claude-sonnet-4-5".into(),
@@ -242,6 +248,10 @@ pub(crate) fn command(name: &str) -> Option<Command> {
         },
         "switch_model" => Command::SwitchModel {
             model: "anthropic:claude-sonnet-4-5".into(),
+            actor: alice(),
+        },
+        "set_persona" => Command::SetPersona {
+            persona: "release-manager".into(),
             actor: alice(),
         },
         "retry" => Command::Retry { actor: alice() },

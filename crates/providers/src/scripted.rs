@@ -25,7 +25,8 @@
 //!   is not a JSON object becomes `{"_raw": text}`), `finish_reason` (`stop`, `tool_calls`,
 //!   `length` or `content_filter`; default `tool_calls` when there are tool calls, else `stop`),
 //!   `chunk_delay_ms` (pause between streamed pieces, default 0), `fail_with` (stream the text,
-//!   then fail with this message), `usage` (`{"input": N, "output": N}`, optionally `cache_read`
+//!   then fail with this message), `requires_system` (fail the call unless a `system` message
+//!   contains this text: a test that instructions reached the model), `usage` (`{"input": N, "output": N}`, optionally `cache_read`
 //!   and `cache_write`; no usage is reported without it).
 //! * Reasoning streams first, then the text, one word with its trailing whitespace per delta.
 //!   Tool call ids are `call_<turn index>_<call index>`, unique within a session.
@@ -143,6 +144,16 @@ impl ModelProvider for ScriptedProvider {
             Ok(turn) => turn,
             Err(error) => return ModelStream::failed(error),
         };
+        if let Some(wanted) = &turn.requires_system
+            && !request.messages.iter().any(
+                |m| matches!(m, Message::System { content } if content.contains(wanted.as_str())),
+            )
+        {
+            return ModelStream::failed(ProviderError::new(
+                ProviderErrorKind::Other,
+                format!("the scripted turn requires a system message containing {wanted:?}"),
+            ));
+        }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return ModelStream::failed(ProviderError::new(
                 ProviderErrorKind::Other,

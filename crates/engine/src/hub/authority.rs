@@ -61,6 +61,7 @@ fn verb(command: &Command) -> &'static str {
         Command::Interrupt { .. } => "stop",
         Command::SetMode { .. } => "change the mode of",
         Command::SwitchModel { .. } => "switch the model of",
+        Command::SetPersona { .. } => "switch the persona of",
         Command::Retry { .. } => "retry",
         Command::Compact { .. } => "compact",
         _ => "act on",

@@ -1,7 +1,7 @@
 //! Applying a [`Command`] to a session.
 //!
 //! Invariants: a message for a busy session joins the running turn as steering; commands that
-//! need an idle session (retry, compaction, model switch) are refused while a turn runs, with a reason; every
+//! need an idle session (retry, compaction, model or persona switch) are refused while a turn runs, with a reason; every
 //! change of session settings is announced by a state event. A command that came from an intake
 //! row marks it done only once applied: a message in the transaction that stores it in history
 //! (when its turn starts, when it is injected as steering, or in the next turn when it arrived too
@@ -173,6 +173,9 @@ impl SessionHub {
                 Ok(Accepted::Updated)
             }
             Command::SwitchModel { model, .. } => self.switch_model(tenant, session, model).await,
+            Command::SetPersona { persona, .. } => {
+                self.switch_persona(tenant, session, persona).await
+            }
             Command::Retry { .. } => {
                 let history = self.read_history(&runtime, tenant, session).await?;
                 if !ends_in_error(&history) {

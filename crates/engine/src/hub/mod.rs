@@ -11,6 +11,7 @@ mod hot;
 mod idle;
 mod lease;
 mod offboard;
+mod persona_switch;
 mod quorum;
 mod recover;
 mod relay;

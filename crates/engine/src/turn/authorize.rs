@@ -116,6 +116,15 @@ impl Turn {
                 .await?;
             return Ok(None);
         }
+        if !engine_tool && !self.persona_offers(&call.name) {
+            let reason = format!(
+                "{} is not among the tools of the {} persona",
+                call.name, self.persona.id
+            );
+            self.answer(&call, Outcome::not_executed(ToolStatus::Denied, &reason))
+                .await?;
+            return Ok(None);
+        }
         let metadata = if engine_tool {
             Some(super::explore::explore_metadata())
         } else {

@@ -17,6 +17,7 @@ pub use gateway::check_gateway_policy;
 mod interactive;
 mod memory_notice;
 mod outcome;
+mod persona;
 mod plan;
 mod preview;
 mod recover;
@@ -130,6 +131,10 @@ pub(crate) struct Turn {
     recovering: bool,
     /// Whether the session's workspace folders exist (made before the turn's first call).
     workspace_ready: bool,
+    /// Who answers: the session's persona, resolved when the turn starts.
+    pub(crate) persona: workmate_personas::Persona,
+    /// The system message of the turn's model calls (instructions and skill catalog).
+    context: String,
 }
 
 impl Turn {
@@ -161,6 +166,8 @@ impl Turn {
             resuming: false,
             recovering: false,
             workspace_ready: false,
+            persona: workmate_personas::default_persona(),
+            context: String::new(),
         }
     }
 
@@ -168,6 +175,7 @@ impl Turn {
     pub(crate) async fn run(&mut self, start: TurnStart) -> Result<()> {
         self.permissions = self.tenant_permissions().await?;
         self.gateway = self.load_gateway_policy().await?;
+        self.load_persona().await?;
         match start {
             TurnStart::Message {
                 author,

@@ -75,7 +75,7 @@ impl Turn {
             .tools
             .specs()
             .iter()
-            .filter(|spec| self.offers_tool(&spec.name))
+            .filter(|spec| self.offers_tool(&spec.name) && self.persona_offers(&spec.name))
             .cloned()
             .collect();
         if !self.is_child {
@@ -84,6 +84,7 @@ impl Turn {
             tools.push(super::plan::propose_plan_spec());
         }
         let mut messages = outbound(&self.history, self.session.compaction.as_ref(), &caps);
+        messages.splice(0..0, self.system_message());
         if self.redacts_model_input().await? {
             messages = crate::dlp::redact_messages(messages);
         }

@@ -79,6 +79,8 @@ pub(crate) struct Turn {
     #[serde(default)]
     pub(crate) fail_with: Option<String>,
     #[serde(default)]
+    pub(crate) requires_system: Option<String>,
+    #[serde(default)]
     pub(crate) usage: Option<ScriptUsage>,
 }
 

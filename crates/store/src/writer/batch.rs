@@ -105,9 +105,10 @@ async fn settle_settings(
     }
     let done = store
         .dialect
-        .query("UPDATE sessions SET mode = COALESCE(?, mode), model = COALESCE(?, model), grants_json = COALESCE(?, grants_json), unattended = COALESCE(?, unattended), compaction_json = COALESCE(?, compaction_json), updated_at_ms = ? WHERE tenant_id = ? AND session_id = ?")
+        .query("UPDATE sessions SET mode = COALESCE(?, mode), model = COALESCE(?, model), persona = COALESCE(?, persona), grants_json = COALESCE(?, grants_json), unattended = COALESCE(?, unattended), compaction_json = COALESCE(?, compaction_json), updated_at_ms = ? WHERE tenant_id = ? AND session_id = ?")
         .bind(change.mode.as_ref().map(to_word).transpose()?)
         .bind(change.model.clone())
+        .bind(change.persona.clone())
         .bind(change.grants.as_ref().map(to_json).transpose()?)
         .bind(change.unattended.map(i64::from))
         .bind(change.compaction.as_ref().map(to_json).transpose()?)

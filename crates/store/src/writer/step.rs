@@ -86,6 +86,8 @@ pub struct SessionChange {
     pub mode: Option<PermissionMode>,
     /// A new model.
     pub model: Option<String>,
+    /// A new persona.
+    pub persona: Option<String>,
     /// What people granted for the rest of the session, replacing what was there.
     pub grants: Option<serde_json::Value>,
     /// Whether nobody watches the session (its prompts wait in the inbox).
