@@ -8,8 +8,9 @@ use std::sync::Arc;
 use crate::shell::sandbox::ShellSandbox;
 use crate::web_fetch::WebFetch;
 use crate::{
-    ApplyPatch, Grep, ListFiles, MemoryForget, MemoryRead, MemoryUpdate, ReadFile, Remember,
-    ReplaceInFile, RunShell, ToolRegistry, WriteFile, scheduling_tools, wake_tools,
+    ApplyPatch, Grep, ListFiles, LoadSkill, MemoryForget, MemoryRead, MemoryUpdate, ReadFile,
+    Remember, ReplaceInFile, RunShell, SaveSkill, ToolRegistry, WriteFile, scheduling_tools,
+    wake_tools,
 };
 
 /// What the built-ins are configured with.
@@ -36,6 +37,8 @@ pub fn builtin_registry(options: &BuiltinOptions) -> ToolRegistry {
     registry.register(Arc::new(MemoryRead));
     registry.register(Arc::new(MemoryUpdate));
     registry.register(Arc::new(MemoryForget));
+    registry.register(Arc::new(LoadSkill));
+    registry.register(Arc::new(SaveSkill));
     for tool in scheduling_tools().into_iter().chain(wake_tools()) {
         registry.register(tool);
     }
@@ -59,6 +62,7 @@ mod tests {
                 "grep",
                 "list_files",
                 "list_scheduled_tasks",
+                "load_skill",
                 "memory_forget",
                 "memory_read",
                 "memory_update",
@@ -66,6 +70,7 @@ mod tests {
                 "remember",
                 "replace_in_file",
                 "run_shell",
+                "save_skill",
                 "sleep_until",
                 "update_scheduled_task",
                 "wake_on",
@@ -83,6 +88,7 @@ mod tests {
                     | "grep"
                     | "memory_read"
                     | "list_scheduled_tasks"
+                    | "load_skill"
                     | "sleep_until"
                     | "wake_on"
                     | "wake_on_event"

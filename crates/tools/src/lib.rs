@@ -12,6 +12,7 @@ mod memory;
 mod registry;
 pub mod roots;
 mod shell;
+mod skills;
 mod tool;
 mod wake;
 pub mod web_fetch;
@@ -32,6 +33,7 @@ pub use registry::ToolRegistry;
 pub use roots::{Access, resolve, session_workspace};
 pub use shell::RunShell;
 pub use shell::sandbox::{SANDBOX_UID, Sandbox, ShellSandbox};
+pub use skills::{LoadSkill, SaveSkill};
 pub use tool::{
     RiskLevel, Root, Tool, ToolContext, ToolError, ToolFuture, ToolMetadata, ToolResult,
 };

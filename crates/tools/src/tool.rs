@@ -96,8 +96,13 @@ pub struct ToolContext {
     pub tenant_id: TenantId,
     /// The session calling.
     pub session_id: SessionId,
-    /// The session's owner.
+    /// Who the call acts for (the author of the turn's latest message, else the session's
+    /// owner).
     pub user_id: UserId,
+    /// The session's channel, `<surface>:<chat id>`: where its channel skills are kept.
+    pub channel: String,
+    /// The session's persona id.
+    pub persona: String,
     /// The folders the session may use; the first is the primary one (relative paths resolve
     /// against it).
     pub roots: Vec<Root>,

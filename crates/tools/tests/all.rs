@@ -11,4 +11,5 @@ mod patch;
 mod roots;
 mod sandbox;
 mod shell;
+mod skills;
 mod web_fetch;

@@ -47,6 +47,8 @@ impl World {
             tenant_id: TenantId::from("acme"),
             session_id: SessionId::new(),
             user_id: UserId::from("ada"),
+            channel: "slack:C1".into(),
+            persona: "cowork".into(),
             roots: vec![Root {
                 path: root.clone(),
                 writable: true,

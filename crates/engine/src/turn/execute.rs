@@ -195,6 +195,11 @@ impl Turn {
             tenant_id: self.emit.tenant.clone(),
             session_id: self.emit.session.clone(),
             user_id: self.requester.clone(),
+            channel: workmate_personas::channel_key(
+                self.session.key.surface,
+                &self.session.key.chat_id,
+            ),
+            persona: self.session.persona.clone(),
             roots: self.roots.clone(),
             cancel,
             store: self.deps.store.clone(),
