@@ -47,6 +47,15 @@ pub enum ChatError {
     Deactivated(workmate_protocol::UserId),
 }
 
+impl From<workmate_personas::Error> for ChatError {
+    fn from(error: workmate_personas::Error) -> Self {
+        match error {
+            workmate_personas::Error::Store(e) => Self::Store(e),
+            other => Self::Engine(other.into()),
+        }
+    }
+}
+
 /// What a deactivated person is told, wherever they try.
 pub(crate) const DEACTIVATED: &str = "Your workmate account was deactivated by your organisation, so \
     workmate no longer acts for you. Ask an admin if this is a mistake.";

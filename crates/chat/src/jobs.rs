@@ -296,12 +296,20 @@ impl Chat {
         person: &Person,
         inbound: &Inbound,
     ) -> Result<(SessionRecord, bool)> {
+        let key = session_key(inbound);
+        // The channel's persona (and the model it names) for a thread that starts here.
+        let persona = workmate_personas::Personas::new(self.store().clone())
+            .for_new_session(&person.tenant, key.surface, &key.chat_id)
+            .await?;
         let new = NewSession {
-            key: session_key(inbound),
+            key,
             owner: person.user.id.clone(),
             title: None,
-            persona: "cowork".into(),
-            model: self.hub().config().default_model.clone(),
+            model: persona
+                .model
+                .clone()
+                .unwrap_or_else(|| self.hub().config().default_model.clone()),
+            persona: persona.id,
             mode: Default::default(),
             unattended: false,
         };

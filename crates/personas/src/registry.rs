@@ -335,6 +335,25 @@ impl Personas {
             .unwrap_or_else(|| DEFAULT_PERSONA.to_owned()))
     }
 
+    /// The persona a new session in a channel starts with: the channel's default while it can
+    /// be chosen, else workmate's default.
+    pub async fn for_new_session(
+        &self,
+        tenant: &TenantId,
+        surface: Surface,
+        chat_id: &str,
+    ) -> Result<Persona> {
+        let id = self.channel_default(tenant, surface, chat_id).await?;
+        if id == DEFAULT_PERSONA {
+            return Ok(default_persona());
+        }
+        match self.usable(tenant, &id).await {
+            Ok(persona) => Ok(persona),
+            Err(Error::Store(e)) => Err(Error::Store(e)),
+            Err(_) => Ok(default_persona()),
+        }
+    }
+
     /// Makes `id` the persona new sessions in a channel start with (it must be usable).
     pub async fn set_channel_default(
         &self,

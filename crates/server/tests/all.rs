@@ -32,6 +32,7 @@ mod models;
 mod observability;
 mod offboarding;
 mod oidc;
+mod personas;
 mod plans;
 #[path = "../../../tests/replicas.rs"]
 mod replicas;

@@ -4,10 +4,11 @@
 //! platform it came from; a refusal says why; a command's answer is built from a few store reads
 //! and at most one engine command that does not wait on a turn, so it comes back well inside a
 //! platform's deadline. The automation commands live in `automations.rs`, settings in
-//! `settings.rs`, roles in `roles.rs`, the session commands in the crate's `session_commands`.
+//! `settings.rs`, roles in `roles.rs`, personas and skills in `personas.rs`, the session commands in the crate's `session_commands`.
 
 mod automations;
 mod parse;
+mod personas;
 mod roles;
 mod settings;
 
@@ -197,6 +198,12 @@ impl Chat {
                 })
                 .await?
             }
+            ChatCommand::Persona(id) => self.persona(caller, id).await?,
+            ChatCommand::PersonaDefault(id) => self.persona_default(caller, &id).await?,
+            ChatCommand::PersonaConsent { id, enabled } => {
+                self.persona_consent(caller, &id, enabled).await?
+            }
+            ChatCommand::Skills => self.skills(caller).await?,
             ChatCommand::Stop => {
                 self.on_session(caller, true, |_| {
                     Change::Apply(
@@ -318,6 +325,12 @@ fn help() -> String {
         "• link: link your chat account to your company account (single sign-on)",
         "• mode [discuss|plan|interactive|auto|custom]: show or set the conversation's mode",
         "• model [provider:model]: show or set the conversation's model",
+        "• persona [<id>]: list the personas, or switch the conversation to one (its \
+         instructions, tools and model)",
+        "• persona default <id>: the persona new threads of this channel start with: admins only",
+        "• persona consent|disable <id>: enable an installed persona after reviewing what it asks \
+         for, or turn it off: admins only",
+        "• skills: the skills workmate can load in this conversation",
         "• stop: stop the conversation's running turn",
         "• compact: summarize the conversation's older turns now, so long threads keep fitting \
          the model (it also happens by itself near the model's limit)",

@@ -10,7 +10,8 @@ use workmate_store::Role;
 
 /// Every command, one per line: what `help` shows and every error ends with.
 pub const USAGE: &str = "usage: /workmate help | whoami | link | mode [discuss|plan|interactive|auto|custom] \
-| model [provider:model] | stop | compact | memory [on|off] | inbox | automations | automations run|pause|resume|delete <id> \
+| model [provider:model] | persona [<id>] | persona default <id> | persona consent|disable <id> \
+| skills | stop | compact | memory [on|off] | inbox | automations | automations run|pause|resume|delete <id> \
 | rules | rules revoke [<automation id>] <tool> <target> | usage | settings [<key> <value>] \
 | role grant <user> <member|approver|admin> | role revoke <user> <approver|admin>";
 
@@ -27,6 +28,19 @@ pub enum ChatCommand {
     Mode(Option<PermissionMode>),
     /// Show (`None`) or change the session's model (`provider:model`).
     Model(Option<String>),
+    /// List the personas (`None`) or switch the thread to one.
+    Persona(Option<String>),
+    /// Make a persona the one new threads of this channel start with (admins).
+    PersonaDefault(String),
+    /// Consent to an installed persona's capabilities, or withdraw it (admins).
+    PersonaConsent {
+        /// The persona id.
+        id: String,
+        /// `true` to enable, `false` to disable.
+        enabled: bool,
+    },
+    /// The skills this thread can load.
+    Skills,
     /// Stop the running turn.
     Stop,
     /// Compact the conversation now (summarize its older turns).
@@ -92,6 +106,12 @@ impl ChatCommand {
             Self::Link => "link",
             Self::Mode(_) => "mode",
             Self::Model(_) => "model",
+            Self::Persona(None) => "persona",
+            Self::Persona(Some(_)) => "persona_switch",
+            Self::PersonaDefault(_) => "persona_default",
+            Self::PersonaConsent { enabled: true, .. } => "persona_consent",
+            Self::PersonaConsent { enabled: false, .. } => "persona_disable",
+            Self::Skills => "skills",
             Self::Stop => "stop",
             Self::Compact => "compact",
             Self::Memory(None) => "memory",
@@ -157,6 +177,24 @@ pub fn parse_command(text: &str) -> Result<ChatCommand, CommandError> {
         ("mode", [mode]) => ChatCommand::Mode(Some(mode_of(mode)?)),
         ("model", []) => ChatCommand::Model(None),
         ("model", [model]) => ChatCommand::Model(Some(model_of(model)?)),
+        ("persona" | "personas", []) => ChatCommand::Persona(None),
+        ("persona", [id]) => ChatCommand::Persona(Some(persona_of(id)?)),
+        ("persona", [sub, id]) if sub.eq_ignore_ascii_case("default") => {
+            ChatCommand::PersonaDefault(persona_of(id)?)
+        }
+        ("persona", [sub, id]) if sub.eq_ignore_ascii_case("consent") => {
+            ChatCommand::PersonaConsent {
+                id: persona_of(id)?,
+                enabled: true,
+            }
+        }
+        ("persona", [sub, id]) if sub.eq_ignore_ascii_case("disable") => {
+            ChatCommand::PersonaConsent {
+                id: persona_of(id)?,
+                enabled: false,
+            }
+        }
+        ("skills", []) => ChatCommand::Skills,
         ("stop", []) => ChatCommand::Stop,
         ("compact", []) => ChatCommand::Compact,
         ("memory", []) => ChatCommand::Memory(None),
@@ -213,8 +251,9 @@ pub fn parse_command(text: &str) -> Result<ChatCommand, CommandError> {
             }
         }
         (
-            "help" | "whoami" | "link" | "mode" | "model" | "stop" | "compact" | "memory" | "inbox"
-            | "automations" | "automation" | "rules" | "usage" | "role",
+            "help" | "whoami" | "link" | "mode" | "model" | "persona" | "personas" | "skills"
+            | "stop" | "compact" | "memory" | "inbox" | "automations" | "automation" | "rules"
+            | "usage" | "role",
             _,
         ) => {
             return Err(CommandError::new(format!("wrong arguments for `{verb}`")));
@@ -267,6 +306,24 @@ fn after_words(text: &str, count: usize) -> &str {
         rest = rest[end..].trim_start();
     }
     rest.trim_end()
+}
+
+/// A persona id as `/workmate persona` lists it.
+fn persona_of(word: &str) -> Result<String, CommandError> {
+    let id = word.to_ascii_lowercase();
+    let valid = id.len() <= 64
+        && id.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'));
+    if valid {
+        Ok(id)
+    } else {
+        Err(CommandError::new(format!(
+            "`{}` is not a persona id; `/workmate persona` lists them",
+            shorten(word)
+        )))
+    }
 }
 
 fn mode_of(word: &str) -> Result<PermissionMode, CommandError> {
@@ -485,6 +542,37 @@ mod tests {
         assert!(parse_command("mode yolo").is_err());
         assert!(parse_command("model gpt-5").is_err());
         assert!(parse_command("model :x").is_err());
+    }
+
+    #[test]
+    fn personas_are_listed_switched_defaulted_and_consented() {
+        assert_eq!(parse_command("persona"), Ok(ChatCommand::Persona(None)));
+        assert_eq!(
+            parse_command("persona Release-Manager"),
+            Ok(ChatCommand::Persona(Some("release-manager".into())))
+        );
+        assert_eq!(
+            parse_command("persona default sales-analyst"),
+            Ok(ChatCommand::PersonaDefault("sales-analyst".into()))
+        );
+        assert_eq!(
+            parse_command("persona consent oncall"),
+            Ok(ChatCommand::PersonaConsent {
+                id: "oncall".into(),
+                enabled: true
+            })
+        );
+        assert_eq!(
+            parse_command("persona disable oncall"),
+            Ok(ChatCommand::PersonaConsent {
+                id: "oncall".into(),
+                enabled: false
+            })
+        );
+        assert_eq!(parse_command("skills"), Ok(ChatCommand::Skills));
+        let bad = parse_command("persona ../x").unwrap_err().to_string();
+        assert!(bad.contains("not a persona id"), "{bad}");
+        assert!(parse_command("persona a b c").is_err());
     }
 
     #[test]

@@ -121,6 +121,15 @@ impl From<workmate_tools::automations::AutomationError> for ApiError {
     }
 }
 
+impl From<workmate_personas::Error> for ApiError {
+    fn from(error: workmate_personas::Error) -> Self {
+        match error {
+            workmate_personas::Error::Store(e) => e.into(),
+            other => Self::Unprocessable(other.to_string()),
+        }
+    }
+}
+
 impl From<workmate_store::Error> for ApiError {
     fn from(error: workmate_store::Error) -> Self {
         Self::Internal(error.to_string())

@@ -14,6 +14,7 @@ mod events;
 mod inbox;
 mod link;
 pub(crate) mod pages;
+mod personas;
 mod sessions;
 pub mod sso;
 mod tenant;
@@ -41,6 +42,9 @@ pub(crate) fn routes(state: AppState) -> Router<AppState> {
         .route("/v1/sessions/{id}/commands", post(sessions::command))
         .route("/v1/sessions/{id}/messages", get(sessions::messages))
         .route("/v1/sessions/{id}/events", get(events::stream))
+        .route("/v1/personas", get(personas::list))
+        .route("/v1/personas/install", post(personas::install))
+        .route("/v1/personas/{id}", post(personas::decide))
         .route("/v1/inbox", get(inbox::list))
         .route("/v1/inbox/{item_id}/resolve", post(inbox::resolve))
         .route("/v1/usage", get(usage::usage))

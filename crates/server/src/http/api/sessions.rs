@@ -21,6 +21,7 @@ use crate::http::{ApiError, AppState};
 pub(crate) struct NewSessionBody {
     title: Option<String>,
     model: Option<String>,
+    persona: Option<String>,
     mode: Option<PermissionMode>,
     #[serde(default)]
     unattended: bool,
@@ -41,6 +42,15 @@ pub(crate) async fn create(
     let mode = body.mode.unwrap_or_default();
     // The same rule as a later mode change: members choose among the tenant's `modes_allowed`.
     workmate_engine::check_mode(&state.store, &caller.tenant, &caller.actor.user_id, mode).await?;
+    // A persona must be one anyone may choose: a built-in, or installed and consented to.
+    let persona = match &body.persona {
+        Some(id) => {
+            workmate_personas::Personas::new(state.store.clone())
+                .usable(&caller.tenant, id)
+                .await?
+        }
+        None => workmate_personas::default_persona(),
+    };
     let new = NewSession {
         key: SessionKey {
             surface: Surface::Http,
@@ -49,17 +59,23 @@ pub(crate) async fn create(
         },
         owner: caller.actor.user_id.clone(),
         title: body.title,
-        persona: "cowork".into(),
         model: body
             .model
+            .or(persona.model)
             .unwrap_or_else(|| state.hub.config().default_model.clone()),
+        persona: persona.id,
         mode,
         unattended: body.unattended,
     };
     let record = state.hub.create_session(&caller.tenant, &new).await?;
     Ok((
         StatusCode::CREATED,
-        Json(json!({ "session_id": record.id, "model": record.model, "mode": record.mode })),
+        Json(json!({
+            "session_id": record.id,
+            "model": record.model,
+            "mode": record.mode,
+            "persona": record.persona,
+        })),
     ))
 }
 
