@@ -440,6 +440,7 @@ mod commands;
 mod compaction;
 mod latency;
 pub(crate) mod link;
+mod personas;
 mod plans;
 mod replies;
 mod settings_commands;
