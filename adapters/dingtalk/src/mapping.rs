@@ -45,6 +45,7 @@ pub fn robot_inbound(message: &RobotMessage) -> Option<Inbound> {
         reply: None,
         kind: InboundKind::Message {
             text: text.to_owned(),
+            files: Vec::new(),
         },
     })
 }

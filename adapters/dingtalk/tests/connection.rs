@@ -176,7 +176,8 @@ async fn a_robot_message_is_acked_only_once_stored_and_comes_again_with_the_same
     assert_eq!(
         inbound.kind,
         InboundKind::Message {
-            text: "deploy the fix".into()
+            text: "deploy the fix".into(),
+            files: Vec::new(),
         }
     );
     running.stop().await;

@@ -50,7 +50,8 @@ fn a_group_mention_is_a_message_of_the_group() {
     assert_eq!(
         inbound.kind,
         InboundKind::Message {
-            text: "summarise this week's merged PRs".into()
+            text: "summarise this week's merged PRs".into(),
+            files: Vec::new(),
         }
     );
 }

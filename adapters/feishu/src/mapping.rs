@@ -65,7 +65,10 @@ fn message_inbound(
     let text = message_text(message, bot)?;
     let direct = message.is_direct();
     let kind = if direct || mentions_bot {
-        InboundKind::Message { text }
+        InboundKind::Message {
+            text,
+            files: Vec::new(),
+        }
     } else {
         InboundKind::Reply { text }
     };

@@ -49,6 +49,36 @@ pub struct InboundUser {
     pub name: Option<String>,
 }
 
+/// A file shared with a message, as the platform names it: enough to fetch it later through the
+/// platform's file API ([`crate::Platform::download`]), never its bytes.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InboundFile {
+    /// The file's name as shared (`report.pdf`); platforms that give none get one made up from
+    /// the kind (`image.png`).
+    pub name: String,
+    /// Its MIME type when the platform says (`application/pdf`); otherwise read from the name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime: Option<String>,
+    /// Its size in bytes, when the platform says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// What the platform's file API needs to fetch it, opaque to the chat layer (a Slack
+    /// download URL, a Feishu `message_id` and `file_key`, a WeCom media id or URL and key, a
+    /// DingTalk download code).
+    pub handle: String,
+}
+
+impl InboundFile {
+    /// A file of `name` fetched with `handle`.
+    pub fn new(name: impl Into<String>, handle: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            handle: handle.into(),
+            ..Self::default()
+        }
+    }
+}
+
 /// What an [`Inbound`] is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -59,6 +89,9 @@ pub enum InboundKind {
     Message {
         /// The text.
         text: String,
+        /// Files shared with it, to be fetched through the platform's file API.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        files: Vec<InboundFile>,
     },
     /// Text in a thread that does not address workmate. It counts only when it quotes a reply
     /// token (`approve [wm:…]`); otherwise it is ignored.

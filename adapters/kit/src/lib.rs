@@ -43,7 +43,7 @@ pub use dedupe::{
     WECOM_DEDUPE_TTL, dedupe_ttl,
 };
 pub use error::{Error, Result};
-pub use inbound::{Inbound, InboundKind, InboundUser, menu_command};
+pub use inbound::{Inbound, InboundFile, InboundKind, InboundUser, menu_command};
 pub use platform::{PROFILE_LOOKUP, Platform, Profile, bounded_profile};
 pub use pool::AckPool;
 pub use retry::{RetryPolicy, with_retry};

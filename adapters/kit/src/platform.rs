@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use workmate_cards::Card;
 
-use crate::{AdapterError, BoxFuture, ChatAdapter, ChatTarget};
+use crate::{AdapterError, BoxFuture, ChatAdapter, ChatTarget, InboundFile};
 
 /// What a platform knows about one of its users.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -69,6 +69,24 @@ pub trait Platform: ChatAdapter {
         user: &'a str,
         card: &'a Card,
     ) -> BoxFuture<'a, Result<(), AdapterError>>;
+
+    /// Fetches a file shared with a message, at most `max_bytes` of it: a larger file is
+    /// refused (`Rejected`, naming the limit) rather than cut. Platforms without a file API
+    /// refuse every file.
+    fn download<'a>(
+        &'a self,
+        file: &'a InboundFile,
+        max_bytes: u64,
+    ) -> BoxFuture<'a, Result<Vec<u8>, AdapterError>> {
+        let _ = max_bytes;
+        Box::pin(async move {
+            Err(AdapterError::Rejected(format!(
+                "{} cannot fetch shared files, so {} was not read",
+                self.surface().as_str(),
+                file.name
+            )))
+        })
+    }
 
     /// How many entries each of the platform's in-memory caches holds, by cache name (for
     /// `/metrics`); none by default.

@@ -24,11 +24,23 @@ pub fn event_inbound(callback: EventCallback, bot_user: Option<&str>) -> Option<
     let (message, kind) = match callback.event {
         Event::AppMention(message) => {
             let text = strip_mention(&message.text, bot_user);
-            (message, InboundKind::Message { text })
+            (
+                message,
+                InboundKind::Message {
+                    text,
+                    files: Vec::new(),
+                },
+            )
         }
         Event::Message(message) if message.is_direct_message() => {
             let text = strip_mention(&message.text, bot_user);
-            (message, InboundKind::Message { text })
+            (
+                message,
+                InboundKind::Message {
+                    text,
+                    files: Vec::new(),
+                },
+            )
         }
         Event::Message(message) if quotes_token_only(&message, bot_user) => {
             let text = message.text.trim().to_owned();

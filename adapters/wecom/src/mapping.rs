@@ -52,6 +52,7 @@ pub fn app_inbound(callback: &AppCallback, corp_id: &str) -> Option<Inbound> {
             };
             let kind = InboundKind::Message {
                 text: text.content.trim().to_owned(),
+                files: Vec::new(),
             };
             (&text.meta, delivery_id, kind)
         }
@@ -126,6 +127,7 @@ fn robot_message(message: &RobotMessage, corp_id: &str, bot_name: Option<&str>) 
         reply: None,
         kind: InboundKind::Message {
             text: text.to_owned(),
+            files: Vec::new(),
         },
     })
 }

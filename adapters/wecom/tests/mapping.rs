@@ -83,7 +83,8 @@ fn a_group_mention_is_a_message_in_the_group_without_the_mention() {
             direct: false,
             reply: None,
             kind: InboundKind::Message {
-                text: "部署一下 staging".into()
+                text: "部署一下 staging".into(),
+                files: Vec::new(),
             },
         }
     );
@@ -92,7 +93,8 @@ fn a_group_mention_is_a_message_in_the_group_without_the_mention() {
     assert_eq!(
         named.kind,
         InboundKind::Message {
-            text: "部署".into()
+            text: "部署".into(),
+            files: Vec::new(),
         }
     );
     // Other people's mentions after the robot's stay.
@@ -100,7 +102,8 @@ fn a_group_mention_is_a_message_in_the_group_without_the_mention() {
     assert_eq!(
         others.kind,
         InboundKind::Message {
-            text: "@lisi 看一下".into()
+            text: "@lisi 看一下".into(),
+            files: Vec::new(),
         }
     );
 }
@@ -114,7 +117,8 @@ fn a_single_chat_is_direct_and_keeps_its_text() {
     assert_eq!(
         inbound.kind,
         InboundKind::Message {
-            text: "@lisi 在吗".into()
+            text: "@lisi 在吗".into(),
+            files: Vec::new(),
         }
     );
 }
@@ -133,14 +137,16 @@ fn mixed_and_voice_text_count_and_bare_media_does_not() {
     assert_eq!(
         robot(mixed, None).unwrap().kind,
         InboundKind::Message {
-            text: "看图".into()
+            text: "看图".into(),
+            files: Vec::new(),
         }
     );
     let voice = r#"{"msgid":"m","aibotid":"b","chattype":"single","from":{"userid":"u"},"msgtype":"voice","voice":{"content":"停止"}}"#;
     assert_eq!(
         robot(voice, None).unwrap().kind,
         InboundKind::Message {
-            text: "停止".into()
+            text: "停止".into(),
+            files: Vec::new(),
         }
     );
     let image = r#"{"msgid":"m","aibotid":"b","chattype":"single","from":{"userid":"u"},"msgtype":"image","image":{"url":"https://x"}}"#;
@@ -232,7 +238,8 @@ fn an_app_text_is_a_direct_message_keyed_by_its_msg_id() {
             direct: true,
             reply: None,
             kind: InboundKind::Message {
-                text: "明天上午十点开会".into()
+                text: "明天上午十点开会".into(),
+                files: Vec::new(),
             },
         }
     );

@@ -104,7 +104,7 @@ impl Chat {
             .await?;
         let allowed_anyway = match &inbound.kind {
             InboundKind::Click { .. } => true,
-            InboundKind::Message { text } => crate::jobs::thread_command(text)
+            InboundKind::Message { text, .. } => crate::jobs::thread_command(text)
                 .and_then(|rest| parse_command(rest).ok())
                 .is_some_and(|c| always_allowed(&c)),
             InboundKind::Command { text } => parse_command(text).is_ok_and(|c| always_allowed(&c)),

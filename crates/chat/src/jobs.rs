@@ -67,7 +67,7 @@ pub(crate) async fn handle(chat: &Chat, delivery: &Delivery) -> Result<Handled> 
         return Ok(Handled::Done);
     }
     match &inbound.kind {
-        InboundKind::Message { text } => {
+        InboundKind::Message { text, files } => {
             if let Some(command) = thread_command(text) {
                 let caller = Caller::new(&person, &inbound);
                 let reply = commands::run(chat, &caller, command).await?;
@@ -78,7 +78,7 @@ pub(crate) async fn handle(chat: &Chat, delivery: &Delivery) -> Result<Handled> 
                 chat.answer_reply(&slot, &person, &target, text).await?;
                 return Ok(Handled::Done);
             }
-            chat.user_message(&slot, &person, &inbound, delivery, text)
+            chat.user_message(&slot, &person, &inbound, delivery, text, files)
                 .await
         }
         InboundKind::Reply { text } => {
@@ -244,8 +244,9 @@ impl Chat {
         inbound: &Inbound,
         delivery: &Delivery,
         text: &str,
+        files: &[workmate_adapter::InboundFile],
     ) -> Result<Handled> {
-        if text.trim().is_empty() {
+        if text.trim().is_empty() && files.is_empty() {
             return Ok(Handled::Done);
         }
         let (session, created) = self.thread_session(person, inbound).await?;
@@ -258,10 +259,20 @@ impl Chat {
                 .ensure(&person.tenant, &session.id, thread_of(inbound))
                 .await?;
         }
+        let fetched = crate::files::fetch(slot, files).await;
+        let mut text = text.trim().to_owned();
+        if text.is_empty() {
+            let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+            text = format!("(shared {})", names.join(", "));
+        }
+        for note in &fetched.notes {
+            text.push_str("\n");
+            text.push_str(note);
+        }
         let command = Command::UserMessage {
             author: person.actor(),
-            text: text.to_owned(),
-            attachments: Vec::new(),
+            text,
+            attachments: fetched.attachments,
         };
         // `Busy` only happens in the instant a turn is ending (too late to steer, not yet free).
         for _ in 0..BUSY_RETRIES {

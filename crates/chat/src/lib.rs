@@ -30,6 +30,7 @@ pub mod commands;
 mod connections;
 mod directory;
 mod error;
+mod files;
 mod identity;
 mod intake;
 mod jobs;

@@ -275,7 +275,10 @@ pub fn message(id: &str, user: &str, thread: &str, text: &str) -> Inbound {
         id,
         user,
         Some(thread),
-        InboundKind::Message { text: text.into() },
+        InboundKind::Message {
+            text: text.into(),
+            files: Vec::new(),
+        },
     )
 }
 

@@ -1,0 +1,228 @@
+//! Files shared into a thread become attachments of the message they came with, fetched
+//! through the platform's file API.
+//!
+//! Invariants: a file is fetched only when its message reaches the engine (after the delivery
+//! is durable and acknowledged, so a slow download never delays an acknowledgement); a file
+//! that cannot be fetched or read is never dropped silently: the message goes on with a note
+//! the model sees, naming the file and why; no file larger than [`MAX_FILE_BYTES`] is fetched
+//! whole.
+
+use base64::Engine as _;
+use workmate_adapter::{InboundFile, with_retry};
+use workmate_protocol::{Attachment, AttachmentKind};
+
+use crate::layer::Slot;
+
+/// The largest file fetched (larger ones are refused by the platform's download).
+pub(crate) const MAX_FILE_BYTES: u64 = 20 * 1024 * 1024;
+
+/// The most files of one message fetched (the engine takes at most eight attachments).
+const MAX_FILES: usize = 8;
+
+/// The most characters of a text file kept.
+const MAX_TEXT_CHARS: usize = 200_000;
+
+/// What the files of a message came to: attachments, and a note for each that could not be
+/// used.
+#[derive(Debug, Default)]
+pub(crate) struct Fetched {
+    pub(crate) attachments: Vec<Attachment>,
+    pub(crate) notes: Vec<String>,
+}
+
+/// Fetches and converts the files of one message.
+pub(crate) async fn fetch(slot: &Slot, files: &[InboundFile]) -> Fetched {
+    let mut fetched = Fetched::default();
+    for (n, file) in files.iter().enumerate() {
+        if n >= MAX_FILES {
+            fetched.notes.push(format!(
+                "[{} more shared files were not read: at most {MAX_FILES} files per message]",
+                files.len() - MAX_FILES
+            ));
+            break;
+        }
+        if file.size.is_some_and(|size| size > MAX_FILE_BYTES) {
+            fetched.notes.push(too_large(&file.name));
+            continue;
+        }
+        let Some(kind) = kind_of(file) else {
+            fetched.notes.push(format!(
+                "[Shared file {} was not read: workmate reads images, PDFs, Word and Excel files \
+                 and text files, and this is {}]",
+                file.name,
+                file.mime.as_deref().unwrap_or("another kind of file")
+            ));
+            continue;
+        };
+        let bytes = with_retry(&slot.retry, || slot.platform.download(file, MAX_FILE_BYTES)).await;
+        match bytes
+            .map_err(|e| e.to_string())
+            .and_then(|b| attachment(file, kind, b))
+        {
+            Ok(attachment) => fetched.attachments.push(attachment),
+            Err(why) => {
+                tracing::info!(file = %file.name, reason = %why, "A shared file could not be read.");
+                fetched.notes.push(format!(
+                    "[Shared file {} could not be read: {why}]",
+                    file.name
+                ));
+            }
+        }
+    }
+    fetched
+}
+
+fn too_large(name: &str) -> String {
+    format!(
+        "[Shared file {name} was not read: it is larger than {} MB]",
+        MAX_FILE_BYTES / 1024 / 1024
+    )
+}
+
+/// How a file is passed to the model, from its MIME type or, failing that, its name.
+fn kind_of(file: &InboundFile) -> Option<AttachmentKind> {
+    let mime = mime_of(file);
+    let kind = match mime.as_str() {
+        "image/png" | "image/jpeg" | "image/gif" | "image/webp" => AttachmentKind::Image,
+        "application/pdf" => AttachmentKind::Pdf,
+        DOCX | XLSX => AttachmentKind::Document,
+        m if m.starts_with("text/") || TEXT_TYPES.contains(&m) => AttachmentKind::Text,
+        _ => return None,
+    };
+    Some(kind)
+}
+
+const DOCX: &str = "application/vnd.openxmlformats-officedocument.wordprocessingml.document";
+const XLSX: &str = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+const TEXT_TYPES: [&str; 6] = [
+    "application/json",
+    "application/xml",
+    "application/x-yaml",
+    "application/yaml",
+    "application/toml",
+    "application/sql",
+];
+
+/// The file's MIME type: the platform's when it is specific, else from the name's extension.
+fn mime_of(file: &InboundFile) -> String {
+    let given = file
+        .mime
+        .as_deref()
+        .map(|m| m.split(';').next().unwrap_or(m).trim().to_ascii_lowercase())
+        .filter(|m| !m.is_empty() && m != "application/octet-stream");
+    if let Some(mime) = given {
+        return mime;
+    }
+    let extension = file
+        .name
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    match extension.as_str() {
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "pdf" => "application/pdf",
+        "docx" => DOCX,
+        "xlsx" => XLSX,
+        "json" => "application/json",
+        "xml" => "application/xml",
+        "yaml" | "yml" => "application/yaml",
+        "toml" => "application/toml",
+        "sql" => "application/sql",
+        "txt" | "md" | "csv" | "tsv" | "log" | "rs" | "py" | "js" | "ts" | "go" | "java" | "c"
+        | "h" | "cpp" | "sh" | "html" | "css" | "ini" | "conf" => "text/plain",
+        _ => "application/octet-stream",
+    }
+    .to_owned()
+}
+
+/// The attachment of a fetched file.
+fn attachment(
+    file: &InboundFile,
+    kind: AttachmentKind,
+    bytes: Vec<u8>,
+) -> Result<Attachment, String> {
+    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > MAX_FILE_BYTES {
+        return Err(format!(
+            "it is larger than {} MB",
+            MAX_FILE_BYTES / 1024 / 1024
+        ));
+    }
+    if bytes.is_empty() {
+        return Err("the platform returned an empty file".into());
+    }
+    let mime = mime_of(file);
+    let data = match kind {
+        AttachmentKind::Text => {
+            let text = String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_owned())?;
+            match text.char_indices().nth(MAX_TEXT_CHARS) {
+                Some((cut, _)) => format!(
+                    "{}\n[… cut: the file is longer than {MAX_TEXT_CHARS} characters]",
+                    &text[..cut]
+                ),
+                None => text,
+            }
+        }
+        _ => format!(
+            "data:{mime};base64,{}",
+            base64::engine::general_purpose::STANDARD.encode(&bytes)
+        ),
+    };
+    Ok(Attachment {
+        kind,
+        name: file.name.clone(),
+        mime,
+        data,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(name: &str, mime: Option<&str>) -> InboundFile {
+        InboundFile {
+            mime: mime.map(str::to_owned),
+            ..InboundFile::new(name, "h")
+        }
+    }
+
+    #[test]
+    fn kinds_come_from_the_type_or_the_name() {
+        assert_eq!(kind_of(&file("a.pdf", None)), Some(AttachmentKind::Pdf));
+        assert_eq!(
+            kind_of(&file("scan", Some("image/png"))),
+            Some(AttachmentKind::Image)
+        );
+        assert_eq!(
+            kind_of(&file("q3.xlsx", Some("application/octet-stream"))),
+            Some(AttachmentKind::Document)
+        );
+        assert_eq!(kind_of(&file("notes.md", None)), Some(AttachmentKind::Text));
+        assert_eq!(kind_of(&file("talk.key", None)), None);
+        assert_eq!(kind_of(&file("x", Some("video/mp4"))), None);
+    }
+
+    #[test]
+    fn attachments_are_data_urls_or_text() {
+        let pdf = attachment(
+            &file("a.pdf", None),
+            AttachmentKind::Pdf,
+            b"%PDF-1.4".to_vec(),
+        )
+        .unwrap();
+        assert!(pdf.data.starts_with("data:application/pdf;base64,"));
+        let text = attachment(
+            &file("a.txt", None),
+            AttachmentKind::Text,
+            b"hello".to_vec(),
+        )
+        .unwrap();
+        assert_eq!(text.data, "hello");
+        let binary = attachment(&file("a.txt", None), AttachmentKind::Text, vec![0xff, 0xfe]);
+        assert_eq!(binary.unwrap_err(), "it is not UTF-8 text");
+        assert!(attachment(&file("a.pdf", None), AttachmentKind::Pdf, Vec::new()).is_err());
+    }
+}
