@@ -266,7 +266,7 @@ impl Chat {
             text = format!("(shared {})", names.join(", "));
         }
         for note in &fetched.notes {
-            text.push_str("\n");
+            text.push('\n');
             text.push_str(note);
         }
         let command = Command::UserMessage {
