@@ -22,6 +22,7 @@ mod card_store;
 mod coalesce;
 mod connection;
 mod dedupe;
+mod download;
 mod error;
 mod inbound;
 pub mod net;
@@ -42,6 +43,7 @@ pub use dedupe::{
     DINGTALK_DEDUPE_TTL, FALLBACK_DEDUPE_TTL, FEISHU_DEDUPE_TTL, SLACK_DEDUPE_TTL,
     WECOM_DEDUPE_TTL, dedupe_ttl,
 };
+pub use download::{Downloaded, capped_get, is_html_page};
 pub use error::{Error, Result};
 pub use inbound::{Inbound, InboundFile, InboundKind, InboundUser, menu_command};
 pub use platform::{PROFILE_LOOKUP, Platform, Profile, bounded_profile};

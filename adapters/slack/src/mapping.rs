@@ -8,7 +8,7 @@
 //! slash commands.
 
 use serde_json::{Value, json};
-use workmate_adapter::{CommandReply, Inbound, InboundKind, InboundUser};
+use workmate_adapter::{CommandReply, Inbound, InboundFile, InboundKind, InboundUser};
 use workmate_protocol::Surface;
 
 use crate::blocks::decode_button_value;
@@ -24,23 +24,13 @@ pub fn event_inbound(callback: EventCallback, bot_user: Option<&str>) -> Option<
     let (message, kind) = match callback.event {
         Event::AppMention(message) => {
             let text = strip_mention(&message.text, bot_user);
-            (
-                message,
-                InboundKind::Message {
-                    text,
-                    files: Vec::new(),
-                },
-            )
+            let files = shared_files(&message);
+            (message, InboundKind::Message { text, files })
         }
         Event::Message(message) if message.is_direct_message() => {
             let text = strip_mention(&message.text, bot_user);
-            (
-                message,
-                InboundKind::Message {
-                    text,
-                    files: Vec::new(),
-                },
-            )
+            let files = shared_files(&message);
+            (message, InboundKind::Message { text, files })
         }
         Event::Message(message) if quotes_token_only(&message, bot_user) => {
             let text = message.text.trim().to_owned();
@@ -67,6 +57,35 @@ pub fn event_inbound(callback: EventCallback, bot_user: Option<&str>) -> Option<
         reply: None,
         kind,
     })
+}
+
+/// The files of a message, each fetched later by its download link. A file Slack withholds
+/// (an old file over a free workspace's limit) keeps an empty handle, so its download says why.
+fn shared_files(message: &MessageEvent) -> Vec<InboundFile> {
+    message
+        .files
+        .iter()
+        .map(|file| {
+            let withheld = file.mode.as_deref() == Some("hidden_by_limit");
+            let url = file
+                .url_private_download
+                .as_deref()
+                .or(file.url_private.as_deref())
+                .filter(|_| !withheld)
+                .unwrap_or_default();
+            let name = file
+                .name
+                .clone()
+                .or_else(|| file.title.clone())
+                .filter(|n| !n.trim().is_empty())
+                .unwrap_or_else(|| format!("file {}", file.id));
+            InboundFile {
+                mime: file.mimetype.clone(),
+                size: file.size,
+                ..InboundFile::new(name, url)
+            }
+        })
+        .collect()
 }
 
 /// A channel message that quotes a reply token without mentioning the bot.

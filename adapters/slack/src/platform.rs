@@ -12,7 +12,7 @@ use secrecy::SecretString;
 use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 use workmate_adapter::{
-    AdapterError, BoxFuture, ChatAdapter, ChatTarget, Platform, PostedCard, Profile,
+    AdapterError, BoxFuture, ChatAdapter, ChatTarget, InboundFile, Platform, PostedCard, Profile,
     bounded_profile,
 };
 use workmate_cards::Card;
@@ -144,6 +144,35 @@ impl ChatAdapter for SlackPlatform {
 }
 
 impl Platform for SlackPlatform {
+    fn download<'a>(
+        &'a self,
+        file: &'a InboundFile,
+        max_bytes: u64,
+    ) -> BoxFuture<'a, Result<Vec<u8>, AdapterError>> {
+        Box::pin(async move {
+            if file.handle.is_empty() {
+                return Err(AdapterError::Rejected(format!(
+                    "Slack did not share a download link for {} (a file hidden by a free \
+                     workspace's limit, or shared from another organisation)",
+                    file.name
+                )));
+            }
+            let downloaded = self
+                .web
+                .download(&file.handle, max_bytes, &file.name)
+                .await?;
+            let html_expected = file.mime.as_deref() == Some("text/html");
+            if !html_expected && workmate_adapter::is_html_page(&downloaded) {
+                return Err(AdapterError::Rejected(format!(
+                    "Slack answered with a sign-in page instead of {}: the app needs the \
+                     files:read scope (reinstall it after adding the scope)",
+                    file.name
+                )));
+            }
+            Ok(downloaded.bytes)
+        })
+    }
+
     fn profile<'a>(&'a self, user: &'a str) -> BoxFuture<'a, Profile> {
         Box::pin(async move {
             let lookup = async {

@@ -297,6 +297,38 @@ impl SlackWeb {
         })
     }
 
+    /// Fetches a shared file from its private URL with the bot token, at most `max_bytes`. The
+    /// token goes only to Slack's file host (`files.slack.com`) or the API's own host, never to
+    /// another URL a delivery names.
+    pub async fn download(
+        &self,
+        url: &str,
+        max_bytes: u64,
+        what: &str,
+    ) -> std::result::Result<workmate_adapter::Downloaded, workmate_adapter::AdapterError> {
+        use workmate_adapter::AdapterError;
+        let parsed = reqwest::Url::parse(url)
+            .map_err(|_| AdapterError::Rejected(format!("{what} has no valid Slack link")))?;
+        let api = reqwest::Url::parse(&self.api_base).ok();
+        let api_origin = api.as_ref().map(reqwest::Url::origin);
+        let slack_host = parsed.scheme() == "https"
+            && parsed
+                .host_str()
+                .is_some_and(|h| h == "files.slack.com" || h.ends_with(".slack.com"));
+        if !slack_host && Some(parsed.origin()) != api_origin {
+            return Err(AdapterError::Rejected(format!(
+                "{what} is not on Slack's file host, so workmate does not send its token there"
+            )));
+        }
+        let mut auth = HeaderValue::from_str(&format!("Bearer {}", self.token.expose_secret()))
+            .map_err(|_| {
+                AdapterError::Rejected("the bot token is not a valid header value".into())
+            })?;
+        auth.set_sensitive(true);
+        let request = self.http.get(parsed).header(AUTHORIZATION, auth);
+        workmate_adapter::capped_get(request, max_bytes, what, self.retry.default_retry_after).await
+    }
+
     /// One Web API call with a JSON body.
     async fn call<T: DeserializeOwned>(&self, method: &'static str, body: &Value) -> Result<T> {
         let body =

@@ -233,3 +233,47 @@ fn url_verification_echoes_the_challenge() {
         }
     );
 }
+
+#[test]
+fn shared_files_travel_with_the_message_and_a_withheld_one_has_no_link() {
+    let env = callback(&json!({
+        "type": "message", "subtype": "file_share", "channel_type": "im", "channel": "D1",
+        "user": "U1", "text": "", "ts": "2.2", "event_ts": "2.2",
+        "files": [
+            {"id": "F1", "name": "q3.pdf", "mimetype": "application/pdf", "size": 1200,
+             "url_private": "https://files.slack.com/files-pri/T1-F1/q3.pdf",
+             "url_private_download": "https://files.slack.com/files-pri/T1-F1/download/q3.pdf"},
+            {"id": "F2", "title": "Screenshot", "url_private": "https://files.slack.com/files-pri/T1-F2/s.png"},
+            {"id": "F3", "mode": "hidden_by_limit"}
+        ]
+    }));
+    let EventEnvelope::EventCallback(cb) = env else {
+        unreachable!()
+    };
+    let inbound = workmate_slack::mapping::event_inbound(*cb, Some("UB")).unwrap();
+    let workmate_adapter::InboundKind::Message { text, files } = inbound.kind else {
+        panic!("not a message: {:?}", inbound.kind);
+    };
+    assert_eq!(text, "");
+    let shown: Vec<_> = files
+        .iter()
+        .map(|f| (f.name.as_str(), f.mime.as_deref(), f.handle.as_str()))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (
+                "q3.pdf",
+                Some("application/pdf"),
+                "https://files.slack.com/files-pri/T1-F1/download/q3.pdf"
+            ),
+            (
+                "Screenshot",
+                None,
+                "https://files.slack.com/files-pri/T1-F2/s.png"
+            ),
+            ("file F3", None, ""),
+        ]
+    );
+    assert_eq!(files[0].size, Some(1200));
+}

@@ -8,7 +8,7 @@
 //! whole.
 
 use base64::Engine as _;
-use workmate_adapter::{InboundFile, with_retry};
+use workmate_adapter::{AdapterError, InboundFile, with_retry};
 use workmate_protocol::{Attachment, AttachmentKind};
 
 use crate::layer::Slot;
@@ -45,7 +45,19 @@ pub(crate) async fn fetch(slot: &Slot, files: &[InboundFile]) -> Fetched {
             fetched.notes.push(too_large(&file.name));
             continue;
         }
-        let Some(kind) = kind_of(file) else {
+        // A file without a handle: the platform says why it has none.
+        let kind = kind_of(file);
+        if file.handle.is_empty() || kind.is_none() && file.mime.is_none() {
+            if let Err(e) = slot.platform.download(file, MAX_FILE_BYTES).await {
+                fetched.notes.push(format!(
+                    "[Shared file {} could not be read: {}]",
+                    file.name,
+                    reason(&e)
+                ));
+                continue;
+            }
+        }
+        let Some(kind) = kind else {
             fetched.notes.push(format!(
                 "[Shared file {} was not read: workmate reads images, PDFs, Word and Excel files \
                  and text files, and this is {}]",
@@ -56,7 +68,7 @@ pub(crate) async fn fetch(slot: &Slot, files: &[InboundFile]) -> Fetched {
         };
         let bytes = with_retry(&slot.retry, || slot.platform.download(file, MAX_FILE_BYTES)).await;
         match bytes
-            .map_err(|e| e.to_string())
+            .map_err(|e| reason(&e))
             .and_then(|b| attachment(file, kind, b))
         {
             Ok(attachment) => fetched.attachments.push(attachment),
@@ -70,6 +82,18 @@ pub(crate) async fn fetch(slot: &Slot, files: &[InboundFile]) -> Fetched {
         }
     }
     fetched
+}
+
+/// Why a download failed, in words for the person who shared the file.
+fn reason(error: &AdapterError) -> String {
+    match error {
+        AdapterError::Rejected(why) => why.clone(),
+        AdapterError::Transient(why) => format!("the platform could not be reached ({why})"),
+        AdapterError::RateLimited { .. } => {
+            "the platform kept refusing downloads for now (rate limited)".to_owned()
+        }
+        other => other.to_string(),
+    }
 }
 
 fn too_large(name: &str) -> String {

@@ -26,7 +26,9 @@
 //!   `length` or `content_filter`; default `tool_calls` when there are tool calls, else `stop`),
 //!   `chunk_delay_ms` (pause between streamed pieces, default 0), `fail_with` (stream the text,
 //!   then fail with this message), `requires_system` (fail the call unless a `system` message
-//!   contains this text: a test that instructions reached the model), `usage` (`{"input": N, "output": N}`, optionally `cache_read`
+//!   contains this text: a test that instructions reached the model), `requires_user` (the
+//!   same for the text of the `user` messages, their text parts included: a test that what a
+//!   person sent, such as a document's extracted text, reached the model), `usage` (`{"input": N, "output": N}`, optionally `cache_read`
 //!   and `cache_write`; no usage is reported without it).
 //! * Reasoning streams first, then the text, one word with its trailing whitespace per delta.
 //!   Tool call ids are `call_<turn index>_<call index>`, unique within a session.
@@ -154,6 +156,17 @@ impl ModelProvider for ScriptedProvider {
                 format!("the scripted turn requires a system message containing {wanted:?}"),
             ));
         }
+        if let Some(wanted) = &turn.requires_user
+            && !request
+                .messages
+                .iter()
+                .any(|m| user_text(m).contains(wanted.as_str()))
+        {
+            return ModelStream::failed(ProviderError::new(
+                ProviderErrorKind::Other,
+                format!("the scripted turn requires a user message containing {wanted:?}"),
+            ));
+        }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return ModelStream::failed(ProviderError::new(
                 ProviderErrorKind::Other,
@@ -224,30 +237,34 @@ async fn play(turn: Turn, index: usize, model: String, tx: StreamSender) {
     tx.send(Ok(StreamEvent::Completed(reply))).await;
 }
 
+/// The text of a `user` message (its text parts joined by newlines); empty for other messages.
+fn user_text(message: &Message) -> String {
+    match message {
+        Message::User {
+            content: UserContent::Text(text),
+            ..
+        } => text.clone(),
+        Message::User {
+            content: UserContent::Parts(parts),
+            ..
+        } => parts
+            .iter()
+            .filter_map(|part| match part {
+                ContentPart::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
 /// The text of the first `user` message: its text, or its text parts joined by newlines.
 fn first_user_text(messages: &[Message]) -> String {
     messages
         .iter()
-        .find_map(|message| match message {
-            Message::User {
-                content: UserContent::Text(text),
-                ..
-            } => Some(text.clone()),
-            Message::User {
-                content: UserContent::Parts(parts),
-                ..
-            } => Some(
-                parts
-                    .iter()
-                    .filter_map(|part| match part {
-                        ContentPart::Text { text } => Some(text.as_str()),
-                        _ => None,
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-            ),
-            _ => None,
-        })
+        .find(|m| matches!(m, Message::User { .. }))
+        .map(user_text)
         .unwrap_or_default()
 }
 

@@ -87,6 +87,39 @@ struct RawEvent<'a> {
     bot_id: Option<String>,
     #[serde(default)]
     subtype: Option<String>,
+    #[serde(default)]
+    files: Vec<SharedFile>,
+}
+
+/// A file shared with a message (Slack's file object, the fields workmate reads).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[non_exhaustive]
+pub struct SharedFile {
+    /// Its id (`F…`).
+    #[serde(default)]
+    pub id: String,
+    /// Its file name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Its title, when it has no name.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// Its MIME type.
+    #[serde(default)]
+    pub mimetype: Option<String>,
+    /// Its size in bytes.
+    #[serde(default)]
+    pub size: Option<u64>,
+    /// Where the bot token downloads it.
+    #[serde(default)]
+    pub url_private_download: Option<String>,
+    /// Where the bot token reads it, when there is no download link.
+    #[serde(default)]
+    pub url_private: Option<String>,
+    /// `hosted`, `external`, `snippet`, … or `hidden_by_limit` (a free workspace's old file,
+    /// which Slack does not share).
+    #[serde(default)]
+    pub mode: Option<String>,
 }
 
 /// Only the `type` of an event.
@@ -123,6 +156,7 @@ fn decode_event(json: &str) -> Result<Event, serde_json::Error> {
             event_ts: raw.event_ts,
             bot_id: raw.bot_id,
             subtype: raw.subtype,
+            files: raw.files,
         })
     };
     Ok(match raw.kind.as_ref() {
@@ -209,6 +243,8 @@ pub struct MessageEvent {
     pub bot_id: Option<String>,
     /// `bot_message`, `message_changed`, `message_deleted`, `thread_broadcast`, …
     pub subtype: Option<String>,
+    /// Files shared with the message.
+    pub files: Vec<SharedFile>,
 }
 
 impl MessageEvent {

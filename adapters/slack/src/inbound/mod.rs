@@ -13,7 +13,9 @@ mod events;
 mod interaction;
 
 pub use command::{SlashCommand, decode_slash_command};
-pub use events::{Event, EventCallback, EventEnvelope, MessageEvent, decode_event_envelope};
+pub use events::{
+    Event, EventCallback, EventEnvelope, MessageEvent, SharedFile, decode_event_envelope,
+};
 pub use interaction::{
     Action, BlockActions, Container, Interaction, InteractionChannel, InteractionMessage,
     InteractionTeam, InteractionUser, TextObject, decode_interaction,

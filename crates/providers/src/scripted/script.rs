@@ -81,6 +81,8 @@ pub(crate) struct Turn {
     #[serde(default)]
     pub(crate) requires_system: Option<String>,
     #[serde(default)]
+    pub(crate) requires_user: Option<String>,
+    #[serde(default)]
     pub(crate) usage: Option<ScriptUsage>,
 }
 

@@ -438,6 +438,7 @@ mod automation_commands;
 mod automation_runs;
 mod commands;
 mod compaction;
+mod files;
 mod latency;
 pub(crate) mod link;
 mod personas;
