@@ -46,18 +46,17 @@ pub(crate) async fn fetch(slot: &Slot, files: &[InboundFile]) -> Fetched {
             continue;
         }
         // A file without a handle: the platform says why it has none.
-        let kind = kind_of(file);
-        if file.handle.is_empty() || kind.is_none() && file.mime.is_none() {
-            if let Err(e) = slot.platform.download(file, MAX_FILE_BYTES).await {
-                fetched.notes.push(format!(
-                    "[Shared file {} could not be read: {}]",
-                    file.name,
-                    reason(&e)
-                ));
-                continue;
-            }
+        if file.handle.is_empty()
+            && let Err(e) = slot.platform.download(file, MAX_FILE_BYTES).await
+        {
+            fetched.notes.push(format!(
+                "[Shared file {} could not be read: {}]",
+                file.name,
+                reason(&e)
+            ));
+            continue;
         }
-        let Some(kind) = kind else {
+        let Some(kind) = kind_of(file) else {
             fetched.notes.push(format!(
                 "[Shared file {} was not read: workmate reads images, PDFs, Word and Excel files \
                  and text files, and this is {}]",
