@@ -103,13 +103,13 @@ async fn a_shared_pdf_reaches_a_model_that_does_not_read_pdfs_as_its_text() {
         .unwrap();
     let asked = history
         .iter()
-        .filter_map(|m| match m {
+        .rev()
+        .find_map(|m| match m {
             workmate_protocol::Message::User { content, .. } => {
                 Some(serde_json::to_string(content).unwrap())
             }
             _ => None,
         })
-        .last()
         .unwrap();
     assert!(
         asked.contains("q3.pdf") && asked.contains("application/pdf"),
