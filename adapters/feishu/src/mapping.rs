@@ -11,7 +11,7 @@ use workmate_adapter::{Inbound, InboundKind, InboundUser, menu_command};
 use workmate_protocol::Surface;
 
 use crate::card::decode_action;
-use crate::inbound::{CardAction, Event, MessageEvent, Meta, message_text};
+use crate::inbound::{CardAction, Event, MessageEvent, Meta, message_files, message_text};
 
 /// The `Inbound` of a decoded event, if it is one workmate acts on. `bot` is the bot's
 /// `open_id` when known; without it, any mention in a group is taken to address the bot.
@@ -62,13 +62,15 @@ fn message_inbound(
             .any(|m| m.id.open_id.as_deref() == Some(bot)),
         None => !message.mentions.is_empty(),
     };
-    let text = message_text(message, bot)?;
+    let text = message_text(message, bot);
+    let files = message_files(message);
+    if text.is_none() && files.is_empty() {
+        return None;
+    }
+    let text = text.unwrap_or_default();
     let direct = message.is_direct();
     let kind = if direct || mentions_bot {
-        InboundKind::Message {
-            text,
-            files: Vec::new(),
-        }
+        InboundKind::Message { text, files }
     } else {
         InboundKind::Reply { text }
     };

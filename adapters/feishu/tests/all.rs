@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod cards;
+mod files;
 mod limits;
 mod platform;
 mod vectors;

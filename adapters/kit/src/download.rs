@@ -45,8 +45,22 @@ pub async fn capped_get(
         )));
     }
     if !status.is_success() {
+        // The platform's own reason (`{"code": 234004, "msg": "…"}`), shortened.
+        let body = response.bytes().await.unwrap_or_default();
+        let said: String = String::from_utf8_lossy(&body)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .chars()
+            .take(300)
+            .collect();
+        let said = if said.is_empty() {
+            String::new()
+        } else {
+            format!(": {said}")
+        };
         return Err(AdapterError::Rejected(format!(
-            "fetching {what} answered HTTP {status}"
+            "fetching {what} answered HTTP {status}{said}"
         )));
     }
     let too_large = || {

@@ -106,7 +106,7 @@ fn too_large(name: &str) -> String {
 fn kind_of(file: &InboundFile) -> Option<AttachmentKind> {
     let mime = mime_of(file);
     let kind = match mime.as_str() {
-        "image/png" | "image/jpeg" | "image/gif" | "image/webp" => AttachmentKind::Image,
+        m if m.starts_with("image/") => AttachmentKind::Image,
         "application/pdf" => AttachmentKind::Pdf,
         DOCX | XLSX => AttachmentKind::Document,
         m if m.starts_with("text/") || TEXT_TYPES.contains(&m) => AttachmentKind::Text,
@@ -176,7 +176,24 @@ fn attachment(
     if bytes.is_empty() {
         return Err("the platform returned an empty file".into());
     }
-    let mime = mime_of(file);
+    let mut mime = mime_of(file);
+    match kind {
+        // What the bytes are, not what the platform called them (an image's type is often
+        // unknown until it is fetched).
+        AttachmentKind::Image => {
+            mime = image_type(&bytes)
+                .ok_or_else(|| {
+                    "it is an image in a format models do not read (PNG, JPEG, GIF and WebP are \
+                     read)"
+                        .to_owned()
+                })?
+                .to_owned();
+        }
+        AttachmentKind::Pdf if !bytes.starts_with(b"%PDF-") => {
+            return Err("it is not a PDF file".into());
+        }
+        _ => {}
+    }
     let data = match kind {
         AttachmentKind::Text => {
             let text = String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_owned())?;
@@ -199,6 +216,21 @@ fn attachment(
         mime,
         data,
     })
+}
+
+/// The type of an image from its first bytes: the formats models read.
+fn image_type(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if bytes.starts_with(&[0xff, 0xd8, 0xff]) {
+        Some("image/jpeg")
+    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if bytes.len() >= 12 && bytes.starts_with(b"RIFF") && bytes.get(8..12) == Some(b"WEBP") {
+        Some("image/webp")
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]
@@ -247,5 +279,27 @@ mod tests {
         let binary = attachment(&file("a.txt", None), AttachmentKind::Text, vec![0xff, 0xfe]);
         assert_eq!(binary.unwrap_err(), "it is not UTF-8 text");
         assert!(attachment(&file("a.pdf", None), AttachmentKind::Pdf, Vec::new()).is_err());
+        let not_pdf = attachment(
+            &file("a.pdf", None),
+            AttachmentKind::Pdf,
+            b"{\"code\":1}".to_vec(),
+        );
+        assert_eq!(not_pdf.unwrap_err(), "it is not a PDF file");
+        // An image's type comes from its bytes.
+        let png = b"\x89PNG\r\n\x1a\n0000".to_vec();
+        let image =
+            attachment(&file("image", Some("image/*")), AttachmentKind::Image, png).unwrap();
+        assert!(
+            image.data.starts_with("data:image/png;base64,"),
+            "{}",
+            image.data
+        );
+        assert_eq!(image.mime, "image/png");
+        let heic = attachment(
+            &file("x.heic", Some("image/heic")),
+            AttachmentKind::Image,
+            b"....ftypheic".to_vec(),
+        );
+        assert!(heic.unwrap_err().contains("PNG, JPEG, GIF and WebP"));
     }
 }

@@ -140,17 +140,90 @@ pub fn message_text(message: &MessageId<'_>, bot: Option<&str>) -> Option<String
     Some(text.trim().to_owned())
 }
 
+/// The files of a message: a `file`, `image`, `media` or `audio` message's one, a rich-text
+/// post's images. Each handle is `<message id>|<key>|<file or image>`, what the message
+/// resource API takes.
+pub fn message_files(message: &MessageId<'_>) -> Vec<workmate_adapter::InboundFile> {
+    use workmate_adapter::InboundFile;
+    let Ok(content) = serde_json::from_str::<Value>(&message.content) else {
+        return Vec::new();
+    };
+    let text = |key: &str| content.get(key).and_then(Value::as_str).unwrap_or_default();
+    let handle = |key: &str, kind: &str| format!("{}|{key}|{kind}", message.message_id);
+    let named = |name: &str, fallback: &str, mime: Option<&str>, handle: String| InboundFile {
+        mime: mime.map(str::to_owned),
+        ..InboundFile::new(if name.is_empty() { fallback } else { name }, handle)
+    };
+    match &*message.message_type {
+        "file" => vec![named(
+            text("file_name"),
+            "file",
+            None,
+            handle(text("file_key"), "file"),
+        )],
+        "image" => vec![named(
+            "",
+            "image",
+            Some("image/*"),
+            handle(text("image_key"), "image"),
+        )],
+        "media" => vec![named(
+            text("file_name"),
+            "video.mp4",
+            Some("video/mp4"),
+            handle(text("file_key"), "file"),
+        )],
+        "audio" => vec![named(
+            "",
+            "voice message",
+            Some("audio/opus"),
+            handle(text("file_key"), "file"),
+        )],
+        "post" => post_images(&content)
+            .into_iter()
+            .enumerate()
+            .map(|(n, key)| {
+                named(
+                    "",
+                    &format!("image {}", n + 1),
+                    Some("image/*"),
+                    handle(&key, "image"),
+                )
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A post's `{title, content: [[runs]]}`, unwrapped from its locale (`zh_cn`, `en_us`) when it
+/// has one.
+fn post_body(content: &Value) -> &Value {
+    if content.get("content").is_some() {
+        return content;
+    }
+    content
+        .as_object()
+        .and_then(|o| o.values().next())
+        .unwrap_or(content)
+}
+
+/// The image keys of a rich-text post, in order.
+fn post_images(content: &Value) -> Vec<String> {
+    let post = post_body(content);
+    post.get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .flat_map(|paragraph| paragraph.as_array().into_iter().flatten())
+        .filter(|run| run.get("tag").and_then(Value::as_str) == Some("img"))
+        .filter_map(|run| run.get("image_key").and_then(Value::as_str))
+        .map(str::to_owned)
+        .collect()
+}
+
 /// The plain text of a rich-text (`post`) message: its title and every text and link run.
 fn post_text(content: &Value) -> String {
-    // A post is `{title, content: [[runs]]}`, possibly wrapped in a locale (`zh_cn`, `en_us`).
-    let post = if content.get("content").is_some() {
-        content
-    } else {
-        content
-            .as_object()
-            .and_then(|o| o.values().next())
-            .unwrap_or(content)
-    };
+    let post = post_body(content);
     let mut lines = Vec::new();
     if let Some(title) = post
         .get("title")

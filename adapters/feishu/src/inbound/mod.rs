@@ -22,7 +22,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visi
 use serde_json::value::RawValue;
 
 pub use callback::{ActionValue, CardAction, CardContext, Operator};
-pub use message::{Mention, MessageEvent, MessageId, Sender, UserIds, message_text};
+pub use message::{Mention, MessageEvent, MessageId, Sender, UserIds, message_files, message_text};
 
 /// Why a body could not be decoded.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

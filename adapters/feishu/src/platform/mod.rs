@@ -23,8 +23,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use workmate_adapter::{
-    AdapterError, BoxFuture, ChatAdapter, ChatTarget, PROFILE_LOOKUP, Platform, PostedCard,
-    Profile, bounded_profile,
+    AdapterError, BoxFuture, ChatAdapter, ChatTarget, InboundFile, PROFILE_LOOKUP, Platform,
+    PostedCard, Profile, bounded_profile,
 };
 use workmate_cards::Card;
 use workmate_protocol::Surface;
@@ -228,6 +228,26 @@ impl ChatAdapter for FeishuPlatform {
 }
 
 impl Platform for FeishuPlatform {
+    fn download<'a>(
+        &'a self,
+        file: &'a InboundFile,
+        max_bytes: u64,
+    ) -> BoxFuture<'a, Result<Vec<u8>, AdapterError>> {
+        Box::pin(async move {
+            let mut parts = file.handle.splitn(3, '|');
+            let (Some(message), Some(key), Some(kind)) = (parts.next(), parts.next(), parts.next())
+            else {
+                return Err(AdapterError::Rejected(format!(
+                    "{} has no Feishu message resource to fetch",
+                    file.name
+                )));
+            };
+            self.web
+                .message_resource(message, key, kind, max_bytes, &file.name)
+                .await
+        })
+    }
+
     fn profile<'a>(&'a self, user: &'a str) -> BoxFuture<'a, Profile> {
         Box::pin(async move {
             let lookup = async {

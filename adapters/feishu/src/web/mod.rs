@@ -203,6 +203,42 @@ impl FeishuWeb {
     }
 }
 
+impl FeishuWeb {
+    /// Fetches a file or image of a message (`GET /open-apis/im/v1/messages/{message_id}/
+    /// resources/{key}?type=file|image`), at most `max_bytes`.
+    pub async fn message_resource(
+        &self,
+        message_id: &str,
+        key: &str,
+        kind: &str,
+        max_bytes: u64,
+        what: &str,
+    ) -> Result<Vec<u8>, AdapterError> {
+        let id_like = |s: &str| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
+        };
+        if !id_like(message_id) || !id_like(key) || !matches!(kind, "file" | "image") {
+            return Err(AdapterError::Rejected(format!(
+                "{what} has no valid Feishu message resource"
+            )));
+        }
+        let token = self.tokens.get(self).await?;
+        let url = format!(
+            "{}/open-apis/im/v1/messages/{message_id}/resources/{key}?type={kind}",
+            self.base
+        );
+        let request = self
+            .http
+            .get(url)
+            .header(AUTHORIZATION, format!("Bearer {token}"));
+        let downloaded =
+            workmate_adapter::capped_get(request, max_bytes, what, DEFAULT_RETRY_AFTER).await?;
+        Ok(downloaded.bytes)
+    }
+}
+
 /// A string field of a response's `data`.
 pub(crate) fn data_str(value: &Value, path: &str, field: &str) -> Result<String, WebError> {
     value
