@@ -14,7 +14,7 @@ use workmate_feishu::web::FeishuWeb;
 
 fn files_of(
     message_type: &str,
-    content: serde_json::Value,
+    content: &serde_json::Value,
 ) -> Vec<(String, Option<String>, String)> {
     let json = json!({"message_id": "om_1", "chat_id": "oc_1", "chat_type": "p2p",
                       "message_type": message_type, "content": content.to_string()})
@@ -36,7 +36,7 @@ fn files_images_and_post_images_are_named_with_their_resource() {
         [("q3.pdf".into(), None, "om_1|file_v2_a|file".into())]
     );
     assert_eq!(
-        files_of("image", json!({"image_key": "img_v2_b"})),
+        files_of("image", &json!({"image_key": "img_v2_b"})),
         [(
             "image".into(),
             Some("image/*".into()),
@@ -47,9 +47,9 @@ fn files_images_and_post_images_are_named_with_their_resource() {
         [{"tag": "text", "text": "look"}],
         [{"tag": "img", "image_key": "img_1"}, {"tag": "img", "image_key": "img_2"}]
     ]}});
-    let handles: Vec<String> = files_of("post", post).into_iter().map(|f| f.2).collect();
+    let handles: Vec<String> = files_of("post", &post).into_iter().map(|f| f.2).collect();
     assert_eq!(handles, ["om_1|img_1|image", "om_1|img_2|image"]);
-    assert!(files_of("text", json!({"text": "hi"})).is_empty());
+    assert!(files_of("text", &json!({"text": "hi"})).is_empty());
 }
 
 #[tokio::test]
