@@ -31,7 +31,7 @@ fn files_images_and_post_images_are_named_with_their_resource() {
     assert_eq!(
         files_of(
             "file",
-            json!({"file_key": "file_v2_a", "file_name": "q3.pdf"})
+            &json!({"file_key": "file_v2_a", "file_name": "q3.pdf"})
         ),
         [("q3.pdf".into(), None, "om_1|file_v2_a|file".into())]
     );
