@@ -82,7 +82,7 @@ async fn a_resource_is_fetched_with_the_token_and_a_refusal_keeps_feishus_reason
     let platform = FeishuPlatform::new(web);
     let file = workmate_adapter::InboundFile::new("q3.pdf", "om_1|file_v2_a|file");
     assert_eq!(
-        platform.download(&file, 1024).await.unwrap(),
+        platform.download(&file, 1024).await.unwrap().bytes,
         b"%PDF-1.4 body"
     );
     let too_small = platform.download(&file, 4).await.unwrap_err();

@@ -18,6 +18,18 @@ pub struct Downloaded {
     pub bytes: Vec<u8>,
     /// The `Content-Type` it came with.
     pub content_type: Option<String>,
+    /// The file name its `Content-Disposition` gives.
+    pub file_name: Option<String>,
+}
+
+impl Downloaded {
+    /// Bytes with nothing known about them.
+    pub fn bytes(bytes: Vec<u8>) -> Self {
+        Self {
+            bytes,
+            ..Self::default()
+        }
+    }
 }
 
 /// Sends `request` (a GET of the file) and reads at most `max_bytes` of its body. `what` names
@@ -72,11 +84,17 @@ pub async fn capped_get(
     if response.content_length().is_some_and(|n| n > max_bytes) {
         return Err(too_large());
     }
-    let content_type = response
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
+    let header = |name| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let content_type = header(reqwest::header::CONTENT_TYPE);
+    let file_name = header(reqwest::header::CONTENT_DISPOSITION)
+        .as_deref()
+        .and_then(disposition_name);
     let mut bytes = Vec::new();
     while let Some(chunk) = response
         .chunk()
@@ -91,7 +109,56 @@ pub async fn capped_get(
     Ok(Downloaded {
         bytes,
         content_type,
+        file_name,
     })
+}
+
+/// The file name of a `Content-Disposition` value: `filename*=UTF-8''…` (percent-encoded)
+/// first, else `filename="…"`; path separators are never part of it.
+pub fn disposition_name(value: &str) -> Option<String> {
+    let params: Vec<(String, &str)> = value
+        .split(';')
+        .filter_map(|part| part.split_once('='))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim()))
+        .collect();
+    let extended = params
+        .iter()
+        .find(|(k, _)| k == "filename*")
+        .and_then(|(_, v)| {
+            let (_, encoded) = v.split_once("''")?;
+            percent_decode(encoded)
+        });
+    let plain = || {
+        params
+            .iter()
+            .find(|(k, _)| k == "filename")
+            .map(|(_, v)| v.trim_matches('"').to_owned())
+    };
+    let name = extended.or_else(plain)?;
+    let name = name
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_owned();
+    (!name.is_empty()).then_some(name)
+}
+
+fn percent_decode(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// Whether a download is an HTML page: what platforms answer, with a 200, when the app may not
@@ -109,4 +176,29 @@ pub fn is_html_page(downloaded: &Downloaded) -> bool {
         .map(u8::to_ascii_lowercase)
         .collect();
     html_type || start.starts_with(b"<!doctype html") || start.starts_with(b"<html")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_come_from_the_disposition() {
+        assert_eq!(
+            disposition_name("attachment; filename=\"MEDIA_ID.jpg\"").as_deref(),
+            Some("MEDIA_ID.jpg")
+        );
+        assert_eq!(
+            disposition_name(
+                "attachment; filename=\"x.bin\"; filename*=UTF-8''%E6%8A%A5%E5%91%8A.pdf"
+            )
+            .as_deref(),
+            Some("报告.pdf")
+        );
+        assert_eq!(
+            disposition_name("attachment; filename=\"../../etc/passwd\"").as_deref(),
+            Some("passwd")
+        );
+        assert_eq!(disposition_name("inline"), None);
+    }
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use workmate_cards::Card;
 
-use crate::{AdapterError, BoxFuture, ChatAdapter, ChatTarget, InboundFile};
+use crate::{AdapterError, BoxFuture, ChatAdapter, ChatTarget, Downloaded, InboundFile};
 
 /// What a platform knows about one of its users.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -77,7 +77,7 @@ pub trait Platform: ChatAdapter {
         &'a self,
         file: &'a InboundFile,
         max_bytes: u64,
-    ) -> BoxFuture<'a, Result<Vec<u8>, AdapterError>> {
+    ) -> BoxFuture<'a, Result<Downloaded, AdapterError>> {
         let _ = max_bytes;
         Box::pin(async move {
             Err(AdapterError::Rejected(format!(

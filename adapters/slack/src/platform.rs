@@ -12,8 +12,8 @@ use secrecy::SecretString;
 use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 use workmate_adapter::{
-    AdapterError, BoxFuture, ChatAdapter, ChatTarget, InboundFile, Platform, PostedCard, Profile,
-    bounded_profile,
+    AdapterError, BoxFuture, ChatAdapter, ChatTarget, Downloaded, InboundFile, Platform,
+    PostedCard, Profile, bounded_profile,
 };
 use workmate_cards::Card;
 use workmate_protocol::Surface;
@@ -148,7 +148,7 @@ impl Platform for SlackPlatform {
         &'a self,
         file: &'a InboundFile,
         max_bytes: u64,
-    ) -> BoxFuture<'a, Result<Vec<u8>, AdapterError>> {
+    ) -> BoxFuture<'a, Result<Downloaded, AdapterError>> {
         Box::pin(async move {
             if file.handle.is_empty() {
                 return Err(AdapterError::Rejected(format!(
@@ -169,7 +169,7 @@ impl Platform for SlackPlatform {
                     file.name
                 )));
             }
-            Ok(downloaded.bytes)
+            Ok(downloaded)
         })
     }
 

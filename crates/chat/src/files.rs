@@ -8,7 +8,7 @@
 //! whole.
 
 use base64::Engine as _;
-use workmate_adapter::{AdapterError, InboundFile, with_retry};
+use workmate_adapter::{AdapterError, Downloaded, InboundFile, with_retry};
 use workmate_protocol::{Attachment, AttachmentKind};
 
 use crate::layer::Slot;
@@ -45,38 +45,11 @@ pub(crate) async fn fetch(slot: &Slot, files: &[InboundFile]) -> Fetched {
             fetched.notes.push(too_large(&file.name));
             continue;
         }
-        // A file without a handle: the platform says why it has none.
-        if file.handle.is_empty()
-            && let Err(e) = slot.platform.download(file, MAX_FILE_BYTES).await
-        {
-            fetched.notes.push(format!(
-                "[Shared file {} could not be read: {}]",
-                file.name,
-                reason(&e)
-            ));
-            continue;
-        }
-        let Some(kind) = kind_of(file) else {
-            fetched.notes.push(format!(
-                "[Shared file {} was not read: workmate reads images, PDFs, Word and Excel files \
-                 and text files, and this is {}]",
-                file.name,
-                file.mime.as_deref().unwrap_or("another kind of file")
-            ));
-            continue;
-        };
-        let bytes = with_retry(&slot.retry, || slot.platform.download(file, MAX_FILE_BYTES)).await;
-        match bytes
-            .map_err(|e| reason(&e))
-            .and_then(|b| attachment(file, kind, b))
-        {
+        match fetch_one(slot, file).await {
             Ok(attachment) => fetched.attachments.push(attachment),
-            Err(why) => {
-                tracing::info!(file = %file.name, reason = %why, "A shared file could not be read.");
-                fetched.notes.push(format!(
-                    "[Shared file {} could not be read: {why}]",
-                    file.name
-                ));
+            Err(note) => {
+                tracing::info!(file = %file.name, note = %note, "A shared file was not attached.");
+                fetched.notes.push(note);
             }
         }
     }
@@ -93,6 +66,60 @@ fn reason(error: &AdapterError) -> String {
         }
         other => other.to_string(),
     }
+}
+
+/// One file as an attachment, or the note saying why it is not one. A file whose type is
+/// unknown until it arrives (no type given, a name without a known extension) is fetched and
+/// typed by what the platform answers with; one of a known type workmate cannot read is not
+/// fetched at all.
+async fn fetch_one(slot: &Slot, file: &InboundFile) -> Result<Attachment, String> {
+    let not_read = |file: &InboundFile| {
+        format!(
+            "[Shared file {} was not read: workmate reads images, PDFs, Word and Excel files \
+             and text files, and this is {}]",
+            file.name,
+            file.mime.as_deref().unwrap_or("another kind of file")
+        )
+    };
+    let could_not = |why: String| format!("[Shared file {} could not be read: {why}]", file.name);
+    let known_unreadable = file.mime.is_some() && kind_of(file).is_none();
+    if known_unreadable && !file.handle.is_empty() {
+        return Err(not_read(file));
+    }
+    let downloaded = with_retry(&slot.retry, || slot.platform.download(file, MAX_FILE_BYTES))
+        .await
+        .map_err(|e| could_not(reason(&e)))?;
+    let file = learned(file, &downloaded);
+    let Some(kind) = kind_of(&file) else {
+        return Err(not_read(&file));
+    };
+    attachment(&file, kind, downloaded.bytes).map_err(could_not)
+}
+
+/// The file as its download describes it: the name and type the platform answered with, where
+/// the message gave none.
+fn learned(file: &InboundFile, downloaded: &Downloaded) -> InboundFile {
+    let mut file = file.clone();
+    let has_extension = file
+        .name
+        .rsplit_once('.')
+        .is_some_and(|(_, e)| !e.is_empty());
+    if let Some(name) = downloaded.file_name.as_ref().filter(|_| !has_extension) {
+        file.name.clone_from(name);
+    }
+    let vague = file
+        .mime
+        .as_deref()
+        .is_none_or(|m| m.ends_with("/*") || m == "application/octet-stream");
+    let given = downloaded
+        .content_type
+        .as_deref()
+        .map(|t| t.split(';').next().unwrap_or(t).trim())
+        .filter(|t| !t.is_empty() && *t != "application/octet-stream");
+    if vague && let Some(given) = given {
+        file.mime = Some(given.to_owned());
+    }
+    file
 }
 
 fn too_large(name: &str) -> String {

@@ -23,8 +23,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use workmate_adapter::{
-    AdapterError, BoxFuture, ChatAdapter, ChatTarget, InboundFile, PROFILE_LOOKUP, Platform,
-    PostedCard, Profile, bounded_profile,
+    AdapterError, BoxFuture, ChatAdapter, ChatTarget, Downloaded, InboundFile, PROFILE_LOOKUP,
+    Platform, PostedCard, Profile, bounded_profile,
 };
 use workmate_cards::Card;
 use workmate_protocol::Surface;
@@ -232,7 +232,7 @@ impl Platform for FeishuPlatform {
         &'a self,
         file: &'a InboundFile,
         max_bytes: u64,
-    ) -> BoxFuture<'a, Result<Vec<u8>, AdapterError>> {
+    ) -> BoxFuture<'a, Result<Downloaded, AdapterError>> {
         Box::pin(async move {
             let mut parts = file.handle.splitn(3, '|');
             let (Some(message), Some(key), Some(kind)) = (parts.next(), parts.next(), parts.next())

@@ -213,7 +213,7 @@ impl FeishuWeb {
         kind: &str,
         max_bytes: u64,
         what: &str,
-    ) -> Result<Vec<u8>, AdapterError> {
+    ) -> Result<workmate_adapter::Downloaded, AdapterError> {
         let id_like = |s: &str| {
             !s.is_empty()
                 && s.chars()
@@ -233,9 +233,7 @@ impl FeishuWeb {
             .http
             .get(url)
             .header(AUTHORIZATION, format!("Bearer {token}"));
-        let downloaded =
-            workmate_adapter::capped_get(request, max_bytes, what, DEFAULT_RETRY_AFTER).await?;
-        Ok(downloaded.bytes)
+        workmate_adapter::capped_get(request, max_bytes, what, DEFAULT_RETRY_AFTER).await
     }
 }
 
