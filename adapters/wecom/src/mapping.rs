@@ -2,8 +2,9 @@
 //!
 //! Invariants:
 //! - Only what a person wrote or clicked becomes an `Inbound`: stream refreshes, `enter_chat`,
-//!   `enter_agent`, feedback and other events, and messages without text are answered by the
-//!   surface or dropped here.
+//!   `enter_agent`, feedback and other events, and messages with neither text nor a file are
+//!   answered by the surface or dropped here. A robot message's images and files travel with it,
+//!   to be fetched (and decrypted) by the platform.
 //! - The tenant is the configured corp id: a smart-robot callback names no corp for the corp's
 //!   own people (`from.corpid` is given only for people from another corp).
 //! - A group's chat is its `chatid`; a one-to-one chat (every self-built-app callback) is the
@@ -17,13 +18,13 @@
 //!   the card's `TaskId` (card click) or the menu item's `EventKey` (menu click), the fields a
 //!   redelivery repeats.
 
-use workmate_adapter::{Inbound, InboundKind, InboundUser, menu_command};
+use workmate_adapter::{Inbound, InboundFile, InboundKind, InboundUser, menu_command};
 use workmate_cards::ButtonAction;
 use workmate_protocol::Surface;
 
 use crate::inbound::{
-    AppCallback, AppEventKind, AppMeta, CardEvent, Chat, RobotCallback, RobotEvent, RobotEventKind,
-    RobotMessage,
+    AppCallback, AppEventKind, AppMeta, CardEvent, Chat, Media, MixedItem, RobotCallback,
+    RobotContent, RobotEvent, RobotEventKind, RobotMessage,
 };
 
 /// The `Inbound` of a smart-robot callback, if it is one workmate acts on. `corp_id` is the
@@ -110,8 +111,40 @@ pub fn button_action(key: &str) -> Option<ButtonAction> {
     serde_json::from_str(key).ok()
 }
 
+/// The files of a robot message, each handle `{"url": …, "aeskey": …}` (the key only over the
+/// long connection; callbacks' files are encrypted with the robot's EncodingAESKey).
+fn robot_files(content: &RobotContent) -> Vec<InboundFile> {
+    let file = |media: &Media, name: &str, mime: Option<&str>| {
+        let handle = media.url.as_ref().map_or_else(String::new, |url| {
+            serde_json::json!({"url": url, "aeskey": media.aeskey}).to_string()
+        });
+        InboundFile {
+            mime: mime.map(str::to_owned),
+            ..InboundFile::new(name, handle)
+        }
+    };
+    match content {
+        RobotContent::Image(media) => vec![file(media, "image", Some("image/*"))],
+        RobotContent::File(media) => vec![file(media, "file", None)],
+        RobotContent::Video(media) => vec![file(media, "video", Some("video/mp4"))],
+        RobotContent::Mixed(items) => items
+            .iter()
+            .filter_map(|item| match item {
+                MixedItem::Image(media) => Some(file(media, "image", Some("image/*"))),
+                MixedItem::Text(_) | MixedItem::Other(_) => None,
+            })
+            .collect(),
+        RobotContent::Text(_) | RobotContent::Voice(_) | RobotContent::Other(_) => Vec::new(),
+    }
+}
+
 fn robot_message(message: &RobotMessage, corp_id: &str, bot_name: Option<&str>) -> Option<Inbound> {
-    let text = message.content.text()?;
+    let files = robot_files(&message.content);
+    let text = match message.content.text() {
+        Some(text) => text,
+        None if !files.is_empty() => String::new(),
+        None => return None,
+    };
     let (chat_id, direct, text) = match &message.chat {
         Chat::Group { chatid } => (chatid.clone(), false, strip_mention(&text, bot_name)),
         Chat::Single => (message.from.userid.clone(), true, text.trim()),
@@ -127,7 +160,7 @@ fn robot_message(message: &RobotMessage, corp_id: &str, bot_name: Option<&str>) 
         reply: None,
         kind: InboundKind::Message {
             text: text.to_owned(),
-            files: Vec::new(),
+            files,
         },
     })
 }

@@ -9,6 +9,7 @@
 mod app;
 mod callback;
 mod cards;
+mod files;
 mod inbound;
 mod limits;
 mod mapping;

@@ -132,14 +132,17 @@ fn the_tenant_is_the_configured_corp_even_for_another_corps_user() {
 }
 
 #[test]
-fn mixed_and_voice_text_count_and_bare_media_does_not() {
+fn mixed_voice_and_media_messages_carry_their_text_and_files() {
     let mixed = r#"{"msgid":"m","aibotid":"b","chatid":"C","chattype":"group","from":{"userid":"u"},"msgtype":"mixed","mixed":{"msg_item":[{"msgtype":"text","text":{"content":"@bot 看图"}},{"msgtype":"image","image":{"url":"https://x"}}]}}"#;
+    let InboundKind::Message { text, files } = robot(mixed, None).unwrap().kind else {
+        panic!("not a message");
+    };
+    assert_eq!(text, "看图");
+    assert_eq!(files.len(), 1);
+    assert_eq!(files[0].mime.as_deref(), Some("image/*"));
     assert_eq!(
-        robot(mixed, None).unwrap().kind,
-        InboundKind::Message {
-            text: "看图".into(),
-            files: Vec::new(),
-        }
+        serde_json::from_str::<serde_json::Value>(&files[0].handle).unwrap(),
+        serde_json::json!({"url": "https://x", "aeskey": null})
     );
     let voice = r#"{"msgid":"m","aibotid":"b","chattype":"single","from":{"userid":"u"},"msgtype":"voice","voice":{"content":"停止"}}"#;
     assert_eq!(
@@ -149,8 +152,15 @@ fn mixed_and_voice_text_count_and_bare_media_does_not() {
             files: Vec::new(),
         }
     );
-    let image = r#"{"msgid":"m","aibotid":"b","chattype":"single","from":{"userid":"u"},"msgtype":"image","image":{"url":"https://x"}}"#;
-    assert_eq!(robot(image, None), None);
+    // A bare file is a message of its file alone, with the long connection's key.
+    let file = r#"{"msgid":"m","aibotid":"b","chattype":"single","from":{"userid":"u"},"msgtype":"file","file":{"url":"https://x/f","aeskey":"k"}}"#;
+    let InboundKind::Message { text, files } = robot(file, None).unwrap().kind else {
+        panic!("not a message");
+    };
+    assert_eq!((text.as_str(), files[0].name.as_str()), ("", "file"));
+    assert!(files[0].handle.contains("\"aeskey\":\"k\""));
+    let other = r#"{"msgid":"m","aibotid":"b","chattype":"single","from":{"userid":"u"},"msgtype":"location","location":{}}"#;
+    assert_eq!(robot(other, None), None);
 }
 
 #[test]

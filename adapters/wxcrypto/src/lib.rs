@@ -231,3 +231,49 @@ fn unpad(plain: &[u8]) -> Option<&[u8]> {
     let (body, tail) = plain.split_at(plain.len() - pad);
     tail.iter().all(|&b| usize::from(b) == pad).then_some(body)
 }
+
+/// A file key (an EncodingAESKey, or the `aeskey` a message gives with a file's URL): base64 of
+/// 32 bytes, its trailing `=` optional.
+fn file_key(key_b64: &str) -> Result<[u8; 32], CryptoError> {
+    let key = key_b64.trim().trim_end_matches('=');
+    let key = LENIENT
+        .decode(format!("{key}="))
+        .map_err(|_| CryptoError::BadKey(0))?;
+    key.as_slice()
+        .try_into()
+        .map_err(|_| CryptoError::BadKey(key.len()))
+}
+
+/// Decrypts a file a smart-robot message links to: AES-256-CBC under the 32-byte key (the key's
+/// first 16 bytes are the IV), PKCS#7 padding to 32-byte blocks.
+pub fn decrypt_file(key_b64: &str, data: &[u8]) -> Result<Vec<u8>, CryptoError> {
+    let key = file_key(key_b64)?;
+    if data.is_empty() || data.len() % AES_BLOCK != 0 {
+        return Err(CryptoError::BadLength(data.len()));
+    }
+    let mut iv = [0u8; 16];
+    iv.copy_from_slice(&key[..16]);
+    let mut buf = data.to_vec();
+    let plain = Decryptor::new(&key.into(), &iv.into())
+        .decrypt_padded::<NoPadding>(&mut buf)
+        .map_err(|_| CryptoError::BadLength(data.len()))?;
+    unpad(plain)
+        .map(<[u8]>::to_vec)
+        .ok_or(CryptoError::BadPadding)
+}
+
+/// Encrypts a file as WeCom does for [`decrypt_file`]: for tests and stand-ins.
+pub fn encrypt_file(key_b64: &str, plain: &[u8]) -> Result<Vec<u8>, CryptoError> {
+    let key = file_key(key_b64)?;
+    let mut iv = [0u8; 16];
+    iv.copy_from_slice(&key[..16]);
+    let pad = PAD_BLOCK - plain.len() % PAD_BLOCK;
+    let mut buf = plain.to_vec();
+    // 1..=32 fits a byte.
+    buf.extend(std::iter::repeat_n(pad as u8, pad));
+    let len = buf.len();
+    Encryptor::new(&key.into(), &iv.into())
+        .encrypt_padded::<NoPadding>(&mut buf, len)
+        .map_err(|_| CryptoError::BadLength(len))?;
+    Ok(buf)
+}

@@ -107,3 +107,31 @@ fn base64_encode(b: &[u8]) -> String {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD.encode(b)
 }
+
+proptest! {
+    /// A robot's file round-trips under its key (with or without the trailing `=`), and does
+    /// not decrypt under another.
+    #[test]
+    fn a_file_round_trips_and_another_key_does_not_open_it(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+        let sealed = workmate_wxcrypto::encrypt_file(KEY, &bytes).unwrap();
+        prop_assert_eq!(sealed.len() % 32, 0);
+        prop_assert_eq!(&workmate_wxcrypto::decrypt_file(KEY, &sealed).unwrap(), &bytes);
+        prop_assert_eq!(&workmate_wxcrypto::decrypt_file(&format!("{KEY}="), &sealed).unwrap(), &bytes);
+        let other = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG";
+        if let Ok(opened) = workmate_wxcrypto::decrypt_file(other, &sealed) {
+            prop_assert_ne!(opened, bytes);
+        }
+    }
+}
+
+#[test]
+fn a_file_of_bad_length_or_key_is_refused() {
+    assert!(matches!(
+        workmate_wxcrypto::decrypt_file(KEY, &[1, 2, 3]),
+        Err(CryptoError::BadLength(3))
+    ));
+    assert!(matches!(
+        workmate_wxcrypto::decrypt_file("short", &[0; 32]),
+        Err(CryptoError::BadKey(_))
+    ));
+}

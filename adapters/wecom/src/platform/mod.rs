@@ -34,9 +34,11 @@ mod to_app;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use secrecy::ExposeSecret as _;
 use serde_json::{Value, json};
 use workmate_adapter::{
-    AdapterError, BoxFuture, ChatAdapter, ChatTarget, Platform, PostedCard, Profile,
+    AdapterError, BoxFuture, ChatAdapter, ChatTarget, Downloaded, InboundFile, Platform,
+    PostedCard, Profile,
 };
 use workmate_cards::{Block, ButtonAction, CONTINUED_BELOW, Card, Inline};
 use workmate_protocol::Surface;
@@ -76,6 +78,8 @@ pub struct WeComPlatform {
     streams: moka::sync::Cache<String, Arc<Mutex<Stream>>>,
     /// `response_url`s already answered through.
     used: moka::sync::Cache<String, ()>,
+    /// The robot's EncodingAESKey: callbacks' files are encrypted with it.
+    media_key: Option<secrecy::SecretString>,
 }
 
 impl WeComPlatform {
@@ -88,7 +92,15 @@ impl WeComPlatform {
             sent: kept(),
             streams: kept(),
             used: kept(),
+            media_key: None,
         }
+    }
+
+    /// The same platform decrypting callbacks' files with the robot's EncodingAESKey.
+    #[must_use]
+    pub fn with_media_key(mut self, encoding_aes_key: secrecy::SecretString) -> Self {
+        self.media_key = Some(encoding_aes_key);
+        self
     }
 
     /// The same platform answering over the long connection.
@@ -476,6 +488,57 @@ fn stream_part(rendered: &Value) -> (String, bool) {
 }
 
 impl Platform for WeComPlatform {
+    /// A robot message's file: fetched from its short-lived URL (valid about five minutes), then
+    /// decrypted with the message's `aeskey` or the robot's EncodingAESKey.
+    fn download<'a>(
+        &'a self,
+        file: &'a InboundFile,
+        max_bytes: u64,
+    ) -> BoxFuture<'a, Result<Downloaded, AdapterError>> {
+        Box::pin(async move {
+            #[derive(serde::Deserialize)]
+            struct Handle {
+                url: String,
+                #[serde(default)]
+                aeskey: Option<String>,
+            }
+            let handle: Handle = serde_json::from_str(&file.handle).map_err(|_| {
+                AdapterError::Rejected(format!("WeCom gave no download link for {}", file.name))
+            })?;
+            if !handle.url.starts_with("https://") && !handle.url.starts_with("http://") {
+                return Err(AdapterError::Rejected(format!(
+                    "{}'s link is not a web address",
+                    file.name
+                )));
+            }
+            let key = match (&handle.aeskey, &self.media_key) {
+                (Some(key), _) if !key.is_empty() => key.clone(),
+                (_, Some(key)) => key.expose_secret().to_owned(),
+                _ => {
+                    return Err(AdapterError::Rejected(format!(
+                        "{} came without a key to decrypt it (configure the robot's \
+                         encoding_aes_key)",
+                        file.name
+                    )));
+                }
+            };
+            // The encrypted body is at most one padding block larger.
+            let request = self.http.get(&handle.url);
+            let mut downloaded = workmate_adapter::capped_get(
+                request,
+                max_bytes + 32,
+                &file.name,
+                Duration::from_secs(1),
+            )
+            .await?;
+            downloaded.bytes =
+                workmate_wxcrypto::decrypt_file(&key, &downloaded.bytes).map_err(|e| {
+                    AdapterError::Rejected(format!("{} did not decrypt: {e}", file.name))
+                })?;
+            Ok(downloaded)
+        })
+    }
+
     /// The smart robot cannot look people up: names fall back to user ids.
     fn profile<'a>(&'a self, _user: &'a str) -> BoxFuture<'a, Profile> {
         Box::pin(async { Profile::default() })

@@ -75,6 +75,10 @@ impl WeComSurface {
         };
         let http = workmate_adapter::net::http_client()?;
         let mut platform = WeComPlatform::new(http.clone());
+        // Callbacks' files are encrypted with the robot's EncodingAESKey.
+        if let Some(key) = &config.encoding_aes_key {
+            platform = platform.with_media_key(key.clone());
+        }
         if let Some(client) = &client {
             platform = platform.with_socket(client.sender());
         }
