@@ -248,7 +248,7 @@ fn file_key(key_b64: &str) -> Result<[u8; 32], CryptoError> {
 /// first 16 bytes are the IV), PKCS#7 padding to 32-byte blocks.
 pub fn decrypt_file(key_b64: &str, data: &[u8]) -> Result<Vec<u8>, CryptoError> {
     let key = file_key(key_b64)?;
-    if data.is_empty() || data.len() % AES_BLOCK != 0 {
+    if data.is_empty() || !data.len().is_multiple_of(AES_BLOCK) {
         return Err(CryptoError::BadLength(data.len()));
     }
     let mut iv = [0u8; 16];
