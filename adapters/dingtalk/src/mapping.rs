@@ -8,7 +8,8 @@
 //! (`IM_ROBOT.<userId>` cards, `oToMessages`), not by its conversation id; such a chat is
 //! `direct`; DingTalk has no threads; the delivery id is `msgId`, which a redelivery repeats.
 //! A group message reaches the robot only when it @-mentions it, and DingTalk leaves the mention
-//! out of the text, so every message with text is a `Message`.
+//! out of the text, so every message with text is a `Message`. A picture, a file, a video or a
+//! rich-text message's pictures travel with it as files, fetched later by their download code.
 
 use workmate_adapter::{Inbound, InboundKind, InboundUser};
 use workmate_protocol::Surface;
@@ -18,9 +19,10 @@ use crate::inbound::RobotMessage;
 /// The `Inbound` of a robot message, if it is one workmate acts on (it has text, a tenant and a
 /// sender).
 pub fn robot_inbound(message: &RobotMessage) -> Option<Inbound> {
-    let text = message.text()?;
+    let text = message.text().unwrap_or_default();
     let text = text.trim();
-    if text.is_empty() {
+    let files = message.files();
+    if text.is_empty() && files.is_empty() {
         return None;
     }
     let tenant_key =
@@ -45,7 +47,7 @@ pub fn robot_inbound(message: &RobotMessage) -> Option<Inbound> {
         reply: None,
         kind: InboundKind::Message {
             text: text.to_owned(),
-            files: Vec::new(),
+            files,
         },
     })
 }

@@ -8,6 +8,7 @@
 
 mod card;
 mod connection;
+mod files;
 mod inbound;
 mod platform;
 mod render;

@@ -84,6 +84,10 @@ impl RobotMessage {
                 if let Some(Value::String(text)) = body.get("content") {
                     return Some(text.clone());
                 }
+                // A voice message's transcription.
+                if let Some(Value::String(text)) = body.get("recognition") {
+                    return Some(text.clone());
+                }
                 let parts: Vec<&str> = body
                     .get("richText")
                     .and_then(Value::as_array)
@@ -94,6 +98,59 @@ impl RobotMessage {
                 (!parts.is_empty()).then(|| parts.join("\n"))
             }
             _ => None,
+        }
+    }
+}
+
+impl RobotMessage {
+    /// The files of a message, each handle its `downloadCode`: a picture, a file, a video, or a
+    /// rich-text message's pictures.
+    pub fn files(&self) -> Vec<workmate_adapter::InboundFile> {
+        use workmate_adapter::InboundFile;
+        let Some(Value::Object(body)) = &self.content else {
+            return Vec::new();
+        };
+        let text = |part: &serde_json::Map<String, Value>, key: &str| {
+            part.get(key)
+                .and_then(Value::as_str)
+                .filter(|v| !v.is_empty())
+                .map(str::to_owned)
+        };
+        let code = |part: &serde_json::Map<String, Value>| {
+            text(part, "downloadCode")
+                .or_else(|| text(part, "pictureDownloadCode"))
+                .unwrap_or_default()
+        };
+        let file = |name: String, mime: Option<&str>, handle: String| InboundFile {
+            mime: mime.map(str::to_owned),
+            ..InboundFile::new(name, handle)
+        };
+        match self.msgtype.as_str() {
+            "picture" => vec![file("image".into(), Some("image/*"), code(body))],
+            "file" => vec![file(
+                text(body, "fileName").unwrap_or_else(|| "file".into()),
+                None,
+                code(body),
+            )],
+            "video" => vec![file(
+                format!(
+                    "video.{}",
+                    text(body, "videoType").unwrap_or_else(|| "mp4".into())
+                ),
+                Some("video/mp4"),
+                code(body),
+            )],
+            "richText" => body
+                .get("richText")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_object)
+                .filter(|part| text(part, "type").as_deref() == Some("picture"))
+                .enumerate()
+                .map(|(n, part)| file(format!("image {}", n + 1), Some("image/*"), code(part)))
+                .collect(),
+            _ => Vec::new(),
         }
     }
 }

@@ -28,7 +28,8 @@ use std::time::Duration;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use workmate_adapter::{
-    AdapterError, BoxFuture, ChatAdapter, ChatTarget, Platform, PostedCard, Profile,
+    AdapterError, BoxFuture, ChatAdapter, ChatTarget, Downloaded, InboundFile, Platform,
+    PostedCard, Profile,
 };
 use workmate_cards::Card;
 use workmate_protocol::Surface;
@@ -231,6 +232,14 @@ impl ChatAdapter for DingTalkPlatform {
 }
 
 impl Platform for DingTalkPlatform {
+    fn download<'a>(
+        &'a self,
+        file: &'a InboundFile,
+        max_bytes: u64,
+    ) -> BoxFuture<'a, Result<Downloaded, AdapterError>> {
+        Box::pin(self.web.message_file(&file.handle, max_bytes, &file.name))
+    }
+
     fn profile<'a>(&'a self, _user: &'a str) -> BoxFuture<'a, Profile> {
         Box::pin(async { Profile::default() })
     }

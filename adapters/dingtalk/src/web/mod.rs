@@ -24,7 +24,9 @@ pub use cards::{
     CREATE_AND_DELIVER_PATH, CallbackType, CardSpace, INSTANCES_PATH, STREAMING_KEY, STREAMING_PATH,
 };
 pub use error::WebError;
-pub use robot::{BATCH_SEND_PATH, GROUP_SEND_PATH, MAX_TEXT_BYTES, MsgKey, Recipient};
+pub use robot::{
+    BATCH_SEND_PATH, FILE_DOWNLOAD_PATH, GROUP_SEND_PATH, MAX_TEXT_BYTES, MsgKey, Recipient,
+};
 pub use token::TOKEN_PATH;
 use token::TokenCache;
 

@@ -107,6 +107,39 @@ impl DingTalkWeb {
     }
 }
 
+/// Where a message's file is exchanged for a temporary download link.
+pub const FILE_DOWNLOAD_PATH: &str = "/v1.0/robot/messageFiles/download";
+
+impl DingTalkWeb {
+    /// Fetches a file a person sent the robot: its `downloadCode` exchanged for a temporary
+    /// link, then that link fetched (at most `max_bytes`).
+    pub async fn message_file(
+        &self,
+        download_code: &str,
+        max_bytes: u64,
+        what: &str,
+    ) -> Result<workmate_adapter::Downloaded, workmate_adapter::AdapterError> {
+        use workmate_adapter::AdapterError;
+        if download_code.is_empty() {
+            return Err(AdapterError::Rejected(format!(
+                "DingTalk gave no download code for {what}"
+            )));
+        }
+        let body = json!({ "downloadCode": download_code, "robotCode": self.client_id });
+        let answer = self.call(Method::POST, FILE_DOWNLOAD_PATH, &body).await?;
+        let url = answer
+            .get("downloadUrl")
+            .and_then(serde_json::Value::as_str)
+            .filter(|u| u.starts_with("https://") || u.starts_with("http://"))
+            .ok_or_else(|| {
+                AdapterError::Rejected(format!("DingTalk gave no download link for {what}"))
+            })?;
+        let request = self.http.get(url);
+        workmate_adapter::capped_get(request, max_bytes, what, std::time::Duration::from_secs(1))
+            .await
+    }
+}
+
 /// `text` within [`MAX_TEXT_BYTES`].
 fn cut(text: &str) -> String {
     if text.len() <= MAX_TEXT_BYTES {
