@@ -74,7 +74,7 @@ fn a_direct_message_is_direct_and_an_outsider_is_known_by_sender_id() {
 }
 
 #[test]
-fn rich_text_and_content_bodies_give_their_text_and_media_gives_none() {
+fn rich_text_and_content_bodies_give_their_text_and_a_bare_picture_is_its_file() {
     let mut body = group_text();
     body.as_object_mut().unwrap().remove("text");
     body["msgtype"] = json!("richText");
@@ -93,7 +93,16 @@ fn rich_text_and_content_bodies_give_their_text_and_media_gives_none() {
     body["content"] = json!({ "downloadCode": "abc" });
     let picture = decode_robot(&body.to_string()).unwrap();
     assert_eq!(picture.text(), None);
-    assert_eq!(robot_inbound(&picture), None, "nothing to act on");
+    let inbound = robot_inbound(&picture).unwrap();
+    let workmate_adapter::InboundKind::Message { text, files } = inbound.kind else {
+        panic!("not a message");
+    };
+    assert_eq!((text.as_str(), files.len()), ("", 1));
+
+    body["msgtype"] = json!("location");
+    body["content"] = json!({ "latitude": 1 });
+    let location = decode_robot(&body.to_string()).unwrap();
+    assert_eq!(robot_inbound(&location), None, "nothing to act on");
 }
 
 #[test]
