@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use wiremock::matchers::{header, method, path, query_param};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use wiremock::{Mock, ResponseTemplate};
 use workmate_adapter::{AdapterError, Platform};
 use workmate_feishu::FeishuPlatform;
 use workmate_feishu::inbound::{MessageId, message_files};
@@ -54,14 +54,7 @@ fn files_images_and_post_images_are_named_with_their_resource() {
 
 #[tokio::test]
 async fn a_resource_is_fetched_with_the_token_and_a_refusal_keeps_feishus_reason() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/open-apis/auth/v3/tenant_access_token/internal"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(
-            json!({"code": 0, "msg": "ok", "tenant_access_token": "t-test", "expire": 7200}),
-        ))
-        .mount(&server)
-        .await;
+    let server = crate::platform::fake_feishu().await;
     Mock::given(method("GET"))
         .and(path("/open-apis/im/v1/messages/om_1/resources/file_v2_a"))
         .and(query_param("type", "file"))

@@ -16,7 +16,8 @@ fn ok(data: &Value) -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_json(json!({ "code": 0, "msg": "success", "data": data }))
 }
 
-async fn fake_feishu() -> MockServer {
+/// A fake open platform: its token, and success for every card call.
+pub(crate) async fn fake_feishu() -> MockServer {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(path("/open-apis/auth/v3/tenant_access_token/internal"))

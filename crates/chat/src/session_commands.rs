@@ -62,6 +62,23 @@ impl Chat {
             .and_then(|e| e.turn_id.clone()))
     }
 
+    /// The session of the thread the caller typed in, if it has one.
+    pub(crate) async fn thread_session_of(&self, caller: &Caller) -> Result<Option<SessionRecord>> {
+        let Some(thread) = &caller.thread_id else {
+            return Ok(None);
+        };
+        let key = SessionKey {
+            surface: caller.session_surface(),
+            chat_id: caller.chat_id.clone(),
+            thread_id: thread.clone(),
+        };
+        Ok(self
+            .store()
+            .sessions()
+            .find_by_key(&caller.person.tenant, &key)
+            .await?)
+    }
+
     /// Runs a session command where the caller typed it.
     pub(crate) async fn on_session(
         &self,
@@ -70,18 +87,8 @@ impl Chat {
         change: impl FnOnce(&SessionRecord) -> Change,
     ) -> Result<Outcome> {
         let session = match (&caller.thread_id, caller.direct) {
-            (Some(thread), _) => {
-                let key = SessionKey {
-                    surface: caller.session_surface(),
-                    chat_id: caller.chat_id.clone(),
-                    thread_id: thread.clone(),
-                };
-                let found = self
-                    .store()
-                    .sessions()
-                    .find_by_key(&caller.person.tenant, &key)
-                    .await?;
-                let Some(session) = found else {
+            (Some(_), _) => {
+                let Some(session) = self.thread_session_of(caller).await? else {
                     return Ok(Outcome::refused(
                         "No workmate conversation in this thread yet: mention workmate to start one.",
                     ));

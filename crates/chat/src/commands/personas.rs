@@ -120,8 +120,8 @@ impl Chat {
     /// The skills a thread here can load.
     pub(super) async fn skills(&self, caller: &Caller) -> Result<Outcome> {
         let tenant = &caller.person.tenant;
-        let persona = match self.thread_persona(caller).await? {
-            Some(id) => self.personas().resolve(tenant, &id).await?,
+        let persona = match self.thread_session_of(caller).await? {
+            Some(session) => self.personas().resolve(tenant, &session.persona).await?,
             None => {
                 self.personas()
                     .for_new_session(tenant, caller.session_surface(), &caller.chat_id)
@@ -147,24 +147,6 @@ impl Chat {
             let _ = write!(text, "\n• `{}`: {}", skill.name, skill.description);
         }
         Ok(Outcome::ok(text))
-    }
-
-    /// The persona of the conversation in the caller's thread, if there is one.
-    async fn thread_persona(&self, caller: &Caller) -> Result<Option<String>> {
-        let Some(thread) = &caller.thread_id else {
-            return Ok(None);
-        };
-        let key = workmate_store::SessionKey {
-            surface: caller.session_surface(),
-            chat_id: caller.chat_id.clone(),
-            thread_id: thread.clone(),
-        };
-        let found = self
-            .store()
-            .sessions()
-            .find_by_key(&caller.person.tenant, &key)
-            .await?;
-        Ok(found.map(|s| s.persona))
     }
 }
 

@@ -63,23 +63,14 @@ async fn a_shared_pdf_reaches_a_model_that_does_not_read_pdfs_as_its_text() {
         updates.iter().any(|u| u.to_string().contains("Hello."))
     })
     .await;
-    let switch = in_thread(
+    let tenant = tenant_of("T1");
+    app.in_thread_until(
         "Ev2",
         "1700000000.0200",
-        "app_mention",
-        "<@UBOT> /workmate model scripted:text-only",
-    );
-    signed(&app, "events", &switch, SECRET).await;
-    let tenant = tenant_of("T1");
-    eventually(|| async {
-        let record = app
-            .store
-            .sessions()
-            .get(&tenant, &session.id)
-            .await
-            .unwrap()?;
-        (record.model == "scripted:text-only").then_some(())
-    })
+        "/workmate model scripted:text-only",
+        &session.id,
+        |r| r.model == "scripted:text-only",
+    )
     .await;
 
     let (status, _) = signed(&app, "events", &mention_with_files(&app.fake), SECRET).await;

@@ -49,6 +49,26 @@ impl SlackApp {
     async fn session_of(&self, thread: &str) -> workmate_store::SessionRecord {
         eventually(|| thread_session(&self.store, Surface::Slack, "T1", "C1", thread)).await
     }
+
+    /// Says `text` in `THREAD` as U1, addressing the bot, then waits until the thread's session
+    /// (`session`) holds what `done` looks for.
+    async fn in_thread_until(
+        &self,
+        event_id: &str,
+        ts: &str,
+        text: &str,
+        session: &workmate_protocol::SessionId,
+        done: impl Fn(&workmate_store::SessionRecord) -> bool,
+    ) {
+        let event = in_thread(event_id, ts, "app_mention", &format!("<@UBOT> {text}"));
+        signed(self, "events", &event, SECRET).await;
+        let tenant = tenant_of("T1");
+        eventually(|| async {
+            let record = self.store.sessions().get(&tenant, session).await.unwrap()?;
+            done(&record).then_some(())
+        })
+        .await;
+    }
 }
 
 async fn slack_app() -> SlackApp {

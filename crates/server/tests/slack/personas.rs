@@ -107,22 +107,13 @@ async fn a_persona_waits_for_consent_then_answers_the_channel_and_loads_a_skill(
     .await;
 
     // In the thread, its owner switches it back to the default persona.
-    let switch = in_thread(
+    app.in_thread_until(
         "Ev2",
         "1700000000.0200",
-        "app_mention",
-        "<@UBOT> /workmate persona cowork",
-    );
-    signed(&app, "events", &switch, SECRET).await;
-    eventually(|| async {
-        let record = app
-            .store
-            .sessions()
-            .get(&tenant, &session.id)
-            .await
-            .unwrap()?;
-        (record.persona == "cowork").then_some(())
-    })
+        "/workmate persona cowork",
+        &session.id,
+        |r| r.persona == "cowork",
+    )
     .await;
     app.chat.shutdown(Duration::from_secs(2)).await;
 }
