@@ -95,6 +95,42 @@ impl AppWeb {
             .map_or_else(|_| json!(self.agent_id), |n| json!(n))
     }
 
+    /// Fetches a file sent to the app (`GET /cgi-bin/media/get`), at most `max_bytes`. WeCom
+    /// answers a refusal with a 200 and `{"errcode": …, "errmsg": …}` in place of the file.
+    pub async fn media(
+        &self,
+        media_id: &str,
+        max_bytes: u64,
+        what: &str,
+    ) -> Result<workmate_adapter::Downloaded, AdapterError> {
+        let token = self.token().await?;
+        let url = self
+            .url(
+                "/cgi-bin/media/get",
+                &[("access_token", &token), ("media_id", media_id)],
+            )
+            .map_err(Refused::into_error)?;
+        let downloaded =
+            workmate_adapter::capped_get(self.http.get(url), max_bytes, what, RATE_LIMIT_WAIT)
+                .await?;
+        let json_answer = downloaded
+            .content_type
+            .as_deref()
+            .is_some_and(|t| t.contains("json"))
+            || downloaded.bytes.starts_with(b"{\"errcode\"");
+        if json_answer && let Ok(refusal) = serde_json::from_slice::<Value>(&downloaded.bytes) {
+            let code = refusal.get("errcode").and_then(Value::as_i64).unwrap_or(-1);
+            let said = refusal
+                .get("errmsg")
+                .and_then(Value::as_str)
+                .unwrap_or("no reason");
+            return Err(AdapterError::Rejected(format!(
+                "WeCom did not give {what}: errcode {code}: {said}"
+            )));
+        }
+        Ok(downloaded)
+    }
+
     async fn call(&self, path: &str, body: &Value) -> Result<Value, AdapterError> {
         let token = self.token().await?;
         match self.post(path, &token, body).await {

@@ -42,6 +42,9 @@ pub fn robot_inbound(
     }
 }
 
+/// The handle prefix of a file sent to the self-built app: its media id follows.
+pub const APP_MEDIA: &str = "media:";
+
 /// The `Inbound` of a self-built-app callback, if it is one workmate acts on. `corp_id` is the
 /// configured corp.
 pub fn app_inbound(callback: &AppCallback, corp_id: &str) -> Option<Inbound> {
@@ -70,7 +73,28 @@ pub fn app_inbound(callback: &AppCallback, corp_id: &str) -> Option<Inbound> {
             }
             AppEventKind::EnterAgent | AppEventKind::Other(_) => return None,
         },
-        AppCallback::Other(_) => return None,
+        // An image or a file sent to the app, fetched later by its media id.
+        AppCallback::Other(other) => {
+            let media_id = other.media_id.as_ref()?;
+            let (name, mime) = match other.msg_type.as_str() {
+                "image" => ("image", Some("image/*")),
+                "file" => ("file", None),
+                _ => return None,
+            };
+            let delivery_id = match &other.msg_id {
+                Some(id) => id.clone(),
+                None => app_event_id(&other.meta, &other.msg_type, media_id),
+            };
+            let file = InboundFile {
+                mime: mime.map(str::to_owned),
+                ..InboundFile::new(name, format!("{APP_MEDIA}{media_id}"))
+            };
+            let kind = InboundKind::Message {
+                text: String::new(),
+                files: vec![file],
+            };
+            (&other.meta, delivery_id, kind)
+        }
     };
     Some(Inbound {
         surface: Surface::Wecom,

@@ -133,3 +133,40 @@ async fn app_with_wrong_secret(fake: &MockServer) -> Result<serde_json::Value, A
         .send("zhangsan", json!({"msgtype": "text"}))
         .await
 }
+
+#[tokio::test]
+async fn a_file_sent_to_the_app_is_fetched_by_its_media_id_and_a_refusal_says_why() {
+    let fake = fake().await;
+    Mock::given(method("GET"))
+        .and(path("/cgi-bin/media/get"))
+        .and(query_param("media_id", "MEDIA1"))
+        .and(query_param("access_token", "tok-1"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-type", "image/jpeg")
+                .insert_header("content-disposition", "attachment; filename=\"MEDIA1.jpg\"")
+                .set_body_bytes(vec![0xff, 0xd8, 0xff, 0xe0]),
+        )
+        .mount(&fake)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/cgi-bin/media/get"))
+        .and(query_param("media_id", "GONE"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(json!({"errcode": 40007, "errmsg": "invalid media_id"})),
+        )
+        .mount(&fake)
+        .await;
+    let app = app(&fake, "s3cret");
+    let got = app.media("MEDIA1", 1024, "image").await.unwrap();
+    assert_eq!(got.bytes, [0xff, 0xd8, 0xff, 0xe0]);
+    assert_eq!(got.file_name.as_deref(), Some("MEDIA1.jpg"));
+    let AdapterError::Rejected(why) = app.media("GONE", 1024, "image").await.unwrap_err() else {
+        panic!("not a refusal");
+    };
+    assert!(
+        why.contains("40007") && why.contains("invalid media_id"),
+        "{why}"
+    );
+}

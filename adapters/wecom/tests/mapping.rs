@@ -320,3 +320,17 @@ fn deliveries_round_trip_through_json() {
     let text = serde_json::to_string(&inbound).unwrap();
     assert_eq!(serde_json::from_str::<Inbound>(&text).unwrap(), inbound);
 }
+
+#[test]
+fn an_image_sent_to_the_app_is_a_message_of_its_file() {
+    let xml = "<xml><ToUserName>ww1</ToUserName><FromUserName>zhangsan</FromUserName><CreateTime>1</CreateTime><MsgType>image</MsgType><PicUrl>https://x</PicUrl><MediaId>MEDIA1</MediaId><MsgId>42</MsgId><AgentID>1000002</AgentID></xml>";
+    let inbound = app(xml).unwrap();
+    assert_eq!(inbound.delivery_id, "42");
+    let InboundKind::Message { text, files } = inbound.kind else {
+        panic!("not a message");
+    };
+    assert_eq!(text, "");
+    assert_eq!(files[0].handle, "media:MEDIA1");
+    let location = "<xml><ToUserName>ww1</ToUserName><FromUserName>zhangsan</FromUserName><CreateTime>1</CreateTime><MsgType>location</MsgType><MsgId>43</MsgId></xml>";
+    assert_eq!(app(location), None);
+}

@@ -81,6 +81,8 @@ pub struct AppOther {
     pub msg_type: String,
     /// `MsgId`, when given.
     pub msg_id: Option<String>,
+    /// `MediaId` of an image, voice, video or file message: what `/cgi-bin/media/get` fetches.
+    pub media_id: Option<String>,
 }
 
 /// The callback's elements; empty or absent ones are `None`.
@@ -101,6 +103,7 @@ struct Raw {
     card_type: Option<String>,
     response_code: Option<String>,
     selected_items: Option<RawSelectedItems>,
+    media_id: Option<String>,
 }
 
 #[derive(Default, Deserialize)]
@@ -166,6 +169,7 @@ pub fn decode_app(plaintext: &str) -> Result<AppCallback, DecodeError> {
             meta,
             msg_type,
             msg_id,
+            media_id: present(raw.media_id),
         }),
     })
 }

@@ -496,6 +496,15 @@ impl Platform for WeComPlatform {
         max_bytes: u64,
     ) -> BoxFuture<'a, Result<Downloaded, AdapterError>> {
         Box::pin(async move {
+            if let Some(media_id) = file.handle.strip_prefix(crate::mapping::APP_MEDIA) {
+                let Some(app) = &self.app else {
+                    return Err(AdapterError::Rejected(format!(
+                        "{} was sent to the self-built app, which is not configured",
+                        file.name
+                    )));
+                };
+                return app.media(media_id, max_bytes, &file.name).await;
+            }
             #[derive(serde::Deserialize)]
             struct Handle {
                 url: String,
