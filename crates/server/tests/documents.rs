@@ -63,3 +63,37 @@ async fn a_word_document_is_read_as_its_text() {
         "the file itself is not inlined: {part}"
     );
 }
+
+#[tokio::test]
+async fn a_pdfs_text_reaches_a_model_that_does_not_read_pdfs() {
+    let app = app_with_script(
+        r#"{"conversations": [{"when": "*", "turns": [{"requires_user": "Q3 revenue grew 12 percent to 4.2 million", "text": "It grew 12 percent."}]}]}"#,
+    )
+    .await;
+    let (_, created) = authed(
+        &app,
+        "POST",
+        "/v1/sessions",
+        Some(json!({"model": "scripted:text-only"})),
+    )
+    .await;
+    let session = created["session_id"].as_str().unwrap().to_owned();
+    let pdf = include_bytes!("../../engine/tests/fixtures/q3-revenue.pdf");
+    let data = format!(
+        "data:application/pdf;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(pdf)
+    );
+    let message = json!({"type": "user_message", "text": "what does it say?",
+        "attachments": [{"kind": "pdf", "name": "q3.pdf", "mime": "application/pdf", "data": data}]});
+    authed(
+        &app,
+        "POST",
+        &format!("/v1/sessions/{session}/commands"),
+        Some(message),
+    )
+    .await;
+    messages_once(&app, &session, |m| {
+        m.iter().any(|m| m["content"] == "It grew 12 percent.")
+    })
+    .await;
+}

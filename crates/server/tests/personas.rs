@@ -142,3 +142,87 @@ async fn a_pending_persona_is_refused_until_an_admin_consents_then_it_answers() 
         .to_owned();
     assert!(loaded.contains("1. List open incidents."), "{loaded}");
 }
+
+/// One conversation saves a skill (asking first); another, later, loads it.
+const TEACHER: &str = r###"{"conversations": [
+    {"when": "remember how", "turns": [
+        {"tool_calls": [{"name": "save_skill", "arguments": {"name": "deploy", "description": "Deploy the web app", "instructions": "1. Tag the release.\n2. Run the pipeline.", "scope": "tenant"}}]},
+        {"text": "Saved the skill."}]},
+    {"when": "*", "turns": [
+        {"requires_system": "- deploy: Deploy the web app", "tool_calls": [{"name": "load_skill", "arguments": {"name": "deploy"}}]},
+        {"text": "Deploying."}]}]}"###;
+
+#[tokio::test]
+async fn a_skill_is_saved_only_once_approved_and_a_later_session_loads_it() {
+    let app = people_with_script(TEACHER).await;
+    let (_, created) = as_user(&app, "alice", "POST", "/v1/sessions", None).await;
+    let teacher = created["session_id"].as_str().unwrap().to_owned();
+    let message = json!({"type": "user_message", "text": "remember how we deploy"});
+    as_user(
+        &app,
+        "alice",
+        "POST",
+        &format!("/v1/sessions/{teacher}/commands"),
+        Some(message),
+    )
+    .await;
+    let item = crate::support::eventually(|| async {
+        let (_, listed) = as_user(
+            &app,
+            "alice",
+            "GET",
+            &format!("/v1/inbox?state=pending&session={teacher}"),
+            None,
+        )
+        .await;
+        listed["items"].as_array()?.first().cloned()
+    })
+    .await;
+    assert!(item.to_string().contains("save_skill"), "{item}");
+    let skills = Skills::new(app.store.clone());
+    let cowork = workmate_personas::default_persona();
+    assert!(
+        skills
+            .visible(&"default".into(), &cowork, "")
+            .await
+            .unwrap()
+            .is_empty(),
+        "nothing saved before the approval"
+    );
+    let approve = json!({"resolution": {"type": "approval", "choice": "once"}});
+    let id = item["id"].as_str().unwrap();
+    let (status, body) = as_user(
+        &app,
+        "bob",
+        "POST",
+        &format!("/v1/inbox/{id}/resolve"),
+        Some(approve),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    messages_once(&app, &teacher, |m| {
+        m.iter().any(|m| m["content"] == "Saved the skill.")
+    })
+    .await;
+
+    let (_, created) = as_user(&app, "alice", "POST", "/v1/sessions", None).await;
+    let learner = created["session_id"].as_str().unwrap().to_owned();
+    let message = json!({"type": "user_message", "text": "ship it"});
+    as_user(
+        &app,
+        "alice",
+        "POST",
+        &format!("/v1/sessions/{learner}/commands"),
+        Some(message),
+    )
+    .await;
+    let all = messages_once(&app, &learner, |m| {
+        m.iter().any(|m| m["content"] == "Deploying.")
+    })
+    .await;
+    let loaded = all.iter().find(|m| m["role"] == "tool").unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(loaded.contains("Run the pipeline"), "{loaded}");
+}
