@@ -66,6 +66,7 @@ impl Store {
             clock: options.clock,
             writer: Arc::default(),
             tenants: crate::tenant_cache::TenantCache::default(),
+            catalog: crate::catalog_cache::CatalogCache::default(),
             identities: crate::identity_cache::IdentityCache::default(),
         })
     }

@@ -8,6 +8,7 @@
 //! - per-session counters (event `seq`, message index) are allocated by an atomic increment of the
 //!   session row inside the writing transaction, so concurrent appenders never collide or skip.
 
+mod catalog_cache;
 mod clock;
 mod connect;
 mod dialect;
@@ -82,6 +83,8 @@ pub struct Store {
     tenants: tenant_cache::TenantCache,
     /// Users by platform identity, read on every chat delivery.
     identities: identity_cache::IdentityCache,
+    /// Installed personas and visible skills, read on every turn.
+    catalog: catalog_cache::CatalogCache,
 }
 
 impl Store {

@@ -124,13 +124,27 @@ impl<'s> PersonaRepo<'s> {
             .bind(now)
             .execute(&self.store.writes)
             .await?;
-        self.get(tenant, &new.id).await?.ok_or_else(|| {
+        self.store.catalog.forget();
+        self.read(tenant, &new.id).await?.ok_or_else(|| {
             crate::Error::corrupt("personas", format!("{} vanished after install", new.id))
         })
     }
 
-    /// One installed persona.
+    /// One installed persona (cached: a change through this process is seen at once, one
+    /// through another within seconds).
     pub async fn get(&self, tenant: &TenantId, id: &str) -> Result<Option<PersonaRecord>> {
+        if let Some(cached) = self.store.catalog.persona(tenant, id) {
+            return Ok(cached);
+        }
+        let mark = self.store.catalog.mark();
+        let found = self.read(tenant, id).await?;
+        self.store
+            .catalog
+            .put_persona(tenant, id, found.clone(), mark);
+        Ok(found)
+    }
+
+    async fn read(&self, tenant: &TenantId, id: &str) -> Result<Option<PersonaRecord>> {
         let row = self
             .store
             .dialect
@@ -174,6 +188,7 @@ impl<'s> PersonaRepo<'s> {
             .bind(id.to_owned())
             .execute(&self.store.writes)
             .await?;
+        self.store.catalog.forget();
         Ok(done.rows_affected() > 0)
     }
 

@@ -83,6 +83,7 @@ impl<'s> SkillRepo<'s> {
             .bind(self.store.clock_ms())
             .execute(&self.store.writes)
             .await?;
+        self.store.catalog.forget();
         Ok(())
     }
 
@@ -96,12 +97,32 @@ impl<'s> SkillRepo<'s> {
             .bind(key.to_owned())
             .execute(&self.store.writes)
             .await?;
+        self.store.catalog.forget();
         Ok(())
     }
 
-    /// The skills of the tenant's store, one persona's bundle and one channel's store, in one
-    /// query, ordered by scope (tenant, persona, channel) and then name.
+    /// The skills of the tenant's store, one persona's bundle and one channel's store, ordered
+    /// by scope (tenant, persona, channel) and then name: one query, cached (a change through
+    /// this process is seen at once, one through another within seconds).
     pub async fn visible(
+        &self,
+        tenant: &TenantId,
+        persona: &str,
+        channel: &str,
+    ) -> Result<Vec<SkillRecord>> {
+        let key = (tenant.clone(), persona.to_owned(), channel.to_owned());
+        if let Some(cached) = self.store.catalog.skills(&key) {
+            return Ok(cached.as_ref().clone());
+        }
+        let mark = self.store.catalog.mark();
+        let skills = self.read_visible(tenant, persona, channel).await?;
+        self.store
+            .catalog
+            .put_skills(key, std::sync::Arc::new(skills.clone()), mark);
+        Ok(skills)
+    }
+
+    async fn read_visible(
         &self,
         tenant: &TenantId,
         persona: &str,
