@@ -196,9 +196,7 @@ impl Personas {
             Some(before) if !grew(&before.capabilities, &asks) => before.state,
             _ => PersonaState::Pending,
         };
-        let skills = self
-            .snapshot_skills(tenant, &persona, &bundle.skills)
-            .await?;
+        let shipped = shipped_skills(&persona, &bundle.skills);
         self.store
             .personas()
             .install(
@@ -211,9 +209,11 @@ impl Personas {
                     capabilities: asks,
                     installed_by: by.clone(),
                 },
+                &shipped,
             )
             .await?;
-        let mut summary = ConsentSummary::new(&persona, skills, &bundle.source);
+        let names = shipped.into_iter().map(|s| s.name).collect();
+        let mut summary = ConsentSummary::new(&persona, names, &bundle.source);
         summary.needs_consent = state == PersonaState::Pending;
         summary.replaces = previous.as_ref().map(|p| {
             parse_persona(&p.manifest, &p.id, false)
@@ -234,44 +234,6 @@ impl Personas {
         )
         .await?;
         Ok(summary)
-    }
-
-    /// Replaces the persona's bundled skills with the ones just read (narrowed by the manifest's
-    /// `skills:` list). Returns their names.
-    async fn snapshot_skills(
-        &self,
-        tenant: &TenantId,
-        persona: &Persona,
-        skills: &[crate::Skill],
-    ) -> Result<Vec<String>> {
-        let repo = self.store.skills();
-        repo.clear(tenant, SkillScope::Persona, &persona.id).await?;
-        let mut names = Vec::new();
-        for skill in skills {
-            if persona
-                .skills
-                .as_ref()
-                .is_some_and(|keep| !keep.contains(&skill.name))
-            {
-                continue;
-            }
-            repo.put(
-                tenant,
-                &SkillRecord {
-                    scope: SkillScope::Persona,
-                    scope_key: persona.id.clone(),
-                    name: skill.name.clone(),
-                    description: skill.description.clone(),
-                    instructions: skill.instructions.clone(),
-                    allowed_tools: skill.allowed_tools.clone(),
-                    created_by: None,
-                    updated_at_ms: 0,
-                },
-            )
-            .await?;
-            names.push(skill.name.clone());
-        }
-        Ok(names)
     }
 
     /// An admin's consent (`enabled: true`) or its withdrawal, audited. Returns the persona as
@@ -402,6 +364,30 @@ impl Personas {
             .await?;
         Ok(())
     }
+}
+
+/// The skills a bundle ships that its persona keeps (the manifest's `skills:` list narrows
+/// them), as the store keeps them.
+fn shipped_skills(persona: &Persona, skills: &[crate::Skill]) -> Vec<SkillRecord> {
+    skills
+        .iter()
+        .filter(|skill| {
+            persona
+                .skills
+                .as_ref()
+                .is_none_or(|keep| keep.contains(&skill.name))
+        })
+        .map(|skill| SkillRecord {
+            scope: SkillScope::Persona,
+            scope_key: persona.id.clone(),
+            name: skill.name.clone(),
+            description: skill.description.clone(),
+            instructions: skill.instructions.clone(),
+            allowed_tools: skill.allowed_tools.clone(),
+            created_by: None,
+            updated_at_ms: 0,
+        })
+        .collect()
 }
 
 /// The default persona.

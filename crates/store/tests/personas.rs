@@ -34,19 +34,19 @@ backend_matrix! {
         let repo = ctx.store.personas();
         let admin = UserId::from("u_admin");
 
-        let installed = repo.install(&tenant, &persona(PersonaState::Pending, &["tool:files"])).await.unwrap();
+        let installed = repo.install(&tenant, &persona(PersonaState::Pending, &["tool:files"]), &[]).await.unwrap();
         assert_eq!(installed.state, PersonaState::Pending);
         assert_eq!(installed.consented_by, None);
         assert!(repo.set_state(&tenant, "release-manager", PersonaState::Enabled, &admin).await.unwrap());
         assert!(!repo.set_state(&tenant, "nobody", PersonaState::Enabled, &admin).await.unwrap());
 
         // The same capabilities again: the consent stands.
-        let again = repo.install(&tenant, &persona(PersonaState::Enabled, &["tool:files"])).await.unwrap();
+        let again = repo.install(&tenant, &persona(PersonaState::Enabled, &["tool:files"]), &[]).await.unwrap();
         assert_eq!(again.state, PersonaState::Enabled);
         assert_eq!(again.consented_by, Some(admin.clone()));
 
         // More capabilities: back to pending, the old consent is gone.
-        let grown = repo.install(&tenant, &persona(PersonaState::Pending, &["tool:files", "tool:shell"])).await.unwrap();
+        let grown = repo.install(&tenant, &persona(PersonaState::Pending, &["tool:files", "tool:shell"]), &[]).await.unwrap();
         assert_eq!(grown.state, PersonaState::Pending);
         assert_eq!(grown.consented_by, None);
         assert_eq!(grown.capabilities, ["tool:files", "tool:shell"]);
@@ -78,8 +78,11 @@ backend_matrix! {
         assert_eq!(seen[0].instructions, "2. Do it better.");
         assert_eq!(seen[0].allowed_tools, ["shell"]);
 
-        repo.clear(&tenant, SkillScope::Persona, "release-manager").await.unwrap();
-        assert_eq!(repo.visible(&tenant, "release-manager", "slack:C9").await.unwrap().len(), 1);
+        // Re-installing the persona replaces its bundle's skills, in the same transaction.
+        let bundle = [skill(SkillScope::Persona, "ignored", "handbook")];
+        ctx.store.personas().install(&tenant, &persona(PersonaState::Pending, &[]), &bundle).await.unwrap();
+        let names: Vec<_> = repo.visible(&tenant, "release-manager", "slack:C9").await.unwrap().into_iter().map(|s| (s.scope, s.name)).collect();
+        assert_eq!(names, [(SkillScope::Tenant, "triage".to_owned()), (SkillScope::Persona, "handbook".to_owned())]);
         assert!(repo.visible(&TenantId::from("other"), "release-manager", "slack:C1").await.unwrap().is_empty());
     }
 }

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::any::AnyRow;
 use workmate_protocol::{Surface, TenantId, UserId};
 
+use crate::repo::skills::{self, SkillRecord, SkillScope};
 use crate::row::{col, enum_col, json_col, to_json, to_word};
 use crate::{Dialect, Result, Store};
 
@@ -95,10 +96,16 @@ impl<'s> PersonaRepo<'s> {
         Self { store }
     }
 
-    /// Installs a persona, or replaces the installed one of the same id. A replacement keeps the
-    /// consent record only when it lands in the state it had (its capabilities did not grow);
-    /// the caller decides the state.
-    pub async fn install(&self, tenant: &TenantId, new: &NewPersona) -> Result<PersonaRecord> {
+    /// Installs a persona with the skills its bundle ships (replacing the ones it shipped
+    /// before), in one transaction; or replaces the installed one of the same id. A replacement
+    /// keeps the consent record only when it lands in the state it had (its capabilities did not
+    /// grow); the caller decides the state.
+    pub async fn install(
+        &self,
+        tenant: &TenantId,
+        new: &NewPersona,
+        bundle: &[SkillRecord],
+    ) -> Result<PersonaRecord> {
         let now = self.store.clock_ms();
         let sql = match self.store.dialect {
             Dialect::Sqlite | Dialect::Postgres => concat!(
@@ -111,6 +118,16 @@ impl<'s> PersonaRepo<'s> {
                 " ON DUPLICATE KEY UPDATE manifest = VALUES(manifest), source = VALUES(source), capabilities = VALUES(capabilities), installed_by = VALUES(installed_by), installed_at_ms = VALUES(installed_at_ms), consented_by = IF(state = VALUES(state), consented_by, NULL), consented_at_ms = IF(state = VALUES(state), consented_at_ms, NULL), state = VALUES(state)"
             ),
         };
+        let mut tx = self.store.begin_write().await?;
+        skills::clear_in(&mut tx, self.store, tenant, SkillScope::Persona, &new.id).await?;
+        for skill in bundle {
+            let skill = SkillRecord {
+                scope: SkillScope::Persona,
+                scope_key: new.id.clone(),
+                ..skill.clone()
+            };
+            skills::put_in(&mut tx, self.store, tenant, &skill).await?;
+        }
         self.store
             .dialect
             .query(sql)
@@ -122,8 +139,9 @@ impl<'s> PersonaRepo<'s> {
             .bind(to_json(&new.capabilities)?)
             .bind(new.installed_by.as_str().to_owned())
             .bind(now)
-            .execute(&self.store.writes)
+            .execute(&mut *tx)
             .await?;
+        tx.commit().await?;
         self.store.catalog.forget();
         self.read(tenant, &new.id).await?.ok_or_else(|| {
             crate::Error::corrupt("personas", format!("{} vanished after install", new.id))

@@ -59,44 +59,9 @@ impl<'s> SkillRepo<'s> {
 
     /// Saves a skill, replacing the one of the same name in the same store.
     pub async fn put(&self, tenant: &TenantId, skill: &SkillRecord) -> Result<()> {
-        let sql = match self.store.dialect {
-            Dialect::Sqlite | Dialect::Postgres => concat!(
-                put_sql!(),
-                " ON CONFLICT (tenant_id, scope, scope_key, name) DO UPDATE SET description = excluded.description, instructions = excluded.instructions, allowed_tools = excluded.allowed_tools, created_by = excluded.created_by, updated_at_ms = excluded.updated_at_ms"
-            ),
-            Dialect::Mysql => concat!(
-                put_sql!(),
-                " ON DUPLICATE KEY UPDATE description = VALUES(description), instructions = VALUES(instructions), allowed_tools = VALUES(allowed_tools), created_by = VALUES(created_by), updated_at_ms = VALUES(updated_at_ms)"
-            ),
-        };
-        self.store
-            .dialect
-            .query(sql)
-            .bind(tenant.as_str().to_owned())
-            .bind(to_word(&skill.scope)?)
-            .bind(skill.scope_key.clone())
-            .bind(skill.name.clone())
-            .bind(skill.description.clone())
-            .bind(skill.instructions.clone())
-            .bind(to_json(&skill.allowed_tools)?)
-            .bind(skill.created_by.as_ref().map(|u| u.as_str().to_owned()))
-            .bind(self.store.clock_ms())
-            .execute(&self.store.writes)
-            .await?;
-        self.store.catalog.forget();
-        Ok(())
-    }
-
-    /// Removes every skill of one store (a persona's bundle being replaced).
-    pub async fn clear(&self, tenant: &TenantId, scope: SkillScope, key: &str) -> Result<()> {
-        self.store
-            .dialect
-            .query("DELETE FROM skills WHERE tenant_id = ? AND scope = ? AND scope_key = ?")
-            .bind(tenant.as_str().to_owned())
-            .bind(to_word(&scope)?)
-            .bind(key.to_owned())
-            .execute(&self.store.writes)
-            .await?;
+        let mut tx = self.store.begin_write().await?;
+        put_in(&mut tx, self.store, tenant, skill).await?;
+        tx.commit().await?;
         self.store.catalog.forget();
         Ok(())
     }
@@ -141,6 +106,59 @@ impl<'s> SkillRepo<'s> {
         skills.sort_by(|a, b| (a.scope, &a.name).cmp(&(b.scope, &b.name)));
         Ok(skills)
     }
+}
+
+/// Saves a skill inside `tx`.
+pub(crate) async fn put_in(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    store: &Store,
+    tenant: &TenantId,
+    skill: &SkillRecord,
+) -> Result<()> {
+    let sql = match store.dialect {
+        Dialect::Sqlite | Dialect::Postgres => concat!(
+            put_sql!(),
+            " ON CONFLICT (tenant_id, scope, scope_key, name) DO UPDATE SET description = excluded.description, instructions = excluded.instructions, allowed_tools = excluded.allowed_tools, created_by = excluded.created_by, updated_at_ms = excluded.updated_at_ms"
+        ),
+        Dialect::Mysql => concat!(
+            put_sql!(),
+            " ON DUPLICATE KEY UPDATE description = VALUES(description), instructions = VALUES(instructions), allowed_tools = VALUES(allowed_tools), created_by = VALUES(created_by), updated_at_ms = VALUES(updated_at_ms)"
+        ),
+    };
+    store
+        .dialect
+        .query(sql)
+        .bind(tenant.as_str().to_owned())
+        .bind(to_word(&skill.scope)?)
+        .bind(skill.scope_key.clone())
+        .bind(skill.name.clone())
+        .bind(skill.description.clone())
+        .bind(skill.instructions.clone())
+        .bind(to_json(&skill.allowed_tools)?)
+        .bind(skill.created_by.as_ref().map(|u| u.as_str().to_owned()))
+        .bind(store.clock_ms())
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Removes every skill of one store inside `tx`.
+pub(crate) async fn clear_in(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    store: &Store,
+    tenant: &TenantId,
+    scope: SkillScope,
+    key: &str,
+) -> Result<()> {
+    store
+        .dialect
+        .query("DELETE FROM skills WHERE tenant_id = ? AND scope = ? AND scope_key = ?")
+        .bind(tenant.as_str().to_owned())
+        .bind(to_word(&scope)?)
+        .bind(key.to_owned())
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
 }
 
 fn from_row(row: &AnyRow) -> Result<SkillRecord> {
