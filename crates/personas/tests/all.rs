@@ -269,36 +269,16 @@ async fn a_session_sees_tenant_bundle_and_channel_skills() {
 
     let skills = Skills::new(store);
     let skill = |name: &str, says: &str| Skill::new(name, says, "Steps.", vec![]).unwrap();
-    skills
-        .save(
-            &tenant,
-            SkillScope::Tenant,
-            "slack:C1",
-            &skill("triage", "Tenant triage"),
-            &admin,
-        )
-        .await
-        .unwrap();
-    skills
-        .save(
-            &tenant,
-            SkillScope::Channel,
-            "slack:C1",
-            &skill("triage", "Channel triage"),
-            &admin,
-        )
-        .await
-        .unwrap();
-    skills
-        .save(
-            &tenant,
-            SkillScope::Channel,
-            "slack:C2",
-            &skill("other", "Elsewhere"),
-            &admin,
-        )
-        .await
-        .unwrap();
+    for (scope, channel, name, says) in [
+        (SkillScope::Tenant, "slack:C1", "triage", "Tenant triage"),
+        (SkillScope::Channel, "slack:C1", "triage", "Channel triage"),
+        (SkillScope::Channel, "slack:C2", "other", "Elsewhere"),
+    ] {
+        skills
+            .save(&tenant, scope, channel, &skill(name, says), &admin)
+            .await
+            .unwrap();
+    }
     let refused = skills
         .save(&tenant, SkillScope::Channel, "", &skill("x", "y"), &admin)
         .await;

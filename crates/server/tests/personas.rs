@@ -15,6 +15,20 @@ const SCRIPT: &str = r###"{"conversations": [{"when": "*", "turns": [
     {"requires_system": "You keep the on-call rotation calm.", "tool_calls": [{"name": "load_skill", "arguments": {"name": "handover"}}]},
     {"requires_system": "- handover: Hand the pager over at the end of a shift", "text": "Handover done."}]}]}"###;
 
+/// Alice says `text` in `session`.
+async fn say(app: &crate::router::App, session: &str, text: &str) {
+    let message = json!({"type": "user_message", "text": text});
+    let path = format!("/v1/sessions/{session}/commands");
+    as_user(app, "alice", "POST", &path, Some(message)).await;
+}
+
+/// The first tool result of `session`, once its history holds the answer `answer`.
+async fn tool_result_once(app: &crate::router::App, session: &str, answer: &str) -> String {
+    let all = messages_once(app, session, |m| m.iter().any(|m| m["content"] == answer)).await;
+    let result = all.iter().find(|m| m["role"] == "tool").unwrap();
+    result["content"].as_str().unwrap().to_owned()
+}
+
 const MANIFEST: &str = "---\nid: oncall\nname: On-call helper\ntools: [files]\n---\nYou keep the on-call rotation calm.\n";
 
 #[tokio::test]
@@ -123,23 +137,8 @@ async fn a_pending_persona_is_refused_until_an_admin_consents_then_it_answers() 
     assert_eq!(status, StatusCode::CREATED, "{created}");
     assert_eq!(created["persona"], "oncall");
     let session = created["session_id"].as_str().unwrap().to_owned();
-    let message = json!({"type": "user_message", "text": "hand the pager to Bob"});
-    as_user(
-        &app,
-        "alice",
-        "POST",
-        &format!("/v1/sessions/{session}/commands"),
-        Some(message),
-    )
-    .await;
-    let all = messages_once(&app, &session, |m| {
-        m.iter().any(|m| m["content"] == "Handover done.")
-    })
-    .await;
-    let loaded = all.iter().find(|m| m["role"] == "tool").unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    say(&app, &session, "hand the pager to Bob").await;
+    let loaded = tool_result_once(&app, &session, "Handover done.").await;
     assert!(loaded.contains("1. List open incidents."), "{loaded}");
 }
 
@@ -157,15 +156,7 @@ async fn a_skill_is_saved_only_once_approved_and_a_later_session_loads_it() {
     let app = people_with_script(TEACHER).await;
     let (_, created) = as_user(&app, "alice", "POST", "/v1/sessions", None).await;
     let teacher = created["session_id"].as_str().unwrap().to_owned();
-    let message = json!({"type": "user_message", "text": "remember how we deploy"});
-    as_user(
-        &app,
-        "alice",
-        "POST",
-        &format!("/v1/sessions/{teacher}/commands"),
-        Some(message),
-    )
-    .await;
+    say(&app, &teacher, "remember how we deploy").await;
     let item = crate::support::eventually(|| async {
         let (_, listed) = as_user(
             &app,
@@ -207,22 +198,7 @@ async fn a_skill_is_saved_only_once_approved_and_a_later_session_loads_it() {
 
     let (_, created) = as_user(&app, "alice", "POST", "/v1/sessions", None).await;
     let learner = created["session_id"].as_str().unwrap().to_owned();
-    let message = json!({"type": "user_message", "text": "ship it"});
-    as_user(
-        &app,
-        "alice",
-        "POST",
-        &format!("/v1/sessions/{learner}/commands"),
-        Some(message),
-    )
-    .await;
-    let all = messages_once(&app, &learner, |m| {
-        m.iter().any(|m| m["content"] == "Deploying.")
-    })
-    .await;
-    let loaded = all.iter().find(|m| m["role"] == "tool").unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    say(&app, &learner, "ship it").await;
+    let loaded = tool_result_once(&app, &learner, "Deploying.").await;
     assert!(loaded.contains("Run the pipeline"), "{loaded}");
 }
