@@ -11,6 +11,7 @@ mod parse;
 mod personas;
 mod roles;
 mod settings;
+mod words;
 
 use std::fmt::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};

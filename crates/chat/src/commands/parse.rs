@@ -8,6 +8,11 @@ use std::fmt;
 use workmate_protocol::PermissionMode;
 use workmate_store::Role;
 
+use super::words::{
+    action_of, after_words, automation_id_of, mode_of, model_of, persona_of, role_of, shorten,
+    user_of,
+};
+
 /// Every command, one per line: what `help` shows and every error ends with.
 pub const USAGE: &str = "usage: /workmate help | whoami | link | mode [discuss|plan|interactive|auto|custom] \
 | model [provider:model] | persona [<id>] | persona default <id> | persona consent|disable <id> \
@@ -142,7 +147,7 @@ pub struct CommandError {
 }
 
 impl CommandError {
-    fn new(reason: impl Into<String>) -> Self {
+    pub(super) fn new(reason: impl Into<String>) -> Self {
         Self {
             reason: reason.into(),
         }
@@ -266,137 +271,6 @@ pub fn parse_command(text: &str) -> Result<ChatCommand, CommandError> {
         }
     };
     Ok(command)
-}
-
-fn action_of(word: &str) -> Result<AutomationAction, CommandError> {
-    match word.to_ascii_lowercase().as_str() {
-        "run" => Ok(AutomationAction::Run),
-        "pause" => Ok(AutomationAction::Pause),
-        "resume" => Ok(AutomationAction::Resume),
-        "delete" => Ok(AutomationAction::Delete),
-        _ => Err(CommandError::new(format!(
-            "unknown automation action `{}`; use run, pause, resume or delete",
-            shorten(word)
-        ))),
-    }
-}
-
-/// An automation id as `/workmate automations` shows it: letters, digits, `-` and `_`.
-fn automation_id_of(word: &str) -> Result<String, CommandError> {
-    const MAX: usize = 100;
-    let valid = word.len() <= MAX
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'));
-    if valid {
-        Ok(word.to_owned())
-    } else {
-        Err(CommandError::new(format!(
-            "`{}` is not an automation id; `/workmate automations` lists them",
-            shorten(word)
-        )))
-    }
-}
-
-/// The text after its first `count` words, trimmed, with its inner spacing as typed.
-fn after_words(text: &str, count: usize) -> &str {
-    let mut rest = text.trim_start();
-    for _ in 0..count {
-        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
-        rest = rest[end..].trim_start();
-    }
-    rest.trim_end()
-}
-
-/// A persona id as `/workmate persona` lists it.
-fn persona_of(word: &str) -> Result<String, CommandError> {
-    let id = word.to_ascii_lowercase();
-    let valid = id.len() <= 64
-        && id.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'));
-    if valid {
-        Ok(id)
-    } else {
-        Err(CommandError::new(format!(
-            "`{}` is not a persona id; `/workmate persona` lists them",
-            shorten(word)
-        )))
-    }
-}
-
-fn mode_of(word: &str) -> Result<PermissionMode, CommandError> {
-    match word.to_ascii_lowercase().as_str() {
-        "discuss" => Ok(PermissionMode::Discuss),
-        "plan" => Ok(PermissionMode::Plan),
-        "interactive" => Ok(PermissionMode::Interactive),
-        "auto" => Ok(PermissionMode::Auto),
-        "custom" => Ok(PermissionMode::Custom),
-        _ => Err(CommandError::new(format!(
-            "unknown mode `{}`",
-            shorten(word)
-        ))),
-    }
-}
-
-fn model_of(word: &str) -> Result<String, CommandError> {
-    match word.split_once(':') {
-        Some((provider, model)) if !provider.is_empty() && !model.is_empty() => Ok(word.to_owned()),
-        _ => Err(CommandError::new(format!(
-            "a model is `provider:model`, not `{}`",
-            shorten(word)
-        ))),
-    }
-}
-
-fn role_of(word: &str) -> Result<Role, CommandError> {
-    match word.to_ascii_lowercase().as_str() {
-        "member" => Ok(Role::Member),
-        "approver" => Ok(Role::Approver),
-        "admin" => Ok(Role::Admin),
-        _ => Err(CommandError::new(format!(
-            "unknown role `{}`",
-            shorten(word)
-        ))),
-    }
-}
-
-/// A user as `<@U123>`, `<@U123|name>` or `U123`, reduced to the id.
-fn user_of(word: &str) -> Result<String, CommandError> {
-    let id = match word.strip_prefix("<@") {
-        Some(rest) => {
-            let Some(inner) = rest.strip_suffix('>') else {
-                return Err(CommandError::new(format!(
-                    "`{}` is not a user",
-                    shorten(word)
-                )));
-            };
-            inner.split('|').next().unwrap_or_default()
-        }
-        None => word.strip_prefix('@').unwrap_or(word),
-    };
-    let valid = !id.is_empty()
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
-    if valid {
-        Ok(id.to_owned())
-    } else {
-        Err(CommandError::new(format!(
-            "`{}` is not a user",
-            shorten(word)
-        )))
-    }
-}
-
-/// At most 40 characters of untrusted input, cut on a character boundary.
-fn shorten(word: &str) -> String {
-    const MAX: usize = 40;
-    match word.char_indices().nth(MAX) {
-        Some((at, _)) => format!("{}…", &word[..at]),
-        None => word.to_owned(),
-    }
 }
 
 #[cfg(test)]
