@@ -108,6 +108,8 @@ pub(crate) struct Inner {
     pub(crate) config: ChatConfig,
     platforms: RwLock<HashMap<Surface, Arc<Slot>>>,
     pub(crate) scheduler: OnceLock<Scheduler>,
+    /// The tenants' MCP servers, once attached.
+    pub(crate) mcp: OnceLock<Arc<workmate_mcp::McpManager>>,
     /// What counts deliveries, once set.
     pub(crate) observer: OnceLock<Arc<dyn IntakeObserver>>,
     /// What makes "link your account" URLs, when single sign-on is set up.
@@ -132,6 +134,7 @@ impl Chat {
                 config,
                 platforms: RwLock::default(),
                 scheduler: OnceLock::new(),
+                mcp: OnceLock::new(),
                 links: OnceLock::new(),
                 observer: OnceLock::new(),
                 stop: CancellationToken::new(),
@@ -185,6 +188,18 @@ impl Chat {
         if self.inner.scheduler.set(scheduler).is_err() {
             tracing::debug!("The chat layer already has a scheduler.");
         }
+    }
+
+    /// Gives `/workmate mcp` the tenants' MCP servers (once; later calls are ignored).
+    pub fn attach_mcp(&self, mcp: Arc<workmate_mcp::McpManager>) {
+        if self.inner.mcp.set(mcp).is_err() {
+            tracing::debug!("The chat layer already has MCP servers.");
+        }
+    }
+
+    /// The tenants' MCP servers, when attached.
+    pub fn mcp(&self) -> Option<&Arc<workmate_mcp::McpManager>> {
+        self.inner.mcp.get()
     }
 
     /// Stores a delivery before the platform is acknowledged. [`Taken::Duplicate`] for one seen

@@ -15,7 +15,9 @@ use crate::permissions::PermissionConfig;
 pub(crate) struct Deps {
     pub(crate) store: Store,
     pub(crate) providers: ProviderRouter,
-    pub(crate) tools: ToolRegistry,
+    pub(crate) tools: Arc<ToolRegistry>,
+    /// What adds tools that depend on the turn (MCP servers, connectors, messaging).
+    pub(crate) sources: Arc<crate::tool_sources::ToolSources>,
     /// The permission policy of tenants that configured none of their own.
     pub(crate) permissions: PermissionConfig,
     pub(crate) config: EngineConfig,

@@ -21,6 +21,7 @@ pub mod quorum;
 mod runtime;
 mod scheduler;
 pub mod tenant_settings;
+mod tool_sources;
 mod turn;
 
 pub use config::EngineConfig;

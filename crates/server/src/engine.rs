@@ -116,6 +116,24 @@ pub fn build_hub(
     )
 }
 
+/// The tenants' MCP servers: stdio ones in the same sandbox as `run_shell`, `${vault:…}`
+/// references read from the vault when a master key is configured.
+pub fn mcp_servers(config: &Config, store: &Store) -> Arc<workmate_mcp::McpManager> {
+    let vault = match config.vault.keyring() {
+        Ok(Some(ring)) => Some(workmate_store::Vault::new(store.clone(), Arc::new(ring))),
+        Ok(None) => None,
+        Err(e) => {
+            tracing::warn!(error = %e, "MCP servers cannot read the vault.");
+            None
+        }
+    };
+    Arc::new(workmate_mcp::McpManager::new(
+        store.clone(),
+        config.tools.shell_sandbox.sandbox(),
+        vault,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -114,6 +114,8 @@ async fn open_and_run(
         let hub = engine::build_hub(config, store.clone(), providers, script, coordinator);
         let metrics = Arc::new(Metrics::new());
         hub.observe(metrics.engine());
+        let mcp = engine::mcp_servers(config, &store);
+        hub.add_tool_source(Arc::new(workmate_mcp::McpSource(Arc::clone(&mcp))));
         // `workmate demo` talks to its own Slack, Feishu, WeCom and DingTalk stand-ins, whatever
         // is configured.
         let sandbox = match script {
@@ -129,6 +131,7 @@ async fn open_and_run(
         };
         let chat = Chat::new(hub.clone(), store.clone(), chat_config);
         chat.observe(Arc::clone(&metrics) as Arc<dyn workmate_chat::IntakeObserver>);
+        chat.attach_mcp(mcp);
         if let Some(sso) = admin.sso() {
             chat.set_account_links(Arc::new(sso.links()));
         }

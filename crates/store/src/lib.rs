@@ -43,6 +43,7 @@ pub use repo::inbox::{
 };
 pub use repo::intake::{Delivery, IntakeKey, IntakeRepo, IntakeState, NewDelivery};
 pub use repo::leases::LeaseRepo;
+pub use repo::mcp_servers::{McpServerRecord, McpServerRepo};
 pub use repo::memories::{Memory, MemoryRepo, MemoryScope, NewMemory};
 pub use repo::messages::MessageRepo;
 pub use repo::offboarding::{
@@ -182,6 +183,11 @@ impl Store {
     /// Turns sessions are in the middle of (recovery after a crash).
     pub fn open_turns(&self) -> OpenTurnRepo<'_> {
         OpenTurnRepo::new(self)
+    }
+
+    /// Registered MCP servers.
+    pub fn mcp_servers(&self) -> McpServerRepo<'_> {
+        McpServerRepo::new(self)
     }
 
     /// Installed personas and channel defaults.

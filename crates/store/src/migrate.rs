@@ -156,6 +156,13 @@ const MIGRATIONS: &[Migration] = &[
         mysql: include_str!("../../../migrations/mysql/0020_personas_and_skills.sql"),
         postgres: include_str!("../../../migrations/postgres/0020_personas_and_skills.sql"),
     },
+    Migration {
+        version: 21,
+        name: "0021_mcp_servers",
+        sqlite: include_str!("../../../migrations/sqlite/0021_mcp_servers.sql"),
+        mysql: include_str!("../../../migrations/mysql/0021_mcp_servers.sql"),
+        postgres: include_str!("../../../migrations/postgres/0021_mcp_servers.sql"),
+    },
 ];
 
 /// What a migration run did.

@@ -12,7 +12,7 @@ use workmate_protocol::ToolSpec;
 use crate::ToolError;
 
 /// The JSON schema of `T`, as the `parameters` of a tool spec (without the `$schema`/`title` noise).
-pub(crate) fn schema<T: JsonSchema>() -> Value {
+pub fn schema<T: JsonSchema>() -> Value {
     let mut value = schemars::schema_for!(T).to_value();
     if let Some(object) = value.as_object_mut() {
         object.remove("$schema");
@@ -22,7 +22,7 @@ pub(crate) fn schema<T: JsonSchema>() -> Value {
 }
 
 /// A tool spec whose parameters are `T`'s schema.
-pub(crate) fn spec<T: JsonSchema>(name: &str, description: &str) -> ToolSpec {
+pub fn spec<T: JsonSchema>(name: &str, description: &str) -> ToolSpec {
     ToolSpec {
         name: name.to_owned(),
         description: description.to_owned(),
@@ -31,7 +31,7 @@ pub(crate) fn spec<T: JsonSchema>(name: &str, description: &str) -> ToolSpec {
 }
 
 /// Parses a call's arguments; `null` counts as `{}` (some models send no arguments at all).
-pub(crate) fn parse<T: JsonSchema + DeserializeOwned>(
+pub fn parse<T: JsonSchema + DeserializeOwned>(
     tool: &str,
     arguments: Value,
 ) -> Result<T, ToolError> {

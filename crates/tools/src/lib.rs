@@ -4,7 +4,7 @@
 //! Invariant: a tool without metadata is treated as high risk and requiring approval; only the
 //! metadata a tool declares can make it cheaper to run.
 
-mod args;
+pub mod args;
 pub mod automations;
 mod builtin;
 mod files;
@@ -13,6 +13,7 @@ mod registry;
 pub mod roots;
 mod shell;
 mod skills;
+mod source;
 mod tool;
 mod wake;
 pub mod web_fetch;
@@ -34,6 +35,7 @@ pub use roots::{Access, resolve, session_workspace};
 pub use shell::RunShell;
 pub use shell::sandbox::{SANDBOX_UID, Sandbox, ShellSandbox};
 pub use skills::{LoadSkill, SaveSkill};
+pub use source::{ToolScope, ToolSource, ToolsFuture};
 pub use tool::{
     RiskLevel, Root, Tool, ToolContext, ToolError, ToolFuture, ToolMetadata, ToolResult,
 };

@@ -1,8 +1,8 @@
 //! The tools a session can call, by name.
 //!
-//! Invariant: names are unique; registering a second tool under a taken name replaces the first,
-//! so a session's registry is assembled deterministically from its layers (built-ins, then
-//! connectors, then MCP) and the last layer wins.
+//! Invariants: names are unique; registering a second tool under a taken name replaces the first
+//! (the server's own set is assembled deterministically), while the tools a turn adds from its
+//! sources ([`ToolRegistry::extended`]) never replace one: a taken name keeps its tool.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -49,6 +49,25 @@ impl ToolRegistry {
     /// The tools' names, sorted.
     pub fn names(&self) -> Vec<&str> {
         self.tools.keys().map(String::as_str).collect()
+    }
+
+    /// This registry plus `extra`, skipping any whose name is taken (by this registry or an
+    /// earlier extra); the names skipped are returned beside it.
+    pub fn extended(&self, extra: Vec<Arc<dyn Tool>>) -> (Self, Vec<String>) {
+        let mut tools = self.tools.clone();
+        let mut skipped = Vec::new();
+        for tool in extra {
+            match tools.entry(tool.spec().name) {
+                std::collections::btree_map::Entry::Occupied(taken) => {
+                    skipped.push(taken.key().clone());
+                }
+                std::collections::btree_map::Entry::Vacant(free) => {
+                    free.insert(tool);
+                }
+            }
+        }
+        let specs = specs_of(&tools);
+        (Self { tools, specs }, skipped)
     }
 
     /// A registry holding only the tools `keep` accepts (e.g. the read-only set for `explore`).

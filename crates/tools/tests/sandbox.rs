@@ -237,7 +237,7 @@ async fn without_namespaces_the_command_is_refused_not_run_unsandboxed() {
         .call("run_shell", json!({"command": "touch ran.txt"}))
         .await);
     assert!(
-        message.contains("the shell sandbox cannot start"),
+        message.contains("the exec sandbox cannot start"),
         "{message}"
     );
     assert!(message.contains("/nonexistent/bwrap"), "{message}");

@@ -9,14 +9,15 @@ use workmate_protocol::PermissionMode;
 use workmate_store::Role;
 
 use super::words::{
-    action_of, after_words, automation_id_of, mode_of, model_of, persona_of, role_of, shorten,
-    user_of,
+    action_of, after_words, automation_id_of, mcp_name_of, mode_of, model_of, persona_of, role_of,
+    shorten, user_of,
 };
 
 /// Every command, one per line: what `help` shows and every error ends with.
 pub const USAGE: &str = "usage: /workmate help | whoami | link | mode [discuss|plan|interactive|auto|custom] \
 | model [provider:model] | persona [<id>] | persona default <id> | persona consent|disable <id> \
-| skills | stop | compact | memory [on|off] | inbox | automations | automations run|pause|resume|delete <id> \
+| skills | mcp [list] | mcp add <name> <url|command…|json> | mcp remove|tools <name> \
+| stop | compact | memory [on|off] | inbox | automations | automations run|pause|resume|delete <id> \
 | rules | rules revoke [<automation id>] <tool> <target> | usage | settings [<key> <value>] \
 | role grant <user> <member|approver|admin> | role revoke <user> <approver|admin>";
 
@@ -46,6 +47,8 @@ pub enum ChatCommand {
     },
     /// The skills this thread can load.
     Skills,
+    /// The tenant's MCP servers: list, add, remove (admins), or one's tools.
+    Mcp(McpAction),
     /// Stop the running turn.
     Stop,
     /// Compact the conversation now (summarize its older turns).
@@ -117,6 +120,10 @@ impl ChatCommand {
             Self::PersonaConsent { enabled: true, .. } => "persona_consent",
             Self::PersonaConsent { enabled: false, .. } => "persona_disable",
             Self::Skills => "skills",
+            Self::Mcp(McpAction::List) => "mcp_list",
+            Self::Mcp(McpAction::Add { .. }) => "mcp_add",
+            Self::Mcp(McpAction::Remove(_)) => "mcp_remove",
+            Self::Mcp(McpAction::Tools(_)) => "mcp_tools",
             Self::Stop => "stop",
             Self::Compact => "compact",
             Self::Memory(None) => "memory",
@@ -138,6 +145,24 @@ impl ChatCommand {
             Self::RoleRevoke { .. } => "role_revoke",
         }
     }
+}
+
+/// What `/workmate mcp` does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum McpAction {
+    /// The registered servers and what each is doing.
+    List,
+    /// Register (or replace) a server (admins).
+    Add {
+        /// Its name.
+        name: String,
+        /// Its definition as typed: a URL, a command line, or JSON.
+        definition: String,
+    },
+    /// Remove a server (admins).
+    Remove(String),
+    /// A server's tools (starting it if needed).
+    Tools(String),
 }
 
 /// Text that is not a command; the message says why and shows the usage line.
@@ -200,6 +225,20 @@ pub fn parse_command(text: &str) -> Result<ChatCommand, CommandError> {
             }
         }
         ("skills", []) => ChatCommand::Skills,
+        ("mcp", []) => ChatCommand::Mcp(McpAction::List),
+        ("mcp", [sub]) if sub.eq_ignore_ascii_case("list") => ChatCommand::Mcp(McpAction::List),
+        ("mcp", [sub, name, _, ..]) if sub.eq_ignore_ascii_case("add") => {
+            ChatCommand::Mcp(McpAction::Add {
+                name: mcp_name_of(name)?,
+                definition: after_words(text, 3).to_owned(),
+            })
+        }
+        ("mcp", [sub, name]) if sub.eq_ignore_ascii_case("remove") => {
+            ChatCommand::Mcp(McpAction::Remove(mcp_name_of(name)?))
+        }
+        ("mcp", [sub, name]) if sub.eq_ignore_ascii_case("tools") => {
+            ChatCommand::Mcp(McpAction::Tools(mcp_name_of(name)?))
+        }
         ("stop", []) => ChatCommand::Stop,
         ("compact", []) => ChatCommand::Compact,
         ("memory", []) => ChatCommand::Memory(None),
@@ -257,8 +296,8 @@ pub fn parse_command(text: &str) -> Result<ChatCommand, CommandError> {
         }
         (
             "help" | "whoami" | "link" | "mode" | "model" | "persona" | "personas" | "skills"
-            | "stop" | "compact" | "memory" | "inbox" | "automations" | "automation" | "rules"
-            | "usage" | "role",
+            | "mcp" | "stop" | "compact" | "memory" | "inbox" | "automations" | "automation"
+            | "rules" | "usage" | "role",
             _,
         ) => {
             return Err(CommandError::new(format!("wrong arguments for `{verb}`")));

@@ -48,6 +48,14 @@ pub(super) fn after_words(text: &str, count: usize) -> &str {
     rest.trim_end()
 }
 
+/// An MCP server name as `/workmate mcp list` shows it.
+pub(super) fn mcp_name_of(word: &str) -> Result<String, CommandError> {
+    let name = word.to_ascii_lowercase();
+    workmate_mcp::check_name(&name)
+        .map(|()| name)
+        .map_err(|e| CommandError::new(e.to_string()))
+}
+
 /// A persona id as `/workmate persona` lists it.
 pub(super) fn persona_of(word: &str) -> Result<String, CommandError> {
     let id = word.to_ascii_lowercase();

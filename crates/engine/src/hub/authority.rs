@@ -275,10 +275,7 @@ impl SessionHub {
             .and_then(|p| serde_json::from_value(p.clone()).ok())
             .unwrap_or_else(|| self.inner.deps.permissions.clone());
         let metadata = self
-            .inner
-            .deps
-            .tools
-            .metadata(tool)
+            .tool_metadata(tool)
             .or_else(|| engine_tool_metadata(tool));
         let risk = PermissionEngine::new(config).classify(tool, metadata.as_ref());
         if matches!(risk, RiskClass::Exec | RiskClass::External) {

@@ -99,7 +99,8 @@ impl SessionHub {
         let deps = Deps {
             store: parts.store,
             providers: parts.providers,
-            tools: parts.tools,
+            tools: Arc::new(parts.tools),
+            sources: Arc::default(),
             permissions: parts.permissions,
             config: parts.config,
             clock: parts.clock,
@@ -130,7 +131,17 @@ impl SessionHub {
     /// What the tool `name` declares about itself (its risk, its target argument), if the hub
     /// has such a tool; surfaces validate standing rules against it.
     pub fn tool_metadata(&self, name: &str) -> Option<workmate_tools::ToolMetadata> {
-        self.inner.deps.tools.metadata(name)
+        self.inner
+            .deps
+            .tools
+            .metadata(name)
+            .or_else(|| self.inner.deps.sources.metadata(name))
+    }
+
+    /// Adds a source of tools that depend on the turn (a tenant's MCP servers, a person's
+    /// connectors); install them before sessions run.
+    pub fn add_tool_source(&self, source: Arc<dyn workmate_tools::ToolSource>) {
+        self.inner.deps.sources.add(source);
     }
 
     /// What this hub shares with other replicas.

@@ -61,7 +61,6 @@ impl Turn {
                 }
                 ToolCallState::Started => {
                     let idempotent = self
-                        .deps
                         .tools
                         .metadata(&call.name)
                         .is_some_and(|m| m.idempotent);
@@ -110,7 +109,7 @@ impl Turn {
             self.propose_plan(&call).await?;
             return Ok(None);
         }
-        if self.deps.tools.get(&call.name).is_none() && !engine_tool {
+        if self.tools.get(&call.name).is_none() && !engine_tool {
             let reason = format!("unknown tool: {}", call.name);
             self.answer(&call, Outcome::not_executed(ToolStatus::Error, &reason))
                 .await?;
@@ -128,7 +127,7 @@ impl Turn {
         let metadata = if engine_tool {
             Some(super::explore::explore_metadata())
         } else {
-            self.deps.tools.metadata(&call.name)
+            self.tools.metadata(&call.name)
         };
         let context = self.policy_context().await?;
         match self

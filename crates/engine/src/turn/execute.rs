@@ -26,8 +26,7 @@ impl Turn {
     pub(crate) async fn execute(&mut self, cleared: Vec<ToolCall>) -> Result<()> {
         let (concurrent, serial): (Vec<_>, Vec<_>) = if cleared.len() > 1 {
             cleared.into_iter().partition(|call| {
-                self.deps
-                    .tools
+                self.tools
                     .metadata(&call.name)
                     .or_else(|| super::engine_tool_metadata(&call.name))
                     .is_some_and(|m| m.is_concurrency_safe())
@@ -56,7 +55,7 @@ impl Turn {
                 self.answer(&call, outcome).await?;
                 continue;
             }
-            let Some(tool) = self.deps.tools.get(&call.name).cloned() else {
+            let Some(tool) = self.tools.get(&call.name).cloned() else {
                 let reason = format!("unknown tool: {}", call.name);
                 self.answer(&call, Outcome::failed(&reason)).await?;
                 continue;
@@ -88,7 +87,7 @@ impl Turn {
         let batch = CancellationToken::new();
         let mut tasks = JoinSet::new();
         for (index, call) in tools {
-            let tool = self.deps.tools.get(&call.name).cloned();
+            let tool = self.tools.get(&call.name).cloned();
             let ctx = self.tool_context(&call.name, batch.clone());
             let (arguments, limit) = (call.arguments.clone(), Arc::clone(&limit));
             let name = call.name.clone();
@@ -140,7 +139,7 @@ impl Turn {
 
     /// Whether `call` is the engine's own `explore` (a registry tool of that name would win).
     fn is_engine_explore(&self, call: &ToolCall) -> bool {
-        call.name == super::explore::EXPLORE && self.deps.tools.get(&call.name).is_none()
+        call.name == super::explore::EXPLORE && self.tools.get(&call.name).is_none()
     }
 
     /// Marks a call started and emits `tool_started`, in one step; whether it may run. A call
@@ -167,7 +166,6 @@ impl Turn {
             ..Step::default()
         })?;
         let idempotent = self
-            .deps
             .tools
             .metadata(&call.name)
             .is_some_and(|m| m.idempotent);

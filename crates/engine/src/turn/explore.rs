@@ -128,9 +128,12 @@ impl Turn {
         Arc::new(Deps {
             store: parent.store.clone(),
             providers: parent.providers.clone(),
-            tools: parent
-                .tools
-                .filtered(|_, metadata| metadata.is_some_and(ToolMetadata::is_concurrency_safe)),
+            tools: Arc::new(
+                self.tools.filtered(|_, metadata| {
+                    metadata.is_some_and(ToolMetadata::is_concurrency_safe)
+                }),
+            ),
+            sources: Arc::default(),
             permissions: parent.permissions.clone(),
             config: EngineConfig {
                 max_iterations: EXPLORE_MAX_ITERATIONS,

@@ -101,6 +101,9 @@ pub(crate) enum TurnStart {
 #[derive(Debug)]
 pub(crate) struct Turn {
     pub(crate) deps: Arc<Deps>,
+    /// The tools of this turn: the server's, and what its sources add for its scope (resolved
+    /// when it starts).
+    pub(crate) tools: Arc<workmate_tools::ToolRegistry>,
     pub(crate) emit: Emitter,
     pub(crate) session: SessionRecord,
     pub(crate) history: Vec<Message>,
@@ -148,6 +151,7 @@ impl Turn {
     ) -> Self {
         let requester = session.owner.clone();
         Self {
+            tools: Arc::clone(&deps.tools),
             deps,
             emit,
             session,
@@ -176,6 +180,10 @@ impl Turn {
         self.permissions = self.tenant_permissions().await?;
         self.gateway = self.load_gateway_policy().await?;
         self.load_persona().await?;
+        if let TurnStart::Message { author, .. } = &start {
+            self.requester = author.user_id.clone();
+        }
+        self.load_tools().await;
         match start {
             TurnStart::Message {
                 author,
@@ -183,7 +191,6 @@ impl Turn {
                 content,
                 deliveries,
             } => {
-                self.requester = author.user_id.clone();
                 let message = Message::User {
                     content,
                     ts: self.now(),

@@ -50,10 +50,25 @@ impl Turn {
         })
     }
 
+    /// Adds what the hub's tool sources give this turn's tenant, requester and persona (an
+    /// exploration keeps the read-only set its parent gave it).
+    pub(crate) async fn load_tools(&mut self) {
+        if self.is_child {
+            return;
+        }
+        let scope = workmate_tools::ToolScope {
+            tenant_id: &self.emit.tenant,
+            session_id: &self.emit.session,
+            user_id: &self.requester,
+            persona: &self.persona.id,
+            connectors: &self.persona.connectors,
+        };
+        self.tools = self.deps.sources.registry(&self.deps.tools, scope).await;
+    }
+
     /// Whether the persona may be offered `tool`.
     pub(crate) fn persona_offers(&self, tool: &str) -> bool {
-        self.deps
-            .tools
+        self.tools
             .metadata(tool)
             .is_none_or(|m| self.persona.tools.allows(&m.category))
     }

@@ -40,7 +40,6 @@ impl Turn {
     pub(crate) fn offers_tool(&self, tool: &str) -> bool {
         !self.is_run()
             || self
-                .deps
                 .tools
                 .metadata(tool)
                 .is_none_or(|m| m.category != SCHEDULING_CATEGORY)

@@ -71,7 +71,6 @@ impl Turn {
         };
         let caps = provider.capabilities(&model);
         let mut tools: Vec<_> = self
-            .deps
             .tools
             .specs()
             .iter()

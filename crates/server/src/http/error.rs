@@ -130,6 +130,19 @@ impl From<workmate_personas::Error> for ApiError {
     }
 }
 
+impl From<workmate_mcp::Error> for ApiError {
+    fn from(error: workmate_mcp::Error) -> Self {
+        match error {
+            workmate_mcp::Error::Store(e) => e.into(),
+            workmate_mcp::Error::NotFound(_) => Self::Missing(error.to_string()),
+            workmate_mcp::Error::Invalid(_) => Self::Unprocessable(error.to_string()),
+            workmate_mcp::Error::Unavailable { .. } => Self::NotReady {
+                reason: error.to_string(),
+            },
+        }
+    }
+}
+
 impl From<workmate_store::Error> for ApiError {
     fn from(error: workmate_store::Error) -> Self {
         Self::Internal(error.to_string())

@@ -14,6 +14,7 @@ pub(crate) mod events;
 pub(crate) mod inbox;
 pub(crate) mod intake;
 pub(crate) mod leases;
+pub(crate) mod mcp_servers;
 pub(crate) mod memories;
 pub(crate) mod messages;
 pub(crate) mod offboarding;

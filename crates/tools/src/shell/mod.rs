@@ -138,6 +138,7 @@ impl RunShell {
             argv,
             cpu_seconds: timeout,
             network: ctx.network,
+            env: &[],
         };
         Ok(sandbox.command(&job))
     }

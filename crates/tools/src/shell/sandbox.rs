@@ -119,6 +119,61 @@ pub(crate) struct Job<'a> {
     pub(crate) cpu_seconds: u64,
     /// Whether the sandbox shares the host's network (else it has only its own loopback).
     pub(crate) network: bool,
+    /// Variables set beside `PATH`, `HOME` and `LANG`.
+    pub(crate) env: &'a [(String, String)],
+}
+
+/// CPU seconds a long-running server may use per process before the kernel stops it (a day).
+const SERVER_CPU_SECONDS: u64 = 86_400;
+
+impl ShellSandbox {
+    /// The command that starts a long-running program (an MCP server) isolated as `run_shell`'s
+    /// commands are: `folders` are its only view of the host's files (the first is its working
+    /// folder and `HOME`; writable ones are handed to the sandbox user as a session's are), `env`
+    /// its only variables beside `PATH`, `HOME` and `LANG`. Stdin, stdout and stderr are left for
+    /// the caller to set. `Err` says why the sandbox cannot start and what to do.
+    pub async fn server_command(
+        &self,
+        folders: &[Root],
+        argv: &[String],
+        env: &[(String, String)],
+        network: bool,
+    ) -> Result<tokio::process::Command, String> {
+        let Some(program) = argv.first() else {
+            return Err("no program to run".to_owned());
+        };
+        let sandbox = match self {
+            Self::None => {
+                let home = folders
+                    .first()
+                    .map_or_else(std::env::temp_dir, |f| f.path.clone());
+                let mut command = tokio::process::Command::new(program);
+                command
+                    .args(&argv[1..])
+                    .current_dir(&home)
+                    .env_clear()
+                    .env("PATH", SAFE_PATH)
+                    .env("HOME", &home)
+                    .env("LANG", "C.UTF-8")
+                    .envs(env.iter().map(|(k, v)| (k, v)));
+                return Ok(command);
+            }
+            Self::Namespaces(sandbox) => sandbox,
+        };
+        sandbox.probe().await?;
+        let writable: Vec<Root> = folders.iter().filter(|f| f.writable).cloned().collect();
+        tokio::task::spawn_blocking(move || writable.iter().try_for_each(prepare_root))
+            .await
+            .map_err(|e| format!("cannot prepare the sandbox: {e}"))??;
+        let job = Job {
+            roots: folders,
+            argv,
+            cpu_seconds: SERVER_CPU_SECONDS,
+            network,
+            env,
+        };
+        Ok(sandbox.command(&job))
+    }
 }
 
 impl Sandbox {
@@ -146,6 +201,7 @@ impl Sandbox {
             argv: &argv,
             cpu_seconds: 5,
             network: false,
+            env: &[],
         };
         let mut command = self.command(&job);
         command
@@ -186,7 +242,7 @@ impl Sandbox {
 
     fn unavailable(&self, why: &str) -> String {
         format!(
-            "the shell sandbox cannot start, so run_shell is refused: {why}. Install bubblewrap \
+            "the exec sandbox cannot start, so run_shell and stdio MCP servers are refused: {why}. Install bubblewrap \
              and allow user namespaces (sysctl kernel.unprivileged_userns_clone=1 or \
              user.max_user_namespaces > 0; some distributions also restrict them with AppArmor), \
              or, to run commands without isolation, set [tools] shell_sandbox = \"none\""
@@ -275,7 +331,11 @@ impl Sandbox {
             "HOME",
         ]);
         a.path(&home);
-        a.flags(&["--setenv", "LANG", "C.UTF-8", "--", "prlimit"]);
+        a.flags(&["--setenv", "LANG", "C.UTF-8"]);
+        for (name, value) in job.env {
+            a.flags(&["--setenv", name, value]);
+        }
+        a.flags(&["--", "prlimit"]);
         a.0.extend(
             [
                 format!("--nproc={}", self.max_processes),
@@ -380,6 +440,7 @@ mod tests {
             argv: &argv,
             cpu_seconds: 7,
             network: false,
+            env: &[],
         };
         let args: Vec<String> = sandbox
             .bwrap_args(&job)

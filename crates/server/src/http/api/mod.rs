@@ -13,6 +13,7 @@ mod dto;
 mod events;
 mod inbox;
 mod link;
+mod mcp;
 pub(crate) mod pages;
 mod personas;
 mod sessions;
@@ -45,6 +46,12 @@ pub(crate) fn routes(state: AppState) -> Router<AppState> {
         .route("/v1/personas", get(personas::list))
         .route("/v1/personas/install", post(personas::install))
         .route("/v1/personas/{id}", post(personas::decide))
+        .route("/v1/mcp/servers", get(mcp::list))
+        .route(
+            "/v1/mcp/servers/{name}",
+            axum::routing::put(mcp::put).delete(mcp::remove),
+        )
+        .route("/v1/mcp/servers/{name}/tools", get(mcp::tools))
         .route("/v1/inbox", get(inbox::list))
         .route("/v1/inbox/{item_id}/resolve", post(inbox::resolve))
         .route("/v1/usage", get(usage::usage))

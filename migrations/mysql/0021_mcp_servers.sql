@@ -1,0 +1,12 @@
+-- The MCP servers each tenant's admins registered. `definition` is the server's JSON definition
+-- (transport, command or URL, folders, read-only tools, timeouts); secrets are never in it, only
+-- references to the vault.
+
+CREATE TABLE mcp_servers (
+    tenant_id      VARCHAR(191) NOT NULL,
+    name           VARCHAR(32) NOT NULL,
+    definition     MEDIUMTEXT NOT NULL,
+    updated_by     VARCHAR(191) NOT NULL,
+    updated_at_ms  BIGINT NOT NULL,
+    PRIMARY KEY (tenant_id, name)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
