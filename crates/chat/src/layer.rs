@@ -125,7 +125,7 @@ impl Chat {
     /// The chat layer over `hub`, storing deliveries in `store`. Register the platforms, then
     /// [`Chat::start`] the workers.
     pub fn new(hub: SessionHub, store: Store, config: ChatConfig) -> Self {
-        Self {
+        let chat = Self {
             inner: Arc::new(Inner {
                 hub,
                 store,
@@ -140,7 +140,11 @@ impl Chat {
                 stop: CancellationToken::new(),
                 tasks: TaskTracker::new(),
             }),
-        }
+        };
+        // Turns of a platform's tenants may post to its other chats (`send_message`).
+        let messaging = crate::send_message::Messaging::new(&chat.inner);
+        chat.inner.hub.add_tool_source(Arc::new(messaging));
+        chat
     }
 
     /// Starts the intake workers, which also pick up what an earlier process left unfinished.

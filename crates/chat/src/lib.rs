@@ -37,6 +37,7 @@ mod jobs;
 mod layer;
 mod pump;
 mod runs;
+mod send_message;
 mod session_commands;
 mod text;
 mod trace;
@@ -47,6 +48,7 @@ pub use directory::{AccountLinks, LinkRequest};
 pub use error::{ChatError, Result};
 pub use identity::tenant_of;
 pub use layer::{Chat, ChatConfig, IntakeObserver, PlatformSettings};
+pub use send_message::{MessageTarget, SEND_MESSAGE, send_message_metadata};
 pub use workmate_adapter::{
     ClickReply, CommandReply, Inbound, InboundKind, InboundUser, NotTaken, Platform, Taken,
 };

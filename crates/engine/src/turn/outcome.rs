@@ -119,6 +119,7 @@ impl Turn {
             "result_preview": result_preview(&outcome.content),
             "reason": outcome.reason,
             "executed": outcome.executed,
+            "standing_rule": self.standing_rules_used.get(&call.id),
         });
         let status = match outcome.status {
             ToolStatus::Ok => "ok",

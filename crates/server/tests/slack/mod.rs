@@ -464,6 +464,7 @@ pub(crate) mod link;
 mod personas;
 mod plans;
 mod replies;
+mod send_message;
 mod settings_commands;
 mod socket;
 mod stop;
