@@ -116,21 +116,47 @@ pub fn build_hub(
     )
 }
 
-/// The tenants' MCP servers: stdio ones in the same sandbox as `run_shell`, `${vault:…}`
-/// references read from the vault when a master key is configured.
-pub fn mcp_servers(config: &Config, store: &Store) -> Arc<workmate_mcp::McpManager> {
-    let vault = match config.vault.keyring() {
+/// The vault, when a master key is configured.
+fn vault(config: &Config, store: &Store) -> Option<workmate_store::Vault> {
+    match config.vault.keyring() {
         Ok(Some(ring)) => Some(workmate_store::Vault::new(store.clone(), Arc::new(ring))),
         Ok(None) => None,
         Err(e) => {
-            tracing::warn!(error = %e, "MCP servers cannot read the vault.");
+            tracing::warn!(error = %e, "The vault's master key cannot be read.");
             None
         }
+    }
+}
+
+/// The connectors, reading each person's credentials from the vault; `None` without a vault
+/// (then no connector is offered, and the log says why).
+pub fn connectors(config: &Config, store: &Store) -> Option<workmate_connectors::ConnectorSource> {
+    let Some(vault) = vault(config, store) else {
+        tracing::info!(
+            "Connectors are off: they keep credentials in the vault, and no master key is configured ([vault] key_file)."
+        );
+        return None;
     };
+    let credentials = workmate_connectors::CredentialStore::new(vault);
+    match workmate_connectors::ConnectorSource::new(
+        workmate_connectors::builtin_connectors(),
+        credentials,
+    ) {
+        Ok(source) => Some(source),
+        Err(e) => {
+            tracing::error!(error = %e, "Connectors are off.");
+            None
+        }
+    }
+}
+
+/// The tenants' MCP servers: stdio ones in the same sandbox as `run_shell`, `${vault:…}`
+/// references read from the vault when a master key is configured.
+pub fn mcp_servers(config: &Config, store: &Store) -> Arc<workmate_mcp::McpManager> {
     Arc::new(workmate_mcp::McpManager::new(
         store.clone(),
         config.tools.shell_sandbox.sandbox(),
-        vault,
+        vault(config, store),
     ))
 }
 

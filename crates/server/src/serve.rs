@@ -116,6 +116,9 @@ async fn open_and_run(
         hub.observe(metrics.engine());
         let mcp = engine::mcp_servers(config, &store);
         hub.add_tool_source(Arc::new(workmate_mcp::McpSource(Arc::clone(&mcp))));
+        if let Some(connectors) = engine::connectors(config, &store) {
+            hub.add_tool_source(Arc::new(connectors));
+        }
         // `workmate demo` talks to its own Slack, Feishu, WeCom and DingTalk stand-ins, whatever
         // is configured.
         let sandbox = match script {

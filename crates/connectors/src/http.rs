@@ -1,0 +1,106 @@
+//! The HTTP calls connectors make: one client, bounded bodies, and the other system's errors
+//! turned into messages that say what to do.
+
+use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::Value;
+
+/// The most of a response body read.
+const MAX_BODY: usize = 4 << 20;
+
+/// How a request authenticates.
+#[derive(Debug)]
+pub enum Auth<'a> {
+    /// `Authorization: Bearer <token>`.
+    Bearer(&'a str),
+    /// `Authorization: Basic base64(user:password)`.
+    Basic(&'a str, &'a str),
+    /// A header of the system's own (`PRIVATE-TOKEN: …`).
+    Header(&'static str, &'a str),
+}
+
+/// The connectors' HTTP client.
+#[derive(Clone, Debug)]
+pub struct Http {
+    client: reqwest::Client,
+}
+
+impl Http {
+    /// A client with the platform's TLS roots and a 30 s deadline per request.
+    pub fn new() -> Result<Self, String> {
+        let tls = workmate_adapter::net::tls_config()?;
+        let client = reqwest::Client::builder()
+            .tls_backend_preconfigured(tls)
+            .connect_timeout(Duration::from_secs(10))
+            .timeout(Duration::from_secs(30))
+            .user_agent(concat!("workmate/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        Ok(Self { client })
+    }
+
+    /// Sends one request with a JSON body (if any) and returns the JSON answer (`null` for an
+    /// empty one). `system` names the other side in errors.
+    pub async fn json(
+        &self,
+        system: &str,
+        method: Method,
+        url: &str,
+        auth: &Auth<'_>,
+        headers: &[(&str, &str)],
+        body: Option<&Value>,
+    ) -> Result<Value, String> {
+        let mut request = self
+            .client
+            .request(method, url)
+            .header("Accept", "application/json");
+        request = match auth {
+            Auth::Bearer(token) => request.bearer_auth(token),
+            Auth::Basic(user, password) => request.basic_auth(user, Some(password)),
+            Auth::Header(name, value) => request.header(*name, *value),
+        };
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        if let Some(body) = body {
+            request = request
+                .header("Content-Type", "application/json")
+                .body(body.to_string());
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|e| format!("{system} cannot be reached: {e}"))?;
+        let status = response.status();
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|e| format!("{system}'s answer broke off: {e}"))?;
+        let bytes = &bytes[..bytes.len().min(MAX_BODY)];
+        if !status.is_success() {
+            return Err(status_error(system, status.as_u16(), bytes));
+        }
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Value::Null);
+        }
+        serde_json::from_slice(bytes)
+            .map_err(|e| format!("{system} answered with something other than JSON: {e}"))
+    }
+}
+
+fn status_error(system: &str, status: u16, body: &[u8]) -> String {
+    let detail: String = String::from_utf8_lossy(body).chars().take(300).collect();
+    let what = match status {
+        401 => {
+            "did not accept the credentials (expired or revoked?): connect it again with /workmate connectors"
+        }
+        403 => "refused: the account lacks the permission or scope for this",
+        404 => "found no such thing (or the account cannot see it)",
+        409 | 422 => "refused the request as invalid",
+        429 => "is rate-limiting: try again in a minute",
+        500..=599 => "failed on its side: try again later",
+        _ => "refused the request",
+    };
+    format!("{system} {what} (HTTP {status}): {}", detail.trim())
+}

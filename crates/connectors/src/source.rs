@@ -1,0 +1,104 @@
+//! Connectors as a source of a turn's tools: a connector's tools are offered when the persona may
+//! use it and the requester (or the tenant) has connected it.
+
+use std::sync::Arc;
+
+use workmate_tools::{Tool, ToolMetadata, ToolScope, ToolSource, ToolsFuture};
+
+use crate::tool::ConnectorTool;
+use crate::{Connector, CredentialStore, Http};
+
+/// Every connector workmate ships.
+pub fn builtin_connectors() -> Vec<Arc<dyn Connector>> {
+    vec![Arc::new(crate::github::GitHub), Arc::new(crate::jira::Jira)]
+}
+
+/// Offers connectors' tools.
+#[derive(Debug)]
+pub struct ConnectorSource {
+    connectors: Vec<Arc<dyn Connector>>,
+    credentials: CredentialStore,
+    http: Http,
+}
+
+impl ConnectorSource {
+    /// `connectors`, with credentials from `credentials`.
+    pub fn new(
+        connectors: Vec<Arc<dyn Connector>>,
+        credentials: CredentialStore,
+    ) -> Result<Self, String> {
+        Ok(Self {
+            connectors,
+            credentials,
+            http: Http::new()?,
+        })
+    }
+
+    /// Every tool of `connector` (by name), whether connected or not.
+    pub fn tools_of(&self, connector: &str) -> Vec<Arc<dyn Tool>> {
+        self.connectors
+            .iter()
+            .filter(|c| c.descriptor().name == connector)
+            .flat_map(|c| self.wrap(c))
+            .collect()
+    }
+
+    fn wrap(&self, connector: &Arc<dyn Connector>) -> Vec<Arc<dyn Tool>> {
+        connector
+            .descriptor()
+            .tools
+            .iter()
+            .map(|def| {
+                Arc::new(ConnectorTool {
+                    connector: Arc::clone(connector),
+                    def: def.clone(),
+                    credentials: self.credentials.clone(),
+                    http: self.http.clone(),
+                }) as Arc<dyn Tool>
+            })
+            .collect()
+    }
+}
+
+impl ToolSource for ConnectorSource {
+    fn tools<'a>(&'a self, scope: ToolScope<'a>) -> ToolsFuture<'a> {
+        Box::pin(async move {
+            let allowed: Vec<_> = self
+                .connectors
+                .iter()
+                .filter(|c| scope.allows_connector(c.descriptor().name))
+                .collect();
+            if allowed.is_empty() {
+                return Vec::new();
+            }
+            let connected = match self
+                .credentials
+                .connected(scope.tenant_id, scope.user_id)
+                .await
+            {
+                Ok(connected) => connected,
+                Err(e) => {
+                    tracing::warn!(tenant = %scope.tenant_id, error = %e, "Connectors left out of the turn.");
+                    return Vec::new();
+                }
+            };
+            allowed
+                .into_iter()
+                .filter(|c| {
+                    connected
+                        .iter()
+                        .any(|(name, _)| name == c.descriptor().name)
+                })
+                .flat_map(|c| self.wrap(c))
+                .collect()
+        })
+    }
+
+    fn metadata(&self, name: &str) -> Option<ToolMetadata> {
+        self.connectors
+            .iter()
+            .flat_map(|c| c.descriptor().tools.iter())
+            .find(|t| t.name == name)
+            .map(crate::ToolDef::metadata)
+    }
+}
