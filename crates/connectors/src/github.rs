@@ -11,7 +11,7 @@ use workmate_tools::args::{parse, schema};
 use workmate_tools::{ToolError, ToolFuture};
 
 use crate::connector::{segment, trimmed};
-use crate::http::Auth;
+use crate::http::{Api, Auth};
 use crate::{AuthKind, Connector, Credentials, Descriptor, Field, Http, Risk, ToolDef};
 
 const API: &str = "https://api.github.com";
@@ -161,15 +161,16 @@ impl Connector for GitHub {
                 .require("github", "token")
                 .map_err(ToolError::new)?;
             let base = trimmed(credentials.get("base_url").unwrap_or(API));
-            let auth = Auth::Bearer(token);
             let headers = [
                 ("X-GitHub-Api-Version", "2022-11-28"),
                 ("Accept", "application/vnd.github+json"),
             ];
-            let send = |method: Method, url: String, body: Option<Value>| async move {
-                http.json(SYSTEM, method, &url, &auth, &headers, body.as_ref())
-                    .await
-                    .map_err(ToolError::new)
+            let api = Api {
+                http,
+                system: SYSTEM,
+                base,
+                auth: Auth::Bearer(token),
+                headers: &headers,
             };
             match tool {
                 "github_search" => {
@@ -177,12 +178,13 @@ impl Connector for GitHub {
                     let limit = args.limit.unwrap_or(20).clamp(1, 50);
                     let query: String =
                         url::form_urlencoded::byte_serialize(args.query.as_bytes()).collect();
-                    let found = send(
-                        Method::GET,
-                        format!("{base}/search/issues?q={query}&per_page={limit}"),
-                        None,
-                    )
-                    .await?;
+                    let found = api
+                        .send(
+                            Method::GET,
+                            &format!("/search/issues?q={query}&per_page={limit}"),
+                            None,
+                        )
+                        .await?;
                     let items: Vec<Value> = found["items"]
                         .as_array()
                         .map(|i| i.iter().map(issue).collect())
@@ -192,12 +194,13 @@ impl Connector for GitHub {
                 "github_get_issue" => {
                     let args: IssueArgs = parse(tool, arguments)?;
                     let repo = repo_path(&args.repo)?;
-                    let found = send(
-                        Method::GET,
-                        format!("{base}/repos/{repo}/issues/{}", args.number),
-                        None,
-                    )
-                    .await?;
+                    let found = api
+                        .send(
+                            Method::GET,
+                            &format!("/repos/{repo}/issues/{}", args.number),
+                            None,
+                        )
+                        .await?;
                     Ok(issue(&found))
                 }
                 "github_create_issue" => {
@@ -205,12 +208,9 @@ impl Connector for GitHub {
                     let repo = repo_path(&args.repo)?;
                     let body =
                         json!({"title": args.title, "body": args.body, "labels": args.labels});
-                    let created = send(
-                        Method::POST,
-                        format!("{base}/repos/{repo}/issues"),
-                        Some(body),
-                    )
-                    .await?;
+                    let created = api
+                        .send(Method::POST, &format!("/repos/{repo}/issues"), Some(body))
+                        .await?;
                     Ok(
                         json!({"created": true, "number": created["number"], "url": created["html_url"]}),
                     )
@@ -219,12 +219,13 @@ impl Connector for GitHub {
                     let args: CommentArgs = parse(tool, arguments)?;
                     let repo = repo_path(&args.repo)?;
                     let body = json!({"body": args.body});
-                    let created = send(
-                        Method::POST,
-                        format!("{base}/repos/{repo}/issues/{}/comments", args.number),
-                        Some(body),
-                    )
-                    .await?;
+                    let created = api
+                        .send(
+                            Method::POST,
+                            &format!("/repos/{repo}/issues/{}/comments", args.number),
+                            Some(body),
+                        )
+                        .await?;
                     Ok(json!({"commented": true, "url": created["html_url"]}))
                 }
                 other => Err(ToolError::new(format!("GitHub has no tool {other}"))),

@@ -20,6 +20,46 @@ pub enum Auth<'a> {
     Header(&'static str, &'a str),
 }
 
+/// One system's API as one caller: where it is, how its requests authenticate, which headers go
+/// with each.
+#[derive(Debug)]
+pub struct Api<'a> {
+    /// The client.
+    pub http: &'a Http,
+    /// The system's name, for errors (`GitHub`).
+    pub system: &'static str,
+    /// The API's base URL, without a trailing `/`.
+    pub base: &'a str,
+    /// How requests authenticate.
+    pub auth: Auth<'a>,
+    /// Headers sent with every request.
+    pub headers: &'a [(&'a str, &'a str)],
+}
+
+impl Api<'_> {
+    /// `method` on `base` + `path` (which starts with `/`), with a JSON body if any: the JSON
+    /// answer, or the error the model sees.
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<Value, workmate_tools::ToolError> {
+        let url = format!("{}{path}", self.base);
+        self.http
+            .json(
+                self.system,
+                method,
+                &url,
+                &self.auth,
+                self.headers,
+                body.as_ref(),
+            )
+            .await
+            .map_err(workmate_tools::ToolError::new)
+    }
+}
+
 /// The connectors' HTTP client.
 #[derive(Clone, Debug)]
 pub struct Http {

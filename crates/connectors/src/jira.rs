@@ -11,7 +11,7 @@ use workmate_tools::args::{parse, schema};
 use workmate_tools::{ToolError, ToolFuture};
 
 use crate::connector::{segment, trimmed};
-use crate::http::Auth;
+use crate::http::{Api, Auth};
 use crate::{AuthKind, Connector, Credentials, Descriptor, Field, Http, Risk, ToolDef};
 
 const SYSTEM: &str = "Jira";
@@ -166,11 +166,12 @@ impl Connector for Jira {
             let token = credentials
                 .require("jira", "api_token")
                 .map_err(ToolError::new)?;
-            let auth = Auth::Basic(email, token);
-            let send = |method: Method, url: String, body: Option<Value>| async move {
-                http.json(SYSTEM, method, &url, &auth, &[], body.as_ref())
-                    .await
-                    .map_err(ToolError::new)
+            let api = Api {
+                http,
+                system: SYSTEM,
+                base,
+                auth: Auth::Basic(email, token),
+                headers: &[],
             };
             match tool {
                 "jira_search" => {
@@ -180,12 +181,9 @@ impl Connector for Jira {
                         "maxResults": args.limit.unwrap_or(20).clamp(1, 50),
                         "fields": ["summary", "status", "assignee", "issuetype", "updated"],
                     });
-                    let found = send(
-                        Method::POST,
-                        format!("{base}/rest/api/3/search/jql"),
-                        Some(body),
-                    )
-                    .await?;
+                    let found = api
+                        .send(Method::POST, "/rest/api/3/search/jql", Some(body))
+                        .await?;
                     let issues: Vec<Value> = found["issues"]
                         .as_array()
                         .map(|i| i.iter().map(issue).collect())
@@ -194,12 +192,13 @@ impl Connector for Jira {
                 }
                 "jira_get_issue" => {
                     let args: IssueArgs = parse(tool, arguments)?;
-                    let found = send(
-                        Method::GET,
-                        format!("{base}/rest/api/3/issue/{}", segment(args.issue.trim())),
-                        None,
-                    )
-                    .await?;
+                    let found = api
+                        .send(
+                            Method::GET,
+                            &format!("/rest/api/3/issue/{}", segment(args.issue.trim())),
+                            None,
+                        )
+                        .await?;
                     Ok(issue(&found))
                 }
                 "jira_create_issue" => {
@@ -212,28 +211,27 @@ impl Connector for Jira {
                     if let Some(description) = args.description.as_deref() {
                         fields["description"] = document(description);
                     }
-                    let created = send(
-                        Method::POST,
-                        format!("{base}/rest/api/3/issue"),
-                        Some(json!({"fields": fields})),
-                    )
-                    .await?;
+                    let created = api
+                        .send(
+                            Method::POST,
+                            "/rest/api/3/issue",
+                            Some(json!({"fields": fields})),
+                        )
+                        .await?;
                     Ok(
                         json!({"created": true, "key": created["key"], "url": format!("{base}/browse/{}", created["key"].as_str().unwrap_or_default())}),
                     )
                 }
                 "jira_add_comment" => {
                     let args: CommentArgs = parse(tool, arguments)?;
-                    let url = format!(
-                        "{base}/rest/api/3/issue/{}/comment",
-                        segment(args.issue.trim())
-                    );
-                    let created = send(
-                        Method::POST,
-                        url,
-                        Some(json!({"body": document(&args.body)})),
-                    )
-                    .await?;
+                    let url = format!("/rest/api/3/issue/{}/comment", segment(args.issue.trim()));
+                    let created = api
+                        .send(
+                            Method::POST,
+                            &url,
+                            Some(json!({"body": document(&args.body)})),
+                        )
+                        .await?;
                     Ok(json!({"commented": true, "id": created["id"]}))
                 }
                 other => Err(ToolError::new(format!("Jira has no tool {other}"))),

@@ -21,6 +21,6 @@ pub use connector::Connector;
 pub use credentials::{CredentialStore, Credentials, Owner, secret_name};
 pub use descriptor::{AuthKind, CATEGORY, Descriptor, Field, Risk, ToolDef};
 pub use github::GitHub;
-pub use http::{Auth, Http};
+pub use http::{Api, Auth, Http};
 pub use jira::Jira;
 pub use source::{ConnectorSource, builtin_connectors};
