@@ -1,12 +1,21 @@
 //! Connectors as a source of a turn's tools: a connector's tools are offered when the persona may
 //! use it and the requester (or the tenant) has connected it.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
+use workmate_protocol::{TenantId, UserId};
 use workmate_tools::{Tool, ToolMetadata, ToolScope, ToolSource, ToolsFuture};
 
 use crate::tool::ConnectorTool;
-use crate::{Connector, CredentialStore, Http};
+use crate::{Connector, CredentialStore, Http, Owner};
+
+/// How long a person's list of connected connectors is reused before the vault is read again (a
+/// connection made or removed shows in turns within this).
+const CONNECTED_TTL: Duration = Duration::from_secs(5);
+
+type Connected = Arc<Vec<(String, Owner)>>;
 
 /// Every connector workmate ships.
 pub fn builtin_connectors() -> Vec<Arc<dyn Connector>> {
@@ -19,6 +28,7 @@ pub struct ConnectorSource {
     connectors: Vec<Arc<dyn Connector>>,
     credentials: CredentialStore,
     http: Http,
+    connected: Mutex<HashMap<(TenantId, UserId), (Instant, Connected)>>,
 }
 
 impl ConnectorSource {
@@ -31,7 +41,35 @@ impl ConnectorSource {
             connectors,
             credentials,
             http: Http::new()?,
+            connected: Mutex::default(),
         })
+    }
+
+    /// What the person connected (or the tenant did), at most [`CONNECTED_TTL`] old.
+    async fn connected(&self, tenant: &TenantId, user: &UserId) -> Result<Connected, String> {
+        let key = (tenant.clone(), user.clone());
+        {
+            let cache = self
+                .connected
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some((at, connected)) = cache.get(&key)
+                && at.elapsed() < CONNECTED_TTL
+            {
+                return Ok(Arc::clone(connected));
+            }
+        }
+        let connected = Arc::new(self.credentials.connected(tenant, user).await?);
+        let mut cache = self
+            .connected
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // A bounded cache: past 10,000 people it starts over.
+        if cache.len() >= 10_000 {
+            cache.clear();
+        }
+        cache.insert(key, (Instant::now(), Arc::clone(&connected)));
+        Ok(connected)
     }
 
     /// Every tool of `connector` (by name), whether connected or not.
@@ -71,11 +109,7 @@ impl ToolSource for ConnectorSource {
             if allowed.is_empty() {
                 return Vec::new();
             }
-            let connected = match self
-                .credentials
-                .connected(scope.tenant_id, scope.user_id)
-                .await
-            {
+            let connected = match self.connected(scope.tenant_id, scope.user_id).await {
                 Ok(connected) => connected,
                 Err(e) => {
                     tracing::warn!(tenant = %scope.tenant_id, error = %e, "Connectors left out of the turn.");

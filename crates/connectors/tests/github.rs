@@ -23,11 +23,12 @@ async fn connected() -> (World, MockServer) {
 
 #[tokio::test]
 async fn tools_are_offered_only_when_connected_and_granted() {
-    let world = World::new().await;
+    let bare = World::new().await;
     assert!(
-        world.offered(&ConnectorGrant::All).await.is_empty(),
+        bare.offered(&ConnectorGrant::All).await.is_empty(),
         "not connected"
     );
+    let world = World::new().await;
     world
         .connect("github", json!({"token": "ghp_team"}), false)
         .await;
