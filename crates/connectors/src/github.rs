@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use workmate_tools::args::{parse, schema};
 use workmate_tools::{ToolError, ToolFuture};
 
-use crate::connector::{segment, trimmed};
+use crate::connector::{each, field, limit, no_tool, query, segment, trimmed};
 use crate::http::{Api, Auth};
 use crate::{AuthKind, Connector, Credentials, Descriptor, Field, Http, Risk, ToolDef};
 
@@ -157,9 +157,7 @@ impl Connector for GitHub {
         arguments: Value,
     ) -> ToolFuture<'a> {
         Box::pin(async move {
-            let token = credentials
-                .require("github", "token")
-                .map_err(ToolError::new)?;
+            let token = field(credentials, "github", "token")?;
             let base = trimmed(credentials.get("base_url").unwrap_or(API));
             let headers = [
                 ("X-GitHub-Api-Version", "2022-11-28"),
@@ -175,9 +173,7 @@ impl Connector for GitHub {
             match tool {
                 "github_search" => {
                     let args: SearchArgs = parse(tool, arguments)?;
-                    let limit = args.limit.unwrap_or(20).clamp(1, 50);
-                    let query: String =
-                        url::form_urlencoded::byte_serialize(args.query.as_bytes()).collect();
+                    let (query, limit) = (query(&args.query), limit(args.limit));
                     let found = api
                         .send(
                             Method::GET,
@@ -185,11 +181,9 @@ impl Connector for GitHub {
                             None,
                         )
                         .await?;
-                    let items: Vec<Value> = found["items"]
-                        .as_array()
-                        .map(|i| i.iter().map(issue).collect())
-                        .unwrap_or_default();
-                    Ok(json!({"total": found["total_count"], "items": items}))
+                    Ok(
+                        json!({"total": found["total_count"], "items": each(&found["items"], issue)}),
+                    )
                 }
                 "github_get_issue" => {
                     let args: IssueArgs = parse(tool, arguments)?;
@@ -228,7 +222,7 @@ impl Connector for GitHub {
                         .await?;
                     Ok(json!({"commented": true, "url": created["html_url"]}))
                 }
-                other => Err(ToolError::new(format!("GitHub has no tool {other}"))),
+                other => Err(no_tool(SYSTEM, other)),
             }
         })
     }

@@ -1,10 +1,15 @@
 //! The HTTP calls connectors make: one client, bounded bodies, and the other system's errors
 //! turned into messages that say what to do.
 
-use std::time::Duration;
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use reqwest::Method;
+use secrecy::SecretString;
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 
 /// The most of a response body read.
 const MAX_BODY: usize = 4 << 20;
@@ -12,6 +17,8 @@ const MAX_BODY: usize = 4 << 20;
 /// How a request authenticates.
 #[derive(Debug)]
 pub enum Auth<'a> {
+    /// No authentication (a token endpoint that takes the secrets in its body).
+    None,
     /// `Authorization: Bearer <token>`.
     Bearer(&'a str),
     /// `Authorization: Basic base64(user:password)`.
@@ -60,10 +67,35 @@ impl Api<'_> {
     }
 }
 
-/// The connectors' HTTP client.
-#[derive(Clone, Debug)]
+/// An access token a system handed out, and until when it is used.
+#[derive(Clone)]
+pub(crate) struct Issued {
+    pub(crate) token: SecretString,
+    pub(crate) expires: Instant,
+}
+
+impl Issued {
+    /// `token`, valid for `lifetime_s` seconds (a minute less, so it never expires in flight).
+    pub(crate) fn new(token: &str, lifetime_s: u64) -> Self {
+        Self {
+            token: SecretString::from(token.to_owned()),
+            expires: Instant::now() + Duration::from_secs(lifetime_s.saturating_sub(60).max(30)),
+        }
+    }
+}
+
+/// The connectors' HTTP client, and the short-lived access tokens it has been handed (an app's
+/// tenant token, a refreshed OAuth token), kept until shortly before they expire.
+#[derive(Clone)]
 pub struct Http {
     client: reqwest::Client,
+    tokens: Arc<Mutex<HashMap<[u8; 32], Issued>>>,
+}
+
+impl std::fmt::Debug for Http {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Http").finish_non_exhaustive()
+    }
 }
 
 impl Http {
@@ -77,7 +109,63 @@ impl Http {
             .user_agent(concat!("workmate/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
-        Ok(Self { client })
+        Ok(Self {
+            client,
+            tokens: Arc::default(),
+        })
+    }
+
+    /// The access token issued for `credential` (the secrets it is exchanged for, which only
+    /// a digest of is kept), fetched with `issue` when there is none still valid.
+    pub(crate) async fn access_token<F>(
+        &self,
+        credential: &[&str],
+        issue: impl FnOnce() -> F,
+    ) -> Result<SecretString, workmate_tools::ToolError>
+    where
+        F: Future<Output = Result<Issued, workmate_tools::ToolError>>,
+    {
+        let mut digest = Sha256::new();
+        for part in credential {
+            digest.update(part.as_bytes());
+            digest.update([0]);
+        }
+        let key: [u8; 32] = digest.finalize().into();
+        let cached = {
+            let tokens = self.tokens.lock().unwrap_or_else(PoisonError::into_inner);
+            tokens
+                .get(&key)
+                .filter(|t| t.expires > Instant::now())
+                .cloned()
+        };
+        if let Some(issued) = cached {
+            return Ok(issued.token);
+        }
+        let issued = issue().await?;
+        let token = issued.token.clone();
+        let mut tokens = self.tokens.lock().unwrap_or_else(PoisonError::into_inner);
+        tokens.retain(|_, t| t.expires > Instant::now());
+        tokens.insert(key, issued);
+        Ok(token)
+    }
+
+    /// Posts `form` (URL-encoded) to `url` and returns the JSON answer: an OAuth token endpoint.
+    pub async fn form(
+        &self,
+        system: &str,
+        url: &str,
+        form: &[(&str, &str)],
+    ) -> Result<Value, String> {
+        let body: String = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(form)
+            .finish();
+        let request = self
+            .client
+            .post(url)
+            .header("Accept", "application/json")
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .body(body);
+        answer(system, request).await
     }
 
     /// Sends one request with a JSON body (if any) and returns the JSON answer (`null` for an
@@ -96,6 +184,7 @@ impl Http {
             .request(method, url)
             .header("Accept", "application/json");
         request = match auth {
+            Auth::None => request,
             Auth::Bearer(token) => request.bearer_auth(token),
             Auth::Basic(user, password) => request.basic_auth(user, Some(password)),
             Auth::Header(name, value) => request.header(*name, *value),
@@ -108,25 +197,31 @@ impl Http {
                 .header("Content-Type", "application/json")
                 .body(body.to_string());
         }
-        let response = request
-            .send()
-            .await
-            .map_err(|e| format!("{system} cannot be reached: {e}"))?;
-        let status = response.status();
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|e| format!("{system}'s answer broke off: {e}"))?;
-        let bytes = &bytes[..bytes.len().min(MAX_BODY)];
-        if !status.is_success() {
-            return Err(status_error(system, status.as_u16(), bytes));
-        }
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Ok(Value::Null);
-        }
-        serde_json::from_slice(bytes)
-            .map_err(|e| format!("{system} answered with something other than JSON: {e}"))
+        answer(system, request).await
     }
+}
+
+/// Sends `request` and reads its JSON answer (`null` for an empty one), or the error that says
+/// what went wrong.
+async fn answer(system: &str, request: reqwest::RequestBuilder) -> Result<Value, String> {
+    let response = request
+        .send()
+        .await
+        .map_err(|e| format!("{system} cannot be reached: {e}"))?;
+    let status = response.status();
+    let bytes = response
+        .bytes()
+        .await
+        .map_err(|e| format!("{system}'s answer broke off: {e}"))?;
+    let bytes = &bytes[..bytes.len().min(MAX_BODY)];
+    if !status.is_success() {
+        return Err(status_error(system, status.as_u16(), bytes));
+    }
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Value::Null);
+    }
+    serde_json::from_slice(bytes)
+        .map_err(|e| format!("{system} answered with something other than JSON: {e}"))
 }
 
 fn status_error(system: &str, status: u16, body: &[u8]) -> String {

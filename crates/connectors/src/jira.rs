@@ -7,12 +7,12 @@ use reqwest::Method;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use workmate_tools::ToolFuture;
 use workmate_tools::args::{parse, schema};
-use workmate_tools::{ToolError, ToolFuture};
 
-use crate::connector::{segment, trimmed};
-use crate::http::{Api, Auth};
-use crate::{AuthKind, Connector, Credentials, Descriptor, Field, Http, Risk, ToolDef};
+use crate::atlassian;
+use crate::connector::{each, limit, no_tool, segment};
+use crate::{AuthKind, Connector, Credentials, Descriptor, Http, Risk, ToolDef};
 
 const SYSTEM: &str = "Jira";
 
@@ -61,29 +61,7 @@ static DESCRIPTOR: LazyLock<Descriptor> = LazyLock::new(|| Descriptor {
     name: "jira",
     title: "Jira",
     auth: AuthKind::ApiToken,
-    fields: vec![
-        Field {
-            key: "base_url",
-            label: "Site URL",
-            secret: false,
-            required: true,
-            help: "e.g. https://acme.atlassian.net",
-        },
-        Field {
-            key: "email",
-            label: "Account e-mail",
-            secret: false,
-            required: true,
-            help: "The Atlassian account the token belongs to.",
-        },
-        Field {
-            key: "api_token",
-            label: "API token",
-            secret: true,
-            required: true,
-            help: "Create one at id.atlassian.com → Security → API tokens.",
-        },
-    ],
+    fields: atlassian::fields(),
     tools: vec![
         ToolDef {
             name: "jira_search",
@@ -155,40 +133,20 @@ impl Connector for Jira {
         arguments: Value,
     ) -> ToolFuture<'a> {
         Box::pin(async move {
-            let base = trimmed(
-                credentials
-                    .require("jira", "base_url")
-                    .map_err(ToolError::new)?,
-            );
-            let email = credentials
-                .require("jira", "email")
-                .map_err(ToolError::new)?;
-            let token = credentials
-                .require("jira", "api_token")
-                .map_err(ToolError::new)?;
-            let api = Api {
-                http,
-                system: SYSTEM,
-                base,
-                auth: Auth::Basic(email, token),
-                headers: &[],
-            };
+            let api = atlassian::api(http, credentials, "jira", SYSTEM)?;
+            let base = api.base;
             match tool {
                 "jira_search" => {
                     let args: SearchArgs = parse(tool, arguments)?;
                     let body = json!({
                         "jql": args.jql,
-                        "maxResults": args.limit.unwrap_or(20).clamp(1, 50),
+                        "maxResults": limit(args.limit),
                         "fields": ["summary", "status", "assignee", "issuetype", "updated"],
                     });
                     let found = api
                         .send(Method::POST, "/rest/api/3/search/jql", Some(body))
                         .await?;
-                    let issues: Vec<Value> = found["issues"]
-                        .as_array()
-                        .map(|i| i.iter().map(issue).collect())
-                        .unwrap_or_default();
-                    Ok(json!({"issues": issues}))
+                    Ok(json!({"issues": each(&found["issues"], issue)}))
                 }
                 "jira_get_issue" => {
                     let args: IssueArgs = parse(tool, arguments)?;
@@ -234,7 +192,7 @@ impl Connector for Jira {
                         .await?;
                     Ok(json!({"commented": true, "id": created["id"]}))
                 }
-                other => Err(ToolError::new(format!("Jira has no tool {other}"))),
+                other => Err(no_tool(SYSTEM, other)),
             }
         })
     }

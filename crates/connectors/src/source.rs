@@ -19,7 +19,17 @@ type Connected = Arc<Vec<(String, Owner)>>;
 
 /// Every connector workmate ships.
 pub fn builtin_connectors() -> Vec<Arc<dyn Connector>> {
-    vec![Arc::new(crate::github::GitHub), Arc::new(crate::jira::Jira)]
+    vec![
+        Arc::new(crate::GitHub),
+        Arc::new(crate::GitLab),
+        Arc::new(crate::Jira),
+        Arc::new(crate::Confluence),
+        Arc::new(crate::Notion),
+        Arc::new(crate::Gmail),
+        Arc::new(crate::GoogleCalendar),
+        Arc::new(crate::FeishuWorkspace),
+        Arc::new(crate::DingTalkDocs),
+    ]
 }
 
 /// Offers connectors' tools.

@@ -83,3 +83,25 @@ impl World {
         tool.call(&self.ctx, args).await
     }
 }
+
+impl World {
+    /// The target argument of the tool `name`, as offered to a turn.
+    pub(crate) async fn target_of(&self, name: &str) -> Option<String> {
+        let tools = self.offered(&ConnectorGrant::All).await;
+        let tool = tools
+            .iter()
+            .find(|t| t.spec().name == name)
+            .unwrap_or_else(|| panic!("no tool {name}"));
+        tool.metadata().unwrap().target_arg
+    }
+}
+
+/// A world whose caller connected `connector` with `fields`, and a fake of its API (whose URL
+/// goes in as `base_url`).
+pub(crate) async fn connected(connector: &str, mut fields: Value) -> (World, wiremock::MockServer) {
+    let world = World::new().await;
+    let server = wiremock::MockServer::start().await;
+    fields["base_url"] = Value::from(server.uri());
+    world.connect(connector, fields, true).await;
+    (world, server)
+}

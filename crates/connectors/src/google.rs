@@ -1,0 +1,89 @@
+//! What Gmail and Google Calendar share: a person's Google OAuth grant. The credentials hold a
+//! refresh token with the OAuth client it was issued to (exchanged for an access token, reused
+//! until shortly before it expires), or a bare access token.
+
+use secrecy::ExposeSecret;
+use workmate_tools::ToolError;
+
+use crate::http::Issued;
+use crate::{Credentials, Field, Http};
+
+/// Google's token endpoint.
+const TOKEN_URL: &str = "https://oauth2.googleapis.com/token";
+
+/// The connect form of a Google connector (filled in by the OAuth connect flow).
+pub(crate) fn fields() -> Vec<Field> {
+    vec![
+        Field {
+            key: "refresh_token",
+            label: "Refresh token",
+            secret: true,
+            required: false,
+            help: "Set by signing in with Google (/workmate connectors).",
+        },
+        Field {
+            key: "client_id",
+            label: "OAuth client id",
+            secret: false,
+            required: false,
+            help: "The OAuth client the refresh token was issued to.",
+        },
+        Field {
+            key: "client_secret",
+            label: "OAuth client secret",
+            secret: true,
+            required: false,
+            help: "That client's secret.",
+        },
+        Field {
+            key: "token",
+            label: "Access token",
+            secret: true,
+            required: false,
+            help: "Instead of a refresh token: an access token (valid for an hour).",
+        },
+    ]
+}
+
+/// An access token for the owner of `credentials` (the `connector`'s).
+pub(crate) async fn access_token(
+    http: &Http,
+    credentials: &Credentials,
+    connector: &str,
+) -> Result<String, ToolError> {
+    let Some(refresh) = credentials.get("refresh_token") else {
+        return credentials
+            .require(connector, "token")
+            .map(str::to_owned)
+            .map_err(|_| {
+                ToolError::new(format!(
+                    "the {connector} credentials have neither a refresh token nor an access token: connect {connector} again (/workmate connectors {connector})"
+                ))
+            });
+    };
+    let client_id = crate::connector::field(credentials, connector, "client_id")?;
+    let client_secret = crate::connector::field(credentials, connector, "client_secret")?;
+    let token_url = credentials.get("token_url").unwrap_or(TOKEN_URL);
+    let token = http
+        .access_token(&["google", token_url, client_id, refresh], || async {
+            let form = [
+                ("grant_type", "refresh_token"),
+                ("refresh_token", refresh),
+                ("client_id", client_id),
+                ("client_secret", client_secret),
+            ];
+            let answer = http
+                .form("Google", token_url, &form)
+                .await
+                .map_err(ToolError::new)?;
+            let token = answer["access_token"].as_str().ok_or_else(|| {
+                ToolError::new("Google's token endpoint answered without an access_token")
+            })?;
+            Ok(Issued::new(
+                token,
+                answer["expires_in"].as_u64().unwrap_or(3600),
+            ))
+        })
+        .await?;
+    Ok(token.expose_secret().to_owned())
+}
