@@ -110,6 +110,8 @@ pub(crate) struct Inner {
     pub(crate) scheduler: OnceLock<Scheduler>,
     /// The tenants' MCP servers, once attached.
     pub(crate) mcp: OnceLock<Arc<workmate_mcp::McpManager>>,
+    pub(crate) connectors: OnceLock<Arc<workmate_connectors::ConnectorSource>>,
+    pub(crate) connect_links: OnceLock<Arc<dyn crate::connect_links::ConnectLinks>>,
     /// What counts deliveries, once set.
     pub(crate) observer: OnceLock<Arc<dyn IntakeObserver>>,
     /// What makes "link your account" URLs, when single sign-on is set up.
@@ -135,6 +137,8 @@ impl Chat {
                 platforms: RwLock::default(),
                 scheduler: OnceLock::new(),
                 mcp: OnceLock::new(),
+                connectors: OnceLock::new(),
+                connect_links: OnceLock::new(),
                 links: OnceLock::new(),
                 observer: OnceLock::new(),
                 stop: CancellationToken::new(),
@@ -204,6 +208,20 @@ impl Chat {
     /// The tenants' MCP servers, when attached.
     pub fn mcp(&self) -> Option<&Arc<workmate_mcp::McpManager>> {
         self.inner.mcp.get()
+    }
+
+    /// Gives `/workmate connectors` the connectors, and what makes their connect links (once;
+    /// later calls are ignored).
+    pub fn attach_connectors(
+        &self,
+        connectors: Arc<workmate_connectors::ConnectorSource>,
+        links: Arc<dyn crate::connect_links::ConnectLinks>,
+    ) {
+        if self.inner.connectors.set(connectors).is_err()
+            || self.inner.connect_links.set(links).is_err()
+        {
+            tracing::debug!("The chat layer already has connectors.");
+        }
     }
 
     /// Stores a delivery before the platform is acknowledged. [`Taken::Duplicate`] for one seen

@@ -27,6 +27,7 @@ mod answers;
 mod cards_store;
 mod clicks;
 pub mod commands;
+mod connect_links;
 mod connections;
 mod directory;
 mod error;
@@ -43,6 +44,7 @@ mod text;
 mod trace;
 
 pub use cards_store::StoreCards;
+pub use connect_links::{ConnectLinks, ConnectRequest};
 pub use connections::HeldConnection;
 pub use directory::{AccountLinks, LinkRequest};
 pub use error::{ChatError, Result};

@@ -96,6 +96,11 @@ impl CredentialStore {
         Self { vault }
     }
 
+    /// The vault they are kept in.
+    pub(crate) fn vault(&self) -> &Vault {
+        &self.vault
+    }
+
     /// The caller's credentials for `connector`, else the tenant's, else `None`.
     pub async fn lookup(
         &self,

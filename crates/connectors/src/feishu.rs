@@ -176,7 +176,10 @@ static DESCRIPTOR: LazyLock<Descriptor> = LazyLock::new(|| Descriptor {
 /// Feishu's envelope: `data` when `code` is 0, else the error its `msg` gives.
 fn data(mut answer: Value) -> Result<Value, ToolError> {
     match answer["code"].as_i64() {
-        Some(0) => Ok(answer.get_mut("data").map(Value::take).unwrap_or(Value::Null)),
+        Some(0) => Ok(answer
+            .get_mut("data")
+            .map(Value::take)
+            .unwrap_or(Value::Null)),
         code => Err(ToolError::new(format!(
             "Feishu refused the request (code {}): {}",
             code.map_or_else(|| "none".to_owned(), |c| c.to_string()),

@@ -10,6 +10,7 @@
 
 mod atlassian;
 mod confluence;
+mod connect;
 mod connector;
 mod credentials;
 mod descriptor;
@@ -28,6 +29,7 @@ mod source;
 mod tool;
 
 pub use confluence::Confluence;
+pub use connect::ConnectorStatus;
 pub use connector::Connector;
 pub use credentials::{CredentialStore, Credentials, Owner, secret_name};
 pub use descriptor::{AuthKind, CATEGORY, Descriptor, Field, Risk, ToolDef};

@@ -35,10 +35,10 @@ pub fn builtin_connectors() -> Vec<Arc<dyn Connector>> {
 /// Offers connectors' tools.
 #[derive(Debug)]
 pub struct ConnectorSource {
-    connectors: Vec<Arc<dyn Connector>>,
-    credentials: CredentialStore,
+    pub(crate) connectors: Vec<Arc<dyn Connector>>,
+    pub(crate) credentials: CredentialStore,
     http: Http,
-    connected: Mutex<HashMap<(TenantId, UserId), (Instant, Connected)>>,
+    pub(crate) connected: Mutex<HashMap<(TenantId, UserId), (Instant, Connected)>>,
 }
 
 impl ConnectorSource {

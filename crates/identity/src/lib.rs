@@ -7,6 +7,7 @@
 //! checked; a [`Session`] exists only for a cookie whose MAC verified under this installation's
 //! key and which has not expired. Tokens and keys never reach a log.
 
+mod connect;
 mod error;
 mod http;
 mod link;
@@ -17,6 +18,9 @@ mod session;
 pub mod testing;
 mod token;
 
+pub use connect::{
+    CONNECT_TTL_SECS, ConnectClaim, OAUTH_TTL_SECS, OAuthApp, OAuthGrant, OAuthPending,
+};
 pub use error::{Error, Refusal, Result};
 pub use link::{LINK_TTL_SECS, LinkClaim};
 pub use provider::{KEY_REFRESH_COOLDOWN, LoginStart, Oidc, OidcSettings};

@@ -117,34 +117,12 @@ pub fn build_hub(
 }
 
 /// The vault, when a master key is configured.
-fn vault(config: &Config, store: &Store) -> Option<workmate_store::Vault> {
+pub(crate) fn vault(config: &Config, store: &Store) -> Option<workmate_store::Vault> {
     match config.vault.keyring() {
         Ok(Some(ring)) => Some(workmate_store::Vault::new(store.clone(), Arc::new(ring))),
         Ok(None) => None,
         Err(e) => {
             tracing::warn!(error = %e, "The vault's master key cannot be read.");
-            None
-        }
-    }
-}
-
-/// The connectors, reading each person's credentials from the vault; `None` without a vault
-/// (then no connector is offered, and the log says why).
-pub fn connectors(config: &Config, store: &Store) -> Option<workmate_connectors::ConnectorSource> {
-    let Some(vault) = vault(config, store) else {
-        tracing::info!(
-            "Connectors are off: they keep credentials in the vault, and no master key is configured ([vault] key_file)."
-        );
-        return None;
-    };
-    let credentials = workmate_connectors::CredentialStore::new(vault);
-    match workmate_connectors::ConnectorSource::new(
-        workmate_connectors::builtin_connectors(),
-        credentials,
-    ) {
-        Ok(source) => Some(source),
-        Err(e) => {
-            tracing::error!(error = %e, "Connectors are off.");
             None
         }
     }

@@ -8,6 +8,7 @@ pub mod bench;
 pub mod cli;
 mod commands;
 pub mod config;
+pub mod connectors;
 mod coordinator_metrics;
 pub mod data_dir;
 pub mod database;

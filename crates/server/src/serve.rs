@@ -25,7 +25,7 @@ use crate::config::HttpLimits;
 use crate::engine::{self, Script};
 use crate::error::StartupError;
 use crate::http::api::{Auth, Sso, auth};
-use crate::http::{AppState, BoundedListener, router_with};
+use crate::http::{AppState, BoundedListener, ConnectPages, router_with};
 use crate::metrics::Metrics;
 use crate::platforms::dingtalk::DingTalkSurface;
 use crate::platforms::feishu::FeishuSurface;
@@ -116,8 +116,9 @@ async fn open_and_run(
         hub.observe(metrics.engine());
         let mcp = engine::mcp_servers(config, &store);
         hub.add_tool_source(Arc::new(workmate_mcp::McpSource(Arc::clone(&mcp))));
-        if let Some(connectors) = engine::connectors(config, &store) {
-            hub.add_tool_source(Arc::new(connectors));
+        let connectors = crate::connectors::connectors(config, &store);
+        if let Some(connectors) = &connectors {
+            hub.add_tool_source(Arc::clone(connectors) as Arc<dyn workmate_tools::ToolSource>);
         }
         // `workmate demo` talks to its own Slack, Feishu, WeCom and DingTalk stand-ins, whatever
         // is configured.
@@ -135,6 +136,23 @@ async fn open_and_run(
         let chat = Chat::new(hub.clone(), store.clone(), chat_config);
         chat.observe(Arc::clone(&metrics) as Arc<dyn workmate_chat::IntakeObserver>);
         chat.attach_mcp(mcp);
+        let connect_pages = match connectors {
+            Some(connectors) => {
+                let listening = listener.local_addr().map_err(StartupError::Serve)?;
+                let pages = crate::connectors::connect_pages(
+                    config,
+                    &store,
+                    Arc::clone(&connectors),
+                    listening,
+                )?;
+                chat.attach_connectors(
+                    connectors,
+                    Arc::clone(&pages) as Arc<dyn workmate_chat::ConnectLinks>,
+                );
+                Some(pages)
+            }
+            None => None,
+        };
         if let Some(sso) = admin.sso() {
             chat.set_account_links(Arc::new(sso.links()));
         }
@@ -220,10 +238,15 @@ async fn open_and_run(
         let served = if token.is_cancelled() {
             Ok(())
         } else {
-            let extra = sandbox.map(|sandbox| {
+            let sandbox = sandbox.map(|sandbox| {
                 sandbox.show_banner();
                 sandbox.router
             });
+            let connect = connect_pages.map(ConnectPages::routes);
+            let extra = match (sandbox, connect) {
+                (Some(sandbox), Some(connect)) => Some(sandbox.merge(connect)),
+                (sandbox, connect) => sandbox.or(connect),
+            };
             run_with(
                 listener,
                 state,

@@ -4,9 +4,10 @@
 //! platform it came from; a refusal says why; a command's answer is built from a few store reads
 //! and at most one engine command that does not wait on a turn, so it comes back well inside a
 //! platform's deadline. The automation commands live in `automations.rs`, settings in
-//! `settings.rs`, roles in `roles.rs`, personas and skills in `personas.rs`, MCP servers in `mcp.rs`, the session commands in the crate's `session_commands`.
+//! `settings.rs`, roles in `roles.rs`, personas and skills in `personas.rs`, MCP servers in `mcp.rs`, connectors in `connectors.rs`, the session commands in the crate's `session_commands`.
 
 mod automations;
+mod connectors;
 mod mcp;
 mod parse;
 mod personas;
@@ -24,7 +25,9 @@ use workmate_engine::reply_token;
 use workmate_protocol::{Command, SessionId, Surface};
 use workmate_store::{InboxFilter, InboxItemState, NewAuditRecord, Role, Sight, utc_day};
 
-pub use parse::{AutomationAction, ChatCommand, CommandError, McpAction, USAGE, parse_command};
+pub use parse::{
+    AutomationAction, ChatCommand, CommandError, ConnectorsAction, McpAction, USAGE, parse_command,
+};
 
 use crate::identity::Person;
 use crate::session_commands::Change;
@@ -207,6 +210,7 @@ impl Chat {
             }
             ChatCommand::Skills => self.skills(caller).await?,
             ChatCommand::Mcp(action) => self.mcp_command(caller, action).await?,
+            ChatCommand::Connectors(action) => self.connectors_command(caller, action).await?,
             ChatCommand::Stop => {
                 self.on_session(caller, true, |_| {
                     Change::Apply(

@@ -9,14 +9,15 @@ use workmate_protocol::PermissionMode;
 use workmate_store::Role;
 
 use super::words::{
-    action_of, after_words, automation_id_of, mcp_name_of, mode_of, model_of, persona_of, role_of,
-    shorten, user_of,
+    action_of, after_words, automation_id_of, connector_of, mcp_name_of, mode_of, model_of,
+    persona_of, role_of, shorten, user_of,
 };
 
 /// Every command, one per line: what `help` shows and every error ends with.
 pub const USAGE: &str = "usage: /workmate help | whoami | link | mode [discuss|plan|interactive|auto|custom] \
 | model [provider:model] | persona [<id>] | persona default <id> | persona consent|disable <id> \
 | skills | mcp [list] | mcp add <name> <url|command…|json> | mcp remove|tools <name> \
+| connectors [list] | connectors connect|disconnect <name> [team] \
 | stop | compact | memory [on|off] | inbox | automations | automations run|pause|resume|delete <id> \
 | rules | rules revoke [<automation id>] <tool> <target> | usage | settings [<key> <value>] \
 | role grant <user> <member|approver|admin> | role revoke <user> <approver|admin>";
@@ -49,6 +50,8 @@ pub enum ChatCommand {
     Skills,
     /// The tenant's MCP servers: list, add, remove (admins), or one's tools.
     Mcp(McpAction),
+    /// The connectors: what the caller connected, and connecting or disconnecting one.
+    Connectors(ConnectorsAction),
     /// Stop the running turn.
     Stop,
     /// Compact the conversation now (summarize its older turns).
@@ -124,6 +127,9 @@ impl ChatCommand {
             Self::Mcp(McpAction::Add { .. }) => "mcp_add",
             Self::Mcp(McpAction::Remove(_)) => "mcp_remove",
             Self::Mcp(McpAction::Tools(_)) => "mcp_tools",
+            Self::Connectors(ConnectorsAction::List) => "connectors_list",
+            Self::Connectors(ConnectorsAction::Connect { .. }) => "connectors_connect",
+            Self::Connectors(ConnectorsAction::Disconnect { .. }) => "connectors_disconnect",
             Self::Stop => "stop",
             Self::Compact => "compact",
             Self::Memory(None) => "memory",
@@ -163,6 +169,27 @@ pub enum McpAction {
     Remove(String),
     /// A server's tools (starting it if needed).
     Tools(String),
+}
+
+/// What `/workmate connectors` does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConnectorsAction {
+    /// Every connector, and which the caller has connected.
+    List,
+    /// A private card with the link that connects one.
+    Connect {
+        /// The connector.
+        name: String,
+        /// For the whole tenant (admins).
+        team: bool,
+    },
+    /// Removes the caller's (or, with `team`, the tenant's) credentials for one.
+    Disconnect {
+        /// The connector.
+        name: String,
+        /// The tenant's (admins).
+        team: bool,
+    },
 }
 
 /// Text that is not a command; the message says why and shows the usage line.
@@ -239,6 +266,7 @@ pub fn parse_command(text: &str) -> Result<ChatCommand, CommandError> {
         ("mcp", [sub, name]) if sub.eq_ignore_ascii_case("tools") => {
             ChatCommand::Mcp(McpAction::Tools(mcp_name_of(name)?))
         }
+        ("connectors" | "connector", rest) => ChatCommand::Connectors(connectors_action(rest)?),
         ("stop", []) => ChatCommand::Stop,
         ("compact", []) => ChatCommand::Compact,
         ("memory", []) => ChatCommand::Memory(None),
@@ -310,6 +338,42 @@ pub fn parse_command(text: &str) -> Result<ChatCommand, CommandError> {
         }
     };
     Ok(command)
+}
+
+/// The words after `connectors`: `[list]`, `[connect] <name> [team]`, `disconnect <name> [team]`.
+fn connectors_action(words: &[&str]) -> Result<ConnectorsAction, CommandError> {
+    let lower: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
+    let lower: Vec<&str> = lower.iter().map(String::as_str).collect();
+    let team = |rest: &[&str]| -> Result<bool, CommandError> {
+        match rest {
+            [] => Ok(false),
+            ["team"] => Ok(true),
+            other => Err(CommandError::new(format!(
+                "after the connector's name only `team` may follow, not `{}`",
+                shorten(&other.join(" "))
+            ))),
+        }
+    };
+    Ok(match lower.as_slice() {
+        [] | ["list"] => ConnectorsAction::List,
+        ["disconnect", name, rest @ ..] => ConnectorsAction::Disconnect {
+            name: connector_of(name)?,
+            team: team(rest)?,
+        },
+        ["connect", name, rest @ ..] => ConnectorsAction::Connect {
+            name: connector_of(name)?,
+            team: team(rest)?,
+        },
+        ["connect" | "disconnect"] => {
+            return Err(CommandError::new(
+                "name the connector, e.g. `/workmate connectors connect github`",
+            ));
+        }
+        [name, rest @ ..] => ConnectorsAction::Connect {
+            name: connector_of(name)?,
+            team: team(rest)?,
+        },
+    })
 }
 
 #[cfg(test)]
@@ -549,5 +613,43 @@ mod tests {
                 prop_assert!(e.to_string().ends_with(USAGE));
             }
         }
+    }
+
+    #[test]
+    fn connectors_commands_read_their_words() {
+        let parsed = |text: &str| parse_command(text).map_err(|e| e.reason().to_owned());
+        assert_eq!(
+            parsed("connectors"),
+            Ok(ChatCommand::Connectors(ConnectorsAction::List))
+        );
+        assert_eq!(
+            parsed("connectors GitHub"),
+            Ok(ChatCommand::Connectors(ConnectorsAction::Connect {
+                name: "github".into(),
+                team: false
+            }))
+        );
+        assert_eq!(
+            parsed("connectors disconnect jira team"),
+            Ok(ChatCommand::Connectors(ConnectorsAction::Disconnect {
+                name: "jira".into(),
+                team: true
+            }))
+        );
+        assert!(
+            parsed("connectors connect")
+                .unwrap_err()
+                .contains("name the connector")
+        );
+        assert!(
+            parsed("connectors github now")
+                .unwrap_err()
+                .contains("only `team`")
+        );
+        assert!(
+            parsed("connectors ../x")
+                .unwrap_err()
+                .contains("not a connector name")
+        );
     }
 }

@@ -56,6 +56,23 @@ pub(super) fn mcp_name_of(word: &str) -> Result<String, CommandError> {
         .map_err(|e| CommandError::new(e.to_string()))
 }
 
+/// A connector's name as `/workmate connectors` lists it.
+pub(super) fn connector_of(word: &str) -> Result<String, CommandError> {
+    let name = word.to_ascii_lowercase();
+    let valid = (1..=32).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if valid {
+        Ok(name)
+    } else {
+        Err(CommandError::new(format!(
+            "`{}` is not a connector name; `/workmate connectors` lists them",
+            shorten(word)
+        )))
+    }
+}
+
 /// A persona id as `/workmate persona` lists it.
 pub(super) fn persona_of(word: &str) -> Result<String, CommandError> {
     let id = word.to_ascii_lowercase();

@@ -185,6 +185,13 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
     Key::new("auth.oidc", "scopes", Kind::StrList),
     Key::new("auth.groups", "admin", Kind::StrList),
     Key::new("auth.groups", "approver", Kind::StrList),
+    // `[connectors]`: the connect pages' public origin and the connectors' OAuth clients.
+    Key::new("connectors", "public_url", Kind::Str),
+    Key::new("connectors.oauth.*", "client_id", Kind::Str),
+    Key::new("connectors.oauth.*", "client_secret", Kind::Str),
+    Key::new("connectors.oauth.*", "authorize_url", Kind::Str),
+    Key::new("connectors.oauth.*", "token_url", Kind::Str),
+    Key::new("connectors.oauth.*", "scopes", Kind::StrList),
     Key::flagged("log", "format", Kind::Str, "--log-format"),
     Key::flagged("log", "level", Kind::Str, "--log-level"),
 ];

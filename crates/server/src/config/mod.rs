@@ -12,6 +12,7 @@
 
 mod audit;
 mod auth;
+mod connectors;
 mod coordinator;
 mod dingtalk;
 mod dlp;
@@ -37,6 +38,7 @@ use std::time::Duration;
 
 pub use audit::{AuditConfig, NatsSinkConfig, RedisSinkConfig};
 pub use auth::{AuthConfig, OidcConfig};
+pub use connectors::{ConnectorsConfig, OAuthClientConfig};
 pub use coordinator::CoordinatorConfig;
 pub use dingtalk::{
     DEFAULT_ANSWER_TEMPLATE_ID, DEFAULT_CALLBACK_ROUTE_KEY, DingTalkConfig, DingTalkMode,
@@ -88,6 +90,8 @@ pub struct Config {
     pub audit: AuditConfig,
     /// `[dlp]`: the operator's own redaction rules.
     pub dlp: DlpConfig,
+    /// `[connectors]`: the connect pages' public origin and the connectors' OAuth clients.
+    pub connectors: ConnectorsConfig,
     /// `[tracing]`: where spans are exported.
     pub tracing: TracingConfig,
     /// `[auth]`: single sign-on and the break-glass admin token.

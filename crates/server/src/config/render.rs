@@ -87,6 +87,7 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
         auth: super::auth::render_auth(&config.auth),
         audit: super::audit::render_audit(&config.audit),
         dlp: super::dlp::render_dlp(&config.dlp),
+        connectors: super::connectors::render_connectors(&config.connectors),
         tracing: super::tracing::render_tracing(&config.tracing),
         coordinator: super::coordinator::render_coordinator(&config.coordinator),
         database: RawDatabase {

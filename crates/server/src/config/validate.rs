@@ -52,6 +52,11 @@ pub(crate) struct RawConfig {
     pub(crate) audit: super::audit::RawAudit,
     #[serde(default, skip_serializing_if = "super::dlp::RawDlp::is_empty")]
     pub(crate) dlp: super::dlp::RawDlp,
+    #[serde(
+        default,
+        skip_serializing_if = "super::connectors::RawConnectors::is_empty"
+    )]
+    pub(crate) connectors: super::connectors::RawConnectors,
     #[serde(default, skip_serializing_if = "super::tracing::RawTracing::is_empty")]
     pub(crate) tracing: super::tracing::RawTracing,
     #[serde(
@@ -315,6 +320,7 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
     let auth = super::auth::validate_auth(&raw.auth, &invalid)?;
     let audit = super::audit::validate_audit(&raw.audit, &invalid)?;
     let dlp = super::dlp::validate_dlp(&raw.dlp, &invalid)?;
+    let connectors = super::connectors::validate_connectors(&raw.connectors, &invalid)?;
     let tracing = super::tracing::validate_tracing(&raw.tracing, &invalid)?;
     let coordinator = super::coordinator::validate_coordinator(&raw.coordinator, &invalid)?;
 
@@ -341,6 +347,7 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
         auth,
         audit,
         dlp,
+        connectors,
         tracing,
         coordinator,
         database: DatabaseConfig {
@@ -498,6 +505,19 @@ mod tests {
             dlp: super::super::dlp::RawDlp {
                 fields: Some(vec![String::new()]),
                 patterns: Some(vec![String::new()]),
+            },
+            connectors: super::super::connectors::RawConnectors {
+                public_url: Some(String::new()),
+                oauth: BTreeMap::from([(
+                    "*".to_owned(),
+                    super::super::connectors::RawOAuth {
+                        client_id: Some(String::new()),
+                        client_secret: Some(String::new()),
+                        authorize_url: Some(String::new()),
+                        token_url: Some(String::new()),
+                        scopes: Some(vec![String::new()]),
+                    },
+                )]),
             },
             tracing: super::super::tracing::RawTracing {
                 otlp_endpoint: Some(String::new()),

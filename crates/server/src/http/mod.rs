@@ -5,6 +5,7 @@
 //! while it is read, which gets axum's own `413`); every request is bounded by [`HttpLimits`].
 
 pub mod api;
+mod connect;
 mod error;
 mod handlers;
 mod limits;
@@ -22,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 use workmate_engine::SessionHub;
 use workmate_store::Store;
 
+pub use connect::ConnectPages;
 pub use error::ApiError;
 pub use limits::{BoundedIo, BoundedListener};
 

@@ -458,6 +458,7 @@ mod automation_commands;
 mod automation_runs;
 mod commands;
 mod compaction;
+mod connectors;
 mod files;
 mod latency;
 pub(crate) mod link;

@@ -168,7 +168,7 @@ fn role_name(role: Role) -> &'static str {
 }
 
 /// An HTML page around `body`.
-pub(super) fn page(body: &str) -> Html<String> {
+pub(crate) fn page(body: &str) -> Html<String> {
     Html(format!(
         "<!doctype html><html><head><meta charset=\"utf-8\"><title>workmate</title>\
          <meta name=\"viewport\" content=\"width=device-width\"></head>\
@@ -178,7 +178,7 @@ pub(super) fn page(body: &str) -> Html<String> {
 }
 
 /// `text` safe to put in HTML text or a quoted attribute.
-pub(super) fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -1,0 +1,32 @@
+//! Connect links: where a person opens the form (or the sign-in) that connects a connector for
+//! them. The chat layer only shows the link, privately; whoever implements [`ConnectLinks`] (the
+//! server: a signed, expiring token for its connect pages) makes it, so no secret ever passes
+//! through a chat message.
+
+use std::fmt;
+
+use workmate_protocol::{TenantId, UserId};
+
+/// Whom a connect link is for, and what it connects.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConnectRequest {
+    /// The tenant.
+    pub tenant: TenantId,
+    /// The workmate user who asked.
+    pub user: UserId,
+    /// Their name, for the page.
+    pub name: String,
+    /// The connector (`github`).
+    pub connector: String,
+    /// Whether it connects for the whole tenant (an admin asked with `team`).
+    pub team: bool,
+}
+
+/// Makes connect URLs.
+pub trait ConnectLinks: Send + Sync + fmt::Debug {
+    /// A URL, valid for a limited time, at which `request`'s person connects the connector.
+    fn connect_url(&self, request: &ConnectRequest) -> String;
+
+    /// How long a link works, for the card (`15 minutes`).
+    fn valid_for(&self) -> &'static str;
+}

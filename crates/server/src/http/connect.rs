@@ -1,0 +1,478 @@
+//! The connect pages: where a person, from the link on their private `/workmate connectors`
+//! card, connects a connector. `GET /v1/connectors/connect?token=…` names the account and shows
+//! the connector's form (and, where an OAuth client is configured, a sign-in button);
+//! `POST /v1/connectors/connect` stores what the form holds; `POST /v1/connectors/oauth/start`
+//! sends the browser to the other system's sign-in; `GET /v1/connectors/oauth/callback` stores
+//! what it granted.
+//!
+//! Invariants: nothing is stored on a `GET` (link previews open links); every store needs a
+//! token sealed by this installation for exactly that person (or, for `team`, that admin's
+//! tenant) and connector, not expired; the OAuth state and PKCE verifier live only in a sealed
+//! cookie of the browser that started; each connection leaves a `connector_connected` audit
+//! record; no credential is ever shown back, logged or put in a URL; every page escapes what it
+//! shows.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use secrecy::ExposeSecret;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tracing::{info, warn};
+use url::Url;
+use workmate_chat::{ConnectLinks, ConnectRequest};
+use workmate_connectors::{ConnectorSource, Descriptor};
+use workmate_identity::{CONNECT_TTL_SECS, Clock, ConnectClaim, OAuthApp, OAuthGrant, SessionKey};
+use workmate_protocol::{TenantId, UserId};
+use workmate_store::{NewAuditRecord, Store};
+
+use super::api::pages::{escape, page};
+use super::api::sso::cookie;
+
+/// The cookie holding a started OAuth flow.
+const OAUTH_COOKIE: &str = "workmate_connect_oauth";
+/// The form field holding the link's token (not `token`, which is many connectors' own field).
+const LINK_FIELD: &str = "connect_token";
+/// Where that cookie is sent.
+const OAUTH_PATH: &str = "/v1/connectors/oauth";
+
+/// What the connect pages need.
+pub struct ConnectPages {
+    connectors: Arc<ConnectorSource>,
+    store: Store,
+    key: SessionKey,
+    origin: String,
+    redirect: Url,
+    oauth: HashMap<String, OAuthApp>,
+    http: reqwest::Client,
+    clock: Clock,
+}
+
+impl fmt::Debug for ConnectPages {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConnectPages")
+            .field("origin", &self.origin)
+            .field("oauth", &self.oauth.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ConnectPages {
+    /// Pages for `connectors`, on `origin` (`https://workmate.example.com`), their tokens sealed
+    /// with `key`; `oauth` are the connectors' OAuth clients by connector. Fails when `origin`
+    /// cannot hold the OAuth callback.
+    pub fn new(
+        connectors: Arc<ConnectorSource>,
+        store: Store,
+        key: SessionKey,
+        origin: &Url,
+        oauth: HashMap<String, OAuthApp>,
+        http: reqwest::Client,
+        clock: Clock,
+    ) -> Result<Self, String> {
+        let redirect = origin
+            .join(&format!("{OAUTH_PATH}/callback"))
+            .map_err(|e| format!("{origin} cannot be the connect pages' origin: {e}"))?;
+        Ok(Self {
+            connectors,
+            store,
+            key,
+            origin: origin.origin().ascii_serialization(),
+            redirect,
+            oauth,
+            http,
+            clock,
+        })
+    }
+
+    /// The routes, with their state.
+    pub fn routes(self: Arc<Self>) -> Router {
+        Router::new()
+            .route("/v1/connectors/connect", get(show).post(submit))
+            .route("/v1/connectors/oauth/start", post(oauth_start))
+            .route("/v1/connectors/oauth/callback", get(oauth_callback))
+            .with_state(self)
+    }
+
+    fn now(&self) -> i64 {
+        self.clock.now().timestamp()
+    }
+
+    fn secure(&self) -> bool {
+        self.origin.starts_with("https://")
+    }
+
+    fn cookie(&self, value: &str, max_age: i64) -> HeaderValue {
+        let secure = if self.secure() { "; Secure" } else { "" };
+        let text = format!(
+            "{OAUTH_COOKIE}={value}; Path={OAUTH_PATH}; Max-Age={max_age}; HttpOnly; SameSite=Lax{secure}"
+        );
+        // The value is base64url and dots; the rest are constants.
+        HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static(""))
+    }
+
+    /// The claim in `token` and its connector, or why the link does not count.
+    fn claim(&self, token: Option<&str>) -> Result<(ConnectClaim, &Descriptor), BadLink> {
+        let claim = token
+            .and_then(|t| self.key.open_connect(t, self.now()).ok())
+            .ok_or(BadLink::Invalid)?;
+        let descriptor = self
+            .connectors
+            .descriptor(&claim.connector)
+            .ok_or(BadLink::NoConnector)?;
+        Ok((claim, descriptor))
+    }
+
+    /// Stores `fields` for the claim's person (or tenant) and audits it.
+    async fn stored(
+        &self,
+        claim: &ConnectClaim,
+        via: &str,
+        store: impl std::future::Future<Output = Result<bool, String>>,
+    ) -> Result<(), String> {
+        store.await?;
+        let record = NewAuditRecord {
+            session_id: None,
+            actor: Some(claim.user_id.clone()),
+            stage: "connector_connected".into(),
+            tool: None,
+            status: Some("ok".into()),
+            detail: json!({"connector": claim.connector, "team": claim.team, "via": via}),
+        };
+        let tenant = TenantId::from(claim.tenant.as_str());
+        if let Err(e) = self.store.audit().append(&tenant, &record).await {
+            warn!(error = %e, "A connection was stored but its audit record was not.");
+        }
+        info!(tenant = %claim.tenant, user = %claim.user_id, connector = %claim.connector, team = claim.team, via, "Connector connected.");
+        Ok(())
+    }
+}
+
+impl ConnectLinks for ConnectPages {
+    fn connect_url(&self, request: &ConnectRequest) -> String {
+        let claim = ConnectClaim {
+            tenant: request.tenant.as_str().to_owned(),
+            user_id: request.user.as_str().to_owned(),
+            name: request.name.clone(),
+            connector: request.connector.clone(),
+            team: request.team,
+            expires_at: self.now() + CONNECT_TTL_SECS,
+        };
+        // The token is base64url and a dot: nothing to escape in a query.
+        format!(
+            "{}/v1/connectors/connect?token={}",
+            self.origin,
+            self.key.seal_connect(&claim)
+        )
+    }
+
+    fn valid_for(&self) -> &'static str {
+        "15 minutes"
+    }
+}
+
+/// Why a connect link does not count.
+#[derive(Clone, Copy, Debug)]
+enum BadLink {
+    /// Forged, altered or expired.
+    Invalid,
+    /// For a connector this workmate no longer has.
+    NoConnector,
+}
+
+impl IntoResponse for BadLink {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Invalid => notice(
+                StatusCode::BAD_REQUEST,
+                "This link has expired or is not valid",
+                "Ask for a new one in the chat with <code>/workmate connectors</code>.",
+            ),
+            Self::NoConnector => notice(
+                StatusCode::NOT_FOUND,
+                "No such connector",
+                "This workmate no longer has that connector.",
+            ),
+        }
+    }
+}
+
+fn notice(status: StatusCode, title: &str, body_html: &str) -> Response {
+    (
+        status,
+        page(&format!("<h1>{}</h1><p>{body_html}</p>", escape(title))),
+    )
+        .into_response()
+}
+
+/// Whose account a claim connects, for the page.
+fn whom(claim: &ConnectClaim) -> String {
+    if claim.team {
+        format!(
+            "for everyone in workspace <code>{}</code> (set up by {}); people who connect their own account use theirs",
+            escape(&claim.tenant),
+            escape(&claim.name)
+        )
+    } else {
+        format!(
+            "for <strong>{}</strong> (<code>{}</code>) only",
+            escape(&claim.name),
+            escape(&claim.user_id)
+        )
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct TokenQuery {
+    token: Option<String>,
+}
+
+/// `GET /v1/connectors/connect?token=…`: the form.
+async fn show(State(pages): State<Arc<ConnectPages>>, Query(query): Query<TokenQuery>) -> Response {
+    match pages.claim(query.token.as_deref()) {
+        Ok((claim, descriptor)) => {
+            let token = query.token.as_deref().unwrap_or_default();
+            form_page(&pages, &claim, descriptor, token, None).into_response()
+        }
+        Err(bad) => bad.into_response(),
+    }
+}
+
+fn form_page(
+    pages: &ConnectPages,
+    claim: &ConnectClaim,
+    descriptor: &Descriptor,
+    token: &str,
+    error: Option<&str>,
+) -> Html<String> {
+    let title = escape(descriptor.title);
+    let mut body = format!(
+        "<h1>Connect {title}</h1><p>workmate will use {title} {}.</p>",
+        whom(claim)
+    );
+    if let Some(error) = error {
+        body.push_str(&format!(
+            "<p style=\"color:#b00\" role=\"alert\">Not connected: {}</p>",
+            escape(error)
+        ));
+    }
+    let token = escape(token);
+    if pages.oauth.contains_key(descriptor.name) {
+        body.push_str(&format!(
+            "<form method=\"post\" action=\"{OAUTH_PATH}/start\">\
+             <input type=\"hidden\" name=\"{LINK_FIELD}\" value=\"{token}\">\
+             <button type=\"submit\">Sign in with {title}</button></form>\
+             <p>Or enter the credentials yourself:</p>"
+        ));
+    }
+    body.push_str(&format!(
+        "<form method=\"post\" action=\"/v1/connectors/connect\" autocomplete=\"off\">\
+         <input type=\"hidden\" name=\"{LINK_FIELD}\" value=\"{token}\">"
+    ));
+    for field in &descriptor.fields {
+        let kind = if field.secret { "password" } else { "text" };
+        let required = if field.required { " required" } else { "" };
+        body.push_str(&format!(
+            "<p><label>{}<br><input type=\"{kind}\" name=\"{}\" size=\"60\"{required}></label><br>\
+             <small>{}</small></p>",
+            escape(field.label),
+            escape(field.key),
+            escape(field.help)
+        ));
+    }
+    body.push_str(&format!(
+        "<button type=\"submit\">Connect {title}</button></form>\
+         <p><small>Stored encrypted in workmate's vault and never shown again. Every write \
+         workmate makes with it is approved first.</small></p>"
+    ));
+    page(&body)
+}
+
+/// `POST /v1/connectors/connect`: stores the form.
+async fn submit(State(pages): State<Arc<ConnectPages>>, body: Bytes) -> Response {
+    let mut form = form_of(&body);
+    let token = form.remove(LINK_FIELD);
+    let (claim, descriptor) = match pages.claim(token.as_deref()) {
+        Ok(found) => found,
+        Err(bad) => return bad.into_response(),
+    };
+    let (tenant, user) = (
+        TenantId::from(claim.tenant.as_str()),
+        UserId::from(claim.user_id.as_str()),
+    );
+    let owner = (!claim.team).then_some(&user);
+    let store = pages
+        .connectors
+        .connect(&tenant, owner, descriptor.name, &form);
+    match pages.stored(&claim, "form", store).await {
+        Ok(()) => connected(descriptor, &claim),
+        Err(why) => {
+            let token = token.unwrap_or_default();
+            (
+                StatusCode::BAD_REQUEST,
+                form_page(&pages, &claim, descriptor, &token, Some(&why)),
+            )
+                .into_response()
+        }
+    }
+}
+
+/// A form body's fields (the last of a repeated name wins).
+fn form_of(body: &[u8]) -> BTreeMap<String, String> {
+    url::form_urlencoded::parse(body).into_owned().collect()
+}
+
+fn connected(descriptor: &Descriptor, claim: &ConnectClaim) -> Response {
+    let title = escape(descriptor.title);
+    (
+        StatusCode::OK,
+        page(&format!(
+            "<h1>{title} is connected</h1><p>workmate uses {title} {} from the next message on. \
+             You can close this tab and go back to the chat.</p>",
+            whom(claim)
+        )),
+    )
+        .into_response()
+}
+
+/// `POST /v1/connectors/oauth/start`: off to the other system's sign-in.
+async fn oauth_start(State(pages): State<Arc<ConnectPages>>, body: Bytes) -> Response {
+    let token = form_of(&body).remove(LINK_FIELD);
+    let (claim, descriptor) = match pages.claim(token.as_deref()) {
+        Ok(found) => found,
+        Err(bad) => return bad.into_response(),
+    };
+    let Some(app) = pages.oauth.get(descriptor.name) else {
+        return notice(
+            StatusCode::NOT_FOUND,
+            "No sign-in for this connector",
+            "No OAuth client is configured for it ([connectors.oauth]); use the form instead.",
+        );
+    };
+    let (url, pending) = app.start(&pages.redirect, claim, pages.now());
+    let mut response =
+        (StatusCode::SEE_OTHER, [(header::LOCATION, url.to_string())]).into_response();
+    response.headers_mut().append(
+        header::SET_COOKIE,
+        pages.cookie(
+            &pages.key.seal_oauth(&pending),
+            pending.expires_at - pages.now(),
+        ),
+    );
+    response
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct Callback {
+    code: Option<String>,
+    state: Option<String>,
+    error: Option<String>,
+    error_description: Option<String>,
+}
+
+/// `GET /v1/connectors/oauth/callback`: stores what the other system granted.
+async fn oauth_callback(
+    State(pages): State<Arc<ConnectPages>>,
+    headers: HeaderMap,
+    Query(query): Query<Callback>,
+) -> Response {
+    let mut response = oauth_finish(&pages, &headers, query).await;
+    response
+        .headers_mut()
+        .append(header::SET_COOKIE, pages.cookie("", 0));
+    response
+}
+
+async fn oauth_finish(pages: &ConnectPages, headers: &HeaderMap, query: Callback) -> Response {
+    let again = "Ask for a new link in the chat with <code>/workmate connectors</code>.";
+    let pending = cookie(headers, OAUTH_COOKIE)
+        .filter(|v| !v.is_empty())
+        .and_then(|v| pages.key.open_oauth(v, pages.now()).ok());
+    let Some(pending) = pending else {
+        return notice(
+            StatusCode::BAD_REQUEST,
+            "This sign-in was not started here, or took too long",
+            again,
+        );
+    };
+    if let Some(error) = query.error {
+        let why = query.error_description.unwrap_or(error);
+        return notice(
+            StatusCode::BAD_REQUEST,
+            "The sign-in was not completed",
+            &format!("{}. {again}", escape(&why)),
+        );
+    }
+    let (Some(code), Some(state)) = (query.code, query.state) else {
+        return notice(
+            StatusCode::BAD_REQUEST,
+            "The sign-in answer is incomplete",
+            again,
+        );
+    };
+    let claim = pending.claim.clone();
+    let (Some(app), Some(descriptor)) = (
+        pages.oauth.get(&claim.connector),
+        pages.connectors.descriptor(&claim.connector),
+    ) else {
+        return notice(
+            StatusCode::NOT_FOUND,
+            "No sign-in for this connector",
+            again,
+        );
+    };
+    let grant = match app
+        .finish(&pages.http, &pages.redirect, &pending, &code, &state)
+        .await
+    {
+        Ok(grant) => grant,
+        Err(e) => {
+            warn!(connector = %claim.connector, error = %e, "An OAuth connection failed.");
+            return notice(
+                StatusCode::BAD_GATEWAY,
+                "The sign-in could not be completed",
+                &format!("{}. {again}", escape(&e.to_string())),
+            );
+        }
+    };
+    let (tenant, user) = (
+        TenantId::from(claim.tenant.as_str()),
+        UserId::from(claim.user_id.as_str()),
+    );
+    let owner = (!claim.team).then_some(&user);
+    let fields = granted(app, &grant);
+    let store = pages
+        .connectors
+        .store(&tenant, owner, descriptor.name, fields);
+    match pages.stored(&claim, "oauth", store).await {
+        Ok(()) => connected(descriptor, &claim),
+        Err(why) => notice(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Signed in, but the connection could not be stored",
+            &format!("{}. Try again in a moment.", escape(&why)),
+        ),
+    }
+}
+
+/// What is stored of a grant: the access token, and the refresh token with what refreshes it.
+fn granted(app: &OAuthApp, grant: &OAuthGrant) -> serde_json::Map<String, Value> {
+    let mut fields = serde_json::Map::new();
+    fields.insert("token".into(), grant.access_token.expose_secret().into());
+    if let Some(refresh) = &grant.refresh_token {
+        fields.insert("refresh_token".into(), refresh.expose_secret().into());
+        fields.insert("client_id".into(), app.client_id.clone().into());
+        fields.insert(
+            "client_secret".into(),
+            app.client_secret.expose_secret().into(),
+        );
+        fields.insert("token_url".into(), app.token_url.as_str().into());
+    }
+    fields
+}
