@@ -7,6 +7,9 @@ use std::fmt;
 
 use workmate_protocol::{TenantId, UserId};
 
+/// How a connect request names an MCP server instead of a connector: `mcp:<server>`.
+pub const MCP_TARGET_PREFIX: &str = "mcp:";
+
 /// Whom a connect link is for, and what it connects.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConnectRequest {
@@ -16,7 +19,8 @@ pub struct ConnectRequest {
     pub user: UserId,
     /// Their name, for the page.
     pub name: String,
-    /// The connector (`github`).
+    /// The connector (`github`), or [`MCP_TARGET_PREFIX`] and an MCP server's name
+    /// (`mcp:wiki`) for a server people sign in to.
     pub connector: String,
     /// Whether it connects for the whole tenant (an admin asked with `team`).
     pub team: bool,

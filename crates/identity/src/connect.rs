@@ -112,6 +112,9 @@ pub struct OAuthApp {
     pub scopes: Vec<String>,
     /// More query parameters of the authorization request (`access_type=offline`).
     pub extra_params: Vec<(String, String)>,
+    /// The resource the tokens are for (RFC 8707: an MCP server's URL), sent with the
+    /// authorization and every token request.
+    pub resource: Option<String>,
 }
 
 impl std::fmt::Debug for OAuthApp {
@@ -174,6 +177,9 @@ impl OAuthApp {
             for (name, value) in &self.extra_params {
                 query.append_pair(name, value);
             }
+            if let Some(resource) = &self.resource {
+                query.append_pair("resource", resource);
+            }
         }
         let pending = OAuthPending {
             state,
@@ -197,19 +203,56 @@ impl OAuthApp {
         if !crate::provider::constant_time_eq(pending.state.as_bytes(), state.as_bytes()) {
             return Err(Refusal::LoginMismatch("the state does not match".into()).into());
         }
-        let form: String = url::form_urlencoded::Serializer::new(String::new())
-            .append_pair("grant_type", "authorization_code")
-            .append_pair("code", code)
-            .append_pair("redirect_uri", redirect.as_str())
-            .append_pair("client_id", &self.client_id)
-            .append_pair("client_secret", self.client_secret.expose_secret())
-            .append_pair("code_verifier", &pending.verifier)
-            .finish();
+        self.token_request(
+            http,
+            &[
+                ("grant_type", "authorization_code"),
+                ("code", code),
+                ("redirect_uri", redirect.as_str()),
+                ("code_verifier", &pending.verifier),
+            ],
+        )
+        .await
+    }
+
+    /// A new access token for `refresh_token` (and, when the provider rotates them, a new
+    /// refresh token).
+    pub async fn refresh(&self, http: &reqwest::Client, refresh_token: &str) -> Result<OAuthGrant> {
+        self.token_request(
+            http,
+            &[
+                ("grant_type", "refresh_token"),
+                ("refresh_token", refresh_token),
+            ],
+        )
+        .await
+    }
+
+    /// Posts `pairs` with the client's credentials (and the resource) to the token endpoint.
+    async fn token_request(
+        &self,
+        http: &reqwest::Client,
+        pairs: &[(&str, &str)],
+    ) -> Result<OAuthGrant> {
+        // Built before the first await: the serializer is not `Send`.
+        let body = {
+            let mut form = url::form_urlencoded::Serializer::new(String::new());
+            form.extend_pairs(pairs);
+            form.append_pair("client_id", &self.client_id);
+            let secret = self.client_secret.expose_secret();
+            if !secret.is_empty() {
+                form.append_pair("client_secret", secret);
+            }
+            if let Some(resource) = &self.resource {
+                form.append_pair("resource", resource);
+            }
+            form.finish()
+        };
         let response = http
             .post(self.token_url.clone())
             .header("Accept", "application/json")
             .header("Content-Type", "application/x-www-form-urlencoded")
-            .body(form)
+            .body(body)
             .send()
             .await
             .map_err(|e| Error::Provider(format!("the token endpoint cannot be reached: {e}")))?;
@@ -232,7 +275,7 @@ impl OAuthApp {
                 .or_else(|| body["msg"].as_str())
                 .unwrap_or("no access token in the answer");
             return Err(Error::Provider(format!(
-                "the token endpoint refused the code (HTTP {}): {why}",
+                "the token endpoint refused (HTTP {}): {why}",
                 status.as_u16()
             )));
         };
@@ -289,6 +332,7 @@ mod tests {
             token_url: Url::parse("https://accounts.example/token").unwrap(),
             scopes: vec!["mail.read".into(), "mail.send".into()],
             extra_params: vec![("access_type".into(), "offline".into())],
+            resource: None,
         };
         let redirect = Url::parse("https://workmate.example/v1/connectors/oauth/callback").unwrap();
         let (url, pending) = app.start(&redirect, claim(0), 100);

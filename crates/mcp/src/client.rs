@@ -45,6 +45,8 @@ pub(crate) struct Resolved<'a> {
     pub(crate) def: &'a ServerDef,
     pub(crate) env: Vec<(String, String)>,
     pub(crate) headers: HashMap<String, String>,
+    /// http: the person's access token, sent as `Authorization: Bearer`.
+    pub(crate) bearer: Option<String>,
 }
 
 fn client_info() -> ClientConfig {
@@ -152,6 +154,7 @@ impl Connection {
                 .map_err(|_| format!("the value of header {name} is not valid in HTTP"))?;
             config.custom_headers.insert(name, value);
         }
+        config.auth_header = server.bearer.clone();
         let transport = StreamableHttpClientTransport::with_client(client, config);
         let service = tokio::time::timeout(START_TIMEOUT, client_info().serve(transport))
             .await

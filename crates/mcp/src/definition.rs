@@ -85,6 +85,30 @@ pub struct ServerDef {
     /// Whether its tools are offered (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
+    /// http: each person signs in to the server (OAuth 2.0) and calls it with their own token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<OAuthDef>,
+}
+
+/// How people sign in to a server that asks for OAuth: its client, and its authorization
+/// server's endpoints (found from the server's metadata when not given).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct OAuthDef {
+    /// The client id registered for workmate at the authorization server.
+    pub client_id: String,
+    /// Its secret, if it has one (may be `${vault:NAME}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    /// The authorization endpoint; found from the server's metadata when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authorize_url: Option<String>,
+    /// The token endpoint; found from the server's metadata when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_url: Option<String>,
+    /// The scopes asked for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
 }
 
 /// How a server is reached.
@@ -172,6 +196,9 @@ impl ServerDef {
     pub fn check(&self) -> Result<()> {
         match self.transport()? {
             Transport::Stdio { command } => {
+                if self.oauth.is_some() {
+                    return Err(Error::Invalid("only an http server takes \"oauth\"".into()));
+                }
                 if command.trim().is_empty() {
                     return Err(Error::Invalid("\"command\" must not be empty".into()));
                 }
@@ -214,6 +241,28 @@ impl ServerDef {
                         "an http server takes no \"command\", \"args\", \"env\" or \"folders\""
                             .into(),
                     ));
+                }
+                if let Some(oauth) = &self.oauth {
+                    if oauth.client_id.trim().is_empty() {
+                        return Err(Error::Invalid("\"oauth\" needs a \"client_id\"".into()));
+                    }
+                    for url in [&oauth.authorize_url, &oauth.token_url]
+                        .into_iter()
+                        .flatten()
+                    {
+                        url::Url::parse(url).map_err(|e| {
+                            Error::Invalid(format!("oauth endpoint {url:?} is not a URL: {e}"))
+                        })?;
+                    }
+                    if self
+                        .headers
+                        .keys()
+                        .any(|h| h.eq_ignore_ascii_case("authorization"))
+                    {
+                        return Err(Error::Invalid(
+                            "a server people sign in to takes no Authorization header".into(),
+                        ));
+                    }
                 }
                 for name in self.headers.keys() {
                     if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {

@@ -6,22 +6,26 @@
 //! Invariants: a stdio server sees only the folders its definition lists (and a read-only
 //! system), never the data directory or the server's environment; every call has a deadline; a
 //! crashed server is restarted with backoff, and calls meanwhile fail at once saying so; a server
-//! that cannot start never fails a turn, its tools are only left out.
+//! that cannot start never fails a turn, its tools are only left out; a server people sign in to
+//! (OAuth) is called with each person's own token and offers its tools only to those who did.
 
 mod client;
 mod definition;
 mod error;
 mod manager;
+mod oauth;
 mod secrets;
 mod server;
 mod source;
 mod tool;
 
 pub use definition::{
-    DEFAULT_TIMEOUT_S, Folder, MAX_NAME_LEN, MAX_TIMEOUT_S, ServerDef, Transport, check_name,
+    DEFAULT_TIMEOUT_S, Folder, MAX_NAME_LEN, MAX_TIMEOUT_S, OAuthDef, ServerDef, Transport,
+    check_name,
 };
 pub use error::{Error, Result};
 pub use manager::{McpManager, ServerStatus, ToolInfo};
+pub use oauth::grant_secret;
 pub use server::ServerState;
 pub use source::McpSource;
 pub use tool::{CATEGORY, metadata, tool_name};

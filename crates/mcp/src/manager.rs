@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use workmate_protocol::TenantId;
+use workmate_protocol::{TenantId, UserId};
 use workmate_store::{NewAuditRecord, Store, Vault};
 use workmate_tools::{ShellSandbox, Tool};
 
@@ -24,6 +24,9 @@ use crate::{Error, Result};
 const DEFINITIONS_TTL: Duration = Duration::from_secs(5);
 
 type Definitions = Arc<Vec<(String, ServerDef)>>;
+
+/// A live server's key: its tenant, its name, and (for one people sign in to) the person.
+type ServerKey = (TenantId, String, Option<UserId>);
 
 /// A registered server and what it is doing.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -57,8 +60,9 @@ pub struct ToolInfo {
 #[derive(Debug)]
 pub struct McpManager {
     store: Store,
-    launcher: Arc<Launcher>,
-    servers: Mutex<HashMap<(TenantId, String), Arc<Server>>>,
+    pub(crate) launcher: Arc<Launcher>,
+    /// Live servers by tenant, name and (for one people sign in to) person.
+    servers: Mutex<HashMap<ServerKey, Arc<Server>>>,
     definitions: Mutex<HashMap<TenantId, (Instant, Definitions)>>,
 }
 
@@ -150,7 +154,11 @@ impl McpManager {
             let state = match self.live(tenant, &record.name, &definition) {
                 Some(server) => server.state().await,
                 None => ServerState {
-                    status: "not started",
+                    status: if definition.oauth.is_some() {
+                        "per person (each signs in)"
+                    } else {
+                        "not started"
+                    },
                     pid: None,
                     tools: None,
                     last_error: None,
@@ -168,14 +176,19 @@ impl McpManager {
         Ok(out)
     }
 
-    /// The tools of server `name`, starting it if it is not running.
-    pub async fn server_tools(&self, tenant: &TenantId, name: &str) -> Result<Vec<ToolInfo>> {
+    /// The tools of server `name` as `user` sees them, starting it if it is not running.
+    pub async fn server_tools(
+        &self,
+        tenant: &TenantId,
+        name: &str,
+        user: &UserId,
+    ) -> Result<Vec<ToolInfo>> {
         self.forget(tenant, None);
         let definitions = self.definitions(tenant).await?;
         let Some((_, def)) = definitions.iter().find(|(n, _)| n == name) else {
             return Err(Error::NotFound(name.to_owned()));
         };
-        let server = self.server(tenant, name, def);
+        let server = self.server(tenant, name, def, user);
         let tools = server.tools().await.map_err(|message| Error::Unavailable {
             server: name.to_owned(),
             message,
@@ -192,8 +205,9 @@ impl McpManager {
             .collect())
     }
 
-    /// The tools the tenant's enabled servers offer (servers that cannot start are left out).
-    pub async fn tools(&self, tenant: &TenantId) -> Vec<Arc<dyn Tool>> {
+    /// The tools the tenant's enabled servers offer `user` (servers that cannot start, and
+    /// those people sign in to that `user` has not, are left out).
+    pub async fn tools(&self, tenant: &TenantId, user: &UserId) -> Vec<Arc<dyn Tool>> {
         let definitions = match self.definitions(tenant).await {
             Ok(d) => d,
             Err(e) => {
@@ -203,7 +217,11 @@ impl McpManager {
         };
         let mut out: Vec<Arc<dyn Tool>> = Vec::new();
         for (name, def) in definitions.iter().filter(|(_, d)| d.is_enabled()) {
-            let server = self.server(tenant, name, def);
+            if def.oauth.is_some() && !self.signed_in(tenant, user, name).await {
+                tracing::debug!(tenant = %tenant, server = %name, user = %user, "Not signed in to the MCP server; its tools are left out.");
+                continue;
+            }
+            let server = self.server(tenant, name, def, user);
             match server.tools().await {
                 Ok(tools) => out.extend(
                     tools
@@ -219,13 +237,15 @@ impl McpManager {
         out
     }
 
-    /// The live server for this definition, replacing one of an older definition.
-    fn server(&self, tenant: &TenantId, name: &str, def: &ServerDef) -> Arc<Server> {
+    /// The live server for this definition (for `user`, when people sign in to it), replacing
+    /// one of an older definition.
+    fn server(&self, tenant: &TenantId, name: &str, def: &ServerDef, user: &UserId) -> Arc<Server> {
         let mut servers = self
             .servers
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let key = (tenant.clone(), name.to_owned());
+        let user = def.oauth.as_ref().map(|_| user.clone());
+        let key = (tenant.clone(), name.to_owned(), user.clone());
         if let Some(server) = servers.get(&key)
             && server.def == *def
         {
@@ -234,6 +254,7 @@ impl McpManager {
         let server = Server::new(
             tenant.clone(),
             name.to_owned(),
+            user,
             def.clone(),
             Arc::clone(&self.launcher),
         );
@@ -247,12 +268,12 @@ impl McpManager {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         servers
-            .get(&(tenant.clone(), name.to_owned()))
+            .get(&(tenant.clone(), name.to_owned(), None))
             .filter(|s| s.def == *def)
             .cloned()
     }
 
-    async fn definitions(&self, tenant: &TenantId) -> Result<Definitions> {
+    pub(crate) async fn definitions(&self, tenant: &TenantId) -> Result<Definitions> {
         {
             let cache = self
                 .definitions
@@ -294,7 +315,15 @@ impl McpManager {
             self.servers
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .remove(&(tenant.clone(), name.to_owned()));
+                .retain(|(t, n, _), _| t != tenant || n != name);
         }
+    }
+
+    /// Drops `user`'s live connection to server `name` (they signed in again).
+    pub(crate) fn forget_user(&self, tenant: &TenantId, name: &str, user: &UserId) {
+        self.servers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(&(tenant.clone(), name.to_owned(), Some(user.clone())));
     }
 }

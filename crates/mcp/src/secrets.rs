@@ -33,7 +33,7 @@ impl Secrets {
         Ok((env, headers))
     }
 
-    async fn fill(&self, tenant: &TenantId, value: &str) -> Result<String, String> {
+    pub(crate) async fn fill(&self, tenant: &TenantId, value: &str) -> Result<String, String> {
         let names = secret_refs(value);
         if names.is_empty() {
             return Ok(value.to_owned());

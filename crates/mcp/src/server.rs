@@ -10,7 +10,7 @@
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use workmate_protocol::TenantId;
+use workmate_protocol::{TenantId, UserId};
 use workmate_tools::ShellSandbox;
 
 use crate::client::{CallError, Connection, Resolved};
@@ -38,6 +38,8 @@ pub(crate) struct Launcher {
 pub(crate) struct Server {
     pub(crate) tenant: TenantId,
     pub(crate) name: String,
+    /// The person it is connected as, for a server people sign in to.
+    pub(crate) user: Option<UserId>,
     pub(crate) def: ServerDef,
     launcher: Arc<Launcher>,
     state: tokio::sync::Mutex<State>,
@@ -78,6 +80,7 @@ impl Server {
     pub(crate) fn new(
         tenant: TenantId,
         name: String,
+        user: Option<UserId>,
         def: ServerDef,
         launcher: Arc<Launcher>,
     ) -> Arc<Self> {
@@ -85,6 +88,7 @@ impl Server {
         let server = Arc::new(Self {
             tenant,
             name,
+            user,
             def,
             launcher,
             state: tokio::sync::Mutex::default(),
@@ -127,12 +131,13 @@ impl Server {
         let restarting = state.failures > 0;
         let opened = match self.launcher.secrets.resolve(&self.tenant, &self.def).await {
             Ok((env, headers)) => {
-                let resolved = Resolved {
+                let mut resolved = Resolved {
                     def: &self.def,
                     env,
                     headers,
+                    bearer: None,
                 };
-                Connection::open(&resolved, &self.launcher.sandbox).await
+                self.open(&mut resolved).await
             }
             Err(e) => Err(e),
         };
@@ -153,6 +158,36 @@ impl Server {
                 self.note_failure(state, error.clone());
                 Err(error)
             }
+        }
+    }
+
+    /// Opens a connection; to a server people sign in to, with the person's token (renewed
+    /// once if the server no longer takes it).
+    async fn open(&self, resolved: &mut Resolved<'_>) -> Result<Connection, String> {
+        let sandbox = &self.launcher.sandbox;
+        let Some(user) = self.user.as_ref().filter(|_| self.def.oauth.is_some()) else {
+            return Connection::open(resolved, sandbox).await;
+        };
+        let again = format!("sign in with /workmate mcp connect {}", self.name);
+        let grant = self
+            .launcher
+            .grant(&self.tenant, user, &self.name)
+            .await?
+            .ok_or_else(|| format!("{user} has not signed in to it: {again}"))?;
+        resolved.bearer = Some(grant.token.clone());
+        match Connection::open(resolved, sandbox).await {
+            Err(e) if refuses_the_token(&e) => {
+                let fresh = self
+                    .launcher
+                    .refreshed(&self.tenant, user, &self.name, &self.def, &grant)
+                    .await?;
+                let Some(token) = fresh else {
+                    return Err(format!("it no longer takes {user}'s sign-in: {again}"));
+                };
+                resolved.bearer = Some(token);
+                Connection::open(resolved, sandbox).await
+            }
+            other => other,
         }
     }
 
@@ -234,6 +269,14 @@ impl Server {
                 .map(|at| at.saturating_duration_since(now).as_secs()),
         }
     }
+}
+
+/// Whether opening failed because the server wants another token (HTTP 401).
+fn refuses_the_token(error: &str) -> bool {
+    let error = error.to_ascii_lowercase();
+    error.contains("auth required")
+        || error.contains("authorization required")
+        || error.contains("401")
 }
 
 /// Restarts a stdio server that was in use when it stops, after its backoff. Ends with the server.

@@ -1,4 +1,5 @@
-//! The tenant's MCP tools as a source of a turn's tools.
+//! The tenant's MCP tools as a source of a turn's tools (of servers people sign in to, only
+//! those the requester signed in to).
 
 use std::sync::Arc;
 
@@ -12,7 +13,7 @@ pub struct McpSource(pub Arc<McpManager>);
 
 impl ToolSource for McpSource {
     fn tools<'a>(&'a self, scope: ToolScope<'a>) -> ToolsFuture<'a> {
-        Box::pin(self.0.tools(scope.tenant_id))
+        Box::pin(self.0.tools(scope.tenant_id, scope.user_id))
     }
 
     /// Without a tenant the admin's `read_only_tools` are unknown: every MCP tool counts as one

@@ -12,7 +12,7 @@ async fn its_tools_are_listed_with_approval_and_called() {
     def["read_only_tools"] = json!(["get-sum"]);
     world.add("everything", def).await;
 
-    let tools = world.manager.tools(&world.tenant).await;
+    let tools = world.manager.tools(&world.tenant, &world.ctx.user_id).await;
     let names: Vec<String> = tools.iter().map(|t| t.spec().name).collect();
     assert!(
         names.contains(&"mcp__everything__echo".to_owned()),
@@ -47,7 +47,7 @@ async fn its_tools_are_listed_with_approval_and_called() {
 
     let listed = world
         .manager
-        .server_tools(&world.tenant, "everything")
+        .server_tools(&world.tenant, "everything", &world.ctx.user_id)
         .await
         .unwrap();
     let sum = listed.iter().find(|t| t.remote == "get-sum").unwrap();
@@ -154,7 +154,7 @@ async fn a_server_that_cannot_start_says_why_and_is_left_out() {
         .await;
     let error = world
         .manager
-        .server_tools(&world.tenant, "broken")
+        .server_tools(&world.tenant, "broken", &world.ctx.user_id)
         .await
         .unwrap_err();
     let message = error.to_string();
@@ -163,7 +163,13 @@ async fn a_server_that_cannot_start_says_why_and_is_left_out() {
         message.contains("Cannot find module") || message.contains("nonexistent"),
         "{message}"
     );
-    assert!(world.manager.tools(&world.tenant).await.is_empty());
+    assert!(
+        world
+            .manager
+            .tools(&world.tenant, &world.ctx.user_id)
+            .await
+            .is_empty()
+    );
     let down = world.status("broken").await;
     assert_eq!(down.state.status, "down");
     assert!(down.state.retry_in_s.is_some());

@@ -76,7 +76,7 @@ async fn servers_are_added_listed_replaced_and_removed() {
     );
     let error = world
         .manager
-        .server_tools(&world.tenant, "wiki")
+        .server_tools(&world.tenant, "wiki", &world.ctx.user_id)
         .await
         .unwrap_err();
     assert!(

@@ -56,11 +56,13 @@ fn public_origin(config: &Config, listening: SocketAddr) -> Result<Url, StartupE
         .map_err(|e| StartupError::Usage(format!("connect links for {address}: {e}")))
 }
 
-/// The connect pages for `connectors`, their links sealed with the data directory's session key.
+/// The connect pages for `connectors` and for signing in to `mcp`'s servers that ask for it,
+/// their links sealed with the data directory's session key.
 pub fn connect_pages(
     config: &Config,
     store: &Store,
     connectors: Arc<ConnectorSource>,
+    mcp: Arc<workmate_mcp::McpManager>,
     listening: SocketAddr,
 ) -> Result<Arc<ConnectPages>, StartupError> {
     let (key, _) = SessionKey::load_or_generate(&config.server.data_dir).map_err(|e| {
@@ -81,6 +83,7 @@ pub fn connect_pages(
                 token_url: c.token_url.clone(),
                 scopes: c.scopes.clone(),
                 extra_params: c.extra_params.clone(),
+                resource: None,
             };
             (c.connector.clone(), app)
         })
@@ -96,6 +99,7 @@ pub fn connect_pages(
         http,
         Clock::system(),
     )
-    .map_err(StartupError::Usage)?;
+    .map_err(StartupError::Usage)?
+    .with_mcp(mcp);
     Ok(Arc::new(pages))
 }

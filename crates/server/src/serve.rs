@@ -135,7 +135,7 @@ async fn open_and_run(
         };
         let chat = Chat::new(hub.clone(), store.clone(), chat_config);
         chat.observe(Arc::clone(&metrics) as Arc<dyn workmate_chat::IntakeObserver>);
-        chat.attach_mcp(mcp);
+        chat.attach_mcp(Arc::clone(&mcp));
         let connect_pages = match connectors {
             Some(connectors) => {
                 let listening = listener.local_addr().map_err(StartupError::Serve)?;
@@ -143,6 +143,7 @@ async fn open_and_run(
                     config,
                     &store,
                     Arc::clone(&connectors),
+                    mcp,
                     listening,
                 )?;
                 chat.attach_connectors(

@@ -10,7 +10,9 @@ use std::fmt::Write as _;
 use workmate_mcp::{McpManager, ServerDef, ServerStatus, Transport};
 
 use super::{Caller, McpAction, Outcome, role_name};
+use crate::connect_links::{ConnectRequest, MCP_TARGET_PREFIX};
 use crate::{Chat, Result};
+use workmate_cards::{Block, Card, Inline, RichText};
 
 impl Chat {
     /// Runs one `/workmate mcp` action.
@@ -57,7 +59,10 @@ impl Chat {
                 Err(workmate_mcp::Error::Store(e)) => return Err(e.into()),
                 Err(refused) => Outcome::refused(format!("Refused: {refused}.")),
             },
-            McpAction::Tools(name) => match manager.server_tools(tenant, &name).await {
+            McpAction::Tools(name) => match manager
+                .server_tools(tenant, &name, &caller.person.user.id)
+                .await
+            {
                 Ok(tools) => {
                     let mut text = format!("Tools of MCP server `{name}`:");
                     for tool in &tools {
@@ -81,7 +86,67 @@ impl Chat {
                 Err(workmate_mcp::Error::Store(e)) => return Err(e.into()),
                 Err(refused) => Outcome::refused(format!("{refused}.")),
             },
+            McpAction::Connect(name) => self.mcp_sign_in(manager, caller, &name).await?,
         })
+    }
+
+    /// The private card with the link that signs the caller in to server `name`.
+    async fn mcp_sign_in(
+        &self,
+        manager: &McpManager,
+        caller: &Caller,
+        name: &str,
+    ) -> Result<Outcome> {
+        let servers = match manager.list(&caller.person.tenant).await {
+            Ok(servers) => servers,
+            Err(workmate_mcp::Error::Store(e)) => return Err(e.into()),
+            Err(other) => return Ok(Outcome::refused(format!("{other}."))),
+        };
+        let Some(server) = servers.iter().find(|s| s.name == name) else {
+            return Ok(Outcome::refused(format!(
+                "No MCP server named `{name}` is registered (see /workmate mcp list)."
+            )));
+        };
+        if server.definition.oauth.is_none() {
+            return Ok(Outcome::refused(format!(
+                "MCP server `{name}` does not ask people to sign in; its tools are everyone's already."
+            )));
+        }
+        let Some(links) = self.inner.connect_links.get() else {
+            return Ok(Outcome::refused(
+                "Signing in is not set up on this workmate (no connect pages; it needs the vault); ask an admin.",
+            ));
+        };
+        let person = &caller.person;
+        let url = links.connect_url(&ConnectRequest {
+            tenant: person.tenant.clone(),
+            user: person.user.id.clone(),
+            name: person.user.display_name.clone(),
+            connector: format!("{MCP_TARGET_PREFIX}{name}"),
+            team: false,
+        });
+        let card = Card {
+            blocks: vec![
+                Block::Heading {
+                    text: format!("Sign in to MCP server {name}"),
+                },
+                Block::Text(RichText(vec![Inline::Text(format!(
+                    "`{name}` asks each person to sign in; workmate then calls it as you."
+                ))])),
+                Block::Text(RichText(vec![Inline::Link {
+                    text: format!("Sign in to {name}"),
+                    url,
+                }])),
+                Block::Context(vec![Inline::Text(format!(
+                    "The link is yours alone and works for {}.",
+                    links.valid_for()
+                ))]),
+            ],
+        };
+        Ok(
+            Outcome::ok(format!("Open the link on the card to sign in to `{name}`."))
+                .with_card(card),
+        )
     }
 }
 
@@ -117,6 +182,13 @@ fn line(server: &ServerStatus) -> String {
     }
     if !server.definition.is_enabled() {
         line.push_str(", disabled");
+    }
+    if server.definition.oauth.is_some() {
+        let _ = write!(
+            line,
+            "; sign in with `/workmate mcp connect {}`",
+            server.name
+        );
     }
     if state.restarts > 0 {
         let _ = write!(line, ", restarted {} times", state.restarts);

@@ -16,7 +16,7 @@ use super::words::{
 /// Every command, one per line: what `help` shows and every error ends with.
 pub const USAGE: &str = "usage: /workmate help | whoami | link | mode [discuss|plan|interactive|auto|custom] \
 | model [provider:model] | persona [<id>] | persona default <id> | persona consent|disable <id> \
-| skills | mcp [list] | mcp add <name> <url|command…|json> | mcp remove|tools <name> \
+| skills | mcp [list] | mcp add <name> <url|command…|json> | mcp remove|tools|connect <name> \
 | connectors [list] | connectors connect|disconnect <name> [team] \
 | stop | compact | memory [on|off] | inbox | automations | automations run|pause|resume|delete <id> \
 | rules | rules revoke [<automation id>] <tool> <target> | usage | settings [<key> <value>] \
@@ -127,6 +127,7 @@ impl ChatCommand {
             Self::Mcp(McpAction::Add { .. }) => "mcp_add",
             Self::Mcp(McpAction::Remove(_)) => "mcp_remove",
             Self::Mcp(McpAction::Tools(_)) => "mcp_tools",
+            Self::Mcp(McpAction::Connect(_)) => "mcp_connect",
             Self::Connectors(ConnectorsAction::List) => "connectors_list",
             Self::Connectors(ConnectorsAction::Connect { .. }) => "connectors_connect",
             Self::Connectors(ConnectorsAction::Disconnect { .. }) => "connectors_disconnect",
@@ -169,6 +170,8 @@ pub enum McpAction {
     Remove(String),
     /// A server's tools (starting it if needed).
     Tools(String),
+    /// A private link to sign in to a server that asks each person to.
+    Connect(String),
 }
 
 /// What `/workmate connectors` does.
@@ -265,6 +268,9 @@ pub fn parse_command(text: &str) -> Result<ChatCommand, CommandError> {
         }
         ("mcp", [sub, name]) if sub.eq_ignore_ascii_case("tools") => {
             ChatCommand::Mcp(McpAction::Tools(mcp_name_of(name)?))
+        }
+        ("mcp", [sub, name]) if sub.eq_ignore_ascii_case("connect") => {
+            ChatCommand::Mcp(McpAction::Connect(mcp_name_of(name)?))
         }
         ("connectors" | "connector", rest) => ChatCommand::Connectors(connectors_action(rest)?),
         ("stop", []) => ChatCommand::Stop,

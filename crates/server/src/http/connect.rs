@@ -27,9 +27,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tracing::{info, warn};
 use url::Url;
-use workmate_chat::{ConnectLinks, ConnectRequest};
+use workmate_chat::{ConnectLinks, ConnectRequest, MCP_TARGET_PREFIX};
 use workmate_connectors::{ConnectorSource, Descriptor};
 use workmate_identity::{CONNECT_TTL_SECS, Clock, ConnectClaim, OAuthApp, OAuthGrant, SessionKey};
+use workmate_mcp::McpManager;
 use workmate_protocol::{TenantId, UserId};
 use workmate_store::{NewAuditRecord, Store};
 
@@ -51,8 +52,27 @@ pub struct ConnectPages {
     origin: String,
     redirect: Url,
     oauth: HashMap<String, OAuthApp>,
+    mcp: Option<Arc<McpManager>>,
     http: reqwest::Client,
     clock: Clock,
+}
+
+/// What a connect link connects.
+#[derive(Debug)]
+enum Target<'a> {
+    /// A connector.
+    Connector(&'a Descriptor),
+    /// An MCP server people sign in to.
+    Mcp(String),
+}
+
+impl Target<'_> {
+    fn title(&self) -> String {
+        match self {
+            Self::Connector(d) => d.title.to_owned(),
+            Self::Mcp(server) => format!("MCP server {server}"),
+        }
+    }
 }
 
 impl fmt::Debug for ConnectPages {
@@ -87,9 +107,16 @@ impl ConnectPages {
             origin: origin.origin().ascii_serialization(),
             redirect,
             oauth,
+            mcp: None,
             http,
             clock,
         })
+    }
+
+    /// Lets people sign in to the tenants' MCP servers that ask for it (links for `mcp:<name>`).
+    pub fn with_mcp(mut self, mcp: Arc<McpManager>) -> Self {
+        self.mcp = Some(mcp);
+        self
     }
 
     /// The routes, with their state.
@@ -118,16 +145,42 @@ impl ConnectPages {
         HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static(""))
     }
 
-    /// The claim in `token` and its connector, or why the link does not count.
-    fn claim(&self, token: Option<&str>) -> Result<(ConnectClaim, &Descriptor), BadLink> {
+    /// The claim in `token` and what it connects, or why the link does not count.
+    fn claim(&self, token: Option<&str>) -> Result<(ConnectClaim, Target<'_>), BadLink> {
         let claim = token
             .and_then(|t| self.key.open_connect(t, self.now()).ok())
             .ok_or(BadLink::Invalid)?;
-        let descriptor = self
-            .connectors
-            .descriptor(&claim.connector)
-            .ok_or(BadLink::NoConnector)?;
-        Ok((claim, descriptor))
+        let target = match claim.connector.strip_prefix(MCP_TARGET_PREFIX) {
+            Some(server) if self.mcp.is_some() => Target::Mcp(server.to_owned()),
+            Some(_) => return Err(BadLink::NoConnector),
+            None => Target::Connector(
+                self.connectors
+                    .descriptor(&claim.connector)
+                    .ok_or(BadLink::NoConnector)?,
+            ),
+        };
+        Ok((claim, target))
+    }
+
+    /// The OAuth client that signs the claim's person in to `target`.
+    async fn oauth_app(
+        &self,
+        claim: &ConnectClaim,
+        target: &Target<'_>,
+    ) -> Result<OAuthApp, String> {
+        match target {
+            Target::Connector(d) => self.oauth.get(d.name).cloned().ok_or_else(|| {
+                "no OAuth client is configured for it ([connectors.oauth]); use the form instead"
+                    .to_owned()
+            }),
+            Target::Mcp(server) => match &self.mcp {
+                Some(mcp) => mcp
+                    .oauth_app(&TenantId::from(claim.tenant.as_str()), server)
+                    .await
+                    .map_err(|e| e.to_string()),
+                None => Err("MCP servers are not available here".to_owned()),
+            },
+        }
     }
 
     /// Stores `fields` for the claim's person (or tenant) and audits it.
@@ -237,9 +290,9 @@ pub(crate) struct TokenQuery {
 /// `GET /v1/connectors/connect?token=…`: the form.
 async fn show(State(pages): State<Arc<ConnectPages>>, Query(query): Query<TokenQuery>) -> Response {
     match pages.claim(query.token.as_deref()) {
-        Ok((claim, descriptor)) => {
+        Ok((claim, target)) => {
             let token = query.token.as_deref().unwrap_or_default();
-            form_page(&pages, &claim, descriptor, token, None).into_response()
+            form_page(&pages, &claim, &target, token, None).into_response()
         }
         Err(bad) => bad.into_response(),
     }
@@ -248,11 +301,11 @@ async fn show(State(pages): State<Arc<ConnectPages>>, Query(query): Query<TokenQ
 fn form_page(
     pages: &ConnectPages,
     claim: &ConnectClaim,
-    descriptor: &Descriptor,
+    target: &Target<'_>,
     token: &str,
     error: Option<&str>,
 ) -> Html<String> {
-    let title = escape(descriptor.title);
+    let title = escape(&target.title());
     let mut body = format!(
         "<h1>Connect {title}</h1><p>workmate will use {title} {}.</p>",
         whom(claim)
@@ -264,13 +317,22 @@ fn form_page(
         ));
     }
     let token = escape(token);
-    if pages.oauth.contains_key(descriptor.name) {
+    let signs_in = match target {
+        Target::Connector(d) => pages.oauth.contains_key(d.name),
+        Target::Mcp(_) => true,
+    };
+    if signs_in {
         body.push_str(&format!(
             "<form method=\"post\" action=\"{OAUTH_PATH}/start\">\
              <input type=\"hidden\" name=\"{LINK_FIELD}\" value=\"{token}\">\
-             <button type=\"submit\">Sign in with {title}</button></form>\
-             <p>Or enter the credentials yourself:</p>"
+             <button type=\"submit\">Sign in to {title}</button></form>"
         ));
+    }
+    let Target::Connector(descriptor) = target else {
+        return page(&body);
+    };
+    if signs_in {
+        body.push_str("<p>Or enter the credentials yourself:</p>");
     }
     body.push_str(&format!(
         "<form method=\"post\" action=\"/v1/connectors/connect\" autocomplete=\"off\">\
@@ -299,9 +361,16 @@ fn form_page(
 async fn submit(State(pages): State<Arc<ConnectPages>>, body: Bytes) -> Response {
     let mut form = form_of(&body);
     let token = form.remove(LINK_FIELD);
-    let (claim, descriptor) = match pages.claim(token.as_deref()) {
+    let (claim, target) = match pages.claim(token.as_deref()) {
         Ok(found) => found,
         Err(bad) => return bad.into_response(),
+    };
+    let Target::Connector(descriptor) = target else {
+        return notice(
+            StatusCode::BAD_REQUEST,
+            "Sign in instead",
+            "An MCP server is connected by signing in to it.",
+        );
     };
     let (tenant, user) = (
         TenantId::from(claim.tenant.as_str()),
@@ -312,12 +381,12 @@ async fn submit(State(pages): State<Arc<ConnectPages>>, body: Bytes) -> Response
         .connectors
         .connect(&tenant, owner, descriptor.name, &form);
     match pages.stored(&claim, "form", store).await {
-        Ok(()) => connected(descriptor, &claim),
+        Ok(()) => connected(&target, &claim),
         Err(why) => {
             let token = token.unwrap_or_default();
             (
                 StatusCode::BAD_REQUEST,
-                form_page(&pages, &claim, descriptor, &token, Some(&why)),
+                form_page(&pages, &claim, &target, &token, Some(&why)),
             )
                 .into_response()
         }
@@ -329,8 +398,8 @@ fn form_of(body: &[u8]) -> BTreeMap<String, String> {
     url::form_urlencoded::parse(body).into_owned().collect()
 }
 
-fn connected(descriptor: &Descriptor, claim: &ConnectClaim) -> Response {
-    let title = escape(descriptor.title);
+fn connected(target: &Target<'_>, claim: &ConnectClaim) -> Response {
+    let title = escape(&target.title());
     (
         StatusCode::OK,
         page(&format!(
@@ -345,16 +414,19 @@ fn connected(descriptor: &Descriptor, claim: &ConnectClaim) -> Response {
 /// `POST /v1/connectors/oauth/start`: off to the other system's sign-in.
 async fn oauth_start(State(pages): State<Arc<ConnectPages>>, body: Bytes) -> Response {
     let token = form_of(&body).remove(LINK_FIELD);
-    let (claim, descriptor) = match pages.claim(token.as_deref()) {
+    let (claim, target) = match pages.claim(token.as_deref()) {
         Ok(found) => found,
         Err(bad) => return bad.into_response(),
     };
-    let Some(app) = pages.oauth.get(descriptor.name) else {
-        return notice(
-            StatusCode::NOT_FOUND,
-            "No sign-in for this connector",
-            "No OAuth client is configured for it ([connectors.oauth]); use the form instead.",
-        );
+    let app = match pages.oauth_app(&claim, &target).await {
+        Ok(app) => app,
+        Err(why) => {
+            return notice(
+                StatusCode::NOT_FOUND,
+                "No sign-in for this",
+                &format!("{}.", escape(&why)),
+            );
+        }
     };
     let (url, pending) = app.start(&pages.redirect, claim, pages.now());
     let mut response =
@@ -418,15 +490,21 @@ async fn oauth_finish(pages: &ConnectPages, headers: &HeaderMap, query: Callback
         );
     };
     let claim = pending.claim.clone();
-    let (Some(app), Some(descriptor)) = (
-        pages.oauth.get(&claim.connector),
-        pages.connectors.descriptor(&claim.connector),
-    ) else {
-        return notice(
-            StatusCode::NOT_FOUND,
-            "No sign-in for this connector",
-            again,
-        );
+    // The claim was sealed by this installation, so its target is known (unless removed since).
+    let token = pages.key.seal_connect(&claim);
+    let target = match pages.claim(Some(&token)) {
+        Ok((_, target)) => target,
+        Err(_) => return notice(StatusCode::NOT_FOUND, "No sign-in for this", again),
+    };
+    let app = match pages.oauth_app(&claim, &target).await {
+        Ok(app) => app,
+        Err(why) => {
+            return notice(
+                StatusCode::NOT_FOUND,
+                "No sign-in for this",
+                &format!("{}. {again}", escape(&why)),
+            );
+        }
     };
     let grant = match app
         .finish(&pages.http, &pages.redirect, &pending, &code, &state)
@@ -446,13 +524,31 @@ async fn oauth_finish(pages: &ConnectPages, headers: &HeaderMap, query: Callback
         TenantId::from(claim.tenant.as_str()),
         UserId::from(claim.user_id.as_str()),
     );
-    let owner = (!claim.team).then_some(&user);
-    let fields = granted(app, &grant);
-    let store = pages
-        .connectors
-        .store(&tenant, owner, descriptor.name, fields);
-    match pages.stored(&claim, "oauth", store).await {
-        Ok(()) => connected(descriptor, &claim),
+    let stored = match &target {
+        Target::Connector(descriptor) => {
+            let owner = (!claim.team).then_some(&user);
+            let store =
+                pages
+                    .connectors
+                    .store(&tenant, owner, descriptor.name, granted(&app, &grant));
+            pages.stored(&claim, "oauth", store).await
+        }
+        Target::Mcp(server) => {
+            let store = async {
+                let mcp = pages
+                    .mcp
+                    .as_ref()
+                    .ok_or("MCP servers are not available here")?;
+                mcp.store_grant(&tenant, &user, server, &grant)
+                    .await
+                    .map(|()| true)
+                    .map_err(|e| e.to_string())
+            };
+            pages.stored(&claim, "oauth", store).await
+        }
+    };
+    match stored {
+        Ok(()) => connected(&target, &claim),
         Err(why) => notice(
             StatusCode::INTERNAL_SERVER_ERROR,
             "Signed in, but the connection could not be stored",

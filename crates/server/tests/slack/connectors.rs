@@ -32,6 +32,7 @@ struct Connecting {
     app: SlackApp,
     vault: Vault,
     authorize: MockServer,
+    mcp: Arc<workmate_mcp::McpManager>,
 }
 
 async fn connecting() -> Connecting {
@@ -49,7 +50,14 @@ async fn connecting() -> Connecting {
         token_url: Url::parse(&format!("{}/token", authorize.uri())).unwrap(),
         scopes: vec!["https://www.googleapis.com/auth/gmail.readonly".into()],
         extra_params: vec![("access_type".into(), "offline".into())],
+        resource: None,
     };
+    let mcp = Arc::new(workmate_mcp::McpManager::new(
+        app.store.clone(),
+        workmate_tools::ShellSandbox::default(),
+        Some(vault.clone()),
+    ));
+    app.chat.attach_mcp(Arc::clone(&mcp));
     let pages = Arc::new(
         ConnectPages::new(
             Arc::clone(&connectors),
@@ -60,7 +68,8 @@ async fn connecting() -> Connecting {
             workmate_server::serve::oidc_http_client().unwrap(),
             Clock::system(),
         )
-        .unwrap(),
+        .unwrap()
+        .with_mcp(Arc::clone(&mcp)),
     );
     app.chat.attach_connectors(
         connectors,
@@ -75,6 +84,7 @@ async fn connecting() -> Connecting {
         app,
         vault,
         authorize,
+        mcp,
     }
 }
 
@@ -305,10 +315,11 @@ async fn an_oauth_connector_signs_in_with_pkce_and_keeps_the_refresh_token() {
         app,
         vault,
         authorize,
+        ..
     } = connecting().await;
     let link = connect_path(&slash_reply(&app, "U1", "connectors gmail").await);
     let (_, _, page) = browse(&app, get(&link)).await;
-    assert!(page.contains("Sign in with Gmail"), "{page}");
+    assert!(page.contains("Sign in to Gmail"), "{page}");
 
     let (status, headers, _) = browse(
         &app,
@@ -378,4 +389,95 @@ async fn an_oauth_connector_signs_in_with_pkce_and_keeps_the_refresh_token() {
     assert_eq!(grant["token_url"], format!("{}/token", authorize.uri()));
     let records = audited(&app, "connector_connected").await;
     assert_eq!(records[0]["via"], "oauth");
+}
+
+#[tokio::test]
+async fn a_person_signs_in_to_an_mcp_server_that_asks_for_it() {
+    let Connecting {
+        app,
+        vault,
+        authorize,
+        mcp,
+    } = connecting().await;
+    let tenant = tenant_of("T1");
+    let (_, def) = workmate_mcp::ServerDef::parse(&serde_json::json!({
+        "url": "https://wiki.acme.example/mcp",
+        "oauth": {
+            "client_id": "workmate",
+            "authorize_url": format!("{}/auth", authorize.uri()),
+            "token_url": format!("{}/token", authorize.uri()),
+        }
+    }))
+    .unwrap();
+    mcp.add(&tenant, "wiki", &def, "admin").await.unwrap();
+    let listing = slash(&app, "U1", "mcp").await;
+    assert!(listing.contains("/workmate mcp connect wiki"), "{listing}");
+    let refused = slash(&app, "U1", "mcp connect nowiki").await;
+    assert!(
+        refused.contains("No MCP server named `nowiki`"),
+        "{refused}"
+    );
+
+    let link = connect_path(&slash_reply(&app, "U1", "mcp connect wiki").await);
+    let (_, _, page) = browse(&app, get(&link)).await;
+    assert!(page.contains("Sign in to MCP server wiki"), "{page}");
+    assert!(
+        !page.contains("type=\"password\""),
+        "no form to type a token into"
+    );
+    let (status, headers, _) = browse(
+        &app,
+        post_form(
+            "/v1/connectors/oauth/start",
+            &[("connect_token", &token_of(&link))],
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    let location = Url::parse(headers.get("location").unwrap()).unwrap();
+    let query: HashMap<String, String> = location.query_pairs().into_owned().collect();
+    assert_eq!(
+        query["resource"], "https://wiki.acme.example/mcp",
+        "the token is bound to the server"
+    );
+    let cookie = headers
+        .get("set-cookie")
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    Mock::given(method("POST"))
+        .and(path("/token"))
+        .and(body_string_contains("grant_type=authorization_code"))
+        .and(body_string_contains(
+            "resource=https%3A%2F%2Fwiki.acme.example%2Fmcp",
+        ))
+        .respond_with(ResponseTemplate::new(200).set_body_json(
+            serde_json::json!({"access_token": "wiki-at", "refresh_token": "wiki-rt"}),
+        ))
+        .expect(1)
+        .mount(&authorize)
+        .await;
+    let request = Request::get(format!(
+        "/v1/connectors/oauth/callback?code=c&state={}",
+        query["state"]
+    ))
+    .header(header::COOKIE, cookie)
+    .body(Body::empty())
+    .unwrap();
+    let (status, _, page) = browse(&app, request).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let ana = UserId::from("slack-U1");
+    assert!(mcp.signed_in(&tenant, &ana, "wiki").await);
+    let kept = vault
+        .get(&tenant, Some(&ana), &workmate_mcp::grant_secret("wiki"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(kept.expose_secret().contains("wiki-rt"));
+    assert_eq!(
+        audited(&app, "connector_connected").await[0]["connector"],
+        "mcp:wiki"
+    );
 }

@@ -92,6 +92,8 @@ pub(crate) async fn tools(
     Extension(caller): Extension<Principal>,
     Path(name): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let tools = manager(&state)?.server_tools(&caller.tenant, &name).await?;
+    let tools = manager(&state)?
+        .server_tools(&caller.tenant, &name, &caller.actor.user_id)
+        .await?;
     Ok(Json(json!({ "tools": tools })))
 }

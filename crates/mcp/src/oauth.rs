@@ -1,0 +1,286 @@
+//! Servers people sign in to (OAuth 2.0, as the MCP authorization spec has it): each person's
+//! grant is kept in the vault as their own secret `mcp/<server>`; their connection to the server
+//! carries their access token; an access token the server no longer takes is refreshed once with
+//! the refresh token, and the new grant kept. The authorization server's endpoints are the
+//! definition's, else found from the server's protected-resource metadata (RFC 9728) and the
+//! authorization server's metadata (RFC 8414); tokens are bound to the server's URL (RFC 8707).
+//!
+//! Invariants: a person's token is only ever sent to the server it was granted for; a server
+//! that needs sign-in offers its tools only to people who signed in; tokens never reach a log.
+
+use secrecy::{ExposeSecret, SecretString};
+use serde::{Deserialize, Serialize};
+use url::Url;
+use workmate_identity::{OAuthApp, OAuthGrant};
+use workmate_protocol::{TenantId, UserId};
+
+use crate::definition::{ServerDef, Transport};
+use crate::{Error, McpManager, Result};
+
+/// The vault name of a person's grant for `server`.
+pub fn grant_secret(server: &str) -> String {
+    format!("mcp/{server}")
+}
+
+/// A person's grant, as kept in the vault.
+#[derive(Debug, Deserialize, Serialize)]
+pub(crate) struct StoredGrant {
+    pub(crate) token: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) refresh_token: Option<String>,
+}
+
+impl StoredGrant {
+    fn from_grant(grant: &OAuthGrant, previous_refresh: Option<String>) -> Self {
+        Self {
+            token: grant.access_token.expose_secret().to_owned(),
+            refresh_token: grant
+                .refresh_token
+                .as_ref()
+                .map(|t| t.expose_secret().to_owned())
+                .or(previous_refresh),
+        }
+    }
+}
+
+/// The client for discovery and token requests: no redirects (a redirect could carry a code or
+/// a secret elsewhere).
+fn http() -> std::result::Result<reqwest::Client, String> {
+    reqwest::Client::builder()
+        .tls_backend_preconfigured(workmate_adapter::net::tls_config()?)
+        .connect_timeout(workmate_adapter::net::CONNECT_TIMEOUT)
+        .timeout(workmate_adapter::net::CALL_TIMEOUT)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {e}"))
+}
+
+/// The JSON at `url`, if it answers 200 with JSON.
+async fn metadata(http: &reqwest::Client, url: &Url) -> Option<serde_json::Value> {
+    let response = http
+        .get(url.clone())
+        .header("Accept", "application/json")
+        .send()
+        .await
+        .ok()?;
+    if !response.status().is_success() {
+        return None;
+    }
+    serde_json::from_slice(&response.bytes().await.ok()?).ok()
+}
+
+/// `base`'s origin with `/.well-known/<name>` before its path (RFC 8414 §3 and RFC 9728 §3),
+/// then at the root.
+fn well_known(base: &Url, name: &str) -> Vec<Url> {
+    let path = base.path().trim_end_matches('/');
+    let mut urls = Vec::new();
+    for suffix in [path, ""] {
+        if let Ok(url) = base.join(&format!("/.well-known/{name}{suffix}"))
+            && !urls.contains(&url)
+        {
+            urls.push(url);
+        }
+    }
+    urls
+}
+
+/// The authorization and token endpoints for the server at `server_url`.
+async fn discover(
+    http: &reqwest::Client,
+    server_url: &Url,
+) -> std::result::Result<(Url, Url), String> {
+    let mut issuer = None;
+    for url in well_known(server_url, "oauth-protected-resource") {
+        if let Some(found) = metadata(http, &url).await
+            && let Some(first) = found["authorization_servers"][0].as_str()
+        {
+            issuer = Some(
+                Url::parse(first).map_err(|e| format!("{url} names {first:?}, not a URL: {e}"))?,
+            );
+            break;
+        }
+    }
+    // Servers without resource metadata are their own authorization server.
+    let issuer = issuer.unwrap_or_else(|| server_url.clone());
+    let mut candidates = well_known(&issuer, "oauth-authorization-server");
+    candidates.extend(well_known(&issuer, "openid-configuration"));
+    for url in candidates {
+        let Some(found) = metadata(http, &url).await else {
+            continue;
+        };
+        let endpoint = |key: &str| {
+            found[key]
+                .as_str()
+                .and_then(|u| Url::parse(u).ok())
+                .ok_or_else(|| format!("{url} has no usable {key}"))
+        };
+        return Ok((
+            endpoint("authorization_endpoint")?,
+            endpoint("token_endpoint")?,
+        ));
+    }
+    Err(format!(
+        "found no authorization server metadata for {server_url}; give \"authorize_url\" and \"token_url\" in the server's \"oauth\""
+    ))
+}
+
+impl McpManager {
+    /// The OAuth client people sign in to server `name` with.
+    pub async fn oauth_app(&self, tenant: &TenantId, name: &str) -> Result<OAuthApp> {
+        let definitions = self.definitions(tenant).await?;
+        let Some((_, def)) = definitions.iter().find(|(n, _)| n == name) else {
+            return Err(Error::NotFound(name.to_owned()));
+        };
+        self.launcher.oauth_app(tenant, name, def).await
+    }
+
+    /// Keeps what `user` was granted for server `name`; their next turn connects with it.
+    pub async fn store_grant(
+        &self,
+        tenant: &TenantId,
+        user: &UserId,
+        name: &str,
+        grant: &OAuthGrant,
+    ) -> Result<()> {
+        let stored = StoredGrant::from_grant(grant, None);
+        self.launcher
+            .keep_grant(tenant, user, name, &stored)
+            .await?;
+        self.forget_user(tenant, name, user);
+        Ok(())
+    }
+
+    /// Whether `user` has signed in to server `name`.
+    pub async fn signed_in(&self, tenant: &TenantId, user: &UserId, name: &str) -> bool {
+        matches!(self.launcher.grant(tenant, user, name).await, Ok(Some(_)))
+    }
+}
+
+impl crate::server::Launcher {
+    pub(crate) async fn oauth_app(
+        &self,
+        tenant: &TenantId,
+        name: &str,
+        def: &ServerDef,
+    ) -> Result<OAuthApp> {
+        let (Some(oauth), Ok(Transport::Http { url })) = (&def.oauth, def.transport()) else {
+            return Err(Error::Invalid(format!(
+                "MCP server {name} does not ask people to sign in (it has no \"oauth\")"
+            )));
+        };
+        let server_url = Url::parse(url).map_err(|e| Error::Invalid(format!("{url}: {e}")))?;
+        let endpoint = |text: &Option<String>| text.as_deref().map(Url::parse).transpose();
+        let (authorize_url, token_url) = match (
+            endpoint(&oauth.authorize_url).map_err(|e| Error::Invalid(e.to_string()))?,
+            endpoint(&oauth.token_url).map_err(|e| Error::Invalid(e.to_string()))?,
+        ) {
+            (Some(a), Some(t)) => (a, t),
+            (a, t) => {
+                let http = http().map_err(|message| Error::Unavailable {
+                    server: name.to_owned(),
+                    message,
+                })?;
+                let (found_a, found_t) =
+                    discover(&http, &server_url)
+                        .await
+                        .map_err(|message| Error::Unavailable {
+                            server: name.to_owned(),
+                            message,
+                        })?;
+                (a.unwrap_or(found_a), t.unwrap_or(found_t))
+            }
+        };
+        let client_secret =
+            match &oauth.client_secret {
+                Some(secret) => self.secrets.fill(tenant, secret).await.map_err(|message| {
+                    Error::Unavailable {
+                        server: name.to_owned(),
+                        message,
+                    }
+                })?,
+                None => String::new(),
+            };
+        Ok(OAuthApp {
+            client_id: oauth.client_id.clone(),
+            client_secret: SecretString::from(client_secret),
+            authorize_url,
+            token_url,
+            scopes: oauth.scopes.clone(),
+            extra_params: Vec::new(),
+            resource: Some(url.to_owned()),
+        })
+    }
+
+    /// `user`'s grant for server `name`, if they signed in.
+    pub(crate) async fn grant(
+        &self,
+        tenant: &TenantId,
+        user: &UserId,
+        name: &str,
+    ) -> std::result::Result<Option<StoredGrant>, String> {
+        let Some(vault) = &self.secrets.vault else {
+            return Err("signing in to MCP servers needs the vault ([vault])".into());
+        };
+        let Some(value) = vault
+            .get(tenant, Some(user), &grant_secret(name))
+            .await
+            .map_err(|e| format!("cannot read the sign-in: {e}"))?
+        else {
+            return Ok(None);
+        };
+        serde_json::from_str(value.expose_secret())
+            .map(Some)
+            .map_err(|e| format!("the stored sign-in does not parse ({e}); sign in again"))
+    }
+
+    pub(crate) async fn keep_grant(
+        &self,
+        tenant: &TenantId,
+        user: &UserId,
+        name: &str,
+        grant: &StoredGrant,
+    ) -> Result<()> {
+        let vault = self.secrets.vault.as_ref().ok_or_else(|| {
+            Error::Invalid("signing in to MCP servers needs the vault ([vault])".into())
+        })?;
+        let value = serde_json::to_string(grant)
+            .map_err(|e| Error::Invalid(format!("cannot store the sign-in: {e}")))?;
+        vault
+            .put(
+                tenant,
+                Some(user),
+                &grant_secret(name),
+                &SecretString::from(value),
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// A fresh grant for `user` from their refresh token, kept; `None` without one.
+    pub(crate) async fn refreshed(
+        &self,
+        tenant: &TenantId,
+        user: &UserId,
+        name: &str,
+        def: &ServerDef,
+        grant: &StoredGrant,
+    ) -> std::result::Result<Option<String>, String> {
+        let Some(refresh) = &grant.refresh_token else {
+            return Ok(None);
+        };
+        let app = self
+            .oauth_app(tenant, name, def)
+            .await
+            .map_err(|e| e.to_string())?;
+        let fresh = app
+            .refresh(&http()?, refresh)
+            .await
+            .map_err(|e| format!("the sign-in could not be renewed ({e}); sign in again"))?;
+        let stored = StoredGrant::from_grant(&fresh, Some(refresh.clone()));
+        self.keep_grant(tenant, user, name, &stored)
+            .await
+            .map_err(|e| e.to_string())?;
+        tracing::info!(tenant = %tenant, server = name, "Renewed a person's MCP sign-in.");
+        Ok(Some(stored.token))
+    }
+}

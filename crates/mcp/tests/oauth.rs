@@ -1,0 +1,211 @@
+//! A server people sign in to: a small streamable-HTTP MCP server that takes only the bearer
+//! tokens its authorization server (a wiremock fake) issued, found through its protected-resource
+//! metadata. A person who has not signed in gets none of its tools; one whose token expired is
+//! renewed once with the refresh token, and calls it as themselves.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use secrecy::{ExposeSecret, SecretString};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use wiremock::matchers::{body_string_contains, method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+use workmate_identity::OAuthGrant;
+use workmate_mcp::{McpManager, ServerDef, grant_secret};
+use workmate_protocol::{SessionId, TenantId, UserId};
+use workmate_store::{ConnectOptions, Store, Vault};
+use workmate_tools::{ShellSandbox, ToolContext};
+use workmate_vault::{Keyring, MasterKey};
+
+/// The fake server's state: the tokens it takes, and its authorization server.
+#[derive(Clone)]
+struct Fake {
+    valid: Arc<Mutex<HashSet<String>>>,
+    issuer: String,
+    own: String,
+}
+
+async fn metadata(State(fake): State<Fake>) -> Response {
+    axum::Json(
+        json!({"resource": format!("{}/mcp", fake.own), "authorization_servers": [fake.issuer]}),
+    )
+    .into_response()
+}
+
+async fn rpc(State(fake): State<Fake>, headers: HeaderMap, body: Bytes) -> Response {
+    let token = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::to_owned);
+    let Some(token) = token.filter(|t| fake.valid.lock().unwrap().contains(t)) else {
+        let challenge = format!(
+            "Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp\"",
+            fake.own
+        );
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, challenge)],
+        )
+            .into_response();
+    };
+    let message: Value = serde_json::from_slice(&body).unwrap();
+    let Some(id) = message.get("id").cloned() else {
+        return StatusCode::ACCEPTED.into_response();
+    };
+    let result = match message["method"].as_str().unwrap_or_default() {
+        "initialize" => json!({
+            "protocolVersion": message["params"]["protocolVersion"],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "wiki", "version": "1.0.0"}
+        }),
+        "tools/list" => json!({"tools": [{
+            "name": "whoami", "description": "Who is calling", "inputSchema": {"type": "object"}
+        }]}),
+        "tools/call" => {
+            json!({"content": [{"type": "text", "text": format!("called with {token}")}]})
+        }
+        other => {
+            let error = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": format!("no {other}")}});
+            return axum::Json(error).into_response();
+        }
+    };
+    (
+        [("mcp-session-id", "s1")],
+        axum::Json(json!({"jsonrpc": "2.0", "id": id, "result": result})),
+    )
+        .into_response()
+}
+
+/// Starts the fake server; its tokens are `valid`.
+async fn fake_server(issuer: &str, valid: &[&str]) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let own = format!("http://{}", listener.local_addr().unwrap());
+    let fake = Fake {
+        valid: Arc::new(Mutex::new(valid.iter().map(|t| (*t).to_owned()).collect())),
+        issuer: issuer.to_owned(),
+        own: own.clone(),
+    };
+    let app = Router::new()
+        .route(
+            "/mcp",
+            post(rpc)
+                .get(|| async { StatusCode::METHOD_NOT_ALLOWED })
+                .delete(|| async { StatusCode::OK }),
+        )
+        .route("/.well-known/oauth-protected-resource/mcp", get(metadata))
+        .with_state(fake);
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    own
+}
+
+#[tokio::test]
+async fn people_sign_in_and_an_expired_token_is_renewed_once() {
+    let issuer = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/.well-known/oauth-authorization-server"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "issuer": issuer.uri(),
+            "authorization_endpoint": format!("{}/authorize", issuer.uri()),
+            "token_endpoint": format!("{}/token", issuer.uri()),
+        })))
+        .mount(&issuer)
+        .await;
+    let server = fake_server(&issuer.uri(), &["at-2"]).await;
+    let resource = format!("{server}/mcp");
+    Mock::given(method("POST"))
+        .and(path("/token"))
+        .and(body_string_contains("grant_type=refresh_token"))
+        .and(body_string_contains("refresh_token=rt-1"))
+        .and(body_string_contains("client_id=workmate"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(json!({"access_token": "at-2", "expires_in": 3600})),
+        )
+        .expect(1)
+        .mount(&issuer)
+        .await;
+
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("store.db").display());
+    let store = Store::connect(&url, ConnectOptions::default())
+        .await
+        .unwrap();
+    store.migrate().await.unwrap();
+    let vault = Vault::new(
+        store.clone(),
+        Arc::new(Keyring::new(
+            MasterKey::generate("test").unwrap(),
+            Vec::new(),
+        )),
+    );
+    let manager = McpManager::new(store.clone(), ShellSandbox::default(), Some(vault.clone()));
+    let tenant = TenantId::from("acme");
+    let (ada, bob) = (UserId::from("ada"), UserId::from("bob"));
+    let (_, def) = ServerDef::parse(
+        &json!({"url": resource, "oauth": {"client_id": "workmate", "scopes": ["wiki.read"]}}),
+    )
+    .unwrap();
+    manager.add(&tenant, "wiki", &def, "admin").await.unwrap();
+
+    assert!(
+        manager.tools(&tenant, &ada).await.is_empty(),
+        "not signed in: nothing offered"
+    );
+
+    let app = manager.oauth_app(&tenant, "wiki").await.unwrap();
+    assert_eq!(
+        app.authorize_url.as_str(),
+        format!("{}/authorize", issuer.uri())
+    );
+    assert_eq!(app.token_url.as_str(), format!("{}/token", issuer.uri()));
+    assert_eq!(app.resource.as_deref(), Some(resource.as_str()));
+
+    // Ada signed in a while ago: her access token has expired since.
+    let grant = OAuthGrant {
+        access_token: SecretString::from("at-1".to_owned()),
+        refresh_token: Some(SecretString::from("rt-1".to_owned())),
+        expires_in: Some(3600),
+    };
+    manager
+        .store_grant(&tenant, &ada, "wiki", &grant)
+        .await
+        .unwrap();
+    let tools = manager.tools(&tenant, &ada).await;
+    assert_eq!(tools.len(), 1, "renewed and listed");
+    assert_eq!(tools[0].spec().name, "mcp__wiki__whoami");
+    let ctx = ToolContext {
+        tenant_id: tenant.clone(),
+        session_id: SessionId::new(),
+        user_id: ada.clone(),
+        channel: "slack:C1".into(),
+        persona: "cowork".into(),
+        roots: Vec::new(),
+        cancel: CancellationToken::new(),
+        store: store.clone(),
+        network: false,
+    };
+    let called = tools[0].call(&ctx, json!({})).await.unwrap();
+    assert!(called.to_string().contains("called with at-2"), "{called}");
+    let kept = vault
+        .get(&tenant, Some(&ada), &grant_secret("wiki"))
+        .await
+        .unwrap()
+        .unwrap();
+    let kept: Value = serde_json::from_str(kept.expose_secret()).unwrap();
+    assert_eq!(kept, json!({"token": "at-2", "refresh_token": "rt-1"}));
+
+    assert!(
+        manager.tools(&tenant, &bob).await.is_empty(),
+        "Bob has not signed in"
+    );
+    let listed = manager.list(&tenant).await.unwrap();
+    assert_eq!(listed[0].state.status, "per person (each signs in)");
+}
