@@ -69,6 +69,7 @@ impl World {
             user_id: &self.ctx.user_id,
             persona: "cowork",
             connectors: grant,
+            mcp_servers: None,
         };
         self.source.tools(scope).await
     }

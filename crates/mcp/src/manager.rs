@@ -205,9 +205,15 @@ impl McpManager {
             .collect())
     }
 
-    /// The tools the tenant's enabled servers offer `user` (servers that cannot start, and
-    /// those people sign in to that `user` has not, are left out).
-    pub async fn tools(&self, tenant: &TenantId, user: &UserId) -> Vec<Arc<dyn Tool>> {
+    /// The tools the tenant's enabled servers offer `user`, of only the `servers` named when
+    /// given (a persona's `mcp:` list); servers that cannot start, and those people sign in to
+    /// that `user` has not, are left out.
+    pub async fn tools(
+        &self,
+        tenant: &TenantId,
+        user: &UserId,
+        servers: Option<&[String]>,
+    ) -> Vec<Arc<dyn Tool>> {
         let definitions = match self.definitions(tenant).await {
             Ok(d) => d,
             Err(e) => {
@@ -216,7 +222,11 @@ impl McpManager {
             }
         };
         let mut out: Vec<Arc<dyn Tool>> = Vec::new();
-        for (name, def) in definitions.iter().filter(|(_, d)| d.is_enabled()) {
+        let chosen = |name: &str| servers.is_none_or(|s| s.iter().any(|n| n == name));
+        for (name, def) in definitions
+            .iter()
+            .filter(|(name, d)| d.is_enabled() && chosen(name))
+        {
             if def.oauth.is_some() && !self.signed_in(tenant, user, name).await {
                 tracing::debug!(tenant = %tenant, server = %name, user = %user, "Not signed in to the MCP server; its tools are left out.");
                 continue;

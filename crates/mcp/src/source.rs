@@ -13,7 +13,10 @@ pub struct McpSource(pub Arc<McpManager>);
 
 impl ToolSource for McpSource {
     fn tools<'a>(&'a self, scope: ToolScope<'a>) -> ToolsFuture<'a> {
-        Box::pin(self.0.tools(scope.tenant_id, scope.user_id))
+        Box::pin(
+            self.0
+                .tools(scope.tenant_id, scope.user_id, scope.mcp_servers),
+        )
     }
 
     /// Without a tenant the admin's `read_only_tools` are unknown: every MCP tool counts as one

@@ -12,7 +12,10 @@ async fn its_tools_are_listed_with_approval_and_called() {
     def["read_only_tools"] = json!(["get-sum"]);
     world.add("everything", def).await;
 
-    let tools = world.manager.tools(&world.tenant, &world.ctx.user_id).await;
+    let tools = world
+        .manager
+        .tools(&world.tenant, &world.ctx.user_id, None)
+        .await;
     let names: Vec<String> = tools.iter().map(|t| t.spec().name).collect();
     assert!(
         names.contains(&"mcp__everything__echo".to_owned()),
@@ -166,7 +169,7 @@ async fn a_server_that_cannot_start_says_why_and_is_left_out() {
     assert!(
         world
             .manager
-            .tools(&world.tenant, &world.ctx.user_id)
+            .tools(&world.tenant, &world.ctx.user_id, None)
             .await
             .is_empty()
     );

@@ -156,7 +156,7 @@ async fn people_sign_in_and_an_expired_token_is_renewed_once() {
     manager.add(&tenant, "wiki", &def, "admin").await.unwrap();
 
     assert!(
-        manager.tools(&tenant, &ada).await.is_empty(),
+        manager.tools(&tenant, &ada, None).await.is_empty(),
         "not signed in: nothing offered"
     );
 
@@ -178,7 +178,7 @@ async fn people_sign_in_and_an_expired_token_is_renewed_once() {
         .store_grant(&tenant, &ada, "wiki", &grant)
         .await
         .unwrap();
-    let tools = manager.tools(&tenant, &ada).await;
+    let tools = manager.tools(&tenant, &ada, None).await;
     assert_eq!(tools.len(), 1, "renewed and listed");
     assert_eq!(tools[0].spec().name, "mcp__wiki__whoami");
     let ctx = ToolContext {
@@ -203,7 +203,7 @@ async fn people_sign_in_and_an_expired_token_is_renewed_once() {
     assert_eq!(kept, json!({"token": "at-2", "refresh_token": "rt-1"}));
 
     assert!(
-        manager.tools(&tenant, &bob).await.is_empty(),
+        manager.tools(&tenant, &bob, None).await.is_empty(),
         "Bob has not signed in"
     );
     let listed = manager.list(&tenant).await.unwrap();

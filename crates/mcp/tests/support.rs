@@ -112,7 +112,10 @@ impl World {
 
     /// The turn's tool called `name`.
     pub(crate) async fn tool(&self, name: &str) -> Arc<dyn Tool> {
-        let tools = self.manager.tools(&self.tenant, &self.ctx.user_id).await;
+        let tools = self
+            .manager
+            .tools(&self.tenant, &self.ctx.user_id, None)
+            .await;
         let names: Vec<String> = tools.iter().map(|t| t.spec().name).collect();
         tools
             .into_iter()

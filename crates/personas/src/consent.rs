@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use crate::persona::{ConnectorGrant, Persona};
 
 /// The capability words of a persona, sorted: `tool:<group>`, `connector:<id>` (or
-/// `connectors:all`) and `model:<id>`. A re-install whose set grew needs consent again.
+/// `connectors:all`), `mcp:<server>` and `model:<id>`. A re-install whose set grew needs consent again.
 pub(crate) fn capabilities(persona: &Persona) -> Vec<String> {
     let mut words: Vec<String> = persona
         .tools
@@ -21,6 +21,7 @@ pub(crate) fn capabilities(persona: &Persona) -> Vec<String> {
         ConnectorGrant::Ids(ids) => words.extend(ids.iter().map(|id| format!("connector:{id}"))),
     }
     words.extend(persona.model.iter().map(|m| format!("model:{m}")));
+    words.extend(persona.mcp.iter().flatten().map(|m| format!("mcp:{m}")));
     words.sort();
     words.dedup();
     words
@@ -69,6 +70,8 @@ pub struct ConsentSummary {
     pub risk: Vec<&'static str>,
     /// `"all"`, or the connector ids.
     pub connectors: Value,
+    /// The MCP servers it narrows its sessions to (empty: all the tenant's).
+    pub mcp: Vec<String>,
     /// The model its sessions switch to.
     pub model: Option<String>,
     /// Models it recommends.
@@ -105,6 +108,7 @@ impl ConsentSummary {
             tools: persona.tools.groups(),
             risk: risk(persona),
             connectors,
+            mcp: persona.mcp.clone().unwrap_or_default(),
             model: persona.model.clone(),
             recommended_models: persona.recommended_models.clone(),
             recommended_mode: persona.mode.as_str(),

@@ -32,18 +32,17 @@ const ALIASES: [(&str, Option<&str>); 4] = [
 ];
 
 /// Fields read for their shape only: accepted so that OpenWorker manifests install unchanged.
-const ACCEPTED: [&str; 8] = [
+const ACCEPTED: [&str; 7] = [
     "requires_folder",
     "subagents",
     "messaging",
-    "mcp",
     "ships",
     "group",
     "family",
     "media",
 ];
 
-const KNOWN: [&str; 17] = [
+const KNOWN: [&str; 18] = [
     "id",
     "name",
     "icon",
@@ -61,6 +60,7 @@ const KNOWN: [&str; 17] = [
     "default_permission_mode",
     "mode",
     "skills",
+    "mcp",
 ];
 
 /// Which tools a persona may be offered.
@@ -131,6 +131,8 @@ pub struct Persona {
     pub mode: PermissionMode,
     /// The bundle skills it uses, when it narrows them.
     pub skills: Option<Vec<String>>,
+    /// The tenant's MCP servers its sessions get, when it narrows them (`None`: all of them).
+    pub mcp: Option<Vec<String>>,
     /// Whether workmate ships it.
     pub builtin: bool,
 }
@@ -201,6 +203,7 @@ pub fn parse_persona(text: &str, file_stem: &str, builtin: bool) -> Result<Perso
         recommended_models: fields.list("recommended_models")?.unwrap_or_default(),
         mode,
         skills: fields.list("skills")?,
+        mcp: fields.list("mcp")?,
         instructions: body,
         builtin,
         id,
@@ -418,5 +421,14 @@ mod tests {
             legacy.connectors,
             ConnectorGrant::Ids(vec!["github".into()])
         );
+    }
+
+    #[test]
+    fn an_mcp_list_narrows_the_servers_and_is_a_capability() {
+        let narrowed = parse("mcp: [wiki, files]").unwrap();
+        assert_eq!(narrowed.mcp, Some(vec!["wiki".into(), "files".into()]));
+        let words = crate::consent::capabilities(&narrowed);
+        assert!(words.contains(&"mcp:wiki".to_owned()), "{words:?}");
+        assert_eq!(parse("name: x").unwrap().mcp, None, "absent: every server");
     }
 }

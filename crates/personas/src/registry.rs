@@ -408,6 +408,7 @@ pub fn default_persona() -> Persona {
             recommended_models: Vec::new(),
             mode: workmate_protocol::PermissionMode::Interactive,
             skills: None,
+            mcp: None,
             builtin: true,
         })
 }

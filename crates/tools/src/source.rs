@@ -31,6 +31,8 @@ pub struct ToolScope<'a> {
     pub persona: &'a str,
     /// The connectors that persona may use.
     pub connectors: &'a ConnectorGrant,
+    /// The tenant's MCP servers that persona's sessions get, when it narrows them.
+    pub mcp_servers: Option<&'a [String]>,
 }
 
 impl ToolScope<'_> {
@@ -41,6 +43,12 @@ impl ToolScope<'_> {
             ConnectorGrant::All => true,
             ConnectorGrant::Ids(ids) => ids.iter().any(|c| c == id),
         }
+    }
+
+    /// Whether the persona's sessions get the tenant's MCP server `name`.
+    pub fn allows_mcp_server(&self, name: &str) -> bool {
+        self.mcp_servers
+            .is_none_or(|servers| servers.iter().any(|s| s == name))
     }
 }
 

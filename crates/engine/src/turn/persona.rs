@@ -62,6 +62,7 @@ impl Turn {
             user_id: &self.requester,
             persona: &self.persona.id,
             connectors: &self.persona.connectors,
+            mcp_servers: self.persona.mcp.as_deref(),
         };
         self.tools = self.deps.sources.registry(&self.deps.tools, scope).await;
     }
