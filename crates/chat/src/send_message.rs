@@ -30,9 +30,9 @@ pub const SEND_MESSAGE: &str = "send_message";
 const MAX_TEXT_CHARS: usize = 8_000;
 
 const DESCRIPTION: &str = "Post a message to another chat or thread of this workspace. `target` \
-is `<platform>:<chat id>` (e.g. `slack:C0123456789`, `feishu:oc_…`) or, for a thread, \
-`<platform>:<chat id>:<thread id>`. Markdown is rendered as the platform's card. Asks for \
-approval unless a standing rule allows that exact target.";
+is `<platform>:<chat id>` (e.g. `slack:C0123456789`, `feishu:oc_…`; on Slack also a channel's \
+name, `slack:#sales`) or, for a thread, `<platform>:<chat id>:<thread id>`. Markdown is rendered \
+as the platform's card. Asks for approval unless a standing rule allows that exact target.";
 
 /// Arguments of `send_message`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -228,6 +228,11 @@ mod tests {
         );
         let t = MessageTarget::parse(" slack:C01:1712345678.000100 ").unwrap();
         assert_eq!(t.thread_id.as_deref(), Some("1712345678.000100"));
+        let t = MessageTarget::parse("slack:#sales").unwrap();
+        assert_eq!(
+            t.chat_id, "#sales",
+            "Slack posts to a channel by its name too"
+        );
         let t = MessageTarget::parse("dingtalk:cidAbC+/x==").unwrap();
         assert_eq!(t.chat_id, "cidAbC+/x==");
         for bad in ["C01", "teams:C01", "slack:", "slack: :x", "slack:C 1"] {
