@@ -7,16 +7,18 @@
 
 use std::collections::HashMap;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::ServiceExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
 };
+use rmcp::service::NotificationContext;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, ServiceExt};
 use tokio::io::AsyncBufReadExt;
 use workmate_tools::{Root, ShellSandbox};
 
@@ -30,7 +32,9 @@ const STDERR_TAIL_CHARS: usize = 1_500;
 /// A connected server.
 #[derive(Debug)]
 pub(crate) struct Connection {
-    service: RunningService<RoleClient, ClientConfig>,
+    service: RunningService<RoleClient, Handler>,
+    /// Set when the server said its tools changed (`notifications/tools/list_changed`).
+    tools_changed: Arc<AtomicBool>,
     /// The stdio server's process (killed on drop).
     child: Mutex<Option<tokio::process::Child>>,
     pid: Option<u32>,
@@ -49,11 +53,27 @@ pub(crate) struct Resolved<'a> {
     pub(crate) bearer: Option<String>,
 }
 
-fn client_info() -> ClientConfig {
-    ClientConfig::new(
-        ClientCapabilities::default(),
-        Implementation::new("workmate", env!("CARGO_PKG_VERSION")),
-    )
+/// What workmate tells a server about itself, and how it takes the server's notifications.
+#[derive(Clone, Debug, Default)]
+struct Handler {
+    tools_changed: Arc<AtomicBool>,
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("workmate", env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    fn on_tool_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        self.tools_changed.store(true, Ordering::Release);
+        std::future::ready(())
+    }
 }
 
 impl Connection {
@@ -107,8 +127,9 @@ impl Connection {
         let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
             return Err("cannot reach the server's stdin and stdout".into());
         };
+        let handler = Handler::default();
         let started =
-            tokio::time::timeout(START_TIMEOUT, client_info().serve((stdout, stdin))).await;
+            tokio::time::timeout(START_TIMEOUT, handler.clone().serve((stdout, stdin))).await;
         let service = match started {
             Ok(Ok(service)) => service,
             failed => {
@@ -129,6 +150,7 @@ impl Connection {
         };
         let mut connection = Self {
             service,
+            tools_changed: handler.tools_changed,
             child: Mutex::new(Some(child)),
             pid,
             stderr,
@@ -156,7 +178,8 @@ impl Connection {
         }
         config.auth_header = server.bearer.clone();
         let transport = StreamableHttpClientTransport::with_client(client, config);
-        let service = tokio::time::timeout(START_TIMEOUT, client_info().serve(transport))
+        let handler = Handler::default();
+        let service = tokio::time::timeout(START_TIMEOUT, handler.clone().serve(transport))
             .await
             .map_err(|_| {
                 format!(
@@ -167,6 +190,7 @@ impl Connection {
             .map_err(|e| format!("initialize at {url} failed: {e}"))?;
         let mut connection = Self {
             service,
+            tools_changed: handler.tools_changed,
             child: Mutex::new(None),
             pid: None,
             stderr: Arc::default(),
@@ -174,6 +198,14 @@ impl Connection {
         };
         connection.tools = connection.list_tools().await?;
         Ok(connection)
+    }
+
+    /// The server's tools listed again if it said they changed since they were last listed.
+    pub(crate) async fn changed_tools(&self) -> Option<Result<Vec<rmcp::model::Tool>, String>> {
+        if !self.tools_changed.swap(false, Ordering::AcqRel) {
+            return None;
+        }
+        Some(self.list_tools().await)
     }
 
     async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, String> {

@@ -206,10 +206,25 @@ impl Server {
         state.last_error = Some(error);
     }
 
-    /// The tools to offer: the live connection's, else the last ones seen (calls then say the
-    /// server is down), else a first connection's.
+    /// The tools to offer: the live connection's (listed again when the server said they
+    /// changed), else the last ones seen (calls then say the server is down), else a first
+    /// connection's.
     pub(crate) async fn tools(&self) -> Result<Vec<rmcp::model::Tool>, String> {
         let mut state = self.state.lock().await;
+        let live = state.connection.clone().filter(|c| !c.is_closed());
+        if let Some(connection) = live
+            && let Some(relisted) = connection.changed_tools().await
+        {
+            match relisted {
+                Ok(tools) => {
+                    tracing::info!(tenant = %self.tenant, server = %self.name, tools = tools.len(), "MCP server's tools changed; listed again.");
+                    state.tools = Some(tools);
+                }
+                Err(e) => {
+                    tracing::warn!(tenant = %self.tenant, server = %self.name, error = %e, "MCP server said its tools changed but cannot list them; the last ones stay.");
+                }
+            }
+        }
         if let Some(tools) = &state.tools {
             return Ok(tools.clone());
         }

@@ -1,7 +1,8 @@
 //! A server people sign in to: a small streamable-HTTP MCP server that takes only the bearer
 //! tokens its authorization server (a wiremock fake) issued, found through its protected-resource
 //! metadata. A person who has not signed in gets none of its tools; one whose token expired is
-//! renewed once with the refresh token, and calls it as themselves.
+//! renewed once with the refresh token, and calls it as themselves. When the server says its
+//! tools changed (`notifications/tools/list_changed`), the next turn gets the new list.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -28,6 +29,7 @@ use workmate_vault::{Keyring, MasterKey};
 #[derive(Clone)]
 struct Fake {
     valid: Arc<Mutex<HashSet<String>>>,
+    tools: Arc<Mutex<Vec<Value>>>,
     issuer: String,
     own: String,
 }
@@ -66,9 +68,16 @@ async fn rpc(State(fake): State<Fake>, headers: HeaderMap, body: Bytes) -> Respo
             "capabilities": {"tools": {}},
             "serverInfo": {"name": "wiki", "version": "1.0.0"}
         }),
-        "tools/list" => json!({"tools": [{
-            "name": "whoami", "description": "Who is calling", "inputSchema": {"type": "object"}
-        }]}),
+        "tools/list" => json!({"tools": *fake.tools.lock().unwrap()}),
+        "tools/call" if message["params"]["name"] == "add_tool" => {
+            fake.tools.lock().unwrap().push(tool("search"));
+            // The answer as a stream: the notification first, then the result.
+            let changed = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+            let result = json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": "added"}]}});
+            let body =
+                format!("event: message\ndata: {changed}\n\nevent: message\ndata: {result}\n\n");
+            return ([(header::CONTENT_TYPE, "text/event-stream")], body).into_response();
+        }
         "tools/call" => {
             json!({"content": [{"type": "text", "text": format!("called with {token}")}]})
         }
@@ -84,12 +93,17 @@ async fn rpc(State(fake): State<Fake>, headers: HeaderMap, body: Bytes) -> Respo
         .into_response()
 }
 
+fn tool(name: &str) -> Value {
+    json!({"name": name, "description": format!("The {name} tool"), "inputSchema": {"type": "object"}})
+}
+
 /// Starts the fake server; its tokens are `valid`.
 async fn fake_server(issuer: &str, valid: &[&str]) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let own = format!("http://{}", listener.local_addr().unwrap());
     let fake = Fake {
         valid: Arc::new(Mutex::new(valid.iter().map(|t| (*t).to_owned()).collect())),
+        tools: Arc::new(Mutex::new(vec![tool("whoami"), tool("add_tool")])),
         issuer: issuer.to_owned(),
         own: own.clone(),
     };
@@ -179,8 +193,12 @@ async fn people_sign_in_and_an_expired_token_is_renewed_once() {
         .await
         .unwrap();
     let tools = manager.tools(&tenant, &ada, None).await;
-    assert_eq!(tools.len(), 1, "renewed and listed");
-    assert_eq!(tools[0].spec().name, "mcp__wiki__whoami");
+    let names: Vec<String> = tools.iter().map(|t| t.spec().name).collect();
+    assert_eq!(
+        names,
+        ["mcp__wiki__whoami", "mcp__wiki__add_tool"],
+        "renewed and listed"
+    );
     let ctx = ToolContext {
         tenant_id: tenant.clone(),
         session_id: SessionId::new(),
