@@ -393,6 +393,16 @@ async fn submit(State(pages): State<Arc<ConnectPages>>, body: Bytes) -> Response
     }
 }
 
+/// The page for a link whose target cannot be signed in to (`why`), with what to do (`then`,
+/// HTML).
+fn no_sign_in(why: &str, then: &str) -> Response {
+    notice(
+        StatusCode::NOT_FOUND,
+        "No sign-in for this",
+        &format!("{}. {then}", escape(why)),
+    )
+}
+
 /// A form body's fields (the last of a repeated name wins).
 fn form_of(body: &[u8]) -> BTreeMap<String, String> {
     url::form_urlencoded::parse(body).into_owned().collect()
@@ -420,13 +430,7 @@ async fn oauth_start(State(pages): State<Arc<ConnectPages>>, body: Bytes) -> Res
     };
     let app = match pages.oauth_app(&claim, &target).await {
         Ok(app) => app,
-        Err(why) => {
-            return notice(
-                StatusCode::NOT_FOUND,
-                "No sign-in for this",
-                &format!("{}.", escape(&why)),
-            );
-        }
+        Err(why) => return no_sign_in(&why, ""),
     };
     let (url, pending) = app.start(&pages.redirect, claim, pages.now());
     let mut response =
@@ -494,17 +498,11 @@ async fn oauth_finish(pages: &ConnectPages, headers: &HeaderMap, query: Callback
     let token = pages.key.seal_connect(&claim);
     let target = match pages.claim(Some(&token)) {
         Ok((_, target)) => target,
-        Err(_) => return notice(StatusCode::NOT_FOUND, "No sign-in for this", again),
+        Err(_) => return no_sign_in("it is no longer available", again),
     };
     let app = match pages.oauth_app(&claim, &target).await {
         Ok(app) => app,
-        Err(why) => {
-            return notice(
-                StatusCode::NOT_FOUND,
-                "No sign-in for this",
-                &format!("{}. {again}", escape(&why)),
-            );
-        }
+        Err(why) => return no_sign_in(&why, again),
     };
     let grant = match app
         .finish(&pages.http, &pages.redirect, &pending, &code, &state)
