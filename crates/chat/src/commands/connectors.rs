@@ -21,7 +21,8 @@ impl Chat {
     ) -> Result<Outcome> {
         let Some(connectors) = self.inner.connectors.get() else {
             return Ok(Outcome::refused(
-                "Connectors are not available on this workmate.",
+                "Connectors are off on this workmate: they keep people's credentials in the \
+                 vault, and no vault master key is configured ([vault] key_file); ask an admin.",
             ));
         };
         let team = matches!(

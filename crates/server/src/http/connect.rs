@@ -41,7 +41,7 @@ use super::api::sso::cookie;
 const OAUTH_COOKIE: &str = "workmate_connect_oauth";
 /// The form field holding the link's token (not `token`, which is many connectors' own field).
 const LINK_FIELD: &str = "connect_token";
-/// Where that cookie is sent.
+/// The OAuth routes, and the only path the OAuth cookie is sent to.
 const OAUTH_PATH: &str = "/v1/connectors/oauth";
 
 /// What the connect pages need.
@@ -183,7 +183,7 @@ impl ConnectPages {
         }
     }
 
-    /// Stores `fields` for the claim's person (or tenant) and audits it.
+    /// Runs `store` (the write for the claim's person, or tenant) and audits it.
     async fn stored(
         &self,
         claim: &ConnectClaim,
