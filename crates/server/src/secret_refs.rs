@@ -1,5 +1,5 @@
-//! Secrets the configuration names in the credential vault: a platform, model provider or
-//! single-sign-on secret written as `vault:<name>` is read, at start, from the vault's
+//! Secrets the configuration names in the credential vault: a platform, model provider,
+//! single-sign-on or connector OAuth client secret written as `vault:<name>` is read, at start, from the vault's
 //! tenant-wide secret `<name>` of the `default` tenant (stored with `workmate vault put <name>`).
 //!
 //! Invariants: a reference that cannot be resolved (no master key, no such secret, a secret that
@@ -131,6 +131,12 @@ fn references(config: &mut Config) -> Vec<(String, &mut SecretString)> {
     if let Some(oidc) = config.auth.oidc.as_mut() {
         wanted.push(("auth.oidc.client_secret".into(), &mut oidc.client_secret));
     }
+    for client in &mut config.connectors.oauth {
+        wanted.push((
+            format!("connectors.oauth.{}.client_secret", client.connector),
+            &mut client.client_secret,
+        ));
+    }
     wanted.retain(|(_, secret)| secret.expose_secret().starts_with(VAULT_PREFIX));
     wanted
 }
@@ -148,7 +154,9 @@ mod tests {
             "[providers.gateway]\nkind = \"openai\"\nbase_url = \"https://llm.example.com/v1\"\n\
              api_key = \"vault:provider/gateway/api_key\"\n\n\
              [platforms.slack]\nsigning_secret = \"plain-signing-secret\"\n\
-             bot_token = \"vault:platform/slack/bot_token\"\n",
+             bot_token = \"vault:platform/slack/bot_token\"\n\n\
+             [connectors.oauth.gmail]\nclient_id = \"cid\"\n\
+             client_secret = \"vault:connectors/gmail/client_secret\"\n",
         )
         .unwrap();
         let config = Config::load(&ConfigSources {
@@ -160,7 +168,11 @@ mod tests {
         let named: Vec<String> = references(&mut copy).into_iter().map(|(s, _)| s).collect();
         assert_eq!(
             named,
-            ["providers.gateway.api_key", "platforms.slack.bot_token"]
+            [
+                "providers.gateway.api_key",
+                "platforms.slack.bot_token",
+                "connectors.oauth.gmail.client_secret"
+            ]
         );
         assert!(any(&config));
     }
