@@ -95,8 +95,10 @@ pub struct ServerDef {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct OAuthDef {
-    /// The client id registered for workmate at the authorization server.
-    pub client_id: String,
+    /// The client id registered for workmate at the authorization server; absent, workmate
+    /// registers itself where the server lets clients register (RFC 7591).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
     /// Its secret, if it has one (may be `${vault:NAME}`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_secret: Option<String>,
@@ -243,8 +245,15 @@ impl ServerDef {
                     ));
                 }
                 if let Some(oauth) = &self.oauth {
-                    if oauth.client_id.trim().is_empty() {
-                        return Err(Error::Invalid("\"oauth\" needs a \"client_id\"".into()));
+                    if oauth
+                        .client_id
+                        .as_deref()
+                        .is_some_and(|id| id.trim().is_empty())
+                    {
+                        return Err(Error::Invalid(
+                            "\"client_id\" is empty; leave it out to let workmate register itself"
+                                .into(),
+                        ));
                     }
                     for url in [&oauth.authorize_url, &oauth.token_url]
                         .into_iter()

@@ -22,6 +22,17 @@ pub fn grant_secret(server: &str) -> String {
     format!("mcp/{server}")
 }
 
+/// The OAuth client workmate signs people in with.
+#[derive(Debug, Deserialize, Serialize)]
+struct Client {
+    client_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    client_secret: Option<String>,
+    /// The redirect URI it was registered with (registered clients only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    redirect_uri: Option<String>,
+}
+
 /// A person's grant, as kept in the vault.
 #[derive(Debug, Deserialize, Serialize)]
 pub(crate) struct StoredGrant {
@@ -84,11 +95,19 @@ fn well_known(base: &Url, name: &str) -> Vec<Url> {
     urls
 }
 
-/// The authorization and token endpoints for the server at `server_url`.
+/// What an authorization server's metadata says.
+struct Endpoints {
+    authorize: Url,
+    token: Url,
+    /// Where clients register themselves (RFC 7591), if it lets them.
+    registration: Option<Url>,
+}
+
+/// The authorization server's endpoints for the server at `server_url`.
 async fn discover(
     http: &reqwest::Client,
     server_url: &Url,
-) -> std::result::Result<(Url, Url), String> {
+) -> std::result::Result<Endpoints, String> {
     let mut issuer = None;
     for url in well_known(server_url, "oauth-protected-resource") {
         if let Some(found) = metadata(http, &url).await
@@ -114,10 +133,11 @@ async fn discover(
                 .and_then(|u| Url::parse(u).ok())
                 .ok_or_else(|| format!("{url} has no usable {key}"))
         };
-        return Ok((
-            endpoint("authorization_endpoint")?,
-            endpoint("token_endpoint")?,
-        ));
+        return Ok(Endpoints {
+            authorize: endpoint("authorization_endpoint")?,
+            token: endpoint("token_endpoint")?,
+            registration: endpoint("registration_endpoint").ok(),
+        });
     }
     Err(format!(
         "found no authorization server metadata for {server_url}; give \"authorize_url\" and \"token_url\" in the server's \"oauth\""
@@ -125,13 +145,22 @@ async fn discover(
 }
 
 impl McpManager {
-    /// The OAuth client people sign in to server `name` with.
-    pub async fn oauth_app(&self, tenant: &TenantId, name: &str) -> Result<OAuthApp> {
+    /// The OAuth client people sign in to server `name` with, their browser coming back to
+    /// `redirect` (workmate registers itself as a client where the server lets it and the
+    /// definition names none).
+    pub async fn oauth_app(
+        &self,
+        tenant: &TenantId,
+        name: &str,
+        redirect: &Url,
+    ) -> Result<OAuthApp> {
         let definitions = self.definitions(tenant).await?;
         let Some((_, def)) = definitions.iter().find(|(n, _)| n == name) else {
             return Err(Error::NotFound(name.to_owned()));
         };
-        self.launcher.oauth_app(tenant, name, def).await
+        self.launcher
+            .oauth_app(tenant, name, def, Some(redirect))
+            .await
     }
 
     /// Keeps what `user` was granted for server `name`; their next turn connects with it.
@@ -157,58 +186,159 @@ impl McpManager {
 }
 
 impl crate::server::Launcher {
+    /// The OAuth client for server `name`: the definition's, else the one registered for
+    /// workmate at its authorization server (registered now, with `redirect`, when there is none
+    /// yet and the server lets clients register).
     pub(crate) async fn oauth_app(
         &self,
         tenant: &TenantId,
         name: &str,
         def: &ServerDef,
+        redirect: Option<&Url>,
     ) -> Result<OAuthApp> {
         let (Some(oauth), Ok(Transport::Http { url })) = (&def.oauth, def.transport()) else {
             return Err(Error::Invalid(format!(
                 "MCP server {name} does not ask people to sign in (it has no \"oauth\")"
             )));
         };
+        let unavailable = |message: String| Error::Unavailable {
+            server: name.to_owned(),
+            message,
+        };
         let server_url = Url::parse(url).map_err(|e| Error::Invalid(format!("{url}: {e}")))?;
-        let endpoint = |text: &Option<String>| text.as_deref().map(Url::parse).transpose();
-        let (authorize_url, token_url) = match (
-            endpoint(&oauth.authorize_url).map_err(|e| Error::Invalid(e.to_string()))?,
-            endpoint(&oauth.token_url).map_err(|e| Error::Invalid(e.to_string()))?,
-        ) {
-            (Some(a), Some(t)) => (a, t),
-            (a, t) => {
-                let http = http().map_err(|message| Error::Unavailable {
-                    server: name.to_owned(),
-                    message,
-                })?;
-                let (found_a, found_t) =
-                    discover(&http, &server_url)
+        let endpoint = |text: &Option<String>| {
+            text.as_deref()
+                .map(Url::parse)
+                .transpose()
+                .map_err(|e| Error::Invalid(e.to_string()))
+        };
+        let (authorize, token) = (endpoint(&oauth.authorize_url)?, endpoint(&oauth.token_url)?);
+        let found = if authorize.is_none() || token.is_none() || oauth.client_id.is_none() {
+            let http = http().map_err(unavailable)?;
+            Some(discover(&http, &server_url).await.map_err(unavailable)?)
+        } else {
+            None
+        };
+        let (authorize_url, token_url) = match (authorize, token, &found) {
+            (Some(a), Some(t), _) => (a, t),
+            (a, t, Some(found)) => (
+                a.unwrap_or_else(|| found.authorize.clone()),
+                t.unwrap_or_else(|| found.token.clone()),
+            ),
+            (_, _, None) => return Err(unavailable("no authorization endpoints".into())),
+        };
+        let client = match &oauth.client_id {
+            Some(id) => {
+                let secret = match &oauth.client_secret {
+                    Some(secret) => self
+                        .secrets
+                        .fill(tenant, secret)
                         .await
-                        .map_err(|message| Error::Unavailable {
-                            server: name.to_owned(),
-                            message,
-                        })?;
-                (a.unwrap_or(found_a), t.unwrap_or(found_t))
+                        .map_err(unavailable)?,
+                    None => String::new(),
+                };
+                Client {
+                    client_id: id.clone(),
+                    client_secret: Some(secret),
+                    redirect_uri: None,
+                }
+            }
+            None => {
+                let registration = found.and_then(|f| f.registration);
+                self.registered_client(tenant, name, registration.as_ref(), redirect)
+                    .await
+                    .map_err(unavailable)?
             }
         };
-        let client_secret =
-            match &oauth.client_secret {
-                Some(secret) => self.secrets.fill(tenant, secret).await.map_err(|message| {
-                    Error::Unavailable {
-                        server: name.to_owned(),
-                        message,
-                    }
-                })?,
-                None => String::new(),
-            };
         Ok(OAuthApp {
-            client_id: oauth.client_id.clone(),
-            client_secret: SecretString::from(client_secret),
+            client_id: client.client_id,
+            client_secret: SecretString::from(client.client_secret.unwrap_or_default()),
             authorize_url,
             token_url,
             scopes: oauth.scopes.clone(),
             extra_params: Vec::new(),
             resource: Some(url.to_owned()),
         })
+    }
+
+    /// The client registered for workmate at server `name`'s authorization server (kept in the
+    /// tenant's vault as `mcp-client/<name>`), registered at `registration` now when there is
+    /// none for `redirect` yet.
+    async fn registered_client(
+        &self,
+        tenant: &TenantId,
+        name: &str,
+        registration: Option<&Url>,
+        redirect: Option<&Url>,
+    ) -> std::result::Result<Client, String> {
+        let vault = self
+            .secrets
+            .vault
+            .as_ref()
+            .ok_or("signing in to MCP servers needs the vault ([vault])")?;
+        let secret = format!("mcp-client/{name}");
+        let kept = vault
+            .get(tenant, None, &secret)
+            .await
+            .map_err(|e| format!("cannot read the registered client: {e}"))?
+            .and_then(|v| serde_json::from_str::<Client>(v.expose_secret()).ok());
+        let wanted = redirect.map(Url::as_str);
+        if let Some(client) =
+            kept.filter(|c| wanted.is_none() || c.redirect_uri.as_deref() == wanted)
+        {
+            return Ok(client);
+        }
+        let (Some(registration), Some(redirect)) = (registration, redirect) else {
+            return Err(format!(
+                "MCP server {name} has no \"client_id\" and its authorization server lets no client register; give one in its \"oauth\""
+            ));
+        };
+        let body = serde_json::json!({
+            "client_name": "workmate",
+            "redirect_uris": [redirect.as_str()],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": "none",
+        });
+        let response = http()?
+            .post(registration.clone())
+            .header("Accept", "application/json")
+            .json(&body)
+            .send()
+            .await
+            .map_err(|e| format!("cannot reach the client registration at {registration}: {e}"))?;
+        let status = response.status();
+        let answer: serde_json::Value = serde_json::from_slice(
+            &response
+                .bytes()
+                .await
+                .map_err(|e| format!("the client registration's answer broke off: {e}"))?,
+        )
+        .map_err(|e| {
+            format!("the client registration answered with something other than JSON: {e}")
+        })?;
+        let Some(client_id) = answer["client_id"].as_str().filter(|_| status.is_success()) else {
+            return Err(format!(
+                "the authorization server refused to register workmate (HTTP {}): {}",
+                status.as_u16(),
+                answer["error_description"]
+                    .as_str()
+                    .or(answer["error"].as_str())
+                    .unwrap_or("no reason given")
+            ));
+        };
+        let client = Client {
+            client_id: client_id.to_owned(),
+            client_secret: answer["client_secret"].as_str().map(str::to_owned),
+            redirect_uri: Some(redirect.to_string()),
+        };
+        let value = serde_json::to_string(&client).map_err(|e| e.to_string())?;
+        vault
+            .put(tenant, None, &secret, &SecretString::from(value))
+            .await
+            .map_err(|e| format!("cannot keep the registered client: {e}"))?;
+        tracing::info!(tenant = %tenant, server = name, "Registered workmate as an OAuth client of an MCP server.");
+        Ok(client)
     }
 
     /// `user`'s grant for server `name`, if they signed in.
@@ -269,7 +399,7 @@ impl crate::server::Launcher {
             return Ok(None);
         };
         let app = self
-            .oauth_app(tenant, name, def)
+            .oauth_app(tenant, name, def, None)
             .await
             .map_err(|e| e.to_string())?;
         let fresh = app

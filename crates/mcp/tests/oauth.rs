@@ -174,7 +174,9 @@ async fn people_sign_in_and_an_expired_token_is_renewed_once() {
         "not signed in: nothing offered"
     );
 
-    let app = manager.oauth_app(&tenant, "wiki").await.unwrap();
+    let redirect =
+        url::Url::parse("https://workmate.acme.example/v1/connectors/oauth/callback").unwrap();
+    let app = manager.oauth_app(&tenant, "wiki", &redirect).await.unwrap();
     assert_eq!(
         app.authorize_url.as_str(),
         format!("{}/authorize", issuer.uri())
@@ -226,4 +228,55 @@ async fn people_sign_in_and_an_expired_token_is_renewed_once() {
     );
     let listed = manager.list(&tenant).await.unwrap();
     assert_eq!(listed[0].state.status, "per person (each signs in)");
+}
+
+#[tokio::test]
+async fn without_a_client_id_workmate_registers_itself_once() {
+    let issuer = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/.well-known/oauth-authorization-server"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "issuer": issuer.uri(),
+            "authorization_endpoint": format!("{}/authorize", issuer.uri()),
+            "token_endpoint": format!("{}/token", issuer.uri()),
+            "registration_endpoint": format!("{}/register", issuer.uri()),
+        })))
+        .mount(&issuer)
+        .await;
+    let redirect = "https://workmate.acme.example/v1/connectors/oauth/callback";
+    Mock::given(method("POST"))
+        .and(path("/register"))
+        .and(body_string_contains("\"client_name\":\"workmate\""))
+        .and(body_string_contains(redirect))
+        .and(body_string_contains(
+            "\"token_endpoint_auth_method\":\"none\"",
+        ))
+        .respond_with(ResponseTemplate::new(201).set_body_json(json!({"client_id": "dyn-1"})))
+        .expect(1)
+        .mount(&issuer)
+        .await;
+    let server = fake_server(&issuer.uri(), &[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("store.db").display());
+    let store = Store::connect(&url, ConnectOptions::default())
+        .await
+        .unwrap();
+    store.migrate().await.unwrap();
+    let vault = Vault::new(
+        store.clone(),
+        Arc::new(Keyring::new(
+            MasterKey::generate("test").unwrap(),
+            Vec::new(),
+        )),
+    );
+    let manager = McpManager::new(store, ShellSandbox::default(), Some(vault));
+    let tenant = TenantId::from("acme");
+    let (_, def) = ServerDef::parse(&json!({"url": format!("{server}/mcp"), "oauth": {}})).unwrap();
+    manager.add(&tenant, "wiki", &def, "admin").await.unwrap();
+    let redirect = url::Url::parse(redirect).unwrap();
+    for _ in 0..2 {
+        let app = manager.oauth_app(&tenant, "wiki", &redirect).await.unwrap();
+        assert_eq!(app.client_id, "dyn-1", "registered once, then kept");
+        assert_eq!(app.token_url.as_str(), format!("{}/token", issuer.uri()));
+    }
 }

@@ -175,7 +175,11 @@ impl ConnectPages {
             }),
             Target::Mcp(server) => match &self.mcp {
                 Some(mcp) => mcp
-                    .oauth_app(&TenantId::from(claim.tenant.as_str()), server)
+                    .oauth_app(
+                        &TenantId::from(claim.tenant.as_str()),
+                        server,
+                        &self.redirect,
+                    )
                     .await
                     .map_err(|e| e.to_string()),
                 None => Err("MCP servers are not available here".to_owned()),
