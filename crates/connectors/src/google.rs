@@ -3,6 +3,7 @@
 //! until shortly before it expires), or a bare access token.
 
 use secrecy::ExposeSecret;
+use workmate_identity::TokenClient;
 use workmate_tools::ToolError;
 
 use crate::http::Issued;
@@ -64,24 +65,24 @@ pub(crate) async fn access_token(
     let client_id = crate::connector::field(credentials, connector, "client_id")?;
     let client_secret = crate::connector::field(credentials, connector, "client_secret")?;
     let token_url = credentials.get("token_url").unwrap_or(TOKEN_URL);
+    let token_url = url::Url::parse(token_url)
+        .map_err(|e| ToolError::new(format!("the {connector} token_url is not a URL: {e}")))?;
     let token = http
-        .access_token(&["google", token_url, client_id, refresh], || async {
-            let form = [
-                ("grant_type", "refresh_token"),
-                ("refresh_token", refresh),
-                ("client_id", client_id),
-                ("client_secret", client_secret),
-            ];
-            let answer = http
-                .form("Google", token_url, &form)
-                .await
-                .map_err(ToolError::new)?;
-            let token = answer["access_token"].as_str().ok_or_else(|| {
-                ToolError::new("Google's token endpoint answered without an access_token")
+        .access_token(&["google", token_url.as_str(), client_id, refresh], || async {
+            let endpoint = TokenClient {
+                client_id,
+                client_secret,
+                token_url: &token_url,
+                resource: None,
+            };
+            let grant = endpoint.refresh(http.client(), refresh).await.map_err(|e| {
+                ToolError::new(format!(
+                    "Google did not renew the {connector} sign-in ({e}): connect it again with /workmate connectors {connector}"
+                ))
             })?;
             Ok(Issued::new(
-                token,
-                answer["expires_in"].as_u64().unwrap_or(3600),
+                grant.access_token.expose_secret(),
+                grant.expires_in.unwrap_or(3600),
             ))
         })
         .await?;

@@ -149,23 +149,9 @@ impl Http {
         Ok(token)
     }
 
-    /// Posts `form` (URL-encoded) to `url` and returns the JSON answer: an OAuth token endpoint.
-    pub async fn form(
-        &self,
-        system: &str,
-        url: &str,
-        form: &[(&str, &str)],
-    ) -> Result<Value, String> {
-        let body: String = url::form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(form)
-            .finish();
-        let request = self
-            .client
-            .post(url)
-            .header("Accept", "application/json")
-            .header("Content-Type", "application/x-www-form-urlencoded")
-            .body(body);
-        answer(system, request).await
+    /// The underlying client (for token requests made through the identity layer).
+    pub(crate) fn client(&self) -> &reqwest::Client {
+        &self.client
     }
 
     /// Sends one request with a JSON body (if any) and returns the JSON answer (`null` for an

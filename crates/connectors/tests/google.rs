@@ -131,7 +131,10 @@ async fn a_revoked_grant_says_to_connect_again() {
         .await
         .unwrap_err()
         .to_string();
-    assert!(error.contains("invalid_grant"), "{error}");
+    assert!(
+        error.contains("expired or revoked") && error.contains("connect it again"),
+        "{error}"
+    );
     assert!(
         !error.contains("rt-ada") && !error.contains("\"cs\""),
         "no secret shows: {error}"

@@ -218,7 +218,54 @@ impl OAuthApp {
     /// A new access token for `refresh_token` (and, when the provider rotates them, a new
     /// refresh token).
     pub async fn refresh(&self, http: &reqwest::Client, refresh_token: &str) -> Result<OAuthGrant> {
-        self.token_request(
+        self.token_client().refresh(http, refresh_token).await
+    }
+
+    async fn token_request(
+        &self,
+        http: &reqwest::Client,
+        pairs: &[(&str, &str)],
+    ) -> Result<OAuthGrant> {
+        self.token_client().request(http, pairs).await
+    }
+
+    fn token_client(&self) -> TokenClient<'_> {
+        TokenClient {
+            client_id: &self.client_id,
+            client_secret: self.client_secret.expose_secret(),
+            token_url: &self.token_url,
+            resource: self.resource.as_deref(),
+        }
+    }
+}
+
+/// A client at a token endpoint: what renews a grant without the rest of an [`OAuthApp`] (a
+/// connector holding a refresh token and the client it was issued to).
+#[derive(Clone, Copy)]
+pub struct TokenClient<'a> {
+    /// The client id.
+    pub client_id: &'a str,
+    /// Its secret; empty for a public client.
+    pub client_secret: &'a str,
+    /// The token endpoint.
+    pub token_url: &'a Url,
+    /// The resource the tokens are for (RFC 8707), if any.
+    pub resource: Option<&'a str>,
+}
+
+impl std::fmt::Debug for TokenClient<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenClient")
+            .field("client_id", &self.client_id)
+            .field("token_url", &self.token_url.as_str())
+            .finish_non_exhaustive()
+    }
+}
+
+impl TokenClient<'_> {
+    /// A new access token for `refresh_token` (RFC 6749 §6).
+    pub async fn refresh(&self, http: &reqwest::Client, refresh_token: &str) -> Result<OAuthGrant> {
+        self.request(
             http,
             &[
                 ("grant_type", "refresh_token"),
@@ -229,21 +276,16 @@ impl OAuthApp {
     }
 
     /// Posts `pairs` with the client's credentials (and the resource) to the token endpoint.
-    async fn token_request(
-        &self,
-        http: &reqwest::Client,
-        pairs: &[(&str, &str)],
-    ) -> Result<OAuthGrant> {
+    async fn request(&self, http: &reqwest::Client, pairs: &[(&str, &str)]) -> Result<OAuthGrant> {
         // Built before the first await: the serializer is not `Send`.
         let body = {
             let mut form = url::form_urlencoded::Serializer::new(String::new());
             form.extend_pairs(pairs);
-            form.append_pair("client_id", &self.client_id);
-            let secret = self.client_secret.expose_secret();
-            if !secret.is_empty() {
-                form.append_pair("client_secret", secret);
+            form.append_pair("client_id", self.client_id);
+            if !self.client_secret.is_empty() {
+                form.append_pair("client_secret", self.client_secret);
             }
-            if let Some(resource) = &self.resource {
+            if let Some(resource) = self.resource {
                 form.append_pair("resource", resource);
             }
             form.finish()

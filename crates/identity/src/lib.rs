@@ -19,7 +19,7 @@ pub mod testing;
 mod token;
 
 pub use connect::{
-    CONNECT_TTL_SECS, ConnectClaim, OAUTH_TTL_SECS, OAuthApp, OAuthGrant, OAuthPending,
+    CONNECT_TTL_SECS, ConnectClaim, OAUTH_TTL_SECS, OAuthApp, OAuthGrant, OAuthPending, TokenClient,
 };
 pub use error::{Error, Refusal, Result};
 pub use link::{LINK_TTL_SECS, LinkClaim};

@@ -120,18 +120,42 @@ async fn fake_server(issuer: &str, valid: &[&str]) -> String {
     own
 }
 
-#[tokio::test]
-async fn people_sign_in_and_an_expired_token_is_renewed_once() {
+/// A fake authorization server publishing its metadata (with a registration endpoint when
+/// `registers`).
+async fn authorization_server(registers: bool) -> MockServer {
     let issuer = MockServer::start().await;
+    let mut metadata = json!({
+        "issuer": issuer.uri(),
+        "authorization_endpoint": format!("{}/authorize", issuer.uri()),
+        "token_endpoint": format!("{}/token", issuer.uri()),
+    });
+    if registers {
+        metadata["registration_endpoint"] = json!(format!("{}/register", issuer.uri()));
+    }
     Mock::given(method("GET"))
         .and(path("/.well-known/oauth-authorization-server"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
-            "issuer": issuer.uri(),
-            "authorization_endpoint": format!("{}/authorize", issuer.uri()),
-            "token_endpoint": format!("{}/token", issuer.uri()),
-        })))
+        .respond_with(ResponseTemplate::new(200).set_body_json(metadata))
         .mount(&issuer)
         .await;
+    issuer
+}
+
+/// A migrated SQLite store in a temporary folder, and a vault over it.
+async fn store_with_vault() -> (tempfile::TempDir, Store, Vault) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("store.db").display());
+    let store = Store::connect(&url, ConnectOptions::default())
+        .await
+        .unwrap();
+    store.migrate().await.unwrap();
+    let keys = Keyring::new(MasterKey::generate("test").unwrap(), Vec::new());
+    let vault = Vault::new(store.clone(), Arc::new(keys));
+    (dir, store, vault)
+}
+
+#[tokio::test]
+async fn people_sign_in_and_an_expired_token_is_renewed_once() {
+    let issuer = authorization_server(false).await;
     let server = fake_server(&issuer.uri(), &["at-2"]).await;
     let resource = format!("{server}/mcp");
     Mock::given(method("POST"))
@@ -147,19 +171,7 @@ async fn people_sign_in_and_an_expired_token_is_renewed_once() {
         .mount(&issuer)
         .await;
 
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("store.db").display());
-    let store = Store::connect(&url, ConnectOptions::default())
-        .await
-        .unwrap();
-    store.migrate().await.unwrap();
-    let vault = Vault::new(
-        store.clone(),
-        Arc::new(Keyring::new(
-            MasterKey::generate("test").unwrap(),
-            Vec::new(),
-        )),
-    );
+    let (_dir, store, vault) = store_with_vault().await;
     let manager = McpManager::new(store.clone(), ShellSandbox::default(), Some(vault.clone()));
     let tenant = TenantId::from("acme");
     let (ada, bob) = (UserId::from("ada"), UserId::from("bob"));
@@ -232,17 +244,7 @@ async fn people_sign_in_and_an_expired_token_is_renewed_once() {
 
 #[tokio::test]
 async fn without_a_client_id_workmate_registers_itself_once() {
-    let issuer = MockServer::start().await;
-    Mock::given(method("GET"))
-        .and(path("/.well-known/oauth-authorization-server"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
-            "issuer": issuer.uri(),
-            "authorization_endpoint": format!("{}/authorize", issuer.uri()),
-            "token_endpoint": format!("{}/token", issuer.uri()),
-            "registration_endpoint": format!("{}/register", issuer.uri()),
-        })))
-        .mount(&issuer)
-        .await;
+    let issuer = authorization_server(true).await;
     let redirect = "https://workmate.acme.example/v1/connectors/oauth/callback";
     Mock::given(method("POST"))
         .and(path("/register"))
@@ -256,19 +258,7 @@ async fn without_a_client_id_workmate_registers_itself_once() {
         .mount(&issuer)
         .await;
     let server = fake_server(&issuer.uri(), &[]).await;
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("store.db").display());
-    let store = Store::connect(&url, ConnectOptions::default())
-        .await
-        .unwrap();
-    store.migrate().await.unwrap();
-    let vault = Vault::new(
-        store.clone(),
-        Arc::new(Keyring::new(
-            MasterKey::generate("test").unwrap(),
-            Vec::new(),
-        )),
-    );
+    let (_dir, store, vault) = store_with_vault().await;
     let manager = McpManager::new(store, ShellSandbox::default(), Some(vault));
     let tenant = TenantId::from("acme");
     let (_, def) = ServerDef::parse(&json!({"url": format!("{server}/mcp"), "oauth": {}})).unwrap();
