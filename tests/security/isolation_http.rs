@@ -104,7 +104,7 @@ async fn tenant_b_gets_404_for_every_route_with_tenant_a_ids() {
             tenant_claim: Some("org".into()),
             scopes: vec!["openid".into()],
         },
-        workmate_server::serve::oidc_http_client().unwrap(),
+        crate::support::local_egress(),
         Clock::system(),
     )
     .unwrap();

@@ -14,4 +14,6 @@ mod exec_http;
 mod exec_slack;
 mod exfiltration;
 mod isolation_http;
+mod mcp_host;
 mod separation;
+mod surface_admin;

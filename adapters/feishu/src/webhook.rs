@@ -1,16 +1,20 @@
 //! Webhook mode: opening a request to `/v1/platforms/feishu/events` or `/card`.
 //!
 //! Rules, in order:
-//! 1. A body `{"encrypt": …}` is decrypted with the Encrypt Key (refused without one).
-//! 2. With an Encrypt Key configured, `X-Lark-Signature` (SHA-256 over timestamp, nonce, key
-//!    and the raw body) must match — except for the URL verification handshake, which Feishu
-//!    sends unsigned; having decrypted it proves the sender knows the key.
-//! 3. Without an Encrypt Key, a legacy card callback signed with SHA-1 over the Verification
-//!    Token is checked that way; everything else must carry the Verification Token.
+//! 1. A signed request is verified before anything is decrypted: with an Encrypt Key,
+//!    `X-Lark-Signature` (SHA-256 over timestamp, nonce, key and the raw body) must match;
+//!    without one, a legacy card callback's SHA-1 over the Verification Token. Its
+//!    `X-Lark-Request-Timestamp` must be within [`MAX_AGE_S`] of the clock.
+//! 2. A body `{"encrypt": …}` is then decrypted with the Encrypt Key (refused without one). An
+//!    unsigned one is accepted only as the URL verification handshake, which Feishu sends
+//!    unsigned; having decrypted it proves the sender knows the key.
+//! 3. Without an Encrypt Key, everything else must carry the Verification Token.
 //! 4. Where a Verification Token is configured, the envelope's token must equal it, always.
 //!
-//! Invariant: [`WebhookAuth::open`] returns a decoded envelope only for a request that passed
-//! every rule that applies; the comparison of secrets runs in constant time.
+//! Invariants: [`WebhookAuth::open`] returns a decoded envelope only for a request that passed
+//! every rule that applies; the comparison of secrets runs in constant time; an unverified
+//! request's failures are all [`WebhookError::is_refusal`] and the HTTP layer answers them all
+//! alike, so altered ciphertext teaches the sender nothing (no padding oracle).
 
 use std::borrow::Cow;
 
@@ -31,10 +35,16 @@ pub struct Signed<'a> {
     pub signature: &'a str,
 }
 
+/// How far a signed request's timestamp may be from the clock, either way.
+pub const MAX_AGE_S: i64 = 300;
+
 /// Why a request was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum WebhookError {
+    /// The signature verified, but the request is older (or newer) than [`MAX_AGE_S`].
+    #[error("the request's X-Lark-Request-Timestamp is more than 5 minutes from the clock")]
+    Stale,
     /// The signature or decryption failed.
     #[error(transparent)]
     Crypto(#[from] CryptoError),
@@ -99,13 +109,28 @@ impl WebhookAuth {
         }
     }
 
-    /// Verifies, decrypts and decodes one request body. An encrypted body is decrypted into
-    /// `plaintext`, which the envelope then borrows from (as it borrows from `body` otherwise).
+    /// Verifies, decrypts and decodes one request body, now. An encrypted body is decrypted
+    /// into `plaintext`, which the envelope then borrows from (as it borrows from `body`
+    /// otherwise).
     pub fn open<'a>(
         &self,
         signed: Signed<'_>,
         body: &'a [u8],
         plaintext: &'a mut String,
+    ) -> Result<Envelope<'a>, WebhookError> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+        self.open_at(signed, body, plaintext, now)
+    }
+
+    /// [`WebhookAuth::open`] with the clock at `now` (Unix seconds).
+    pub fn open_at<'a>(
+        &self,
+        signed: Signed<'_>,
+        body: &'a [u8],
+        plaintext: &'a mut String,
+        now: i64,
     ) -> Result<Envelope<'a>, WebhookError> {
         let body_text = std::str::from_utf8(body)
             .map_err(|e| DecodeError(format!("the body is not JSON: not UTF-8 ({e})")))?;
@@ -118,34 +143,52 @@ impl WebhookAuth {
             None => serde_json::from_str(body_text)
                 .map_err(|e| DecodeError(format!("the body is not JSON: {e}")))?,
         };
-        let encrypted = match (outer.encrypt.as_deref(), &self.decrypter) {
-            (Some(_), None) => return Err(WebhookError::NoEncryptKey),
-            (Some(sealed), Some(decrypter)) => {
-                *plaintext = decrypter.decrypt(sealed)?;
+        let encrypted = outer.encrypt.is_some();
+        let legacy_card = !encrypted && outer.schema.is_none() && outer.action.is_some();
+        let signature_given = !signed.signature.is_empty();
+        // 1. What is signed is verified first, on the raw body: nothing is decrypted for an
+        //    unverified sender, so altered ciphertext teaches it nothing.
+        let verified = match (&self.encrypt_key, &self.verification_token) {
+            (Some(_), _) if legacy_card && signed.signature.len() == 40 => {
+                self.check_legacy_card(signed, body)?;
                 true
             }
-            (None, _) => false,
-        };
-        let envelope = if encrypted {
-            inbound::decode_str(plaintext)?
-        } else {
-            inbound::decode_str(body_text)?
-        };
-        let is_challenge = matches!(envelope, Envelope::Challenge { .. });
-        let legacy_card = !encrypted && outer.schema.is_none() && outer.action.is_some();
-        match (&self.encrypt_key, &self.verification_token) {
-            (Some(key), _) if !(is_challenge && signed.signature.is_empty()) => {
-                if legacy_card && signed.signature.len() == 40 {
-                    self.check_legacy_card(signed, body)?;
-                } else {
-                    crypto::verify(signed.timestamp, signed.nonce, key, body, signed.signature)?;
-                }
+            (Some(key), _) if signature_given => {
+                crypto::verify(signed.timestamp, signed.nonce, key, body, signed.signature)?;
+                true
             }
-            (None, Some(_)) if legacy_card && !signed.signature.is_empty() => {
+            (None, Some(_)) if legacy_card && signature_given => {
                 self.check_legacy_card(signed, body)?;
+                true
             }
             (None, None) => return Err(WebhookError::Unauthenticated),
-            _ => {}
+            _ => false,
+        };
+        if verified && !fresh(signed.timestamp, now) {
+            return Err(WebhookError::Stale);
+        }
+        // 2. Decrypt; an unsigned encrypted body may only be the URL verification handshake.
+        if let Some(sealed) = outer.encrypt.as_deref() {
+            let decrypter = self.decrypter.as_ref().ok_or(WebhookError::NoEncryptKey)?;
+            *plaintext = decrypter.decrypt(sealed)?;
+        }
+        let decoded = if encrypted {
+            inbound::decode_str(plaintext)
+        } else {
+            inbound::decode_str(body_text)
+        };
+        let envelope = match decoded {
+            Ok(envelope) => envelope,
+            // An unverified sender learns no more from a body that decrypted than from one
+            // that did not.
+            Err(_) if encrypted && !verified => {
+                return Err(WebhookError::Crypto(CryptoError::MissingSignature));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let is_challenge = matches!(envelope, Envelope::Challenge { .. });
+        if self.encrypt_key.is_some() && !verified && !is_challenge {
+            return Err(WebhookError::Crypto(CryptoError::MissingSignature));
         }
         if let Some(expected) = &self.verification_token {
             let carried = match &envelope {
@@ -159,6 +202,12 @@ impl WebhookAuth {
             }
         }
         Ok(envelope)
+    }
+
+    /// Whether `error` is a refusal of the sender (its signature, age, key or token), which
+    /// must be answered alike whatever it was, rather than a verified body that is malformed.
+    pub fn is_refusal(error: &WebhookError) -> bool {
+        !matches!(error, WebhookError::Decode(_))
     }
 
     fn check_legacy_card(&self, signed: Signed<'_>, body: &[u8]) -> Result<(), WebhookError> {
@@ -175,6 +224,14 @@ impl WebhookAuth {
         )?;
         Ok(())
     }
+}
+
+/// Whether a signed request's timestamp is within [`MAX_AGE_S`] of `now`.
+fn fresh(timestamp: &str, now: i64) -> bool {
+    timestamp
+        .trim()
+        .parse::<i64>()
+        .is_ok_and(|at| (now - at).abs() <= MAX_AGE_S)
 }
 
 #[cfg(test)]
@@ -203,7 +260,7 @@ mod tests {
             signature: &signature,
         };
         let mut plaintext = String::new();
-        match auth.open(signed, body.as_bytes(), &mut plaintext)? {
+        match auth.open_at(signed, body.as_bytes(), &mut plaintext, 1_700_000_100)? {
             Envelope::Event { meta, .. } => Ok(meta.event_id.into_owned()),
             Envelope::Challenge { .. } => panic!("not an event"),
         }
@@ -232,5 +289,63 @@ mod tests {
             Err(WebhookError::Crypto(CryptoError::SignatureMismatch))
         );
         assert_eq!(open(&escaped, &escaped).as_deref(), Ok("ev_1"));
+    }
+
+    #[test]
+    fn a_signed_request_older_than_five_minutes_is_refused() {
+        let auth = WebhookAuth::new(Some(KEY.into()), Some(TOKEN.into()));
+        let body = format!(
+            r#"{{"encrypt":"{}"}}"#,
+            crypto::encrypt_with(KEY, [7; 16], PLAINTEXT)
+        );
+        let signature = crypto::signature("1700000000", "nonce", KEY, body.as_bytes());
+        let signed = Signed {
+            timestamp: "1700000000",
+            nonce: "nonce",
+            signature: &signature,
+        };
+        let mut plaintext = String::new();
+        let day_later = 1_700_000_000 + 86_400;
+        let stale = auth.open_at(signed, body.as_bytes(), &mut plaintext, day_later);
+        assert_eq!(stale.err(), Some(WebhookError::Stale));
+        let mut plaintext = String::new();
+        let fresh = auth.open_at(signed, body.as_bytes(), &mut plaintext, 1_700_000_200);
+        assert!(fresh.is_ok(), "the same request within the window opens");
+    }
+
+    #[test]
+    fn altered_ciphertext_is_refused_before_it_is_decrypted() {
+        let auth = WebhookAuth::new(Some(KEY.into()), Some(TOKEN.into()));
+        let sealed = crypto::encrypt_with(KEY, [7; 16], PLAINTEXT);
+        let original = format!(r#"{{"encrypt":"{sealed}"}}"#);
+        let signature = crypto::signature("1700000000", "nonce", KEY, original.as_bytes());
+        // Every flipped character of the ciphertext, signed or not, fails alike: a refusal
+        // (never a padding or UTF-8 error that would tell one alteration from another).
+        let mut seen = std::collections::BTreeSet::new();
+        for i in 0..sealed.len() {
+            let mut bytes = sealed.clone().into_bytes();
+            bytes[i] = if bytes[i] == b'A' { b'B' } else { b'A' };
+            let altered = format!(r#"{{"encrypt":"{}"}}"#, String::from_utf8(bytes).unwrap());
+            for signature in [signature.as_str(), ""] {
+                let signed = Signed {
+                    timestamp: "1700000000",
+                    nonce: "nonce",
+                    signature,
+                };
+                let mut plaintext = String::new();
+                let error = auth
+                    .open_at(signed, altered.as_bytes(), &mut plaintext, 1_700_000_000)
+                    .unwrap_err();
+                assert!(WebhookAuth::is_refusal(&error), "{error}");
+                if !signature.is_empty() {
+                    assert!(
+                        plaintext.is_empty(),
+                        "nothing is decrypted for a bad signature"
+                    );
+                    seen.insert(error.to_string());
+                }
+            }
+        }
+        assert_eq!(seen.len(), 1, "{seen:?}");
     }
 }

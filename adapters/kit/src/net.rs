@@ -1,36 +1,25 @@
-//! The HTTP client and TLS set-up every platform's outbound calls and WebSockets share.
+//! The HTTP client and TLS set-up every platform's outbound calls and WebSockets share: the
+//! workspace's one builder (`workmate_net`), for the platform API base the operator configured.
 //!
 //! Invariant: every platform connection verifies the peer with the operating system's trust
-//! store (rustls with the platform verifier, ring), has a connect timeout and an overall
-//! timeout, and names itself `workmate/<version>`.
+//! store, has a connect timeout and an overall timeout, and names itself `workmate/<version>`.
 
-use std::sync::Arc;
 use std::time::Duration;
 
+pub use workmate_net::tls_config;
+
 /// A platform call that takes longer than this has failed (and is retried by the chat layer).
-pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+pub const CALL_TIMEOUT: Duration = workmate_net::CALL_TIMEOUT;
 /// A connection not open after this has failed.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+pub const CONNECT_TIMEOUT: Duration = workmate_net::CONNECT_TIMEOUT;
 
-/// The TLS set-up of platform connections (HTTPS and WSS).
-pub fn tls_config() -> Result<rustls::ClientConfig, String> {
-    use rustls_platform_verifier::BuilderVerifierExt as _;
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .and_then(|b| Ok(b.with_platform_verifier()?.with_no_client_auth()))
-        .map_err(|e| format!("cannot configure TLS: {e}"))
-}
-
-/// The HTTP client of a platform's API calls.
+/// The HTTP client of a platform's API calls (to the API base the operator configured).
 pub fn http_client() -> Result<reqwest::Client, String> {
-    reqwest::Client::builder()
-        .tls_backend_preconfigured(tls_config()?)
-        .connect_timeout(CONNECT_TIMEOUT)
-        .timeout(CALL_TIMEOUT)
-        .user_agent(concat!("workmate/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| format!("cannot build the HTTP client: {e}"))
+    workmate_net::fixed_client(
+        CONNECT_TIMEOUT,
+        Some(CALL_TIMEOUT),
+        reqwest::header::HeaderMap::new(),
+    )
 }
 
 /// A `Retry-After` header in whole seconds (the form chat platforms send); `None` when absent

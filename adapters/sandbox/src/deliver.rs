@@ -5,14 +5,12 @@
 //! Invariant: every request to workmate is signed over exactly the bytes sent, with a fresh
 //! timestamp; an event has a unique `event_id`, so workmate's dedupe never drops a new message.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use rustls_platform_verifier::BuilderVerifierExt;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tracing::warn;
@@ -20,20 +18,15 @@ use tracing::warn;
 use crate::store::{NewMessage, unix_now};
 use crate::{AppState, BOT_USER_ID, CHANNEL_ID, Error, Result, TEAM_ID, USERS};
 
-/// A plain client for workmate's own (usually loopback, plain HTTP) address.
+/// A plain client for workmate's own (usually loopback, plain HTTP) address: a fixed
+/// destination.
 pub(crate) fn client() -> Result<reqwest::Client> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .and_then(|b| Ok(b.with_platform_verifier()?.with_no_client_auth()))
-        .map_err(|e| Error::Client(e.to_string()))?;
-    reqwest::Client::builder()
-        .tls_backend_preconfigured(tls)
-        .no_proxy()
-        .connect_timeout(Duration::from_secs(5))
-        .timeout(Duration::from_secs(10))
-        .build()
-        .map_err(|e| Error::Client(e.to_string()))
+    workmate_net::fixed_client(
+        Duration::from_secs(5),
+        Some(Duration::from_secs(10)),
+        reqwest::header::HeaderMap::new(),
+    )
+    .map_err(Error::Client)
 }
 
 /// `POST /sandbox/say`.

@@ -75,7 +75,7 @@ pub(crate) async fn access_token(
                 token_url: &token_url,
                 resource: None,
             };
-            let grant = endpoint.refresh(http.client(), refresh).await.map_err(|e| {
+            let grant = endpoint.refresh(http.egress(), refresh).await.map_err(|e| {
                 ToolError::new(format!(
                     "Google did not renew the {connector} sign-in ({e}): connect it again with /workmate connectors {connector}"
                 ))

@@ -1,5 +1,6 @@
-//! The HTTP calls connectors make: one client, bounded bodies, and the other system's errors
-//! turned into messages that say what to do.
+//! The HTTP calls connectors make: one guarded egress (a connector's base URL is the tenant's
+//! to set, so it may not point at the host or its networks unless the operator allowed them),
+//! bounded bodies, and the other system's errors turned into messages that say what to do.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -88,7 +89,7 @@ impl Issued {
 /// tenant token, a refreshed OAuth token), kept until shortly before they expire.
 #[derive(Clone)]
 pub struct Http {
-    client: reqwest::Client,
+    egress: workmate_net::Egress,
     tokens: Arc<Mutex<HashMap<[u8; 32], Issued>>>,
 }
 
@@ -99,18 +100,13 @@ impl std::fmt::Debug for Http {
 }
 
 impl Http {
-    /// A client with the platform's TLS roots and a 30 s deadline per request.
-    pub fn new() -> Result<Self, String> {
-        let tls = workmate_adapter::net::tls_config()?;
-        let client = reqwest::Client::builder()
-            .tls_backend_preconfigured(tls)
-            .connect_timeout(Duration::from_secs(10))
-            .timeout(Duration::from_secs(30))
-            .user_agent(concat!("workmate/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+    /// A client under the operator's network policy: https only for credentials (unless the
+    /// operator named the host), a 30 s deadline per request.
+    pub fn new(network: Arc<workmate_net::NetworkPolicy>) -> Result<Self, String> {
+        let egress =
+            workmate_net::Egress::new(network, workmate_net::EgressOptions::credentialed())?;
         Ok(Self {
-            client,
+            egress,
             tokens: Arc::default(),
         })
     }
@@ -149,9 +145,9 @@ impl Http {
         Ok(token)
     }
 
-    /// The underlying client (for token requests made through the identity layer).
-    pub(crate) fn client(&self) -> &reqwest::Client {
-        &self.client
+    /// The egress (for token requests made through the identity layer).
+    pub(crate) fn egress(&self) -> &workmate_net::Egress {
+        &self.egress
     }
 
     /// Sends one request with a JSON body (if any) and returns the JSON answer (`null` for an
@@ -165,8 +161,9 @@ impl Http {
         headers: &[(&str, &str)],
         body: Option<&Value>,
     ) -> Result<Value, String> {
+        let url = url::Url::parse(url).map_err(|e| format!("{system}: {url} is not a URL: {e}"))?;
         let mut request = self
-            .client
+            .egress
             .request(method, url)
             .header("Accept", "application/json");
         request = match auth {
@@ -183,23 +180,31 @@ impl Http {
                 .header("Content-Type", "application/json")
                 .body(body.to_string());
         }
-        answer(system, request).await
+        self.answer(system, request).await
+    }
+
+    /// Sends `request` and reads its JSON answer (`null` for an empty one), or the error that
+    /// says what went wrong.
+    async fn answer(
+        &self,
+        system: &str,
+        request: reqwest::RequestBuilder,
+    ) -> Result<Value, String> {
+        let response = self
+            .egress
+            .send(request)
+            .await
+            .map_err(|e| format!("{system} cannot be reached: {e}"))?;
+        let status = response.status();
+        let body = workmate_net::read_within(response, MAX_BODY)
+            .await
+            .map_err(|e| format!("{system}'s answer: {e}"))?;
+        parse_answer(system, status, &body)
     }
 }
 
-/// Sends `request` and reads its JSON answer (`null` for an empty one), or the error that says
-/// what went wrong.
-async fn answer(system: &str, request: reqwest::RequestBuilder) -> Result<Value, String> {
-    let response = request
-        .send()
-        .await
-        .map_err(|e| format!("{system} cannot be reached: {e}"))?;
-    let status = response.status();
-    let bytes = response
-        .bytes()
-        .await
-        .map_err(|e| format!("{system}'s answer broke off: {e}"))?;
-    let bytes = &bytes[..bytes.len().min(MAX_BODY)];
+/// A JSON answer (`null` for an empty one), or the error its status stands for.
+fn parse_answer(system: &str, status: reqwest::StatusCode, bytes: &[u8]) -> Result<Value, String> {
     if !status.is_success() {
         return Err(status_error(system, status.as_u16(), bytes));
     }

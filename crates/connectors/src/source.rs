@@ -42,15 +42,16 @@ pub struct ConnectorSource {
 }
 
 impl ConnectorSource {
-    /// `connectors`, with credentials from `credentials`.
+    /// `connectors`, with credentials from `credentials`, reaching what `network` allows.
     pub fn new(
         connectors: Vec<Arc<dyn Connector>>,
         credentials: CredentialStore,
+        network: Arc<workmate_net::NetworkPolicy>,
     ) -> Result<Self, String> {
         Ok(Self {
             connectors,
             credentials,
-            http: Http::new()?,
+            http: Http::new(network)?,
             connected: Mutex::default(),
         })
     }

@@ -4,6 +4,7 @@
 mod confluence;
 mod contract;
 mod dingtalk_docs;
+mod egress;
 mod feishu;
 mod github;
 mod gitlab;

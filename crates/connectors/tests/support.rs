@@ -20,7 +20,14 @@ pub(crate) struct World {
 }
 
 impl World {
+    /// A world whose connectors may reach the fakes on 127.0.0.1, as an operator's
+    /// `[network] allow_private` would allow an internal host.
     pub(crate) async fn new() -> Self {
+        Self::with_network(workmate_net::NetworkPolicy::allow_private(["127.0.0.1"]).unwrap()).await
+    }
+
+    /// A world whose connectors reach what `network` allows.
+    pub(crate) async fn with_network(network: workmate_net::NetworkPolicy) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("store.db").display());
         let store = Store::connect(&url, ConnectOptions::default())
@@ -29,9 +36,12 @@ impl World {
         store.migrate().await.unwrap();
         let keys = Keyring::new(MasterKey::generate("test").unwrap(), Vec::new());
         let vault = Vault::new(store.clone(), Arc::new(keys));
-        let source =
-            ConnectorSource::new(builtin_connectors(), CredentialStore::new(vault.clone()))
-                .unwrap();
+        let source = ConnectorSource::new(
+            builtin_connectors(),
+            CredentialStore::new(vault.clone()),
+            Arc::new(network),
+        )
+        .unwrap();
         let ctx = ToolContext {
             tenant_id: TenantId::from("slack-T1"),
             session_id: SessionId::new(),

@@ -194,7 +194,7 @@ impl OAuthApp {
     /// PKCE verifier) at the token endpoint.
     pub async fn finish(
         &self,
-        http: &reqwest::Client,
+        http: &workmate_net::Egress,
         redirect: &Url,
         pending: &OAuthPending,
         code: &str,
@@ -217,13 +217,17 @@ impl OAuthApp {
 
     /// A new access token for `refresh_token` (and, when the provider rotates them, a new
     /// refresh token).
-    pub async fn refresh(&self, http: &reqwest::Client, refresh_token: &str) -> Result<OAuthGrant> {
+    pub async fn refresh(
+        &self,
+        http: &workmate_net::Egress,
+        refresh_token: &str,
+    ) -> Result<OAuthGrant> {
         self.token_client().refresh(http, refresh_token).await
     }
 
     async fn token_request(
         &self,
-        http: &reqwest::Client,
+        http: &workmate_net::Egress,
         pairs: &[(&str, &str)],
     ) -> Result<OAuthGrant> {
         self.token_client().request(http, pairs).await
@@ -238,6 +242,9 @@ impl OAuthApp {
         }
     }
 }
+
+/// The most of a token endpoint's answer read (a grant is a few hundred bytes).
+const MAX_TOKEN_ANSWER: usize = 256 * 1024;
 
 /// A client at a token endpoint: what renews a grant without the rest of an [`OAuthApp`] (a
 /// connector holding a refresh token and the client it was issued to).
@@ -264,7 +271,11 @@ impl std::fmt::Debug for TokenClient<'_> {
 
 impl TokenClient<'_> {
     /// A new access token for `refresh_token` (RFC 6749 §6).
-    pub async fn refresh(&self, http: &reqwest::Client, refresh_token: &str) -> Result<OAuthGrant> {
+    pub async fn refresh(
+        &self,
+        http: &workmate_net::Egress,
+        refresh_token: &str,
+    ) -> Result<OAuthGrant> {
         self.request(
             http,
             &[
@@ -276,7 +287,11 @@ impl TokenClient<'_> {
     }
 
     /// Posts `pairs` with the client's credentials (and the resource) to the token endpoint.
-    async fn request(&self, http: &reqwest::Client, pairs: &[(&str, &str)]) -> Result<OAuthGrant> {
+    async fn request(
+        &self,
+        http: &workmate_net::Egress,
+        pairs: &[(&str, &str)],
+    ) -> Result<OAuthGrant> {
         // Built before the first await: the serializer is not `Send`.
         let body = {
             let mut form = url::form_urlencoded::Serializer::new(String::new());
@@ -290,19 +305,19 @@ impl TokenClient<'_> {
             }
             form.finish()
         };
-        let response = http
-            .post(self.token_url.clone())
+        let request = http
+            .request(reqwest::Method::POST, self.token_url.clone())
             .header("Accept", "application/json")
             .header("Content-Type", "application/x-www-form-urlencoded")
-            .body(body)
-            .send()
+            .body(body);
+        let response = http
+            .send_once(request)
             .await
             .map_err(|e| Error::Provider(format!("the token endpoint cannot be reached: {e}")))?;
         let status = response.status();
-        let bytes = response
-            .bytes()
+        let bytes = workmate_net::read_within(response, MAX_TOKEN_ANSWER)
             .await
-            .map_err(|e| Error::Provider(format!("the token endpoint's answer broke off: {e}")))?;
+            .map_err(|e| Error::Provider(format!("the token endpoint's answer: {e}")))?;
         let body: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
             Error::Provider(format!(
                 "the token endpoint answered with something other than JSON (HTTP {}): {e}",

@@ -84,7 +84,7 @@ impl std::fmt::Debug for Oidc {
 
 impl Oidc {
     /// A client of the provider in `settings`, calling it through `http`.
-    pub fn new(settings: OidcSettings, http: reqwest::Client, clock: Clock) -> Result<Self> {
+    pub fn new(settings: OidcSettings, http: workmate_net::Egress, clock: Clock) -> Result<Self> {
         let issuer = IssuerUrl::new(settings.issuer.clone())
             .map_err(|e| Error::Settings(format!("issuer: {e}")))?;
         let redirect = RedirectUrl::new(settings.redirect_url.clone())
@@ -334,7 +334,13 @@ mod tests {
                 tenant_claim: None,
                 scopes: vec!["openid".into(), "profile".into()],
             },
-            workmate_adapter::net::http_client().unwrap(),
+            workmate_net::Egress::new(
+                std::sync::Arc::new(
+                    workmate_net::NetworkPolicy::allow_private(["127.0.0.1"]).unwrap(),
+                ),
+                workmate_net::EgressOptions::credentialed(),
+            )
+            .unwrap(),
             Clock::system(),
         )
         .unwrap()

@@ -2,8 +2,9 @@
 //! streamable HTTP endpoint.
 //!
 //! Invariants: a stdio server's process never outlives its connection (dropping the connection
-//! kills it, and the sandbox ends everything it started); its stderr is kept only as a short tail,
-//! so a server that dies at start says why; every request has a deadline.
+//! kills it, and the sandbox ends everything it started); its stderr is kept only as a short
+//! tail beside the error, never in it (errors reach members and models; the tail only admins);
+//! an http server is reached only through the guarded egress; every request has a deadline.
 
 use std::collections::HashMap;
 use std::process::Stdio;
@@ -20,13 +21,14 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, ServiceExt};
 use tokio::io::AsyncBufReadExt;
-use workmate_tools::{Root, ShellSandbox};
+use workmate_tools::Root;
 
 use crate::definition::{ServerDef, Transport};
+use crate::server::Launcher;
 
 /// How long starting a server (and its `initialize` handshake) may take.
 pub(crate) const START_TIMEOUT: Duration = Duration::from_secs(30);
-/// The most of a server's stderr kept for the error when it dies.
+/// The most of a server's stderr kept, for admins, when it dies.
 const STDERR_TAIL_CHARS: usize = 1_500;
 
 /// A connected server.
@@ -38,7 +40,6 @@ pub(crate) struct Connection {
     /// The stdio server's process (killed on drop).
     child: Mutex<Option<tokio::process::Child>>,
     pid: Option<u32>,
-    stderr: Arc<Mutex<String>>,
     /// Its tools, as listed when it connected.
     pub(crate) tools: Vec<rmcp::model::Tool>,
 }
@@ -51,6 +52,8 @@ pub(crate) struct Resolved<'a> {
     pub(crate) headers: HashMap<String, String>,
     /// http: the person's access token, sent as `Authorization: Bearer`.
     pub(crate) bearer: Option<String>,
+    /// stdio: where the tail of what it writes to stderr is kept.
+    pub(crate) stderr: Arc<Mutex<String>>,
 }
 
 /// What workmate tells a server about itself, and how it takes the server's notifications.
@@ -78,38 +81,35 @@ impl ClientHandler for Handler {
 
 impl Connection {
     /// Starts (or reaches) the server and lists its tools.
-    pub(crate) async fn open(
-        server: &Resolved<'_>,
-        sandbox: &ShellSandbox,
-    ) -> Result<Self, String> {
+    pub(crate) async fn open(server: &Resolved<'_>, launcher: &Launcher) -> Result<Self, String> {
         match server.def.transport().map_err(|e| e.to_string())? {
-            Transport::Stdio { command } => Self::spawn(server, command, sandbox).await,
-            Transport::Http { url } => Self::reach(server, url).await,
+            Transport::Stdio { command } => Self::spawn(server, command, launcher).await,
+            Transport::Http { url } => Self::reach(server, url, &launcher.sessions).await,
         }
     }
 
     async fn spawn(
         server: &Resolved<'_>,
         command: &str,
-        sandbox: &ShellSandbox,
+        launcher: &Launcher,
     ) -> Result<Self, String> {
         let def = server.def;
-        let folders: Vec<Root> = def
+        // Checked again at every start: the operator's roots may have changed since the
+        // definition was stored.
+        let folders: Vec<Root> = launcher
             .folders
-            .iter()
+            .admit_all(&def.folders)
+            .map_err(|e| e.to_string())?
+            .into_iter()
             .map(|f| Root {
-                path: f.path.clone(),
+                path: f.path,
                 writable: f.writable,
             })
             .collect();
-        for folder in &folders {
-            if !folder.path.is_dir() {
-                return Err(format!("folder {} does not exist", folder.path.display()));
-            }
-        }
         let mut argv = vec![command.to_owned()];
         argv.extend(def.args.iter().cloned());
-        let mut cmd = sandbox
+        let mut cmd = launcher
+            .sandbox
             .server_command(&folders, &argv, &server.env, def.network)
             .await?;
         cmd.stdin(Stdio::piped())
@@ -120,9 +120,13 @@ impl Connection {
             .spawn()
             .map_err(|e| format!("cannot start {command}: {e}"))?;
         let pid = child.id();
-        let stderr = Arc::new(Mutex::new(String::new()));
+        server
+            .stderr
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
         if let Some(pipe) = child.stderr.take() {
-            tokio::spawn(keep_tail(pipe, Arc::clone(&stderr)));
+            tokio::spawn(keep_tail(pipe, Arc::clone(&server.stderr)));
         }
         let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
             return Err("cannot reach the server's stdin and stdout".into());
@@ -142,10 +146,10 @@ impl Connection {
                     Ok(Ok(_)) => String::new(),
                 };
                 let _ = child.start_kill();
-                // The process has ended or is ending: what it wrote last is the best reason.
+                // The process has ended or is ending: let its last words reach the tail.
                 let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
                 tokio::time::sleep(Duration::from_millis(50)).await;
-                return Err(with_stderr(why, &stderr));
+                return Err(why);
             }
         };
         let mut connection = Self {
@@ -153,21 +157,19 @@ impl Connection {
             tools_changed: handler.tools_changed,
             child: Mutex::new(Some(child)),
             pid,
-            stderr,
             tools: Vec::new(),
         };
         connection.tools = connection.list_tools().await?;
         Ok(connection)
     }
 
-    async fn reach(server: &Resolved<'_>, url: &str) -> Result<Self, String> {
-        let tls = workmate_adapter::net::tls_config()?;
-        let client = reqwest::Client::builder()
-            .tls_backend_preconfigured(tls)
-            .connect_timeout(Duration::from_secs(10))
-            .user_agent(concat!("workmate/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+    async fn reach(
+        server: &Resolved<'_>,
+        url: &str,
+        egress: &workmate_net::Egress,
+    ) -> Result<Self, String> {
+        let parsed = url::Url::parse(url).map_err(|e| format!("{url} is not a URL: {e}"))?;
+        let client = egress.client_for(&parsed).map_err(|e| e.to_string())?;
         let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
         for (name, value) in &server.headers {
             let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
@@ -193,7 +195,6 @@ impl Connection {
             tools_changed: handler.tools_changed,
             child: Mutex::new(None),
             pid: None,
-            stderr: Arc::default(),
             tools: Vec::new(),
         };
         connection.tools = connection.list_tools().await?;
@@ -217,7 +218,7 @@ impl Connection {
                     START_TIMEOUT.as_secs()
                 )
             })?
-            .map_err(|e| self.failure(&format!("tools/list failed: {e}")))
+            .map_err(|e| format!("tools/list failed: {e}"))
     }
 
     /// Calls `tool`, waiting at most `timeout`.
@@ -234,7 +235,7 @@ impl Connection {
             Ok(Err(rmcp::ServiceError::McpError(e))) => {
                 Err(CallError::Refused(e.message.to_string()))
             }
-            Ok(Err(e)) => Err(CallError::Broken(self.failure(&e.to_string()))),
+            Ok(Err(e)) => Err(CallError::Broken(e.to_string())),
         }
     }
 
@@ -255,11 +256,6 @@ impl Connection {
     /// The stdio server's process id (on the host).
     pub(crate) fn pid(&self) -> Option<u32> {
         self.pid
-    }
-
-    /// `why`, with what the server last wrote to stderr.
-    fn failure(&self, why: &str) -> String {
-        with_stderr(why.to_owned(), &self.stderr)
     }
 }
 
@@ -284,18 +280,6 @@ pub(crate) enum CallError {
     Refused(String),
     /// The connection broke: the server crashed or went away.
     Broken(String),
-}
-
-fn with_stderr(why: String, stderr: &Mutex<String>) -> String {
-    let tail = stderr
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let tail = tail.trim();
-    if tail.is_empty() {
-        why
-    } else {
-        format!("{why}; it wrote: {tail}")
-    }
 }
 
 /// Keeps the last characters a server writes to stderr.

@@ -302,6 +302,32 @@ impl ServerDef {
         self.enabled.unwrap_or(true)
     }
 
+    /// The definition as admins see it: names of variables and headers, never their values
+    /// (`***`), and no client secret.
+    #[must_use]
+    pub fn redacted(&self) -> Self {
+        let mut shown = self.clone();
+        for value in shown.env.values_mut().chain(shown.headers.values_mut()) {
+            *value = "***".into();
+        }
+        if let Some(secret) = shown.oauth.as_mut().and_then(|o| o.client_secret.as_mut()) {
+            *secret = "***".into();
+        }
+        shown
+    }
+
+    /// The definition as members see it: no environment, headers or client secret at all.
+    #[must_use]
+    pub fn for_members(&self) -> Self {
+        let mut shown = self.clone();
+        shown.env.clear();
+        shown.headers.clear();
+        if let Some(oauth) = shown.oauth.as_mut() {
+            oauth.client_secret = None;
+        }
+        shown
+    }
+
     /// Whether the server's tool `tool` is offered.
     pub fn offers(&self, tool: &str) -> bool {
         !self.exclude_tools.contains(tool)

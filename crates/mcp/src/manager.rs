@@ -15,6 +15,7 @@ use workmate_store::{NewAuditRecord, Store, Vault};
 use workmate_tools::{ShellSandbox, Tool};
 
 use crate::definition::{ServerDef, check_name};
+use crate::folders::FolderPolicy;
 use crate::secrets::Secrets;
 use crate::server::{Launcher, Server, ServerState};
 use crate::tool::{McpTool, tool_name};
@@ -28,17 +29,38 @@ type Definitions = Arc<Vec<(String, ServerDef)>>;
 /// A live server's key: its tenant, its name, and (for one people sign in to) the person.
 type ServerKey = (TenantId, String, Option<UserId>);
 
+/// What the operator lets MCP servers use.
+#[derive(Clone, Debug, Default)]
+pub struct McpSettings {
+    /// How stdio servers are isolated.
+    pub sandbox: ShellSandbox,
+    /// What http servers and their authorization servers may be reached at (`[network]`).
+    pub network: Arc<workmate_net::NetworkPolicy>,
+    /// Which host folders stdio servers may see (`[mcp] folder_roots`).
+    pub folders: FolderPolicy,
+}
+
 /// A registered server and what it is doing.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct ServerStatus {
     /// Its name.
     pub name: String,
-    /// Its definition.
+    /// Its definition, with the values of variables, headers and secrets as `***`.
     pub definition: ServerDef,
     /// What it is doing.
     pub state: ServerState,
     /// Who last changed it.
     pub updated_by: String,
+}
+
+impl ServerStatus {
+    /// What a member (not an admin) may see: no environment, headers or stderr.
+    #[must_use]
+    pub fn for_members(mut self) -> Self {
+        self.definition = self.definition.for_members();
+        self.state.stderr = None;
+        self
+    }
 }
 
 /// A tool of a server, for `/workmate mcp tools`.
@@ -67,18 +89,30 @@ pub struct McpManager {
 }
 
 impl McpManager {
-    /// Servers registered in `store`, stdio ones started under `sandbox`, `${vault:…}` references
-    /// read from `vault`.
-    pub fn new(store: Store, sandbox: ShellSandbox, vault: Option<Vault>) -> Self {
-        Self {
+    /// Servers registered in `store`, within what `settings` allow, `${vault:…}` references
+    /// read from `vault`; fails only when TLS cannot be set up.
+    pub fn new(
+        store: Store,
+        settings: McpSettings,
+        vault: Option<Vault>,
+    ) -> std::result::Result<Self, String> {
+        let calls = workmate_net::EgressOptions::credentialed();
+        let egress = workmate_net::Egress::new(Arc::clone(&settings.network), calls.clone())?;
+        // A streamable HTTP session holds its answer stream open: no overall deadline (every
+        // call has its own).
+        let sessions = workmate_net::Egress::new(settings.network, calls.with_timeout(None))?;
+        Ok(Self {
             store,
             launcher: Arc::new(Launcher {
-                sandbox,
+                sandbox: settings.sandbox,
                 secrets: Secrets { vault },
+                egress,
+                sessions,
+                folders: settings.folders,
             }),
             servers: Mutex::default(),
             definitions: Mutex::default(),
-        }
+        })
     }
 
     /// Registers (or replaces) `name`; `true` when it is new.
@@ -91,6 +125,16 @@ impl McpManager {
     ) -> Result<bool> {
         check_name(name)?;
         definition.check()?;
+        let mut definition = self.launcher.secrets.seal(tenant, name, definition).await?;
+        definition.folders = self.launcher.folders.admit_all(&definition.folders)?;
+        if let crate::Transport::Http { url } = definition.transport()? {
+            let url = url::Url::parse(url).map_err(|e| Error::Invalid(e.to_string()))?;
+            self.launcher
+                .egress
+                .client_for(&url)
+                .map_err(|e| Error::Invalid(format!("\"url\": {e}")))?;
+        }
+        let definition = &definition;
         let json = serde_json::to_value(definition)
             .map_err(|e| Error::Invalid(format!("cannot store the definition: {e}")))?;
         let transport = match definition.transport()? {
@@ -162,13 +206,14 @@ impl McpManager {
                     pid: None,
                     tools: None,
                     last_error: None,
+                    stderr: None,
                     restarts: 0,
                     retry_in_s: None,
                 },
             };
             out.push(ServerStatus {
                 name: record.name,
-                definition,
+                definition: definition.redacted(),
                 state,
                 updated_by: record.updated_by,
             });

@@ -54,30 +54,29 @@ impl StoredGrant {
     }
 }
 
-/// The client for discovery and token requests: no redirects (a redirect could carry a code or
-/// a secret elsewhere).
-fn http() -> std::result::Result<reqwest::Client, String> {
-    reqwest::Client::builder()
-        .tls_backend_preconfigured(workmate_adapter::net::tls_config()?)
-        .connect_timeout(workmate_adapter::net::CONNECT_TIMEOUT)
-        .timeout(workmate_adapter::net::CALL_TIMEOUT)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .map_err(|e| format!("cannot build the HTTP client: {e}"))
-}
+/// The most of a metadata document or registration answer read.
+const MAX_METADATA: usize = 256 * 1024;
 
-/// The JSON at `url`, if it answers 200 with JSON.
-async fn metadata(http: &reqwest::Client, url: &Url) -> Option<serde_json::Value> {
-    let response = http
-        .get(url.clone())
-        .header("Accept", "application/json")
-        .send()
-        .await
-        .ok()?;
+/// The JSON at `url`, if it answers 200 with JSON (fetched through the guarded egress: the URL
+/// comes from a third party's metadata).
+async fn metadata(http: &workmate_net::Egress, url: &Url) -> Option<serde_json::Value> {
+    let request = http
+        .request(reqwest::Method::GET, url.clone())
+        .header("Accept", "application/json");
+    let response = http.send_once(request).await.ok()?;
     if !response.status().is_success() {
         return None;
     }
-    serde_json::from_slice(&response.bytes().await.ok()?).ok()
+    let body = workmate_net::read_within(response, MAX_METADATA)
+        .await
+        .ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+/// A third party's words, short enough to show.
+fn their_words(text: &str) -> String {
+    let cut: String = text.chars().take(200).collect();
+    workmate_dlp::global().text(&cut).value.into_owned()
 }
 
 /// `base`'s origin with `/.well-known/<name>` before its path (RFC 8414 §3 and RFC 9728 §3),
@@ -105,7 +104,7 @@ struct Endpoints {
 
 /// The authorization server's endpoints for the server at `server_url`.
 async fn discover(
-    http: &reqwest::Client,
+    http: &workmate_net::Egress,
     server_url: &Url,
 ) -> std::result::Result<Endpoints, String> {
     let mut issuer = None;
@@ -214,8 +213,11 @@ impl crate::server::Launcher {
         };
         let (authorize, token) = (endpoint(&oauth.authorize_url)?, endpoint(&oauth.token_url)?);
         let found = if authorize.is_none() || token.is_none() || oauth.client_id.is_none() {
-            let http = http().map_err(unavailable)?;
-            Some(discover(&http, &server_url).await.map_err(unavailable)?)
+            Some(
+                discover(&self.egress, &server_url)
+                    .await
+                    .map_err(unavailable)?,
+            )
         } else {
             None
         };
@@ -300,31 +302,34 @@ impl crate::server::Launcher {
             "response_types": ["code"],
             "token_endpoint_auth_method": "none",
         });
-        let response = http()?
-            .post(registration.clone())
+        let request = self
+            .egress
+            .request(reqwest::Method::POST, registration.clone())
             .header("Accept", "application/json")
-            .json(&body)
-            .send()
+            .header("Content-Type", "application/json")
+            .body(body.to_string());
+        let response = self
+            .egress
+            .send_once(request)
             .await
-            .map_err(|e| format!("cannot reach the client registration at {registration}: {e}"))?;
+            .map_err(|e| format!("cannot reach the client registration: {e}"))?;
         let status = response.status();
-        let answer: serde_json::Value = serde_json::from_slice(
-            &response
-                .bytes()
-                .await
-                .map_err(|e| format!("the client registration's answer broke off: {e}"))?,
-        )
-        .map_err(|e| {
+        let answer = workmate_net::read_within(response, MAX_METADATA)
+            .await
+            .map_err(|e| format!("the client registration's answer: {e}"))?;
+        let answer: serde_json::Value = serde_json::from_slice(&answer).map_err(|e| {
             format!("the client registration answered with something other than JSON: {e}")
         })?;
         let Some(client_id) = answer["client_id"].as_str().filter(|_| status.is_success()) else {
             return Err(format!(
                 "the authorization server refused to register workmate (HTTP {}): {}",
                 status.as_u16(),
-                answer["error_description"]
-                    .as_str()
-                    .or(answer["error"].as_str())
-                    .unwrap_or("no reason given")
+                their_words(
+                    answer["error_description"]
+                        .as_str()
+                        .or(answer["error"].as_str())
+                        .unwrap_or("no reason given")
+                )
             ));
         };
         let client = Client {
@@ -403,7 +408,7 @@ impl crate::server::Launcher {
             .await
             .map_err(|e| e.to_string())?;
         let fresh = app
-            .refresh(&http()?, refresh)
+            .refresh(&self.egress, refresh)
             .await
             .map_err(|e| format!("the sign-in could not be renewed ({e}); sign in again"))?;
         let stored = StoredGrant::from_grant(&fresh, Some(refresh.clone()));

@@ -1,5 +1,9 @@
-//! `${vault:NAME}` in a server's `env` and `headers`: the tenant's vault secret of that name,
-//! read when the server is started, never stored in the definition.
+//! `${vault:NAME}` in a server's `env`, `headers` and `oauth.client_secret`: the tenant's vault
+//! secret of that name, read when the server is started, never stored in the definition.
+//!
+//! Invariant: a stored definition holds no literal value in those places; a literal given at
+//! registration is moved into the tenant's vault (as `mcp-server/<server>/…`) and replaced by
+//! its reference before the definition is stored.
 
 use std::collections::HashMap;
 
@@ -8,6 +12,7 @@ use workmate_protocol::TenantId;
 use workmate_store::Vault;
 
 use crate::definition::{ServerDef, secret_refs};
+use crate::{Error, Result};
 
 /// Where referenced secrets are read.
 #[derive(Clone, Debug, Default)]
@@ -33,6 +38,48 @@ impl Secrets {
         Ok((env, headers))
     }
 
+    /// `def` with every literal in `env`, `headers` and `oauth.client_secret` moved into the
+    /// tenant's vault under server `name`, and replaced by its reference.
+    pub(crate) async fn seal(
+        &self,
+        tenant: &TenantId,
+        name: &str,
+        def: &ServerDef,
+    ) -> Result<ServerDef> {
+        let mut sealed = def.clone();
+        let mut literals: Vec<(String, &mut String)> = Vec::new();
+        for (key, value) in &mut sealed.env {
+            literals.push((format!("mcp-server/{name}/env/{}", segment(key)), value));
+        }
+        for (key, value) in &mut sealed.headers {
+            literals.push((format!("mcp-server/{name}/header/{}", segment(key)), value));
+        }
+        if let Some(secret) = sealed.oauth.as_mut().and_then(|o| o.client_secret.as_mut()) {
+            literals.push((format!("mcp-server/{name}/client_secret"), secret));
+        }
+        for (secret_name, value) in literals {
+            if !secret_refs(value).is_empty() {
+                continue;
+            }
+            let Some(vault) = &self.vault else {
+                return Err(Error::Invalid(format!(
+                    "the definition holds a literal value ({}) and workmate keeps such values                      only in the vault, which is not configured ([vault]); configure it, or store                      the value with `workmate vault put NAME --tenant {tenant}` and write                      ${{vault:NAME}}",
+                    secret_name.rsplit('/').next().unwrap_or_default()
+                )));
+            };
+            vault
+                .put(
+                    tenant,
+                    None,
+                    &secret_name,
+                    &secrecy::SecretString::from(value.clone()),
+                )
+                .await?;
+            *value = format!("${{vault:{secret_name}}}");
+        }
+        Ok(sealed)
+    }
+
     pub(crate) async fn fill(&self, tenant: &TenantId, value: &str) -> Result<String, String> {
         let names = secret_refs(value);
         if names.is_empty() {
@@ -53,5 +100,22 @@ impl Secrets {
             filled = filled.replace(&format!("${{vault:{name}}}"), secret.expose_secret());
         }
         Ok(filled)
+    }
+}
+
+/// A name (an environment variable, a header) as a vault name's segment: lower case, with
+/// anything but letters, digits, `_`, `-` and `.` as `_`.
+fn segment(key: &str) -> String {
+    let segment: String = key
+        .chars()
+        .map(|c| match c.to_ascii_lowercase() {
+            c @ ('a'..='z' | '0'..='9' | '_' | '-') => c,
+            _ => '_',
+        })
+        .collect();
+    if segment.is_empty() {
+        "_".into()
+    } else {
+        segment
     }
 }

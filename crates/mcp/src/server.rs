@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 use workmate_protocol::{TenantId, UserId};
 use workmate_tools::ShellSandbox;
 
+use crate::folders::FolderPolicy;
+
 use crate::client::{CallError, Connection, Resolved};
 use crate::definition::{ServerDef, Transport};
 use crate::secrets::Secrets;
@@ -31,6 +33,12 @@ const WATCH_EVERY: Duration = Duration::from_millis(250);
 pub(crate) struct Launcher {
     pub(crate) sandbox: ShellSandbox,
     pub(crate) secrets: Secrets,
+    /// What authorization servers are reached through (each call with a deadline).
+    pub(crate) egress: workmate_net::Egress,
+    /// What http servers' sessions are reached through (no overall deadline).
+    pub(crate) sessions: workmate_net::Egress,
+    /// Which host folders stdio servers may see.
+    pub(crate) folders: FolderPolicy,
 }
 
 /// A registered server.
@@ -43,6 +51,8 @@ pub(crate) struct Server {
     pub(crate) def: ServerDef,
     launcher: Arc<Launcher>,
     state: tokio::sync::Mutex<State>,
+    /// The tail of what the stdio server last wrote to stderr.
+    stderr: Arc<std::sync::Mutex<String>>,
 }
 
 #[derive(Debug, Default)]
@@ -70,6 +80,10 @@ pub struct ServerState {
     pub tools: Option<usize>,
     /// Why it last failed.
     pub last_error: Option<String>,
+    /// The end of what the stdio server last wrote to stderr, capped and redacted: for admins
+    /// only (it can echo anything the server read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<String>,
     /// How often it was restarted after a failure.
     pub restarts: u32,
     /// Seconds until it is started again, while it is down.
@@ -92,6 +106,7 @@ impl Server {
             def,
             launcher,
             state: tokio::sync::Mutex::default(),
+            stderr: Arc::default(),
         });
         if stdio {
             tokio::spawn(supervise(Arc::downgrade(&server)));
@@ -136,6 +151,7 @@ impl Server {
                     env,
                     headers,
                     bearer: None,
+                    stderr: Arc::clone(&self.stderr),
                 };
                 self.open(&mut resolved).await
             }
@@ -164,9 +180,9 @@ impl Server {
     /// Opens a connection; to a server people sign in to, with the person's token (renewed
     /// once if the server no longer takes it).
     async fn open(&self, resolved: &mut Resolved<'_>) -> Result<Connection, String> {
-        let sandbox = &self.launcher.sandbox;
+        let launcher = &*self.launcher;
         let Some(user) = self.user.as_ref().filter(|_| self.def.oauth.is_some()) else {
-            return Connection::open(resolved, sandbox).await;
+            return Connection::open(resolved, launcher).await;
         };
         let again = format!("sign in with /workmate mcp connect {}", self.name);
         let grant = self
@@ -175,7 +191,7 @@ impl Server {
             .await?
             .ok_or_else(|| format!("{user} has not signed in to it: {again}"))?;
         resolved.bearer = Some(grant.token.clone());
-        match Connection::open(resolved, sandbox).await {
+        match Connection::open(resolved, launcher).await {
             Err(e) if refuses_the_token(&e) => {
                 let fresh = self
                     .launcher
@@ -185,7 +201,7 @@ impl Server {
                     return Err(format!("it no longer takes {user}'s sign-in: {again}"));
                 };
                 resolved.bearer = Some(token);
-                Connection::open(resolved, sandbox).await
+                Connection::open(resolved, launcher).await
             }
             other => other,
         }
@@ -277,12 +293,25 @@ impl Server {
             pid: live.and_then(|c| c.pid()),
             tools: state.tools.as_ref().map(Vec::len),
             last_error: state.last_error.clone(),
+            stderr: self.stderr_tail(),
             restarts: state.restarts,
             retry_in_s: state
                 .retry_at
                 .filter(|_| live.is_none())
                 .map(|at| at.saturating_duration_since(now).as_secs()),
         }
+    }
+}
+
+impl Server {
+    /// What the server last wrote to stderr, redacted, if anything.
+    fn stderr_tail(&self) -> Option<String> {
+        let tail = self
+            .stderr
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let tail = tail.trim();
+        (!tail.is_empty()).then(|| workmate_dlp::global().text(tail).value.into_owned())
     }
 }
 

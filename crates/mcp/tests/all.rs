@@ -7,5 +7,6 @@ mod everything;
 mod filesystem;
 mod http;
 mod oauth;
+mod operator;
 mod registry;
 mod support;

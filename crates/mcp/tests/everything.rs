@@ -147,7 +147,7 @@ async fn a_crashed_server_is_restarted_with_backoff() {
 }
 
 #[tokio::test]
-async fn a_server_that_cannot_start_says_why_and_is_left_out() {
+async fn a_server_that_cannot_start_says_why_to_admins_and_is_left_out() {
     let world = World::new().await;
     world
         .add(
@@ -162,8 +162,10 @@ async fn a_server_that_cannot_start_says_why_and_is_left_out() {
         .unwrap_err();
     let message = error.to_string();
     assert!(message.contains("MCP server broken"), "{message}");
+    // What the server wrote to stderr can echo anything it read: never in the error, which
+    // members and models see.
     assert!(
-        message.contains("Cannot find module") || message.contains("nonexistent"),
+        !message.contains("Cannot find module") && !message.contains("nonexistent"),
         "{message}"
     );
     assert!(
@@ -176,4 +178,10 @@ async fn a_server_that_cannot_start_says_why_and_is_left_out() {
     let down = world.status("broken").await;
     assert_eq!(down.state.status, "down");
     assert!(down.state.retry_in_s.is_some());
+    let stderr = down.state.stderr.clone().unwrap_or_default();
+    assert!(
+        stderr.contains("Cannot find module"),
+        "admins see why: {stderr:?}"
+    );
+    assert_eq!(down.for_members().state.stderr, None);
 }

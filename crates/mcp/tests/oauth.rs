@@ -19,10 +19,10 @@ use tokio_util::sync::CancellationToken;
 use wiremock::matchers::{body_string_contains, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 use workmate_identity::OAuthGrant;
-use workmate_mcp::{McpManager, ServerDef, grant_secret};
+use workmate_mcp::{McpManager, McpSettings, ServerDef, grant_secret};
 use workmate_protocol::{SessionId, TenantId, UserId};
 use workmate_store::{ConnectOptions, Store, Vault};
-use workmate_tools::{ShellSandbox, ToolContext};
+use workmate_tools::ToolContext;
 use workmate_vault::{Keyring, MasterKey};
 
 /// The fake server's state: the tokens it takes, and its authorization server.
@@ -141,6 +141,14 @@ async fn authorization_server(registers: bool) -> MockServer {
 }
 
 /// A migrated SQLite store in a temporary folder, and a vault over it.
+/// The fakes listen on 127.0.0.1, which an operator allows here as an internal host.
+fn settings() -> McpSettings {
+    McpSettings {
+        network: Arc::new(workmate_net::NetworkPolicy::allow_private(["127.0.0.1"]).unwrap()),
+        ..McpSettings::default()
+    }
+}
+
 async fn store_with_vault() -> (tempfile::TempDir, Store, Vault) {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("store.db").display());
@@ -172,7 +180,7 @@ async fn people_sign_in_and_an_expired_token_is_renewed_once() {
         .await;
 
     let (_dir, store, vault) = store_with_vault().await;
-    let manager = McpManager::new(store.clone(), ShellSandbox::default(), Some(vault.clone()));
+    let manager = McpManager::new(store.clone(), settings(), Some(vault.clone())).unwrap();
     let tenant = TenantId::from("acme");
     let (ada, bob) = (UserId::from("ada"), UserId::from("bob"));
     let (_, def) = ServerDef::parse(
@@ -259,7 +267,7 @@ async fn without_a_client_id_workmate_registers_itself_once() {
         .await;
     let server = fake_server(&issuer.uri(), &[]).await;
     let (_dir, store, vault) = store_with_vault().await;
-    let manager = McpManager::new(store, ShellSandbox::default(), Some(vault));
+    let manager = McpManager::new(store, settings(), Some(vault)).unwrap();
     let tenant = TenantId::from("acme");
     let (_, def) = ServerDef::parse(&json!({"url": format!("{server}/mcp"), "oauth": {}})).unwrap();
     manager.add(&tenant, "wiki", &def, "admin").await.unwrap();

@@ -7,10 +7,12 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
-use workmate_mcp::{McpManager, ServerDef, ServerStatus};
+use workmate_mcp::{FolderPolicy, McpManager, McpSettings, ServerDef, ServerStatus};
+use workmate_net::NetworkPolicy;
 use workmate_protocol::{SessionId, TenantId, UserId};
-use workmate_store::{ConnectOptions, Store};
-use workmate_tools::{Root, ShellSandbox, Tool, ToolContext, ToolResult};
+use workmate_store::{ConnectOptions, Store, Vault};
+use workmate_tools::{Root, SANDBOX_UID, ShellSandbox, Tool, ToolContext, ToolResult};
+use workmate_vault::{Keyring, MasterKey};
 
 /// `tests/mcp/` of the workspace: the npm servers' package folder.
 pub(crate) fn packages() -> PathBuf {
@@ -44,6 +46,7 @@ pub(crate) struct World {
     pub(crate) folder: PathBuf,
     pub(crate) outside: PathBuf,
     pub(crate) tenant: TenantId,
+    pub(crate) vault: Vault,
     pub(crate) manager: Arc<McpManager>,
     pub(crate) ctx: ToolContext,
 }
@@ -63,11 +66,24 @@ impl World {
             .await
             .unwrap();
         store.migrate().await.unwrap();
-        let manager = Arc::new(McpManager::new(
-            store.clone(),
-            ShellSandbox::default(),
-            None,
-        ));
+        // As an operator prepares a folder a server may write in: the sandbox user's.
+        if is_root() {
+            std::os::unix::fs::chown(&folder, Some(SANDBOX_UID), Some(SANDBOX_UID)).unwrap();
+        }
+        let keys = Keyring::new(MasterKey::generate("test").unwrap(), Vec::new());
+        let vault = Vault::new(store.clone(), Arc::new(keys));
+        let settings = McpSettings {
+            sandbox: ShellSandbox::default(),
+            network: Arc::new(NetworkPolicy::allow_private(["127.0.0.1"]).unwrap()),
+            // The operator lets servers see the test folder and the npm packages; the data
+            // folder beside them is workmate's own.
+            folders: FolderPolicy::new(
+                &[folder.clone(), packages()],
+                std::slice::from_ref(&outside),
+            ),
+        };
+        let manager =
+            Arc::new(McpManager::new(store.clone(), settings, Some(vault.clone())).unwrap());
         let ctx = ToolContext {
             tenant_id: TenantId::from("acme"),
             session_id: SessionId::new(),
@@ -87,6 +103,7 @@ impl World {
             folder,
             outside,
             tenant: TenantId::from("acme"),
+            vault,
             manager,
             ctx,
         }
@@ -157,6 +174,11 @@ impl World {
             self.status(name).await
         );
     }
+}
+
+/// Whether the tests run as root (then the sandbox runs servers as [`SANDBOX_UID`]).
+pub(crate) fn is_root() -> bool {
+    std::fs::metadata("/proc/self").is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
 }
 
 /// The text of a successful result.

@@ -1,31 +1,18 @@
 //! What the native clients share: the HTTP client, turning an error response into a
 //! [`ProviderError`], and decoding Server-Sent Events.
 //!
-//! Invariants: TLS uses rustls with the ring provider and the system's roots, chosen here, never
-//! a process-wide default; an error response's kind is decided by its status and the markers in
+//! Invariants: the client comes from the workspace's one builder (`workmate_net`: rustls, ring,
+//! the system's roots, never a process-wide default); an error response's kind is decided by its status and the markers in
 //! its body (§6.6), and `Retry-After` is kept; the SSE decoder accepts events split anywhere
 //! across chunks and never panics on malformed input.
 
-use std::sync::Arc;
 use std::time::Duration;
-
-use rustls_platform_verifier::BuilderVerifierExt;
 
 use crate::errors::is_context_overflow;
 use crate::{ProviderError, ProviderErrorKind, ProviderSettings};
 
-/// An HTTP client for one provider.
+/// An HTTP client for one provider (the gateway the operator configured: a fixed destination).
 pub(crate) fn client(settings: &ProviderSettings) -> Result<reqwest::Client, ProviderError> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .and_then(|b| Ok(b.with_platform_verifier()?.with_no_client_auth()))
-        .map_err(|e| {
-            ProviderError::new(
-                ProviderErrorKind::Other,
-                format!("cannot configure TLS: {e}"),
-            )
-        })?;
     let mut headers = reqwest::header::HeaderMap::new();
     for (raw_name, raw_value) in &settings.headers {
         let name = reqwest::header::HeaderName::from_bytes(raw_name.as_bytes());
@@ -45,19 +32,12 @@ pub(crate) fn client(settings: &ProviderSettings) -> Result<reqwest::Client, Pro
             }
         }
     }
-    reqwest::Client::builder()
-        .tls_backend_preconfigured(tls)
-        .connect_timeout(settings.connect_timeout)
-        .timeout(settings.request_timeout)
-        .user_agent(concat!("workmate/", env!("CARGO_PKG_VERSION")))
-        .default_headers(headers)
-        .build()
-        .map_err(|e| {
-            ProviderError::new(
-                ProviderErrorKind::Other,
-                format!("cannot build the HTTP client: {e}"),
-            )
-        })
+    workmate_net::fixed_client(
+        settings.connect_timeout,
+        Some(settings.request_timeout),
+        headers,
+    )
+    .map_err(|e| ProviderError::new(ProviderErrorKind::Other, e))
 }
 
 /// The error a non-success response stands for.

@@ -24,7 +24,8 @@ pub fn connectors(config: &Config, store: &Store) -> Option<Arc<ConnectorSource>
         );
         return None;
     };
-    match ConnectorSource::new(builtin_connectors(), CredentialStore::new(vault)) {
+    let network = Arc::clone(&config.network.policy);
+    match ConnectorSource::new(builtin_connectors(), CredentialStore::new(vault), network) {
         Ok(source) => Some(Arc::new(source)),
         Err(e) => {
             tracing::error!(error = %e, "Connectors are off.");
@@ -88,7 +89,14 @@ pub fn connect_pages(
             (c.connector.clone(), app)
         })
         .collect();
-    let http = crate::serve::oidc_http_client().map_err(StartupError::Usage)?;
+    // The token endpoints the operator configured are theirs to place (an internal IdP).
+    let endpoints: Vec<&str> = config
+        .connectors
+        .oauth
+        .iter()
+        .map(|c| c.token_url.as_str())
+        .collect();
+    let http = crate::serve::auth_egress(config, &endpoints).map_err(StartupError::Usage)?;
     let origin = public_origin(config, listening)?;
     let pages = ConnectPages::new(
         connectors,

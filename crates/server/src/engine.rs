@@ -106,7 +106,7 @@ pub fn build_hub(
             providers,
             tools: builtin_registry(&BuiltinOptions {
                 shell_sandbox: config.tools.shell_sandbox.sandbox(),
-                ..BuiltinOptions::default()
+                network: Arc::clone(&config.network.policy),
             }),
             permissions: PermissionConfig::default(),
             config: engine,
@@ -128,14 +128,25 @@ pub(crate) fn vault(config: &Config, store: &Store) -> Option<workmate_store::Va
     }
 }
 
-/// The tenants' MCP servers: stdio ones in the same sandbox as `run_shell`, `${vault:…}`
-/// references read from the vault when a master key is configured.
-pub fn mcp_servers(config: &Config, store: &Store) -> Arc<workmate_mcp::McpManager> {
-    Arc::new(workmate_mcp::McpManager::new(
-        store.clone(),
-        config.tools.shell_sandbox.sandbox(),
-        vault(config, store),
-    ))
+/// The tenants' MCP servers: stdio ones in the same sandbox as `run_shell`, seeing only folders
+/// under `[mcp] folder_roots` and never workmate's own (data, workspaces, configuration); http
+/// ones reached through the guarded egress; `${vault:…}` references read from the vault when a
+/// master key is configured. Fails only when TLS cannot be set up.
+pub fn mcp_servers(
+    config: &Config,
+    store: &Store,
+) -> Result<Arc<workmate_mcp::McpManager>, String> {
+    let mut protected = vec![
+        config.server.data_dir.clone(),
+        config.tools.workspaces_dir.clone(),
+    ];
+    protected.extend(config.config_dir.clone());
+    let settings = workmate_mcp::McpSettings {
+        sandbox: config.tools.shell_sandbox.sandbox(),
+        network: Arc::clone(&config.network.policy),
+        folders: workmate_mcp::FolderPolicy::new(&config.mcp.folder_roots, &protected),
+    };
+    workmate_mcp::McpManager::new(store.clone(), settings, vault(config, store)).map(Arc::new)
 }
 
 #[cfg(test)]

@@ -114,7 +114,7 @@ async fn open_and_run(
         let hub = engine::build_hub(config, store.clone(), providers, script, coordinator);
         let metrics = Arc::new(Metrics::new());
         hub.observe(metrics.engine());
-        let mcp = engine::mcp_servers(config, &store);
+        let mcp = engine::mcp_servers(config, &store).map_err(StartupError::Usage)?;
         hub.add_tool_source(Arc::new(workmate_mcp::McpSource(Arc::clone(&mcp))));
         let connectors = crate::connectors::connectors(config, &store);
         if let Some(connectors) = &connectors {
@@ -328,7 +328,7 @@ fn admin_auth(config: &Config) -> Result<Auth, StartupError> {
             .server
             .surface_tokens
             .iter()
-            .map(|s| (s.name.clone(), s.token.clone())),
+            .map(|s| (s.name.clone(), s.token.clone(), s.grants)),
     );
     if let Some(oidc) = &config.auth.oidc {
         auth = auth.with_sso(
@@ -366,7 +366,7 @@ fn single_sign_on(config: &Config, oidc: &crate::config::OidcConfig) -> Result<S
         tenant_claim: oidc.tenant_claim.clone(),
         scopes: oidc.scopes.clone(),
     };
-    let http = oidc_http_client().map_err(StartupError::Usage)?;
+    let http = auth_egress(config, &[&oidc.issuer]).map_err(StartupError::Usage)?;
     let client = Oidc::new(settings, http, Clock::system())
         .map_err(|e| StartupError::Usage(format!("[auth.oidc]: {e}")))?;
     let (key, generated) = SessionKey::load_or_generate(&config.server.data_dir).map_err(|e| {
@@ -386,18 +386,23 @@ fn single_sign_on(config: &Config, oidc: &crate::config::OidcConfig) -> Result<S
     Ok(Sso::new(client, key, roles))
 }
 
-/// The client of the provider's back channel (discovery, keys, token endpoint): the platforms'
-/// TLS set-up and timeouts, and no redirects, so a redirect cannot send the client secret or a
-/// code elsewhere.
-pub fn oidc_http_client() -> Result<reqwest::Client, String> {
-    reqwest::Client::builder()
-        .tls_backend_preconfigured(workmate_adapter::net::tls_config()?)
-        .connect_timeout(workmate_adapter::net::CONNECT_TIMEOUT)
-        .timeout(workmate_adapter::net::CALL_TIMEOUT)
-        .redirect(reqwest::redirect::Policy::none())
-        .user_agent(concat!("workmate/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| format!("cannot build the HTTP client: {e}"))
+/// The guarded egress of sign-in and token requests (OpenID discovery, key sets, token
+/// endpoints): the operator's `[network]` policy, plus the hosts of endpoints the operator
+/// configured (`endpoints`: an issuer, a token URL), and no redirects, so a redirect cannot send
+/// a client secret or a code elsewhere.
+pub fn auth_egress(config: &Config, endpoints: &[&str]) -> Result<workmate_net::Egress, String> {
+    let mut entries = config.network.policy.entries().to_vec();
+    entries.extend(
+        endpoints
+            .iter()
+            .filter_map(|e| url::Url::parse(e).ok())
+            .filter_map(|u| u.host_str().map(str::to_owned)),
+    );
+    let policy = workmate_net::NetworkPolicy::allow_private(&entries).map_err(|e| e.to_string())?;
+    workmate_net::Egress::new(
+        std::sync::Arc::new(policy),
+        workmate_net::EgressOptions::credentialed().without_redirects(),
+    )
 }
 
 /// Tells the operator where a generated token is; the token itself is never printed or logged

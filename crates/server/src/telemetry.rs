@@ -75,7 +75,13 @@ fn otlp(
     service: &str,
     runtime: &tokio::runtime::Handle,
 ) -> Result<SdkTracerProvider, StartupError> {
-    let client = crate::serve::oidc_http_client().map_err(StartupError::Telemetry)?;
+    // The collector is the operator's: a fixed destination.
+    let client = workmate_net::fixed_client(
+        workmate_net::CONNECT_TIMEOUT,
+        Some(workmate_net::CALL_TIMEOUT),
+        reqwest::header::HeaderMap::new(),
+    )
+    .map_err(StartupError::Telemetry)?;
     let exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_protocol(Protocol::HttpJson)

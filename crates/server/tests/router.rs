@@ -76,10 +76,12 @@ pub(crate) async fn app_with_script(script: &str) -> App {
         store: store.clone(),
         metrics: Arc::new(Metrics::new()),
         hub: hub.clone(),
-        auth: Arc::new(
-            Auth::admin(TOKEN.to_owned().into())
-                .with_surfaces([("tests".to_owned(), SURFACE_TOKEN.to_owned().into())]),
-        ),
+        auth: Arc::new(Auth::admin(TOKEN.to_owned().into()).with_surfaces([(
+            "tests".to_owned(),
+            SURFACE_TOKEN.to_owned().into(),
+            // As an operator who lets this surface act for admins too.
+            workmate_server::config::SurfaceGrants::everyone(),
+        )])),
         scheduler,
         chat: workmate_chat::Chat::new(hub, store.clone(), workmate_chat::ChatConfig::default()),
         slack: None,

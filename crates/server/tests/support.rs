@@ -41,6 +41,22 @@ pub(crate) fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
 }
 
 /// A port nothing listens on right now.
+/// The guarded egress as an operator who allowed the local fakes (`[network] allow_private =
+/// ["127.0.0.1", "localhost"]`) builds it for sign-in and token calls.
+pub(crate) fn local_egress() -> workmate_net::Egress {
+    workmate_net::Egress::new(
+        local_network(),
+        workmate_net::EgressOptions::credentialed().without_redirects(),
+    )
+    .unwrap()
+}
+
+/// The network policy of an operator who allowed the local fakes.
+pub(crate) fn local_network() -> std::sync::Arc<workmate_net::NetworkPolicy> {
+    let policy = workmate_net::NetworkPolicy::allow_private(["127.0.0.1", "localhost"]);
+    std::sync::Arc::new(policy.unwrap())
+}
+
 pub(crate) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()

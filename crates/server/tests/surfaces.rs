@@ -220,7 +220,8 @@ fn the_binary_bounds_request_heads_accepts_surface_tokens_and_never_prints_the_t
         "expected the server to close the connection, got {read:?}"
     );
 
-    // The surface token from the environment acts for the admin user it names.
+    // The surface token from the environment is read, and never acts as the built-in admin
+    // (that would make it the break-glass token).
     let (status, body) = http_send(
         server.addr,
         "GET",
@@ -232,7 +233,8 @@ fn the_binary_bounds_request_heads_accepts_surface_tokens_and_never_prints_the_t
         None,
     )
     .unwrap();
-    assert_eq!(status, 200, "{body}");
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("built-in admin"), "{body}");
     let (status, body) = http_send(
         server.addr,
         "GET",

@@ -16,8 +16,8 @@ use crate::{
 /// What the built-ins are configured with.
 #[derive(Clone, Debug, Default)]
 pub struct BuiltinOptions {
-    /// Hosts `web_fetch` may reach even when they resolve to loopback or private addresses.
-    pub web_allow_hosts: Vec<String>,
+    /// The operator's network policy: what `web_fetch` may reach besides public addresses.
+    pub network: Arc<workmate_net::NetworkPolicy>,
     /// How `run_shell` isolates its commands (default: namespaces).
     pub shell_sandbox: ShellSandbox,
 }
@@ -32,7 +32,7 @@ pub fn builtin_registry(options: &BuiltinOptions) -> ToolRegistry {
     registry.register(Arc::new(ReplaceInFile));
     registry.register(Arc::new(ApplyPatch));
     registry.register(Arc::new(RunShell::new(options.shell_sandbox.clone())));
-    registry.register(Arc::new(WebFetch::new(options.web_allow_hosts.clone())));
+    registry.register(Arc::new(WebFetch::new(Arc::clone(&options.network))));
     registry.register(Arc::new(Remember));
     registry.register(Arc::new(MemoryRead));
     registry.register(Arc::new(MemoryUpdate));

@@ -27,7 +27,9 @@ async fn serve(response: String) -> u16 {
 
 fn allow_localhost_ip() -> BuiltinOptions {
     BuiltinOptions {
-        web_allow_hosts: vec!["127.0.0.1".to_owned()],
+        network: std::sync::Arc::new(
+            workmate_net::NetworkPolicy::allow_private(["127.0.0.1"]).unwrap(),
+        ),
         ..BuiltinOptions::default()
     }
 }
@@ -223,7 +225,7 @@ async fn https_to_an_allow_listed_host_is_attempted() {
         )
         .await);
     assert!(
-        message.starts_with(&format!("fetching https://127.0.0.1:{port}/ failed"))
+        message.starts_with(&format!("https://127.0.0.1:{port} cannot be reached"))
             && message.to_ascii_lowercase().contains("connect"),
         "{message}"
     );
@@ -246,7 +248,7 @@ async fn https_to_an_allow_listed_host_is_attempted() {
             json!({"url": format!("https://127.0.0.1:{port}/")}),
         )
         .await);
-    assert!(message.starts_with("fetching https://"), "{message}");
+    assert!(message.starts_with("https://127.0.0.1"), "{message}");
     // A TLS record of type handshake (22), protocol version 3.x.
     let head = received.await.unwrap();
     assert_eq!(&head[..2], &[22, 3], "{head:?}");

@@ -22,7 +22,19 @@ pub struct Query {
     pub echostr: Option<String>,
 }
 
+/// How far a callback's `timestamp` may be from the clock, either way.
+pub(crate) const MAX_AGE_S: u64 = 300;
+
 impl Query {
+    /// Whether the callback's `timestamp` is within [`MAX_AGE_S`] of `now` (Unix seconds): an
+    /// older one is a replay of something captured, refused even when its signature holds.
+    pub fn is_fresh(&self, now: u64) -> bool {
+        self.timestamp
+            .trim()
+            .parse::<u64>()
+            .is_ok_and(|at| at.abs_diff(now) <= MAX_AGE_S)
+    }
+
     /// Reads a raw query string (with or without its leading `?`). Parameters other than the
     /// four are ignored; each of the four may appear once, and the first three must be there.
     pub fn parse(raw: &str) -> Result<Self, CallbackError> {

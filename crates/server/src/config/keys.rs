@@ -93,6 +93,8 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
     Key::new("server", "max_connections", Kind::Int),
     // `[server.surface_tokens]`: `*` stands for any surface name.
     Key::new("server.surface_tokens", "*", Kind::Str),
+    // `[server.surface_grants]`: whom each surface may act for.
+    Key::new("server.surface_grants", "*", Kind::StrList),
     Key::flagged("database", "url", Kind::Str, "--database-url"),
     Key::new("database", "max_connections", Kind::Int),
     Key::new("server", "admin_token", Kind::Str),
@@ -192,6 +194,10 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
     Key::new("connectors.oauth.*", "authorize_url", Kind::Str),
     Key::new("connectors.oauth.*", "token_url", Kind::Str),
     Key::new("connectors.oauth.*", "scopes", Kind::StrList),
+    // `[network]`: the private hosts and ranges the guarded egress may reach.
+    Key::new("network", "allow_private", Kind::StrList),
+    // `[mcp]`: the host folders MCP servers may be given.
+    Key::new("mcp", "folder_roots", Kind::StrList),
     Key::flagged("log", "format", Kind::Str, "--log-format"),
     Key::flagged("log", "level", Kind::Str, "--log-level"),
 ];

@@ -20,6 +20,7 @@ mod engine;
 mod error;
 mod keys;
 mod layers;
+mod network;
 mod platforms;
 mod providers;
 mod render;
@@ -47,10 +48,11 @@ pub use dlp::DlpConfig;
 pub use engine::{EngineSettings, SchedulerSettings};
 pub use error::ConfigError;
 pub use keys::Source;
+pub use network::{McpConfig, NetworkConfig};
 pub use platforms::{FeishuConfig, FeishuMode, PlatformsConfig, SlackConfig, SlackMode};
 pub use providers::{GatewayProvider, ProvidersConfig};
 pub use secret::DatabaseUrl;
-pub use server::{HttpLimits, SurfaceToken};
+pub use server::{HttpLimits, SurfaceGrants, SurfaceToken};
 pub use tools::{ShellSandboxMode, ToolsSettings};
 pub use tracing::TracingConfig;
 pub use vault::{VAULT_KEY_ENV, VAULT_PREVIOUS_KEYS_ENV, VaultSettings};
@@ -98,6 +100,12 @@ pub struct Config {
     pub auth: AuthConfig,
     /// `[coordinator]`: what replicas share besides the database, and their lease terms.
     pub coordinator: CoordinatorConfig,
+    /// `[network]`: the private hosts and ranges the guarded egress may reach.
+    pub network: NetworkConfig,
+    /// `[mcp]`: the host folders MCP servers may be given.
+    pub mcp: McpConfig,
+    /// The folder of the configuration file, when one was read (no MCP server may see it).
+    pub config_dir: Option<PathBuf>,
     origins: BTreeMap<(String, String), Source>,
 }
 
@@ -213,10 +221,15 @@ impl Config {
         };
         let env_layer = layers::env_entries(sources.env.iter().cloned())?;
         let flag_layer = layers::flag_entries(&sources.flags);
-        validate::validate(
+        let mut config = validate::validate(
             layers::merge([file_layer, env_layer, flag_layer]),
             &sources.env,
-        )
+        )?;
+        config.config_dir = file
+            .as_deref()
+            .and_then(|f| std::path::absolute(f).ok())
+            .and_then(|f| f.parent().map(std::path::Path::to_path_buf));
+        Ok(config)
     }
 
     /// Where the value of `[section] key` came from.

@@ -39,6 +39,12 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
                 .iter()
                 .map(|s| (s.name.clone(), "***".to_owned()))
                 .collect(),
+            surface_grants: config
+                .server
+                .surface_tokens
+                .iter()
+                .map(|s| (s.name.clone(), s.grants.words()))
+                .collect(),
         },
         engine: RawEngine {
             max_iterations: Some(i64::from(config.engine.max_iterations)),
@@ -90,6 +96,8 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
         connectors: super::connectors::render_connectors(&config.connectors),
         tracing: super::tracing::render_tracing(&config.tracing),
         coordinator: super::coordinator::render_coordinator(&config.coordinator),
+        network: super::network::render_network(&config.network),
+        mcp: super::network::render_mcp(&config.mcp),
         database: RawDatabase {
             url: Some(config.database.url.redacted()),
             max_connections: Some(i64::from(config.database.max_connections)),

@@ -78,6 +78,84 @@ pub struct SurfaceToken {
     pub name: String,
     /// The token, trimmed.
     pub token: SecretString,
+    /// Whom it may act for (`[server.surface_grants] NAME`).
+    pub grants: SurfaceGrants,
+}
+
+/// Whom a surface token may act for, by their role: `[server.surface_grants] NAME = ["members",
+/// "approvers", "admins"]` (default members and approvers). Never the built-in `admin`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SurfaceGrants {
+    /// People with the member role.
+    pub members: bool,
+    /// People with the approver role.
+    pub approvers: bool,
+    /// People with the admin role (only where the operator wrote so).
+    pub admins: bool,
+}
+
+impl Default for SurfaceGrants {
+    fn default() -> Self {
+        Self {
+            members: true,
+            approvers: true,
+            admins: false,
+        }
+    }
+}
+
+impl SurfaceGrants {
+    /// Members, approvers and admins: `["members", "approvers", "admins"]`.
+    pub fn everyone() -> Self {
+        Self {
+            members: true,
+            approvers: true,
+            admins: true,
+        }
+    }
+
+    const WORDS: [&'static str; 3] = ["members", "approvers", "admins"];
+
+    fn parse(words: &[String]) -> Result<Self, String> {
+        let mut grants = Self {
+            members: false,
+            approvers: false,
+            admins: false,
+        };
+        for word in words {
+            match word.trim() {
+                "members" => grants.members = true,
+                "approvers" => grants.approvers = true,
+                "admins" => grants.admins = true,
+                other => {
+                    return Err(format!(
+                        "{other:?} is not one of {}",
+                        Self::WORDS.join(", ")
+                    ));
+                }
+            }
+        }
+        Ok(grants)
+    }
+
+    /// The words, as written in the file.
+    pub fn words(self) -> Vec<String> {
+        [self.members, self.approvers, self.admins]
+            .into_iter()
+            .zip(Self::WORDS)
+            .filter(|(on, _)| *on)
+            .map(|(_, word)| word.to_owned())
+            .collect()
+    }
+
+    /// Whether a person of `role` may be acted for.
+    pub fn allows(self, role: workmate_store::Role) -> bool {
+        match role {
+            workmate_store::Role::Member => self.members,
+            workmate_store::Role::Approver => self.approvers,
+            workmate_store::Role::Admin => self.admins,
+        }
+    }
 }
 
 type Invalid<'a> = &'a dyn Fn(&'static str, &'static str, String) -> ConfigError;
@@ -133,9 +211,18 @@ pub(crate) fn validate_limits(
 
 pub(crate) fn validate_surface_tokens(
     raw: &BTreeMap<String, String>,
+    raw_grants: &BTreeMap<String, Vec<String>>,
     admin: Option<&SecretString>,
     origin: impl Fn(&str) -> Source,
 ) -> Result<Vec<SurfaceToken>, ConfigError> {
+    if let Some(stray) = raw_grants.keys().find(|name| !raw.contains_key(*name)) {
+        return Err(ConfigError::SurfaceToken {
+            name: stray.clone(),
+            origin: origin(stray),
+            problem: "[server.surface_grants] names a surface that has no token in                       [server.surface_tokens]"
+                .into(),
+        });
+    }
     let mut out: Vec<SurfaceToken> = Vec::new();
     for (name, token) in raw {
         let fail = |problem: String| ConfigError::SurfaceToken {
@@ -170,9 +257,15 @@ pub(crate) fn validate_surface_tokens(
                 other.name
             )));
         }
+        let grants = match raw_grants.get(name) {
+            Some(words) => SurfaceGrants::parse(words)
+                .map_err(|e| fail(format!("[server.surface_grants]: {e}")))?,
+            None => SurfaceGrants::default(),
+        };
         out.push(SurfaceToken {
             name: name.clone(),
             token: SecretString::from(token.to_owned()),
+            grants,
         });
     }
     Ok(out)

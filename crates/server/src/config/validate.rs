@@ -64,6 +64,10 @@ pub(crate) struct RawConfig {
         skip_serializing_if = "super::coordinator::RawCoordinator::is_empty"
     )]
     pub(crate) coordinator: super::coordinator::RawCoordinator,
+    #[serde(default, skip_serializing_if = "super::network::RawNetwork::is_empty")]
+    pub(crate) network: super::network::RawNetwork,
+    #[serde(default, skip_serializing_if = "super::network::RawMcp::is_empty")]
+    pub(crate) mcp: super::network::RawMcp,
 }
 
 /// `[platforms.*]`.
@@ -177,6 +181,8 @@ pub(crate) struct RawServer {
     pub(crate) max_connections: Option<i64>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) surface_tokens: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) surface_grants: BTreeMap<String, Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]
@@ -217,6 +223,7 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
     let limits = super::server::validate_limits(&raw.server, &invalid)?;
     let surface_tokens = super::server::validate_surface_tokens(
         &raw.server.surface_tokens,
+        &raw.server.surface_grants,
         admin_token.as_ref(),
         |name| merged.origin("server.surface_tokens", name),
     )?;
@@ -323,6 +330,8 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
     let connectors = super::connectors::validate_connectors(&raw.connectors, &invalid)?;
     let tracing = super::tracing::validate_tracing(&raw.tracing, &invalid)?;
     let coordinator = super::coordinator::validate_coordinator(&raw.coordinator, &invalid)?;
+    let network = super::network::validate_network(&raw.network, &invalid)?;
+    let mcp = super::network::validate_mcp(&raw.mcp, &invalid)?;
 
     Ok(Config {
         server: ServerConfig {
@@ -350,6 +359,9 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
         connectors,
         tracing,
         coordinator,
+        network,
+        mcp,
+        config_dir: None,
         database: DatabaseConfig {
             url: DatabaseUrl::new(url),
             max_connections,
@@ -389,6 +401,7 @@ mod tests {
                 max_body_bytes: Some(0),
                 max_connections: Some(0),
                 surface_tokens: BTreeMap::from([("*".to_owned(), String::new())]),
+                surface_grants: BTreeMap::from([("*".to_owned(), Vec::new())]),
             },
             engine: RawEngine {
                 max_iterations: Some(0),
@@ -529,6 +542,12 @@ mod tests {
                 session_lease_ms: Some(0),
                 connection_lease_ms: Some(0),
                 deliveries_per_minute: Some(0),
+            },
+            network: super::super::network::RawNetwork {
+                allow_private: Some(Vec::new()),
+            },
+            mcp: super::super::network::RawMcp {
+                folder_roots: Some(Vec::new()),
             },
         };
         let table = toml::Table::try_from(full).unwrap();

@@ -53,7 +53,7 @@ pub struct ConnectPages {
     redirect: Url,
     oauth: HashMap<String, OAuthApp>,
     mcp: Option<Arc<McpManager>>,
-    http: reqwest::Client,
+    http: workmate_net::Egress,
     clock: Clock,
 }
 
@@ -94,7 +94,7 @@ impl ConnectPages {
         key: SessionKey,
         origin: &Url,
         oauth: HashMap<String, OAuthApp>,
-        http: reqwest::Client,
+        http: workmate_net::Egress,
         clock: Clock,
     ) -> Result<Self, String> {
         let redirect = origin

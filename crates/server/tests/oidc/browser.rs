@@ -97,7 +97,10 @@ pub(crate) struct Browser {
 impl Browser {
     pub(crate) fn new() -> Self {
         Self {
-            client: workmate_server::serve::oidc_http_client().unwrap(),
+            client: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap(),
             jar: BTreeMap::new(),
         }
     }

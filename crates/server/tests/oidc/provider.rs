@@ -142,7 +142,7 @@ pub(crate) fn sso_for(provider: &Provider, data_dir: &Path) -> Sso {
                 .map(str::to_owned)
                 .to_vec(),
         },
-        workmate_server::serve::oidc_http_client().unwrap(),
+        crate::support::local_egress(),
         Clock::system(),
     )
     .unwrap();

@@ -40,7 +40,12 @@ async fn connecting() -> Connecting {
     let keys = Keyring::new(MasterKey::generate("test").unwrap(), Vec::new());
     let vault = Vault::new(app.store.clone(), Arc::new(keys));
     let connectors = Arc::new(
-        ConnectorSource::new(builtin_connectors(), CredentialStore::new(vault.clone())).unwrap(),
+        ConnectorSource::new(
+            builtin_connectors(),
+            CredentialStore::new(vault.clone()),
+            crate::support::local_network(),
+        )
+        .unwrap(),
     );
     let authorize = MockServer::start().await;
     let gmail = OAuthApp {
@@ -52,11 +57,13 @@ async fn connecting() -> Connecting {
         extra_params: vec![("access_type".into(), "offline".into())],
         resource: None,
     };
-    let mcp = Arc::new(workmate_mcp::McpManager::new(
-        app.store.clone(),
-        workmate_tools::ShellSandbox::default(),
-        Some(vault.clone()),
-    ));
+    let settings = workmate_mcp::McpSettings {
+        network: crate::support::local_network(),
+        ..workmate_mcp::McpSettings::default()
+    };
+    let mcp = Arc::new(
+        workmate_mcp::McpManager::new(app.store.clone(), settings, Some(vault.clone())).unwrap(),
+    );
     app.chat.attach_mcp(Arc::clone(&mcp));
     let pages = Arc::new(
         ConnectPages::new(
@@ -65,7 +72,7 @@ async fn connecting() -> Connecting {
             SessionKey::from_bytes([9; 32]),
             &Url::parse(ORIGIN).unwrap(),
             HashMap::from([("gmail".to_owned(), gmail)]),
-            workmate_server::serve::oidc_http_client().unwrap(),
+            crate::support::local_egress(),
             Clock::system(),
         )
         .unwrap()

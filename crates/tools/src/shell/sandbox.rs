@@ -129,7 +129,8 @@ const SERVER_CPU_SECONDS: u64 = 86_400;
 impl ShellSandbox {
     /// The command that starts a long-running program (an MCP server) isolated as `run_shell`'s
     /// commands are: `folders` are its only view of the host's files (the first is its working
-    /// folder and `HOME`; writable ones are handed to the sandbox user as a session's are), `env`
+    /// folder and `HOME`; writable ones must already be the sandbox user's: their owner is never
+    /// changed), `env`
     /// its only variables beside `PATH`, `HOME` and `LANG`. Stdin, stdout and stderr are left for
     /// the caller to set. `Err` says why the sandbox cannot start and what to do.
     pub async fn server_command(
@@ -161,10 +162,11 @@ impl ShellSandbox {
             Self::Namespaces(sandbox) => sandbox,
         };
         sandbox.probe().await?;
-        let writable: Vec<Root> = folders.iter().filter(|f| f.writable).cloned().collect();
-        tokio::task::spawn_blocking(move || writable.iter().try_for_each(prepare_root))
-            .await
-            .map_err(|e| format!("cannot prepare the sandbox: {e}"))??;
+        // The folders are the operator's, not workmate's: their owner is never changed. A
+        // writable one must already belong to the sandbox user when the server runs as root.
+        for folder in folders.iter().filter(|f| f.writable) {
+            check_writable_by_sandbox(&folder.path)?;
+        }
         let job = Job {
             roots: folders,
             argv,
@@ -371,6 +373,24 @@ impl Args {
 /// Whether the server runs as root (the owner of `/proc/self` is the effective uid).
 pub(crate) fn running_as_root() -> bool {
     std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+/// Refuses a folder a long-running server should write in but, as the sandbox user, could not:
+/// when the server runs as root, the folder must belong to [`SANDBOX_UID`] already.
+fn check_writable_by_sandbox(path: &Path) -> Result<(), String> {
+    if !running_as_root() {
+        return Ok(());
+    }
+    let meta = std::fs::metadata(path)
+        .map_err(|e| format!("folder {} cannot be used: {e}", path.display()))?;
+    if meta.uid() == SANDBOX_UID {
+        return Ok(());
+    }
+    Err(format!(
+        "folder {} is writable for the server, but the sandbox user (uid {SANDBOX_UID}) does not          own it; workmate never changes the owner of a folder it did not create: run `chown -R          {SANDBOX_UID}:{SANDBOX_UID} {}` if the server should write there",
+        path.display(),
+        path.display()
+    ))
 }
 
 /// Makes the primary root usable by [`SANDBOX_UID`] when the server is root: every folder above

@@ -1,27 +1,21 @@
 //! `web_fetch`: fetches one web page (http or https) as text.
 //!
-//! Invariant: every hop (the first URL and each redirect target) is vetted before any byte is
-//! sent to it — http(s) only; an IP-literal host checked by [`guard::check_url`], a host name
-//! resolved by the client's [`resolve::GuardedResolver`], which hands the connector only addresses
-//! [`guard::forbidden_reason`] accepts — unless the host is allow-listed. The connection goes to
-//! those very addresses, so DNS rebinding between check and connect cannot reach a forbidden one.
+//! Invariant: the page is fetched through the guarded egress (`workmate_net::Egress`), so no
+//! hop — the first URL or a redirect target — reaches the server itself, its private networks or
+//! the metadata service unless the operator allowed the host (`[network] allow_private`).
 //! Memory is bounded: the body is read up to a limit and the rest is never downloaded.
 
-mod client;
-pub mod guard;
 mod html;
-mod resolve;
 
-use std::error::Error as _;
 use std::sync::{Arc, OnceLock};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use url::Url;
+use workmate_net::{Egress, EgressOptions, NetworkPolicy};
 use workmate_protocol::ToolSpec;
 
-use self::guard::GuardError;
 use crate::{Tool, ToolContext, ToolError, ToolFuture, ToolMetadata, ToolResult};
 
 const MAX_CHARS_CAP: usize = 200_000;
@@ -61,24 +55,27 @@ pub fn fetch_host(url: &str) -> Option<String> {
 /// `web_fetch(url, max_chars=20000)`.
 #[derive(Clone, Debug, Default)]
 pub struct WebFetch {
-    allow_hosts: Arc<[String]>,
+    network: Arc<NetworkPolicy>,
     /// Built on first use (it reads the system's root certificates) and shared by clones.
-    client: Arc<OnceLock<Result<reqwest::Client, String>>>,
+    egress: Arc<OnceLock<Result<Egress, String>>>,
 }
 
 impl WebFetch {
-    /// A fetcher that may also reach the named hosts even when they resolve to private addresses
-    /// (an operator's intranet, or a local test server).
-    pub fn new(allow_hosts: Vec<String>) -> Self {
+    /// A fetcher under the operator's network policy (which may open private hosts: an
+    /// intranet, or a local test server).
+    pub fn new(network: Arc<NetworkPolicy>) -> Self {
         Self {
-            allow_hosts: allow_hosts.into(),
-            client: Arc::default(),
+            network,
+            egress: Arc::default(),
         }
     }
 
-    fn client(&self) -> Result<&reqwest::Client, ToolError> {
-        self.client
-            .get_or_init(|| client::build(Arc::clone(&self.allow_hosts)))
+    fn egress(&self) -> Result<&Egress, ToolError> {
+        self.egress
+            .get_or_init(|| {
+                let options = EgressOptions::anonymous();
+                Egress::new(Arc::clone(&self.network), options)
+            })
             .as_ref()
             .map_err(|e| ToolError::new(format!("web_fetch is unavailable: {e}")))
     }
@@ -115,15 +112,15 @@ impl WebFetch {
         let max_body = max_chars.saturating_mul(8).clamp(64 * 1024, MAX_BODY_BYTES);
         let url = Url::parse(args.url.trim())
             .map_err(|e| ToolError::new(format!("invalid URL '{}': {e}", args.url)))?;
-        // The resolver never sees an IP-literal host, so it is vetted here (redirects: in the
-        // client's policy).
-        guard::check_url(&self.allow_hosts, &url).map_err(|e| ToolError::new(e.0))?;
-        let mut response = self
-            .client()?
-            .get(url.clone())
-            .send()
+        let egress = self.egress()?;
+        let request = egress.request(reqwest::Method::GET, url).header(
+            reqwest::header::ACCEPT,
+            "text/html, text/plain, application/json;q=0.9, */*;q=0.5",
+        );
+        let response = egress
+            .send(request)
             .await
-            .map_err(|e| describe(&url, &e))?;
+            .map_err(|e| ToolError::new(e.to_string()))?;
         let url = response.url().clone();
         let status = response.status().as_u16();
         let content_type = response
@@ -132,51 +129,17 @@ impl WebFetch {
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default()
             .to_owned();
-        let mut body = Vec::new();
-        let mut body_truncated = false;
-        while let Some(chunk) = response.chunk().await.map_err(|e| describe(&url, &e))? {
-            let room = max_body - body.len();
-            if chunk.len() > room {
-                body.extend_from_slice(&chunk[..room]);
-                body_truncated = true;
-                break;
-            }
-            body.extend_from_slice(&chunk);
-        }
+        let body = workmate_net::read_capped(response, max_body)
+            .await
+            .map_err(|e| ToolError::new(e.to_string()))?;
         let page = Page {
             status,
             content_type,
-            body,
-            body_truncated,
+            body: body.bytes,
+            body_truncated: body.truncated,
         };
         Ok(render(&url, &page, max_chars))
     }
-}
-
-/// The tool error for a failed request: the guard's own message when it refused, else the cause.
-fn describe(url: &Url, error: &reqwest::Error) -> ToolError {
-    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
-    while let Some(e) = cause {
-        if let Some(guard) = e.downcast_ref::<GuardError>() {
-            return ToolError::new(guard.0.clone());
-        }
-        cause = e.source();
-    }
-    if error.is_timeout() {
-        return ToolError::new(format!("fetching {url} timed out"));
-    }
-    // reqwest's own text names the URL; the useful part is in the causes.
-    let mut message = format!("fetching {url} failed");
-    let mut cause = error.source();
-    while let Some(e) = cause {
-        message.push_str(": ");
-        message.push_str(&e.to_string());
-        cause = e.source();
-    }
-    if error.source().is_none() {
-        message.push_str(&format!(": {error}"));
-    }
-    ToolError::new(message)
 }
 
 /// A response, its body possibly cut at the download limit.

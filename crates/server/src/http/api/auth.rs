@@ -25,6 +25,7 @@ use tracing::warn;
 use workmate_protocol::{Actor, TenantId, UserId};
 
 use super::sso::{SESSION_COOKIE, Sso, cookie};
+use crate::config::SurfaceGrants;
 use crate::http::{ApiError, AppState};
 
 /// The file a generated admin token is kept in, inside the data directory.
@@ -63,18 +64,24 @@ impl Principal {
         store: &workmate_store::Store,
         action: &str,
     ) -> Result<(), ApiError> {
-        let admin = store
-            .tenants()
-            .get_user(&self.tenant, &self.actor.user_id)
-            .await?
-            .is_some_and(|u| u.role == workmate_store::Role::Admin);
-        if admin {
+        if self.is_admin(store).await? {
             return Ok(());
         }
         Err(ApiError::Forbidden(format!(
             "only the tenant's admins may {action}; {} is not one",
             self.actor.user_id
         )))
+    }
+}
+
+impl Principal {
+    /// Whether the caller is an admin of their tenant.
+    pub(crate) async fn is_admin(&self, store: &workmate_store::Store) -> Result<bool, ApiError> {
+        Ok(store
+            .tenants()
+            .get_user(&self.tenant, &self.actor.user_id)
+            .await?
+            .is_some_and(|u| u.role == workmate_store::Role::Admin))
     }
 }
 
@@ -108,14 +115,14 @@ impl Via {
 pub struct Auth {
     admin: SecretString,
     admin_allowed: bool,
-    surfaces: Vec<(String, SecretString)>,
+    surfaces: Vec<(String, SecretString, SurfaceGrants)>,
     sso: Option<Arc<Sso>>,
 }
 
 /// Whose token was presented.
 enum Caller<'a> {
     Admin,
-    Surface(&'a str),
+    Surface(&'a str, SurfaceGrants),
 }
 
 impl Auth {
@@ -142,14 +149,18 @@ impl Auth {
         self.sso.clone()
     }
 
-    /// Adds surface tokens (`name`, token); each acts for the user its requests name.
+    /// Adds surface tokens (`name`, token, whom it may act for); each acts for the user its
+    /// requests name, within its grants.
     #[must_use]
     pub fn with_surfaces(
         mut self,
-        surfaces: impl IntoIterator<Item = (String, SecretString)>,
+        surfaces: impl IntoIterator<Item = (String, SecretString, SurfaceGrants)>,
     ) -> Self {
-        self.surfaces
-            .extend(surfaces.into_iter().map(|(name, t)| (name, trimmed(t))));
+        self.surfaces.extend(
+            surfaces
+                .into_iter()
+                .map(|(name, t, grants)| (name, trimmed(t), grants)),
+        );
         self
     }
 
@@ -157,8 +168,8 @@ impl Auth {
     pub fn surface_sharing_admin_token(&self) -> Option<&str> {
         self.surfaces
             .iter()
-            .find(|(_, t)| t.expose_secret() == self.admin.expose_secret())
-            .map(|(name, _)| name.as_str())
+            .find(|(_, t, _)| t.expose_secret() == self.admin.expose_secret())
+            .map(|(name, _, _)| name.as_str())
     }
 
     /// Whose token `presented` is, if anyone's. Every token is compared, so the time taken does
@@ -166,9 +177,9 @@ impl Auth {
     fn check(&self, presented: &str) -> Option<Caller<'_>> {
         let presented = presented.trim().as_bytes();
         let mut found = None;
-        for (name, token) in &self.surfaces {
+        for (name, token, grants) in &self.surfaces {
             if constant_time_eq(presented, token.expose_secret().as_bytes()) && found.is_none() {
-                found = Some(Caller::Surface(name.as_str()));
+                found = Some(Caller::Surface(name.as_str(), *grants));
             }
         }
         if constant_time_eq(presented, self.admin.expose_secret().as_bytes()) {
@@ -262,16 +273,23 @@ pub(crate) async fn require_token(
                  a surface acting for people needs its own token ([server.surface_tokens])"
             )));
         }
-        (Caller::Surface(surface), None) => {
+        (Caller::Surface(surface, _), None) => {
             return Err(ApiError::Forbidden(format!(
                 "surface {surface} must name the person it acts for in {ACTING_USER_HEADER}"
             )));
         }
-        (Caller::Surface(surface), Some(user)) => {
+        (Caller::Surface(surface, grants), Some(user)) => {
             if user.is_empty() {
                 return Err(ApiError::BadRequest(format!(
                     "{ACTING_USER_HEADER} must name a user"
                 )));
+            }
+            if user == ADMIN_USER {
+                let why = format!(
+                    "surface {surface} may not act as the built-in {ADMIN_USER} (the admin \
+                     token's own user); it acts only for people"
+                );
+                return Err(refuse_surface(&state, &tenant, surface, &user, why).await);
             }
             let known = state
                 .store
@@ -286,6 +304,15 @@ pub(crate) async fn require_token(
                     "{user} was deactivated; workmate no longer acts for them"
                 )));
             }
+            if !grants.allows(known.role) {
+                let why = format!(
+                    "surface {surface} may not act for {user}, whose role is {role:?}: the \
+                     operator grants it only {granted} ([server.surface_grants] {surface})",
+                    role = known.role,
+                    granted = grants.words().join(" and "),
+                );
+                return Err(refuse_surface(&state, &tenant, surface, &user, why).await);
+            }
             Principal {
                 tenant,
                 actor: Actor::named(known.id, known.display_name),
@@ -297,6 +324,32 @@ pub(crate) async fn require_token(
     };
     request.extensions_mut().insert(principal);
     Ok(next.run(request).await)
+}
+
+/// Records that a surface tried to act for someone it may not, and the `403` that says why.
+async fn refuse_surface(
+    state: &AppState,
+    tenant: &TenantId,
+    surface: &str,
+    user: &str,
+    why: String,
+) -> ApiError {
+    warn!(
+        surface,
+        user, "A surface token tried to act beyond its grants."
+    );
+    let record = workmate_store::NewAuditRecord {
+        session_id: None,
+        actor: Some(format!("surface:{surface}")),
+        stage: "surface_refused".into(),
+        tool: None,
+        status: Some("refused".into()),
+        detail: serde_json::json!({"surface": surface, "acting_user": user, "reason": why}),
+    };
+    if let Err(e) = state.store.audit().append(tenant, &record).await {
+        warn!(error = %e, "Cannot record the refused surface request.");
+    }
+    ApiError::Forbidden(why)
 }
 
 /// The configured token, or the one kept in the data directory, or a new one written there.
@@ -411,6 +464,7 @@ mod tests {
         let auth = Auth::admin(SecretString::from(" s3cret-token-value\n")).with_surfaces([(
             "slack".to_owned(),
             SecretString::from("surface-token-0123456"),
+            SurfaceGrants::default(),
         )]);
         assert!(matches!(
             auth.check("s3cret-token-value"),
@@ -418,7 +472,7 @@ mod tests {
         ));
         assert!(matches!(
             auth.check(" surface-token-0123456 "),
-            Some(Caller::Surface("slack"))
+            Some(Caller::Surface("slack", _))
         ));
         assert!(auth.check("s3cret-token-valuE").is_none());
         assert!(auth.check("").is_none());

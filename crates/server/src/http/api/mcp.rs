@@ -1,9 +1,10 @@
 //! The tenant's MCP servers over HTTP: `GET /v1/mcp/servers`, `PUT` and `DELETE
 //! /v1/mcp/servers/{name}`, `GET /v1/mcp/servers/{name}/tools`.
 //!
-//! Invariants: anyone in the tenant may list servers and tools; registering and removing are for
-//! tenant admins, and are audited with the change, in one transaction; a definition is checked
-//! whole before it is stored.
+//! Invariants: anyone in the tenant may list servers and tools, but only admins see a definition's
+//! environment and headers (as names and `***`, never values) and what a server wrote to stderr;
+//! registering and removing are for tenant admins, and are audited with the change, in one
+//! transaction; a definition is checked whole before it is stored.
 
 use axum::Json;
 use axum::body::Bytes;
@@ -26,7 +27,10 @@ pub(crate) async fn list(
     State(state): State<AppState>,
     Extension(caller): Extension<Principal>,
 ) -> Result<Json<Value>, ApiError> {
-    let servers = manager(&state)?.list(&caller.tenant).await?;
+    let mut servers = manager(&state)?.list(&caller.tenant).await?;
+    if !caller.is_admin(&state.store).await? {
+        servers = servers.into_iter().map(|s| s.for_members()).collect();
+    }
     Ok(Json(json!({ "servers": servers })))
 }
 

@@ -11,7 +11,11 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
-use workmate_feishu::webhook::{Signed, WebhookError};
+use workmate_feishu::webhook::{Signed, WebhookAuth};
+
+/// What every refused request is told, whichever check it failed.
+const REFUSED: &str = "the request could not be verified (signature, timestamp, encryption or \
+                       verification token)";
 
 use super::FeishuSurface;
 use crate::http::{ApiError, AppState};
@@ -55,9 +59,14 @@ async fn handle(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<Re
     let envelope = feishu
         .auth
         .open(signed, body, &mut plaintext)
-        .map_err(|e| match e {
-            WebhookError::Decode(e) => ApiError::BadRequest(e.to_string()),
-            other => ApiError::BadSignature(other.to_string()),
+        .map_err(|e| {
+            if WebhookAuth::is_refusal(&e) {
+                // One answer for every refusal: which check failed stays in the log.
+                tracing::warn!(error = %e, "Refused a Feishu request.");
+                ApiError::BadSignature(REFUSED.into())
+            } else {
+                ApiError::BadRequest(e.to_string())
+            }
         })?;
     let answer = workmate_feishu::dispatch(envelope, &feishu.sink, &feishu.platform, feishu.bot())
         .await

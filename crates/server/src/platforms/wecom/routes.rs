@@ -24,7 +24,7 @@ pub(crate) async fn verify(
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
     let wecom = surface(&state)?;
-    let query = Query::parse(query.as_deref().unwrap_or_default()).map_err(refused)?;
+    let query = fresh(Query::parse(query.as_deref().unwrap_or_default()).map_err(refused)?)?;
     let robot = auth(&wecom)?.verify_url(&query);
     let echo = match (robot, &wecom.app_auth) {
         (Err(CallbackError::ReceiveIdMismatch { .. }), Some(app)) => app.verify_url(&query),
@@ -42,7 +42,7 @@ pub(crate) async fn callback(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let wecom = surface(&state)?;
-    let query = Query::parse(query.as_deref().unwrap_or_default()).map_err(refused)?;
+    let query = fresh(Query::parse(query.as_deref().unwrap_or_default()).map_err(refused)?)?;
     if body.trim_ascii_start().starts_with(b"<") {
         return app_callback(&wecom, &query, &body).await;
     }
@@ -63,9 +63,7 @@ pub(crate) async fn callback(
     let Some(answer) = answer else {
         return Ok(String::new().into_response());
     };
-    let timestamp = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let timestamp = unix_now();
     let nonce = workmate_adapter::backoff::random_u64().to_string();
     let sealed = auth.seal_json(&answer.to_string(), timestamp, &nonce);
     Ok(([(header::CONTENT_TYPE, "application/json")], sealed).into_response())
@@ -108,6 +106,24 @@ fn auth(wecom: &WeComSurface) -> Result<&CallbackAuth, ApiError> {
             "WeCom callbacks are not configured (token and encoding_aes_key are not set)".into(),
         )
     })
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// The query, if its timestamp is within five minutes of the clock (a replay is refused).
+fn fresh(query: Query) -> Result<Query, ApiError> {
+    if query.is_fresh(unix_now()) {
+        return Ok(query);
+    }
+    Err(ApiError::BadSignature(
+        "the callback's timestamp is more than 5 minutes from the clock (a replay, or the \
+         server's clock is wrong)"
+            .into(),
+    ))
 }
 
 /// A callback that is not WeCom's, or not for this robot.

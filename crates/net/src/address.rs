@@ -1,55 +1,13 @@
-//! Which addresses `web_fetch` may connect to.
+//! Which IP addresses are not the public internet.
 //!
-//! Invariant: an address that reaches the server itself, its private networks or the cloud
-//! metadata service is refused in every spelling — IPv4, IPv4-mapped/compatible IPv6, NAT64 and
-//! 6to4 embeddings included — unless the operator allow-listed the host by name.
+//! Invariant: an address that reaches the host itself, its private networks or the cloud
+//! metadata service has a reason here in every spelling: IPv4, and the IPv6 forms that embed an
+//! IPv4 address (mapped, compatible, NAT64, 6to4).
 
-use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use url::{Host, Url};
-
-/// Why `web_fetch` will not fetch a URL or reach a host; the message is complete, for the model.
-#[derive(Debug)]
-pub(crate) struct GuardError(pub(crate) String);
-
-impl fmt::Display for GuardError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for GuardError {}
-
-/// Checks what can be checked without resolving: an http(s) URL with a host, and — when that host
-/// is an IP literal, which the client connects to without consulting the resolver — an address
-/// that is not forbidden (or allow-listed). Host names are vetted when they are resolved.
-pub(crate) fn check_url(allow: &[String], url: &Url) -> Result<(), GuardError> {
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(GuardError(format!(
-            "cannot fetch {url}: only http and https URLs can be fetched"
-        )));
-    }
-    let ip = match url.host() {
-        None => {
-            return Err(GuardError(format!(
-                "cannot fetch {url}: the URL has no host"
-            )));
-        }
-        Some(Host::Domain(_)) => return Ok(()),
-        Some(Host::Ipv4(ip)) => IpAddr::V4(ip),
-        Some(Host::Ipv6(ip)) => IpAddr::V6(ip),
-    };
-    let host = url.host_str().unwrap_or_default();
-    match forbidden_reason(ip) {
-        Some(reason) if !host_allowed(allow, host) => Err(GuardError(format!(
-            "refusing to fetch {url}: {host} is {reason}"
-        ))),
-        _ => Ok(()),
-    }
-}
-
-/// Why an address is forbidden, or `None` when it is a public address.
+/// Why an address is not a public one (so the guarded egress refuses it unless the operator
+/// allowed it), or `None` for a public address.
 pub fn forbidden_reason(ip: IpAddr) -> Option<&'static str> {
     match ip {
         IpAddr::V4(v4) => forbidden_v4(v4),
@@ -103,7 +61,7 @@ fn forbidden_v6(ip: Ipv6Addr) -> Option<&'static str> {
 
 /// The IPv4 address an IPv6 address stands for: mapped (`::ffff:a.b.c.d`), compatible
 /// (`::a.b.c.d`), NAT64 (`64:ff9b::a.b.c.d`) or 6to4 (`2002:aabb:ccdd::`).
-fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
+pub(crate) fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     if let Some(v4) = ip.to_ipv4_mapped() {
         return Some(v4);
     }
@@ -119,20 +77,6 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
         return Some(Ipv4Addr::new(o[2], o[3], o[4], o[5]));
     }
     None
-}
-
-/// Whether `host` (as in a URL, brackets allowed) is on the operator's allow-list.
-pub fn host_allowed(allow: &[String], host: &str) -> bool {
-    let host = normalize(host);
-    allow.iter().any(|allowed| normalize(allowed) == host)
-}
-
-fn normalize(host: &str) -> String {
-    host.trim()
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .trim_end_matches('.')
-        .to_ascii_lowercase()
 }
 
 #[cfg(test)]
@@ -204,47 +148,5 @@ mod tests {
             let ip: IpAddr = text.parse().unwrap();
             assert_eq!(forbidden_reason(ip), None, "{text} should be allowed");
         }
-    }
-
-    #[test]
-    fn urls_are_checked_by_scheme_and_ip_literal_host() {
-        let allow = vec!["127.0.0.1".to_owned()];
-        let check = |allow: &[String], url: &str| check_url(allow, &Url::parse(url).unwrap());
-        for url in [
-            "https://169.254.169.254/latest/meta-data/",
-            "http://[::ffff:10.0.0.1]/",
-            "https://0x0a000001/",
-            "http://[::1]:8080/",
-        ] {
-            let error = check(&allow, url).unwrap_err();
-            assert!(error.0.starts_with("refusing"), "{url}: {error}");
-        }
-        for url in [
-            "file:///etc/passwd",
-            "ftp://example.com/",
-            "data:text/plain,x",
-        ] {
-            let error = check(&allow, url).unwrap_err();
-            assert!(error.0.starts_with("cannot fetch"), "{url}: {error}");
-        }
-        // Allow-listed IP literals pass; host names are left to the resolver.
-        check(&allow, "https://127.0.0.1:8443/").unwrap();
-        check(&[], "https://8.8.8.8/").unwrap();
-        check(&[], "http://localhost/").unwrap();
-        assert!(check(&[], "http://127.0.0.1/").is_err());
-    }
-
-    #[test]
-    fn allow_list_matches_host_names() {
-        let allow = vec![
-            "127.0.0.1".to_owned(),
-            "Intranet.Example".to_owned(),
-            "::1".to_owned(),
-        ];
-        assert!(host_allowed(&allow, "127.0.0.1"));
-        assert!(host_allowed(&allow, "intranet.example."));
-        assert!(host_allowed(&allow, "[::1]"));
-        assert!(!host_allowed(&allow, "localhost"));
-        assert!(!host_allowed(&[], "127.0.0.1"));
     }
 }
