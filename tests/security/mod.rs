@@ -10,6 +10,7 @@
 mod authority;
 mod automations;
 mod canary;
+mod connections;
 mod exec_http;
 mod exec_slack;
 mod exfiltration;

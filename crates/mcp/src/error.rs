@@ -6,6 +6,11 @@ pub enum Error {
     /// A definition or a name is not acceptable.
     #[error("{0}")]
     Invalid(String),
+    /// The definition asks for what the operator does not allow (a folder outside
+    /// `[mcp] folder_roots`, an address the network policy refuses, a secret in clear without a
+    /// vault to move it to).
+    #[error("{0}")]
+    NotAllowed(String),
     /// No server of that name is registered.
     #[error("no MCP server named {0} is registered (see /workmate mcp list)")]
     NotFound(String),

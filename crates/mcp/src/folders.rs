@@ -38,7 +38,7 @@ impl FolderPolicy {
             )));
         }
         if self.roots.is_empty() {
-            return Err(Error::Invalid(format!(
+            return Err(Error::NotAllowed(format!(
                 "folder {shown} cannot be given to an MCP server: the operator has allowed no \
                  folders ([mcp] folder_roots is empty); without folders a server gets only its \
                  own scratch folder"
@@ -47,13 +47,13 @@ impl FolderPolicy {
         let path = folder
             .path
             .canonicalize()
-            .map_err(|e| Error::Invalid(format!("folder {shown} cannot be used: {e}")))?;
+            .map_err(|e| Error::NotAllowed(format!("folder {shown} cannot be used: {e}")))?;
         if !path.is_dir() {
-            return Err(Error::Invalid(format!("folder {shown} is not a folder")));
+            return Err(Error::NotAllowed(format!("folder {shown} is not a folder")));
         }
         if !self.roots.iter().any(|root| path.starts_with(root)) {
             let roots: Vec<String> = self.roots.iter().map(|r| r.display().to_string()).collect();
-            return Err(Error::Invalid(format!(
+            return Err(Error::NotAllowed(format!(
                 "folder {shown} is outside the folders the operator allows MCP servers to see \
                  ([mcp] folder_roots: {})",
                 roots.join(", ")
@@ -64,7 +64,7 @@ impl FolderPolicy {
             .iter()
             .find(|p| path.starts_with(p) || p.starts_with(&path))
         {
-            return Err(Error::Invalid(format!(
+            return Err(Error::NotAllowed(format!(
                 "folder {shown} cannot be given to an MCP server: it is or holds workmate's own \
                  state ({})",
                 protected.display()
@@ -115,10 +115,10 @@ mod tests {
         let admitted = policy.admit(&folder(&reports)).unwrap();
         assert_eq!(admitted.path, reports.canonicalize().unwrap());
         for (path, why) in [
-            (elsewhere.clone(), "outside"),
+            (elsewhere, "outside"),
             (reports.join("link"), "outside"),
             (reports.join("../../elsewhere"), "outside"),
-            (data.clone(), "workmate's own state"),
+            (data, "workmate's own state"),
             (shared.clone(), "workmate's own state"),
             (PathBuf::from("/"), "outside"),
             (PathBuf::from("relative"), "absolute"),

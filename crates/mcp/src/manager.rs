@@ -132,7 +132,7 @@ impl McpManager {
             self.launcher
                 .egress
                 .client_for(&url)
-                .map_err(|e| Error::Invalid(format!("\"url\": {e}")))?;
+                .map_err(|e| Error::NotAllowed(format!("\"url\": {e}")))?;
         }
         let definition = &definition;
         let json = serde_json::to_value(definition)

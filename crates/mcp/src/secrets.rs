@@ -62,7 +62,7 @@ impl Secrets {
                 continue;
             }
             let Some(vault) = &self.vault else {
-                return Err(Error::Invalid(format!(
+                return Err(Error::NotAllowed(format!(
                     "the definition holds a literal value ({}) and workmate keeps such values                      only in the vault, which is not configured ([vault]); configure it, or store                      the value with `workmate vault put NAME --tenant {tenant}` and write                      ${{vault:NAME}}",
                     secret_name.rsplit('/').next().unwrap_or_default()
                 )));

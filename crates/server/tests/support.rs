@@ -41,6 +41,15 @@ pub(crate) fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
 }
 
 /// A port nothing listens on right now.
+/// The clock in Unix seconds, as text: the timestamp a platform signs a fresh request with.
+pub(crate) fn unix_now_s() -> String {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        .to_string()
+}
+
 /// The guarded egress as an operator who allowed the local fakes (`[network] allow_private =
 /// ["127.0.0.1", "localhost"]`) builds it for sign-in and token calls.
 pub(crate) fn local_egress() -> workmate_net::Egress {

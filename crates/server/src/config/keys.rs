@@ -91,6 +91,8 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
     Key::new("server", "header_read_timeout_ms", Kind::Int),
     Key::new("server", "max_body_bytes", Kind::Int),
     Key::new("server", "max_connections", Kind::Int),
+    Key::new("server", "max_connections_per_client", Kind::Int),
+    Key::new("server", "idle_timeout_ms", Kind::Int),
     // `[server.surface_tokens]`: `*` stands for any surface name.
     Key::new("server.surface_tokens", "*", Kind::Str),
     // `[server.surface_grants]`: whom each surface may act for.

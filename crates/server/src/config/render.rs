@@ -33,6 +33,10 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
             max_connections: Some(
                 i64::try_from(config.server.limits.max_connections).unwrap_or(i64::MAX),
             ),
+            max_connections_per_client: Some(
+                i64::try_from(config.server.limits.max_connections_per_client).unwrap_or(i64::MAX),
+            ),
+            idle_timeout_ms: i64::try_from(config.server.limits.idle_timeout.as_millis()).ok(),
             surface_tokens: config
                 .server
                 .surface_tokens

@@ -21,6 +21,8 @@ pub(crate) const DEFAULT_HEADER_READ_TIMEOUT_MS: i64 = 10_000;
 pub(crate) const DEFAULT_MAX_BODY_BYTES: i64 = 2 * 1024 * 1024;
 /// `max_connections` by default: open HTTP connections at once.
 pub(crate) const DEFAULT_MAX_CONNECTIONS: i64 = 1024;
+/// `idle_timeout_ms` by default: a connection quiet this long is closed.
+pub(crate) const DEFAULT_IDLE_TIMEOUT_MS: i64 = 60_000;
 
 /// The shortest surface token accepted, like the admin token.
 const MIN_TOKEN_CHARS: usize = 16;
@@ -37,8 +39,15 @@ pub struct HttpLimits {
     pub header_read_timeout: Duration,
     /// `max_body_bytes`: the largest request body accepted; larger ones get 413 (default 2 MiB).
     pub max_body_bytes: usize,
-    /// `max_connections`: open connections at once; more wait to be accepted (default 1024).
+    /// `max_connections`: open connections at once; at the cap the connection idle the longest
+    /// is closed for a new one, else the new one waits (default 1024).
     pub max_connections: usize,
+    /// `max_connections_per_client`: open connections from one address (default: half of
+    /// `max_connections`); at the cap its own idlest connection is closed, else the new one is.
+    pub max_connections_per_client: usize,
+    /// `idle_timeout_ms`: a connection on which nothing is read or written this long is closed
+    /// (default 60000).
+    pub idle_timeout: Duration,
 }
 
 impl Default for HttpLimits {
@@ -49,12 +58,22 @@ impl Default for HttpLimits {
             header_read_timeout: ms(DEFAULT_HEADER_READ_TIMEOUT_MS),
             max_body_bytes: usize::try_from(DEFAULT_MAX_BODY_BYTES).unwrap_or(usize::MAX),
             max_connections: usize::try_from(DEFAULT_MAX_CONNECTIONS).unwrap_or(usize::MAX),
+            max_connections_per_client: per_client_default(
+                usize::try_from(DEFAULT_MAX_CONNECTIONS).unwrap_or(usize::MAX),
+            ),
+            idle_timeout: ms(DEFAULT_IDLE_TIMEOUT_MS),
         }
     }
 }
 
+/// Half the connections, at least one.
+fn per_client_default(max_connections: usize) -> usize {
+    (max_connections / 2).max(1)
+}
+
 impl HttpLimits {
-    /// Limits with every bound given, for tests and embedders.
+    /// Limits with the main bounds given (half of the connections per client, the default idle
+    /// timeout), for tests and embedders.
     pub fn new(
         request_timeout: Duration,
         header_read_timeout: Duration,
@@ -66,7 +85,23 @@ impl HttpLimits {
             header_read_timeout,
             max_body_bytes,
             max_connections,
+            max_connections_per_client: per_client_default(max_connections),
+            idle_timeout: Self::default().idle_timeout,
         }
+    }
+
+    /// The same, with at most `max` connections from one address.
+    #[must_use]
+    pub fn with_max_connections_per_client(mut self, max: usize) -> Self {
+        self.max_connections_per_client = max;
+        self
+    }
+
+    /// The same, closing connections idle for `idle_timeout`.
+    #[must_use]
+    pub fn with_idle_timeout(mut self, idle_timeout: Duration) -> Self {
+        self.idle_timeout = idle_timeout;
+        self
     }
 }
 
@@ -201,11 +236,30 @@ pub(crate) fn validate_limits(
         DEFAULT_MAX_CONNECTIONS,
         (1, 1_000_000),
     )?;
+    let idle = bounded(
+        "idle_timeout_ms",
+        raw.idle_timeout_ms,
+        DEFAULT_IDLE_TIMEOUT_MS,
+        (1000, 3_600_000),
+    )?;
+    let max_connections = usize::try_from(connections).unwrap_or(usize::MAX);
+    let per_client = match raw.max_connections_per_client {
+        None => per_client_default(max_connections),
+        Some(_) => usize::try_from(bounded(
+            "max_connections_per_client",
+            raw.max_connections_per_client,
+            0,
+            (1, connections),
+        )?)
+        .unwrap_or(usize::MAX),
+    };
     Ok(HttpLimits {
         request_timeout: Duration::from_millis(request),
         header_read_timeout: Duration::from_millis(header),
         max_body_bytes: usize::try_from(body).unwrap_or(usize::MAX),
-        max_connections: usize::try_from(connections).unwrap_or(usize::MAX),
+        max_connections,
+        max_connections_per_client: per_client,
+        idle_timeout: Duration::from_millis(idle),
     })
 }
 

@@ -179,6 +179,8 @@ pub(crate) struct RawServer {
     pub(crate) header_read_timeout_ms: Option<i64>,
     pub(crate) max_body_bytes: Option<i64>,
     pub(crate) max_connections: Option<i64>,
+    pub(crate) max_connections_per_client: Option<i64>,
+    pub(crate) idle_timeout_ms: Option<i64>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) surface_tokens: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -400,6 +402,8 @@ mod tests {
                 header_read_timeout_ms: Some(0),
                 max_body_bytes: Some(0),
                 max_connections: Some(0),
+                max_connections_per_client: Some(0),
+                idle_timeout_ms: Some(0),
                 surface_tokens: BTreeMap::from([("*".to_owned(), String::new())]),
                 surface_grants: BTreeMap::from([("*".to_owned(), Vec::new())]),
             },

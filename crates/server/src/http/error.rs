@@ -136,6 +136,7 @@ impl From<workmate_mcp::Error> for ApiError {
             workmate_mcp::Error::Store(e) => e.into(),
             workmate_mcp::Error::NotFound(_) => Self::Missing(error.to_string()),
             workmate_mcp::Error::Invalid(_) => Self::Unprocessable(error.to_string()),
+            workmate_mcp::Error::NotAllowed(_) => Self::BadRequest(error.to_string()),
             workmate_mcp::Error::Unavailable { .. } => Self::NotReady {
                 reason: error.to_string(),
             },

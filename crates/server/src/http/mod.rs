@@ -6,6 +6,7 @@
 
 pub mod api;
 mod connect;
+mod connections;
 mod error;
 mod handlers;
 mod limits;
@@ -24,8 +25,8 @@ use workmate_engine::SessionHub;
 use workmate_store::Store;
 
 pub use connect::ConnectPages;
+pub use connections::{BoundedIo, BoundedListener};
 pub use error::ApiError;
-pub use limits::{BoundedIo, BoundedListener};
 
 use crate::config::HttpLimits;
 use crate::metrics::Metrics;

@@ -77,16 +77,28 @@ async fn feishu_app(script: &str) -> FeishuApp {
 async fn post(app: &FeishuApp, route: &str, plaintext: &str) -> (StatusCode, Value) {
     let sealed = crypto::encrypt_with(ENCRYPT_KEY, *b"0123456789abcdef", plaintext);
     let body = json!({ "encrypt": sealed }).to_string();
-    let signature = crypto::signature("1700000000", "nonce-1", ENCRYPT_KEY, body.as_bytes());
-    send(app, route, &body, &signature).await
+    let now = crate::support::unix_now_s();
+    let signature = crypto::signature(&now, "nonce-1", ENCRYPT_KEY, body.as_bytes());
+    send_at(app, route, &body, &signature, &now).await
 }
 
 async fn send(app: &FeishuApp, route: &str, body: &str, signature: &str) -> (StatusCode, Value) {
+    send_at(app, route, body, signature, &crate::support::unix_now_s()).await
+}
+
+/// Posts `body` signed at `timestamp` (Unix seconds).
+async fn send_at(
+    app: &FeishuApp,
+    route: &str,
+    body: &str,
+    signature: &str,
+    timestamp: &str,
+) -> (StatusCode, Value) {
     let request = Request::builder()
         .method("POST")
         .uri(format!("/v1/platforms/feishu/{route}"))
         .header("content-type", "application/json")
-        .header("x-lark-request-timestamp", "1700000000")
+        .header("x-lark-request-timestamp", timestamp)
         .header("x-lark-request-nonce", "nonce-1")
         .header("x-lark-signature", signature)
         .body(Body::from(body.to_owned()))
@@ -187,6 +199,27 @@ async fn parked(app: &FeishuApp) -> InboxItem {
 }
 
 #[tokio::test]
+async fn a_replayed_or_altered_request_is_refused_alike_and_a_fresh_one_is_taken() {
+    let app = feishu_app(SHELL).await;
+    let sealed = crypto::encrypt_with(ENCRYPT_KEY, *b"0123456789abcdef", &mention("EvR", "hi"));
+    let body = json!({ "encrypt": sealed }).to_string();
+    // Captured a day ago, correctly signed: a replay.
+    let day_ago = (crate::support::unix_now_s().parse::<u64>().unwrap() - 86_400).to_string();
+    let signature = crypto::signature(&day_ago, "nonce-1", ENCRYPT_KEY, body.as_bytes());
+    let replayed = send_at(&app, "events", &body, &signature, &day_ago).await;
+    assert_eq!(replayed.0, StatusCode::UNAUTHORIZED);
+    // One ciphertext byte flipped, unsigned and signed: the same answer as the replay.
+    let mut flipped = sealed.clone().into_bytes();
+    flipped[30] = if flipped[30] == b'A' { b'B' } else { b'A' };
+    let altered = json!({ "encrypt": String::from_utf8(flipped).unwrap() }).to_string();
+    assert_eq!(send(&app, "events", &altered, "").await, replayed);
+    assert_eq!(send(&app, "events", &altered, &signature).await, replayed);
+    // The same message signed now is taken.
+    let (status, _) = post(&app, "events", &mention("EvR", "hi")).await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test]
 async fn url_verification_is_answered_encrypted_or_plain_and_a_bad_signature_is_refused() {
     let app = feishu_app(SHELL).await;
     let handshake =
@@ -198,8 +231,9 @@ async fn url_verification_is_answered_encrypted_or_plain_and_a_bad_signature_is_
         (status, answer),
         (StatusCode::OK, json!({"challenge": "ch-1"}))
     );
-    let signature = crypto::signature("1700000000", "nonce-1", ENCRYPT_KEY, handshake.as_bytes());
-    let (status, answer) = send(&app, "events", &handshake, &signature).await;
+    let now = crate::support::unix_now_s();
+    let signature = crypto::signature(&now, "nonce-1", ENCRYPT_KEY, handshake.as_bytes());
+    let (status, answer) = send_at(&app, "events", &handshake, &signature, &now).await;
     assert_eq!(
         (status, answer),
         (StatusCode::OK, json!({"challenge": "ch-1"}))

@@ -98,6 +98,7 @@ impl Browser {
     pub(crate) fn new() -> Self {
         Self {
             client: reqwest::Client::builder()
+                .tls_backend_preconfigured(workmate_net::tls_config().unwrap())
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .unwrap(),

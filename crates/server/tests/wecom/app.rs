@@ -48,14 +48,15 @@ async fn fake_api() -> MockServer {
 /// Posts `xml` to the callback route encrypted for the app, as WeCom does.
 async fn post_xml(router: &axum::Router, crypto: &Crypto, xml: &str) -> (StatusCode, String) {
     let encrypt = crypto.encrypt_with(*b"fedcba9876543210", xml);
-    let signature = crypto.signature("1700000000", "n1", &encrypt);
+    let now = crate::support::unix_now_s();
+    let signature = crypto.signature(&now, "n1", &encrypt);
     let envelope = format!(
         "<xml><ToUserName><![CDATA[{CORP}]]></ToUserName><Encrypt><![CDATA[{encrypt}]]></Encrypt><AgentID><![CDATA[1000002]]></AgentID></xml>"
     );
     let request = Request::builder()
         .method("POST")
         .uri(format!(
-            "/v1/platforms/wecom/callback?msg_signature={signature}&timestamp=1700000000&nonce=n1"
+            "/v1/platforms/wecom/callback?msg_signature={signature}&timestamp={now}&nonce=n1"
         ))
         .header("content-type", "text/xml")
         .body(Body::from(envelope))

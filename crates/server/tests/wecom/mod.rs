@@ -79,11 +79,12 @@ impl WeComApp {
     /// reply (`Null` for an empty one).
     async fn post(&self, plaintext: &str) -> (StatusCode, Value) {
         let encrypt = self.crypto.encrypt_with(*b"0123456789abcdef", plaintext);
-        let signature = self.crypto.signature("1700000000", "nonce1", &encrypt);
+        let now = crate::support::unix_now_s();
+        let signature = self.crypto.signature(&now, "nonce1", &encrypt);
         let request = Request::builder()
             .method("POST")
             .uri(format!(
-                "/v1/platforms/wecom/callback?msg_signature={signature}&timestamp=1700000000&nonce=nonce1"
+                "/v1/platforms/wecom/callback?msg_signature={signature}&timestamp={now}&nonce=nonce1"
             ))
             .header("content-type", "application/json")
             .body(Body::from(json!({ "encrypt": encrypt }).to_string()))
@@ -205,16 +206,27 @@ async fn parked(app: &WeComApp) -> InboxItem {
 async fn url_verification_answers_the_echostr_and_a_bad_signature_is_refused() {
     let app = wecom_app(SHELL).await;
     let echostr = app.crypto.encrypt_with([7; 16], "1616140317555161061");
-    let signature = app.crypto.signature("1409659589", "263014780", &echostr);
+    let now = crate::support::unix_now_s();
+    let signature = app.crypto.signature(&now, "263014780", &echostr);
     let encoded: String = url::form_urlencoded::byte_serialize(echostr.as_bytes()).collect();
-    let get = |signature: String| {
+    let get_at = |signature: String, timestamp: &str| {
         Request::builder()
             .uri(format!(
-                "/v1/platforms/wecom/callback?msg_signature={signature}&timestamp=1409659589&nonce=263014780&echostr={encoded}"
+                "/v1/platforms/wecom/callback?msg_signature={signature}&timestamp={timestamp}&nonce=263014780&echostr={encoded}"
             ))
             .body(Body::empty())
             .unwrap()
     };
+    let get = |signature: String| get_at(signature, &now);
+    // A correctly signed request from long ago is a replay.
+    let old = app.crypto.signature("1409659589", "263014780", &echostr);
+    let response = app
+        .router
+        .clone()
+        .oneshot(get_at(old, "1409659589"))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
     let response = app.router.clone().oneshot(get(signature)).await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     let body = response.into_body().collect().await.unwrap().to_bytes();
