@@ -10,6 +10,7 @@
 mod authority;
 mod automations;
 mod canary;
+mod connect_links;
 mod connections;
 mod exec_http;
 mod exec_slack;
@@ -18,3 +19,4 @@ mod isolation_http;
 mod mcp_host;
 mod separation;
 mod surface_admin;
+mod wakes;

@@ -26,10 +26,21 @@ pub struct ConnectRequest {
     pub team: bool,
 }
 
-/// Makes connect URLs.
+/// A link that connects something for one person: its URL, and the confirmation code the page
+/// asks for (shown only beside the link, in the person's private card).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConnectLink {
+    /// Where the person opens it.
+    pub url: String,
+    /// What they type on the page to show it is theirs (`K7QF-2MXA`).
+    pub code: String,
+}
+
+/// Makes connect links.
 pub trait ConnectLinks: Send + Sync + fmt::Debug {
-    /// A URL, valid for a limited time, at which `request`'s person connects the connector.
-    fn connect_url(&self, request: &ConnectRequest) -> String;
+    /// A link, valid for a limited time and once, at which `request`'s person connects the
+    /// connector.
+    fn connect_link(&self, request: &ConnectRequest) -> ConnectLink;
 
     /// How long a link works, for the card (`15 minutes`).
     fn valid_for(&self) -> &'static str;

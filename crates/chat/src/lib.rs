@@ -44,7 +44,7 @@ mod text;
 mod trace;
 
 pub use cards_store::StoreCards;
-pub use connect_links::{ConnectLinks, ConnectRequest, MCP_TARGET_PREFIX};
+pub use connect_links::{ConnectLink, ConnectLinks, ConnectRequest, MCP_TARGET_PREFIX};
 pub use connections::HeldConnection;
 pub use directory::{AccountLinks, LinkRequest};
 pub use error::{ChatError, Result};

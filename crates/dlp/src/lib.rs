@@ -5,7 +5,9 @@
 //! Two kinds of rule:
 //! - **field names**: in JSON, the value of a key such as `password`, `api_key` or
 //!   `Authorization` is replaced whole, whatever it holds (names compare without case, `-` and
-//!   `_`);
+//!   `_`); so is the text value of any key whose name holds `token`, `secret`, `key`,
+//!   `password`, `authorization`, `cookie` or `signature` (`PRIVATE-TOKEN`, `x-api-key`,
+//!   `app_secret`; a number such as `input_tokens` is kept);
 //! - **patterns**: in any text (JSON strings included), matches of the built-in patterns (cloud
 //!   and chat-platform keys, bearer tokens, JWTs, private keys, mainland-China resident ID numbers
 //!   with a valid check digit, phone numbers) and of an operator's own are replaced.
@@ -41,8 +43,34 @@ pub const BUILTIN_FIELDS: [&str; 16] = [
     "encodingaeskey",
 ];
 
-/// The built-in patterns: a rule name and its expression.
-const BUILTIN_PATTERNS: [(&str, &str); 10] = [
+/// What a field's name holds (after [`normalized`]) for its text value to be hidden.
+const SECRET_NAME_PARTS: [&str; 7] = [
+    "token",
+    "secret",
+    "key",
+    "password",
+    "authorization",
+    "cookie",
+    "signature",
+];
+
+/// Endings of names that hold a secret word but name something about a secret, not the secret.
+const NOT_SECRET_SUFFIXES: [&str; 9] = [
+    "id",
+    "ids",
+    "name",
+    "names",
+    "count",
+    "type",
+    "kind",
+    "url",
+    "expiresat",
+];
+
+/// The built-in patterns: a rule name and its expression. Where the expression has a group
+/// named `secret`, only that group is replaced (the name before it stays, to say what was
+/// hidden).
+const BUILTIN_PATTERNS: [(&str, &str); 17] = [
     (
         "private_key",
         r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
@@ -63,6 +91,28 @@ const BUILTIN_PATTERNS: [(&str, &str); 10] = [
         r"\bgh[pousr]_[A-Za-z0-9]{30,}\b|\bgithub_pat_[A-Za-z0-9_]{20,}",
     ),
     ("google_key", r"\bAIza[0-9A-Za-z_-]{35}"),
+    (
+        "gitlab_token",
+        r"\bgl(?:pat|dt|rt|ptt|cbt|oas)-[A-Za-z0-9_-]{20,}",
+    ),
+    ("stripe_key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+    ("workmate_token", r"\bwm_[0-9a-f]{64}\b"),
+    (
+        "aws_secret",
+        r"(?i)\b(?:aws_?secret_?access_?key|aws_?secret_?key|secret_?access_?key)\b\W{0,3}[:=]\s*\W?(?P<secret>[A-Za-z0-9/+=]{40})",
+    ),
+    (
+        "basic_auth",
+        r"(?i)\bbasic\s+(?P<secret>[A-Za-z0-9+/]{12,}={0,2})",
+    ),
+    (
+        "url_password",
+        r"\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@\[]+:(?P<secret>[^/\s@\[][^/\s@]*)@",
+    ),
+    (
+        "credential",
+        r#"(?i)\b[\w-]*(?:token|secret|password|passwd|api[_-]?key|apikey|access[_-]?key|signature)\b["']?\s*[:=]\s*["']?(?P<secret>[^\s"',;&\[][^\s"',;&]{5,})"#,
+    ),
     (
         "id_card",
         r"\b[1-9]\d{5}(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx]\b",
@@ -155,7 +205,14 @@ impl Redactor {
                     return found.to_owned();
                 }
                 count += 1;
-                format!("[redacted:{name}]")
+                match (caps.get(0), caps.name("secret")) {
+                    (Some(whole), Some(secret)) => {
+                        let start = secret.start() - whole.start();
+                        let end = secret.end() - whole.start();
+                        format!("{}[redacted:{name}]{}", &found[..start], &found[end..])
+                    }
+                    _ => format!("[redacted:{name}]"),
+                }
             });
             if count > 0 {
                 hidden += count;
@@ -172,10 +229,21 @@ impl Redactor {
         Redacted { value, hidden }
     }
 
-    /// Whether `name` is a field whose value is hidden.
+    /// Whether `name` is a field whose value is hidden, whatever it holds.
     pub fn hides_field(&self, name: &str) -> bool {
         let name = normalized(name);
         self.fields.contains(&name)
+    }
+
+    /// Whether `name` names a secret, so its text value is hidden: it holds a secret word and
+    /// does not name an identifier of one (`key_id`, `token_url`, `signature_type`).
+    pub fn hides_text_of(&self, name: &str) -> bool {
+        let name = normalized(name);
+        SECRET_NAME_PARTS.iter().any(|part| name.contains(part))
+            && !NOT_SECRET_SUFFIXES
+                .iter()
+                .any(|suffix| name.ends_with(suffix))
+            && name != "eventkey"
     }
 
     fn walk(&self, value: &Value, hidden: &mut u32) -> Value {
@@ -191,7 +259,9 @@ impl Redactor {
             Value::Object(map) => Value::Object(
                 map.iter()
                     .map(|(key, v)| {
-                        let v = if self.hides_field(key) && !v.is_null() {
+                        let hide = (self.hides_field(key) && !v.is_null())
+                            || (v.is_string() && self.hides_text_of(key));
+                        let v = if hide {
                             *hidden += 1;
                             Value::String("[redacted:field]".to_owned())
                         } else {
@@ -310,6 +380,71 @@ mod tests {
         assert_eq!(out.value["nested"][1], "canary [redacted:custom] here");
         assert_eq!(out.value["count"], 3);
         assert!(Redactor::with_custom(&[], &["(unclosed".into()]).is_err());
+    }
+
+    #[test]
+    fn secret_names_and_shapes_of_the_second_review_are_hidden() {
+        let r = Redactor::builtin();
+        let value = json!({
+            "PRIVATE-TOKEN": "glpat-abcdefghijklmnopqrst",
+            "x-api-key": "k-0123456789",
+            "app_secret": "s3cr3t-value",
+            "verification_token": "vt-0123456789",
+            "client_key": "ck-0123456789",
+            "connect_token": "sealed.token.value",
+            "input_tokens": 1234,
+            "title": "Weekly report",
+        });
+        let out = r.json(&value);
+        for name in [
+            "PRIVATE-TOKEN",
+            "x-api-key",
+            "app_secret",
+            "verification_token",
+            "client_key",
+            "connect_token",
+        ] {
+            assert_eq!(out.value[name], "[redacted:field]", "{name}");
+        }
+        assert_eq!(out.value["input_tokens"], 1234);
+        let ids = r.json(&json!({"key_id": "k1-95510c", "token_url": "https://x/token", "event_key": "deploy:prod"}));
+        assert_eq!(ids.hidden, 0, "{}", ids.value);
+        assert_eq!(out.value["title"], "Weekly report");
+
+        for (text, secret) in [
+            (
+                "curl -H 'PRIVATE-TOKEN: glpat-abcdefghijklmnopqrst' https://gitlab.example.com",
+                "glpat-abcdefghijklmnopqrst",
+            ),
+            (
+                "charge with sk_live_abcdefghijklmnop0123",
+                "sk_live_abcdefghijklmnop0123",
+            ),
+            (
+                "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+                "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            ),
+            (
+                "Authorization: Basic YWxhZGRpbjpvcGVuc2VzYW1l",
+                "YWxhZGRpbjpvcGVuc2VzYW1l",
+            ),
+            (
+                "git clone https://ana:hunter2pass@git.example.com/repo.git",
+                "hunter2pass",
+            ),
+            (
+                "token wm_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+                "wm_0123456789abcdef",
+            ),
+            ("--password=correct-horse-battery", "correct-horse-battery"),
+            ("X-Api-Key: abcdef123456", "abcdef123456"),
+        ] {
+            let out = r.text(text);
+            assert!(!out.value.contains(secret), "{text} -> {}", out.value);
+            assert!(out.hidden >= 1, "{text}");
+        }
+        let kept = r.text("git clone https://git.example.com/repo.git; 40 tokens used");
+        assert_eq!(kept.hidden, 0, "{}", kept.value);
     }
 
     proptest::proptest! {

@@ -20,6 +20,9 @@ use crate::error::{Error, Refusal, Result};
 use crate::session::SessionKey;
 
 const CONNECT_PURPOSE: &[u8] = b"workmate-connect.v1.";
+const CODE_PURPOSE: &[u8] = b"workmate-connect-code.v1.";
+/// The letters of a confirmation code: Crockford's base 32 (no I, L, O or U to misread).
+const CODE_ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 const OAUTH_PURPOSE: &[u8] = b"workmate-connect-oauth.v1.";
 
 /// How long a connect link stays valid.
@@ -45,6 +48,9 @@ pub struct ConnectClaim {
     /// Whether the credentials are the tenant's (an admin connecting for everyone).
     #[serde(rename = "w", default)]
     pub team: bool,
+    /// The link's own id (random): what spends it, and what its confirmation code is made of.
+    #[serde(rename = "l", default)]
+    pub link: String,
     /// Expiry, Unix seconds.
     #[serde(rename = "e")]
     pub expires_at: i64,
@@ -80,6 +86,33 @@ impl SessionKey {
             return Err(Refusal::CookieExpired);
         }
         Ok(claim)
+    }
+
+    /// The confirmation code of a connect link (`K7QF-2MXA`): shown beside the link in the
+    /// private card, asked for on the page, so a link alone (forwarded, or posted from another
+    /// site) connects nothing. 40 bits, made with this installation's key.
+    pub fn connect_code(&self, claim: &ConnectClaim) -> String {
+        let tag = self.tag(CODE_PURPOSE, &format!("{}|{}", claim.tenant, claim.link));
+        let mut code = String::with_capacity(9);
+        for (i, byte) in tag.iter().take(8).enumerate() {
+            if i == 4 {
+                code.push('-');
+            }
+            code.push(char::from(CODE_ALPHABET[usize::from(byte & 31)]));
+        }
+        code
+    }
+
+    /// Whether `typed` is the link's confirmation code (case, spaces and dashes aside),
+    /// compared in constant time.
+    pub fn connect_code_matches(&self, claim: &ConnectClaim, typed: &str) -> bool {
+        let clean = |text: &str| -> Vec<u8> {
+            text.chars()
+                .filter(|c| c.is_ascii_alphanumeric())
+                .map(|c| c.to_ascii_uppercase() as u8)
+                .collect()
+        };
+        crate::provider::constant_time_eq(&clean(&self.connect_code(claim)), &clean(typed))
     }
 
     /// A started OAuth flow as a cookie value.
@@ -331,6 +364,8 @@ impl TokenClient<'_> {
                 .or_else(|| body["error"].as_str())
                 .or_else(|| body["msg"].as_str())
                 .unwrap_or("no access token in the answer");
+            // The other side's words: shown, so kept short.
+            let why: String = why.chars().take(200).collect();
             return Err(Error::Provider(format!(
                 "the token endpoint refused (HTTP {}): {why}",
                 status.as_u16()
@@ -348,11 +383,40 @@ impl TokenClient<'_> {
 }
 
 #[cfg(test)]
+mod code_tests {
+    use super::*;
+
+    #[test]
+    fn a_links_code_is_its_own_and_typed_loosely() {
+        let key = SessionKey::from_bytes([4; 32]);
+        let claim = |link: &str| ConnectClaim {
+            tenant: "acme".into(),
+            user_id: "ana".into(),
+            name: "Ana".into(),
+            connector: "github".into(),
+            team: false,
+            link: link.into(),
+            expires_at: 0,
+        };
+        let code = key.connect_code(&claim("a"));
+        assert_eq!(code.len(), 9, "{code}");
+        assert_eq!(&code[4..5], "-");
+        assert!(key.connect_code_matches(&claim("a"), &code.to_lowercase().replace('-', " ")));
+        assert_ne!(code, key.connect_code(&claim("b")));
+        assert!(!key.connect_code_matches(&claim("b"), &code));
+        assert!(!key.connect_code_matches(&claim("a"), ""));
+        let other_key = SessionKey::from_bytes([5; 32]);
+        assert_ne!(code, other_key.connect_code(&claim("a")));
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
     fn claim(expires_at: i64) -> ConnectClaim {
         ConnectClaim {
+            link: "l1".into(),
             tenant: "slack-T1".into(),
             user_id: "slack-U1".into(),
             name: "Ana".into(),

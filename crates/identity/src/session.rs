@@ -141,6 +141,11 @@ impl SessionKey {
         Ok(login)
     }
 
+    /// The MAC of `payload` for `purpose` under this key.
+    pub(crate) fn tag(&self, purpose: &[u8], payload: &str) -> [u8; 32] {
+        self.mac(purpose, payload).finalize().into_bytes().into()
+    }
+
     fn mac(&self, purpose: &[u8], payload: &str) -> Hmac<Sha256> {
         let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.0)
             // HMAC takes keys of any length.

@@ -64,6 +64,7 @@ pub fn connect_pages(
     store: &Store,
     connectors: Arc<ConnectorSource>,
     mcp: Arc<workmate_mcp::McpManager>,
+    sso: Option<Arc<crate::http::api::Sso>>,
     listening: SocketAddr,
 ) -> Result<Arc<ConnectPages>, StartupError> {
     let (key, _) = SessionKey::load_or_generate(&config.server.data_dir).map_err(|e| {
@@ -108,6 +109,7 @@ pub fn connect_pages(
         Clock::system(),
     )
     .map_err(StartupError::Usage)?
-    .with_mcp(mcp);
+    .with_mcp(mcp)
+    .with_sso(sso);
     Ok(Arc::new(pages))
 }

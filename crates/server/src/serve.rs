@@ -144,6 +144,7 @@ async fn open_and_run(
                     &store,
                     Arc::clone(&connectors),
                     mcp,
+                    admin.sso(),
                     listening,
                 )?;
                 chat.attach_connectors(

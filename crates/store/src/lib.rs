@@ -55,6 +55,7 @@ pub use repo::roles::RoleChange;
 pub use repo::secrets::SecretRepo;
 pub use repo::sessions::{NewSession, SessionKey, SessionRecord, SessionRepo};
 pub use repo::skills::{SkillRecord, SkillRepo, SkillScope};
+pub use repo::spent_links::SpentLinkRepo;
 pub use repo::tenants::{NewUser, Role, Tenant, TenantRepo, User};
 pub use repo::tool_calls::{ToolCallRecord, ToolCallRepo, ToolCallState, Transition};
 pub use repo::usage::{NewUsage, UsageGroup, UsageRepo, UsageTotal, utc_day};
@@ -188,6 +189,11 @@ impl Store {
     /// Registered MCP servers.
     pub fn mcp_servers(&self) -> McpServerRepo<'_> {
         McpServerRepo::new(self)
+    }
+
+    /// Links that work once.
+    pub fn spent_links(&self) -> SpentLinkRepo<'_> {
+        SpentLinkRepo::new(self)
     }
 
     /// Installed personas and channel defaults.

@@ -163,6 +163,13 @@ const MIGRATIONS: &[Migration] = &[
         mysql: include_str!("../../../migrations/mysql/0021_mcp_servers.sql"),
         postgres: include_str!("../../../migrations/postgres/0021_mcp_servers.sql"),
     },
+    Migration {
+        version: 22,
+        name: "0022_spent_links",
+        sqlite: include_str!("../../../migrations/sqlite/0022_spent_links.sql"),
+        mysql: include_str!("../../../migrations/mysql/0022_spent_links.sql"),
+        postgres: include_str!("../../../migrations/postgres/0022_spent_links.sql"),
+    },
 ];
 
 /// What a migration run did.

@@ -9,7 +9,7 @@ use workmate_connectors::{AuthKind, ConnectorSource, Descriptor, Owner};
 use workmate_store::NewAuditRecord;
 
 use super::{Caller, ConnectorsAction, Outcome, role_name};
-use crate::connect_links::ConnectRequest;
+use crate::connect_links::{ConnectLink, ConnectRequest};
 use crate::{Chat, Result};
 
 impl Chat {
@@ -36,6 +36,12 @@ impl Chat {
                  out `team` to connect your own account.",
                 role_name(caller.person.role())
             )));
+        }
+        if team && !caller.direct && matches!(action, ConnectorsAction::Connect { .. }) {
+            return Ok(Outcome::refused(
+                "A link that connects an account for everyone is only given in a direct message \
+                 with me: ask there.",
+            ));
         }
         match action {
             ConnectorsAction::List => self.list_connectors(connectors, caller).await,
@@ -107,7 +113,7 @@ impl Chat {
                 Inline::Code(d.name.to_owned()),
                 Inline::Text(format!(": {state}. ")),
             ];
-            if let Some(url) = self.connect_url(caller, d, false) {
+            if let Some(link) = self.connect_link(caller, d, false) {
                 let verb = if entry.connected == Some(Owner::User) {
                     "Reconnect"
                 } else {
@@ -115,8 +121,11 @@ impl Chat {
                 };
                 line.push(Inline::Link {
                     text: verb.into(),
-                    url,
+                    url: link.url,
                 });
+                line.push(Inline::Text(" (code ".into()));
+                line.push(Inline::Code(link.code));
+                line.push(Inline::Text(")".into()));
             }
             blocks.push(Block::Text(RichText(line)));
         }
@@ -126,15 +135,16 @@ impl Chat {
             .get()
             .map_or("a while", |l| l.valid_for());
         blocks.push(Block::Context(vec![Inline::Text(format!(
-            "The links are yours alone and work for {valid}. Your own account wins over the \
-             team's. `/workmate connectors disconnect <name>` removes yours."
+            "The links are yours alone, work once and for {valid}; the page asks for the code \
+             beside the link. Your own account wins over the team's. `/workmate connectors \
+             disconnect <name>` removes yours."
         ))]));
         Ok(Outcome::ok(text).with_card(Card { blocks }))
     }
 
     /// The private card with the link that connects `descriptor`.
     fn connect_card(&self, caller: &Caller, descriptor: &Descriptor, team: bool) -> Outcome {
-        let Some(url) = self.connect_url(caller, descriptor, team) else {
+        let Some(link) = self.connect_link(caller, descriptor, team) else {
             return Outcome::refused(
                 "Connecting is not set up on this workmate (no connect pages); ask an admin.",
             );
@@ -175,10 +185,12 @@ impl Chat {
         }
         blocks.push(Block::Text(RichText(vec![Inline::Link {
             text: format!("Connect {}", descriptor.title),
-            url,
+            url: link.url,
         }])));
+        blocks.push(Block::Fields(vec![("Confirmation code".into(), link.code)]));
         blocks.push(Block::Context(vec![Inline::Text(format!(
-            "The link is yours alone and works for {valid}. Never paste a token into a chat."
+            "The link is yours alone and works once, for {valid}; the page asks for the code. \
+             Never paste a token into a chat."
         ))]));
         Outcome::ok(format!(
             "Open the link on the card to connect {}.",
@@ -187,10 +199,15 @@ impl Chat {
         .with_card(Card { blocks })
     }
 
-    fn connect_url(&self, caller: &Caller, descriptor: &Descriptor, team: bool) -> Option<String> {
+    fn connect_link(
+        &self,
+        caller: &Caller,
+        descriptor: &Descriptor,
+        team: bool,
+    ) -> Option<ConnectLink> {
         let links = self.inner.connect_links.get()?;
         let person = &caller.person;
-        Some(links.connect_url(&ConnectRequest {
+        Some(links.connect_link(&ConnectRequest {
             tenant: person.tenant.clone(),
             user: person.user.id.clone(),
             name: person.user.display_name.clone(),

@@ -118,7 +118,7 @@ impl Chat {
             ));
         };
         let person = &caller.person;
-        let url = links.connect_url(&ConnectRequest {
+        let link = links.connect_link(&ConnectRequest {
             tenant: person.tenant.clone(),
             user: person.user.id.clone(),
             name: person.user.display_name.clone(),
@@ -135,10 +135,11 @@ impl Chat {
                 ))])),
                 Block::Text(RichText(vec![Inline::Link {
                     text: format!("Sign in to {name}"),
-                    url,
+                    url: link.url,
                 }])),
+                Block::Fields(vec![("Confirmation code".into(), link.code)]),
                 Block::Context(vec![Inline::Text(format!(
-                    "The link is yours alone and works for {}.",
+                    "The link is yours alone and works once, for {}; the page asks for the code.",
                     links.valid_for()
                 ))]),
             ],

@@ -100,3 +100,28 @@ pub(crate) async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
         path: uri.path().to_owned(),
     }
 }
+
+/// Headers on every answer: no other site may frame workmate's pages, browsers take the content
+/// type as sent, and no page's address (which may carry a link token) leaks as a referrer.
+pub(crate) async fn security_headers(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::http::{HeaderValue, header};
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("frame-ancestors 'none'"),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    response
+}

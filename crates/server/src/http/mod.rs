@@ -121,7 +121,9 @@ pub fn router_with(state: AppState, extra: Option<Router>, limits: HttpLimits) -
         ))),
         None => app,
     };
-    limits::bound_requests(app, limits).layer(middleware::from_fn_with_state(metrics, track))
+    limits::bound_requests(app, limits)
+        .layer(middleware::from_fn(handlers::security_headers))
+        .layer(middleware::from_fn_with_state(metrics, track))
 }
 
 /// Records the method, matched route template, status and duration of every request.

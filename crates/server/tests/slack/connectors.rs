@@ -28,14 +28,14 @@ use super::*;
 
 const ORIGIN: &str = "http://localhost:8080";
 
-struct Connecting {
-    app: SlackApp,
-    vault: Vault,
-    authorize: MockServer,
-    mcp: Arc<workmate_mcp::McpManager>,
+pub(crate) struct Connecting {
+    pub(crate) app: SlackApp,
+    pub(crate) vault: Vault,
+    pub(crate) authorize: MockServer,
+    pub(crate) mcp: Arc<workmate_mcp::McpManager>,
 }
 
-async fn connecting() -> Connecting {
+pub(crate) async fn connecting() -> Connecting {
     let mut app = slack_app().await;
     let keys = Keyring::new(MasterKey::generate("test").unwrap(), Vec::new());
     let vault = Vault::new(app.store.clone(), Arc::new(keys));
@@ -96,7 +96,7 @@ async fn connecting() -> Connecting {
 }
 
 /// The connect URL in a reply, as a path and query on workmate.
-fn connect_path(body: &str) -> String {
+pub(crate) fn connect_path(body: &str) -> String {
     let start = body
         .find(&format!("{ORIGIN}/v1/connectors/connect?token="))
         .unwrap_or_else(|| panic!("no connect link in {body}"));
@@ -107,15 +107,41 @@ fn connect_path(body: &str) -> String {
     url.trim_start_matches(ORIGIN).to_owned()
 }
 
+/// The confirmation code beside the link in a reply (`K7QF-2MXA`).
+pub(crate) fn connect_code(body: &str) -> String {
+    let code_char = |c: &u8| c.is_ascii_digit() || c.is_ascii_uppercase();
+    let after = body
+        .find("Confirmation code")
+        .unwrap_or_else(|| panic!("no confirmation code in {body}"));
+    body.as_bytes()[after..]
+        .windows(9)
+        .find(|w| w[4] == b'-' && w[..4].iter().all(code_char) && w[5..].iter().all(code_char))
+        .map(|w| String::from_utf8_lossy(w).into_owned())
+        .unwrap_or_else(|| panic!("no confirmation code in {body}"))
+}
+
 /// The whole answer to `/workmate <text>` from `user`, cards included.
-async fn slash_reply(app: &SlackApp, user: &str, text: &str) -> String {
+pub(crate) async fn slash_reply(app: &SlackApp, user: &str, text: &str) -> String {
     let body = super::commands::slash_body_with(user, text, "trig");
     let (status, reply) = signed(app, "commands", &body, SECRET).await;
     assert_eq!(status, StatusCode::OK, "{reply:#}");
     reply.to_string()
 }
 
-async fn browse(app: &SlackApp, request: Request<Body>) -> (StatusCode, HeaderMapLite, String) {
+/// The whole answer to `/workmate <text>` from `user` in their direct message with workmate.
+pub(crate) async fn slash_reply_in_dm(app: &SlackApp, user: &str, text: &str) -> String {
+    let body = super::commands::slash_body_with(user, text, "trig")
+        .replace("channel_id=C1", "channel_id=D1")
+        .replace("channel_name=general", "channel_name=directmessage");
+    let (status, reply) = signed(app, "commands", &body, SECRET).await;
+    assert_eq!(status, StatusCode::OK, "{reply:#}");
+    reply.to_string()
+}
+
+pub(crate) async fn browse(
+    app: &SlackApp,
+    request: Request<Body>,
+) -> (StatusCode, HeaderMapLite, String) {
     let response = app.router.clone().oneshot(request).await.unwrap();
     let status = response.status();
     let headers = HeaderMapLite(
@@ -129,10 +155,10 @@ async fn browse(app: &SlackApp, request: Request<Body>) -> (StatusCode, HeaderMa
     (status, headers, String::from_utf8_lossy(&body).into_owned())
 }
 
-struct HeaderMapLite(Vec<(String, String)>);
+pub(crate) struct HeaderMapLite(Vec<(String, String)>);
 
 impl HeaderMapLite {
-    fn get(&self, name: &str) -> Option<&str> {
+    pub(crate) fn get(&self, name: &str) -> Option<&str> {
         self.0
             .iter()
             .find(|(n, _)| n == name)
@@ -140,11 +166,11 @@ impl HeaderMapLite {
     }
 }
 
-fn get(uri: &str) -> Request<Body> {
+pub(crate) fn get(uri: &str) -> Request<Body> {
     Request::get(uri).body(Body::empty()).unwrap()
 }
 
-fn post_form(uri: &str, form: &[(&str, &str)]) -> Request<Body> {
+pub(crate) fn post_form(uri: &str, form: &[(&str, &str)]) -> Request<Body> {
     let body: String = url::form_urlencoded::Serializer::new(String::new())
         .extend_pairs(form)
         .finish();
@@ -154,11 +180,11 @@ fn post_form(uri: &str, form: &[(&str, &str)]) -> Request<Body> {
         .unwrap()
 }
 
-fn token_of(path: &str) -> String {
+pub(crate) fn token_of(path: &str) -> String {
     path.split_once("token=").unwrap().1.to_owned()
 }
 
-async fn stored(vault: &Vault, connector: &str) -> Option<serde_json::Value> {
+pub(crate) async fn stored(vault: &Vault, connector: &str) -> Option<serde_json::Value> {
     let ana = UserId::from("slack-U1");
     let value = vault
         .get(&tenant_of("T1"), Some(&ana), &secret_name(connector))
@@ -167,7 +193,7 @@ async fn stored(vault: &Vault, connector: &str) -> Option<serde_json::Value> {
     Some(serde_json::from_str(value.expose_secret()).unwrap())
 }
 
-async fn audited(app: &SlackApp, stage: &str) -> Vec<serde_json::Value> {
+pub(crate) async fn audited(app: &SlackApp, stage: &str) -> Vec<serde_json::Value> {
     let records = app
         .store
         .audit()
@@ -201,6 +227,7 @@ async fn a_token_connector_is_connected_through_the_private_links_form() {
         "only Ana sees her link: {reply}"
     );
     let link = connect_path(&reply);
+    let code = connect_code(&reply);
 
     // Opening the link (as a link preview would) shows whose account it is and stores nothing.
     let (status, _, page) = browse(&app, get(&link)).await;
@@ -218,7 +245,11 @@ async fn a_token_connector_is_connected_through_the_private_links_form() {
         &app,
         post_form(
             "/v1/connectors/connect",
-            &[("connect_token", &token), ("token", "")],
+            &[
+                ("connect_token", &token),
+                ("confirmation_code", &code),
+                ("token", ""),
+            ],
         ),
     )
     .await;
@@ -233,6 +264,7 @@ async fn a_token_connector_is_connected_through_the_private_links_form() {
             "/v1/connectors/connect",
             &[
                 ("connect_token", &format!("{token}x")),
+                ("confirmation_code", &code),
                 ("token", "ghp_evil"),
             ],
         ),
@@ -246,6 +278,7 @@ async fn a_token_connector_is_connected_through_the_private_links_form() {
             "/v1/connectors/connect",
             &[
                 ("connect_token", &token),
+                ("confirmation_code", &code),
                 ("token", "ghp_ada"),
                 ("base_url", ""),
             ],
@@ -286,7 +319,11 @@ async fn an_admin_connects_for_the_team() {
     // Ana's first command creates her user; then she is made an admin.
     slash(&app, "U1", "whoami").await;
     set_role(&app.store, "U1", workmate_store::Role::Admin).await;
-    let link = connect_path(&slash_reply(&app, "U1", "connectors connect jira team").await);
+    // Not in a channel: a team link is only given in a direct message.
+    let refused = slash(&app, "U1", "connectors connect jira team").await;
+    assert!(refused.contains("direct message"), "{refused}");
+    let reply = slash_reply_in_dm(&app, "U1", "connectors connect jira team").await;
+    let (link, code) = (connect_path(&reply), connect_code(&reply));
     let (_, _, page) = browse(&app, get(&link)).await;
     assert!(page.contains("for everyone in workspace"), "{page}");
     let token = token_of(&link);
@@ -296,6 +333,7 @@ async fn an_admin_connects_for_the_team() {
             "/v1/connectors/connect",
             &[
                 ("connect_token", &token),
+                ("confirmation_code", &code),
                 ("base_url", "https://acme.atlassian.net"),
                 ("email", "bot@acme.com"),
                 ("api_token", "atl"),
@@ -324,7 +362,8 @@ async fn an_oauth_connector_signs_in_with_pkce_and_keeps_the_refresh_token() {
         authorize,
         ..
     } = connecting().await;
-    let link = connect_path(&slash_reply(&app, "U1", "connectors gmail").await);
+    let reply = slash_reply(&app, "U1", "connectors gmail").await;
+    let (link, code) = (connect_path(&reply), connect_code(&reply));
     let (_, _, page) = browse(&app, get(&link)).await;
     assert!(page.contains("Sign in to Gmail"), "{page}");
 
@@ -332,7 +371,10 @@ async fn an_oauth_connector_signs_in_with_pkce_and_keeps_the_refresh_token() {
         &app,
         post_form(
             "/v1/connectors/oauth/start",
-            &[("connect_token", &token_of(&link))],
+            &[
+                ("connect_token", &token_of(&link)),
+                ("confirmation_code", &code),
+            ],
         ),
     )
     .await;
@@ -425,7 +467,8 @@ async fn a_person_signs_in_to_an_mcp_server_that_asks_for_it() {
         "{refused}"
     );
 
-    let link = connect_path(&slash_reply(&app, "U1", "mcp connect wiki").await);
+    let reply = slash_reply(&app, "U1", "mcp connect wiki").await;
+    let (link, code) = (connect_path(&reply), connect_code(&reply));
     let (_, _, page) = browse(&app, get(&link)).await;
     assert!(page.contains("Sign in to MCP server wiki"), "{page}");
     assert!(
@@ -436,7 +479,10 @@ async fn a_person_signs_in_to_an_mcp_server_that_asks_for_it() {
         &app,
         post_form(
             "/v1/connectors/oauth/start",
-            &[("connect_token", &token_of(&link))],
+            &[
+                ("connect_token", &token_of(&link)),
+                ("confirmation_code", &code),
+            ],
         ),
     )
     .await;

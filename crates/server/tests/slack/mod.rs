@@ -458,7 +458,7 @@ mod automation_commands;
 mod automation_runs;
 mod commands;
 mod compaction;
-mod connectors;
+pub(crate) mod connectors;
 mod files;
 mod latency;
 pub(crate) mod link;

@@ -24,6 +24,7 @@ pub(crate) mod roles;
 pub(crate) mod secrets;
 pub(crate) mod sessions;
 pub(crate) mod skills;
+pub(crate) mod spent_links;
 pub(crate) mod tenants;
 pub(crate) mod tool_calls;
 pub(crate) mod usage;

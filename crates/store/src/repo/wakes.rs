@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 use sqlx::any::AnyRow;
-use workmate_protocol::{SessionId, TenantId, WakeId};
+use workmate_protocol::{SessionId, TenantId, UserId, WakeId};
 
 use crate::row::{col, enum_col, to_word};
 use crate::{Result, Store};
@@ -180,6 +180,27 @@ impl<'s> WakeRepo<'s> {
             .query("UPDATE wakes SET state = 'due' WHERE tenant_id = ? AND kind = 'event' AND event_key = ? AND state = 'pending'")
             .bind(tenant.as_str().to_owned())
             .bind(key.to_owned())
+            .execute(&self.store.pool)
+            .await?;
+        Ok(done.rows_affected())
+    }
+
+    /// Marks the pending wakes waiting on event `key` due in sessions `owner` owns; returns how
+    /// many (a member's event wakes only their own sessions).
+    pub async fn fire_event_for_owner(
+        &self,
+        tenant: &TenantId,
+        key: &str,
+        owner: &UserId,
+    ) -> Result<u64> {
+        let done = self
+            .store
+            .dialect
+            .query("UPDATE wakes SET state = 'due' WHERE tenant_id = ? AND kind = 'event' AND event_key = ? AND state = 'pending' AND session_id IN (SELECT session_id FROM sessions WHERE tenant_id = ? AND owner_user_id = ?)")
+            .bind(tenant.as_str().to_owned())
+            .bind(key.to_owned())
+            .bind(tenant.as_str().to_owned())
+            .bind(owner.as_str().to_owned())
             .execute(&self.store.pool)
             .await?;
         Ok(done.rows_affected())

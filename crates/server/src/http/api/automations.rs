@@ -346,8 +346,9 @@ pub(crate) struct EventBody {
     key: String,
 }
 
-/// `POST /v1/wakes/events` `{"key": "deploy:prod"}` → `{"woken": n}`: the tenant's sessions
-/// waiting on that event become due, and the scheduler's next tick resumes them.
+/// `POST /v1/wakes/events` `{"key": "deploy:prod"}` → `{"woken": n}`: the sessions waiting on
+/// that event become due (an admin's event: the tenant's; anyone else's: their own), and the
+/// scheduler's next tick resumes them.
 pub(crate) async fn fire_event(
     State(state): State<AppState>,
     Extension(caller): Extension<Principal>,
@@ -356,7 +357,14 @@ pub(crate) async fn fire_event(
     let body: EventBody = body_of(&body, r#"{"key": "deploy:prod"}"#)?;
     let key = body.key.trim();
     workmate_tools::check_event_key(key).map_err(|e| ApiError::BadRequest(e.to_string()))?;
-    let woken = state.store.wakes().fire_event(&caller.tenant, key).await?;
+    let wakes = state.store.wakes();
+    let woken = if caller.is_admin(&state.store).await? {
+        wakes.fire_event(&caller.tenant, key).await?
+    } else {
+        wakes
+            .fire_event_for_owner(&caller.tenant, key, &caller.actor.user_id)
+            .await?
+    };
     info!(tenant = %caller.tenant, key, woken, by = %caller.actor.user_id, "Wake event fired.");
     Ok(Json(json!({ "woken": woken })))
 }

@@ -372,9 +372,20 @@ pub(crate) async fn callback(
 }
 
 /// `POST /v1/auth/logout`: clears the session cookie; returns the provider's end-session URL
-/// when it has one, to end the provider's own session too.
-pub(crate) async fn logout(State(state): State<AppState>) -> Result<Response, ApiError> {
+/// when it has one, to end the provider's own session too. Only from workmate's own origin (or
+/// none): another site cannot sign people out.
+pub(crate) async fn logout(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
     let sso = sso(&state)?;
+    if !sso.allows_origin(&Method::POST, &headers) {
+        return Err(ApiError::Forbidden(
+            "signing out is only accepted from workmate's own pages (the Origin is another \
+             site's)"
+                .into(),
+        ));
+    }
     let end_session_url = sso.oidc.end_session_url().await.map(|u| u.to_string());
     let mut response = Json(json!({
         "signed_out": true,

@@ -7,10 +7,12 @@
 //!
 //! Invariants: nothing is stored on a `GET` (link previews open links); every store needs a
 //! token sealed by this installation for exactly that person (or, for `team`, that admin's
-//! tenant) and connector, not expired; the OAuth state and PKCE verifier live only in a sealed
-//! cookie of the browser that started; each connection leaves a `connector_connected` audit
-//! record; no credential is ever shown back, logged or put in a URL; every page escapes what it
-//! shows.
+//! tenant) and connector, not expired, not used before, used from workmate's own page by that
+//! person (see [`proof`]); the OAuth state and PKCE verifier live only in a sealed cookie of the
+//! browser that started; each connection leaves a `connector_connected` audit record; no
+//! credential is ever shown back, logged or put in a URL; every page escapes what it shows.
+
+mod proof;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -27,13 +29,15 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tracing::{info, warn};
 use url::Url;
-use workmate_chat::{ConnectLinks, ConnectRequest, MCP_TARGET_PREFIX};
+use workmate_chat::{ConnectLink, ConnectLinks, ConnectRequest, MCP_TARGET_PREFIX};
 use workmate_connectors::{ConnectorSource, Descriptor};
 use workmate_identity::{CONNECT_TTL_SECS, Clock, ConnectClaim, OAuthApp, OAuthGrant, SessionKey};
 use workmate_mcp::McpManager;
 use workmate_protocol::{TenantId, UserId};
 use workmate_store::{NewAuditRecord, Store};
 
+use self::proof::{CODE_FIELD, Proof, Refused};
+use super::api::Sso;
 use super::api::pages::{escape, page};
 use super::api::sso::cookie;
 
@@ -53,6 +57,9 @@ pub struct ConnectPages {
     redirect: Url,
     oauth: HashMap<String, OAuthApp>,
     mcp: Option<Arc<McpManager>>,
+    /// Single sign-on, when on: a person whose chat account is bound to it proves who they are
+    /// by being signed in.
+    sso: Option<Arc<Sso>>,
     http: workmate_net::Egress,
     clock: Clock,
 }
@@ -108,9 +115,17 @@ impl ConnectPages {
             redirect,
             oauth,
             mcp: None,
+            sso: None,
             http,
             clock,
         })
+    }
+
+    /// Lets people signed in through `sso` prove who they are by their session.
+    #[must_use]
+    pub fn with_sso(mut self, sso: Option<Arc<Sso>>) -> Self {
+        self.sso = sso;
+        self
     }
 
     /// Lets people sign in to the tenants' MCP servers that ask for it (links for `mcp:<name>`).
@@ -213,21 +228,25 @@ impl ConnectPages {
 }
 
 impl ConnectLinks for ConnectPages {
-    fn connect_url(&self, request: &ConnectRequest) -> String {
+    fn connect_link(&self, request: &ConnectRequest) -> ConnectLink {
         let claim = ConnectClaim {
             tenant: request.tenant.as_str().to_owned(),
             user_id: request.user.as_str().to_owned(),
             name: request.name.clone(),
             connector: request.connector.clone(),
             team: request.team,
+            link: uuid::Uuid::new_v4().simple().to_string(),
             expires_at: self.now() + CONNECT_TTL_SECS,
         };
         // The token is base64url and a dot: nothing to escape in a query.
-        format!(
-            "{}/v1/connectors/connect?token={}",
-            self.origin,
-            self.key.seal_connect(&claim)
-        )
+        ConnectLink {
+            url: format!(
+                "{}/v1/connectors/connect?token={}",
+                self.origin,
+                self.key.seal_connect(&claim)
+            ),
+            code: self.key.connect_code(&claim),
+        }
     }
 
     fn valid_for(&self) -> &'static str {
@@ -256,6 +275,39 @@ impl IntoResponse for BadLink {
                 StatusCode::NOT_FOUND,
                 "No such connector",
                 "This workmate no longer has that connector.",
+            ),
+        }
+    }
+}
+
+impl IntoResponse for Refused {
+    fn into_response(self) -> Response {
+        let again = "Ask for a new link in the chat with <code>/workmate connectors</code>.";
+        match self {
+            Self::CrossSite => notice(
+                StatusCode::FORBIDDEN,
+                "Not sent from workmate's page",
+                "This form was sent from another site. Open your link from the chat instead.",
+            ),
+            Self::Spent => notice(
+                StatusCode::GONE,
+                "This link was already used",
+                &format!("A connect link works once. {again}"),
+            ),
+            Self::WrongCode => notice(
+                StatusCode::FORBIDDEN,
+                "The confirmation code does not match",
+                "Type the code shown beside the link in your card in the chat.",
+            ),
+            Self::NotSignedIn => notice(
+                StatusCode::FORBIDDEN,
+                "Sign in first",
+                "This link is for someone signed in to workmate as themselves: sign in, then open it again.",
+            ),
+            Self::Unavailable(why) => notice(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Try again in a moment",
+                &escape(&why),
             ),
         }
     }
@@ -292,14 +344,41 @@ pub(crate) struct TokenQuery {
 }
 
 /// `GET /v1/connectors/connect?token=…`: the form.
-async fn show(State(pages): State<Arc<ConnectPages>>, Query(query): Query<TokenQuery>) -> Response {
-    match pages.claim(query.token.as_deref()) {
-        Ok((claim, target)) => {
-            let token = query.token.as_deref().unwrap_or_default();
-            form_page(&pages, &claim, &target, token, None).into_response()
-        }
-        Err(bad) => bad.into_response(),
+async fn show(
+    State(pages): State<Arc<ConnectPages>>,
+    headers: HeaderMap,
+    Query(query): Query<TokenQuery>,
+) -> Response {
+    let (claim, target) = match pages.claim(query.token.as_deref()) {
+        Ok(found) => found,
+        Err(bad) => return bad.into_response(),
+    };
+    if let Err(refused) = pages.check_unspent(&claim).await {
+        return refused.into_response();
     }
+    let token = query.token.as_deref().unwrap_or_default();
+    match pages.proof(&headers, &claim).await {
+        Proof::SignInFirst => sign_in_first(&claim, token),
+        proof => form_page(&pages, &claim, &target, token, proof, None).into_response(),
+    }
+}
+
+/// The page asking a person whose chat account is bound to single sign-on to sign in first.
+fn sign_in_first(claim: &ConnectClaim, token: &str) -> Response {
+    let back = format!("/v1/connectors/connect?token={token}");
+    let login: String = url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("return_to", &back)
+        .finish();
+    notice(
+        StatusCode::OK,
+        "Sign in first",
+        &format!(
+            "This link is for <strong>{}</strong>. <a href=\"/v1/auth/login?{}\">Sign in to \
+             workmate</a> as them, and you come back here.",
+            escape(&claim.name),
+            escape(&login)
+        ),
+    )
 }
 
 fn form_page(
@@ -307,6 +386,7 @@ fn form_page(
     claim: &ConnectClaim,
     target: &Target<'_>,
     token: &str,
+    proof: Proof,
     error: Option<&str>,
 ) -> Html<String> {
     let title = escape(&target.title());
@@ -321,6 +401,16 @@ fn form_page(
         ));
     }
     let token = escape(token);
+    // The code travels with each form: it is what shows the link is in its person's hands.
+    let code = if proof == Proof::Code {
+        format!(
+            "<p><label>Confirmation code (beside the link in your card in the chat)<br>\
+             <input type=\"text\" name=\"{CODE_FIELD}\" size=\"12\" required \
+             autocomplete=\"off\"></label></p>"
+        )
+    } else {
+        String::new()
+    };
     let signs_in = match target {
         Target::Connector(d) => pages.oauth.contains_key(d.name),
         Target::Mcp(_) => true,
@@ -328,7 +418,7 @@ fn form_page(
     if signs_in {
         body.push_str(&format!(
             "<form method=\"post\" action=\"{OAUTH_PATH}/start\">\
-             <input type=\"hidden\" name=\"{LINK_FIELD}\" value=\"{token}\">\
+             <input type=\"hidden\" name=\"{LINK_FIELD}\" value=\"{token}\">{code}\
              <button type=\"submit\">Sign in to {title}</button></form>"
         ));
     }
@@ -340,7 +430,7 @@ fn form_page(
     }
     body.push_str(&format!(
         "<form method=\"post\" action=\"/v1/connectors/connect\" autocomplete=\"off\">\
-         <input type=\"hidden\" name=\"{LINK_FIELD}\" value=\"{token}\">"
+         <input type=\"hidden\" name=\"{LINK_FIELD}\" value=\"{token}\">{code}"
     ));
     for field in &descriptor.fields {
         let kind = if field.secret { "password" } else { "text" };
@@ -362,13 +452,21 @@ fn form_page(
 }
 
 /// `POST /v1/connectors/connect`: stores the form.
-async fn submit(State(pages): State<Arc<ConnectPages>>, body: Bytes) -> Response {
+async fn submit(
+    State(pages): State<Arc<ConnectPages>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let mut form = form_of(&body);
     let token = form.remove(LINK_FIELD);
+    let code = form.remove(CODE_FIELD);
     let (claim, target) = match pages.claim(token.as_deref()) {
         Ok(found) => found,
         Err(bad) => return bad.into_response(),
     };
+    if let Err(refused) = pages.check_use(&headers, &claim, code.as_deref()).await {
+        return refused.into_response();
+    }
     let Target::Connector(descriptor) = target else {
         return notice(
             StatusCode::BAD_REQUEST,
@@ -381,16 +479,22 @@ async fn submit(State(pages): State<Arc<ConnectPages>>, body: Bytes) -> Response
         UserId::from(claim.user_id.as_str()),
     );
     let owner = (!claim.team).then_some(&user);
+    if let Err(refused) = pages.spend(&claim).await {
+        return refused.into_response();
+    }
     let store = pages
         .connectors
         .connect(&tenant, owner, descriptor.name, &form);
     match pages.stored(&claim, "form", store).await {
         Ok(()) => connected(&target, &claim),
         Err(why) => {
+            // Nothing was stored: the link still works, for a corrected form.
+            pages.unspend(&claim).await;
             let token = token.unwrap_or_default();
+            let proof = pages.proof(&headers, &claim).await;
             (
                 StatusCode::BAD_REQUEST,
-                form_page(&pages, &claim, &target, &token, Some(&why)),
+                form_page(&pages, &claim, &target, &token, proof, Some(&why)),
             )
                 .into_response()
         }
@@ -426,12 +530,21 @@ fn connected(target: &Target<'_>, claim: &ConnectClaim) -> Response {
 }
 
 /// `POST /v1/connectors/oauth/start`: off to the other system's sign-in.
-async fn oauth_start(State(pages): State<Arc<ConnectPages>>, body: Bytes) -> Response {
-    let token = form_of(&body).remove(LINK_FIELD);
+async fn oauth_start(
+    State(pages): State<Arc<ConnectPages>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let mut form = form_of(&body);
+    let token = form.remove(LINK_FIELD);
     let (claim, target) = match pages.claim(token.as_deref()) {
         Ok(found) => found,
         Err(bad) => return bad.into_response(),
     };
+    let code = form.remove(CODE_FIELD);
+    if let Err(refused) = pages.check_use(&headers, &claim, code.as_deref()).await {
+        return refused.into_response();
+    }
     let app = match pages.oauth_app(&claim, &target).await {
         Ok(app) => app,
         Err(why) => return no_sign_in(&why, ""),
@@ -526,6 +639,9 @@ async fn oauth_finish(pages: &ConnectPages, headers: &HeaderMap, query: Callback
         TenantId::from(claim.tenant.as_str()),
         UserId::from(claim.user_id.as_str()),
     );
+    if let Err(refused) = pages.spend(&claim).await {
+        return refused.into_response();
+    }
     let stored = match &target {
         Target::Connector(descriptor) => {
             let owner = (!claim.team).then_some(&user);
@@ -551,11 +667,14 @@ async fn oauth_finish(pages: &ConnectPages, headers: &HeaderMap, query: Callback
     };
     match stored {
         Ok(()) => connected(&target, &claim),
-        Err(why) => notice(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "Signed in, but the connection could not be stored",
-            &format!("{}. Try again in a moment.", escape(&why)),
-        ),
+        Err(why) => {
+            pages.unspend(&claim).await;
+            notice(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Signed in, but the connection could not be stored",
+                &format!("{}. Try again in a moment.", escape(&why)),
+            )
+        }
     }
 }
 

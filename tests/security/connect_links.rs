@@ -1,0 +1,108 @@
+//! Finding 2 of the second review: a connect link was a bearer token. An attacker's page posted
+//! the attacker's own token from the victim's browser (`POST /v1/connectors/oauth/start`, no
+//! session, no `Origin` check), so the victim's grant landed in the attacker's vault slot; a
+//! forwarded link let anyone overwrite that person's credentials, as often as they liked. Now a
+//! link works only from workmate's own page, once, and only with the confirmation code its
+//! person's private card shows.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+
+use crate::slack::connectors::{
+    Connecting, browse, connect_code, connect_path, connecting, get, post_form, slash_reply,
+    stored, token_of,
+};
+
+/// `post_form` as another site's page sends it.
+fn from_another_site(uri: &str, form: &[(&str, &str)]) -> Request<Body> {
+    let mut request = post_form(uri, form);
+    request
+        .headers_mut()
+        .insert(header::ORIGIN, "https://attacker.example".parse().unwrap());
+    request
+}
+
+#[tokio::test]
+async fn a_link_posted_from_another_site_starts_no_sign_in_and_stores_nothing() {
+    let Connecting { app, vault, .. } = connecting().await;
+    // Bob (the attacker) takes his own Gmail link and code.
+    let reply = slash_reply(&app, "U2", "connectors gmail").await;
+    let (token, code) = (token_of(&connect_path(&reply)), connect_code(&reply));
+    let (status, headers, _) = browse(
+        &app,
+        from_another_site(
+            "/v1/connectors/oauth/start",
+            &[("connect_token", &token), ("confirmation_code", &code)],
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(headers.get("set-cookie").is_none(), "no flow was started");
+    let (status, _, _) = browse(
+        &app,
+        from_another_site(
+            "/v1/connectors/connect",
+            &[
+                ("connect_token", &token),
+                ("confirmation_code", &code),
+                ("token", "ghp_x"),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    // From workmate's own page, the same link starts the sign-in.
+    let (status, _, _) = browse(
+        &app,
+        post_form(
+            "/v1/connectors/oauth/start",
+            &[("connect_token", &token), ("confirmation_code", &code)],
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert!(stored(&vault, "gmail").await.is_none());
+}
+
+#[tokio::test]
+async fn a_forwarded_link_needs_its_code_and_a_link_works_once() {
+    let Connecting { app, vault, .. } = connecting().await;
+    let reply = slash_reply(&app, "U1", "connectors connect github").await;
+    let link = connect_path(&reply);
+    let (token, code) = (token_of(&link), connect_code(&reply));
+    // Whoever got the link without Ana's card: no code, or a guess.
+    for guess in [None, Some("AAAA-AAAA")] {
+        let mut form = vec![
+            ("connect_token", token.as_str()),
+            ("token", "ghp_attacker"),
+            ("base_url", "https://attacker.example"),
+        ];
+        if let Some(guess) = guess {
+            form.push(("confirmation_code", guess));
+        }
+        let (status, _, page) = browse(&app, post_form("/v1/connectors/connect", &form)).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{page}");
+    }
+    assert!(stored(&vault, "github").await.is_none());
+
+    // Ana, with her code: connected, once.
+    let mine = [
+        ("connect_token", token.as_str()),
+        ("confirmation_code", code.as_str()),
+        ("token", "ghp_ada"),
+    ];
+    let (status, _, page) = browse(&app, post_form("/v1/connectors/connect", &mine)).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert_eq!(stored(&vault, "github").await.unwrap()["token"], "ghp_ada");
+    // Used: the page says so, and the form no longer overwrites anything.
+    let (status, _, page) = browse(&app, get(&link)).await;
+    assert_eq!(status, StatusCode::GONE, "{page}");
+    let again = [
+        ("connect_token", token.as_str()),
+        ("confirmation_code", code.as_str()),
+        ("token", "ghp_overwritten"),
+    ];
+    let (status, _, _) = browse(&app, post_form("/v1/connectors/connect", &again)).await;
+    assert_eq!(status, StatusCode::GONE);
+    assert_eq!(stored(&vault, "github").await.unwrap()["token"], "ghp_ada");
+}
