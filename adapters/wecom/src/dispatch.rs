@@ -44,7 +44,8 @@ pub async fn dispatch_robot(
             let handle = match req_id {
                 Some(req_id) => ReplyHandle::socket(&message.msgid, req_id),
                 None => ReplyHandle::callback(&message.msgid, message.response_url.as_deref()),
-            };
+            }
+            .in_group(!inbound.direct);
             inbound.reply = Some(handle.encode());
             sink.deliver(inbound).await?;
             Ok(Some(stream_message(&stream, "", false)))

@@ -18,5 +18,6 @@ mod isolation;
 mod limits;
 mod memory;
 mod offboarding;
+mod private_notices;
 mod stop;
 mod support;

@@ -21,6 +21,9 @@ pub struct ReplyHandle {
     /// The message came to the self-built app: answers are app messages to the person.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub app: bool,
+    /// The message was written in a group: what the reply shows, the whole group sees.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub group: bool,
 }
 
 impl ReplyHandle {
@@ -31,6 +34,7 @@ impl ReplyHandle {
             response_url: response_url.map(str::to_owned),
             req_id: None,
             app: false,
+            group: false,
         }
     }
 
@@ -41,7 +45,15 @@ impl ReplyHandle {
             response_url: None,
             req_id: Some(req_id.to_owned()),
             app: false,
+            group: false,
         }
+    }
+
+    /// The same handle, for a message written in a group (`in_group`) or a one-to-one chat.
+    #[must_use]
+    pub fn in_group(mut self, in_group: bool) -> Self {
+        self.group = in_group;
+        self
     }
 
     /// The handle of a message to the self-built app.
