@@ -12,6 +12,7 @@ mod automations;
 mod canary;
 mod connect_links;
 mod connections;
+mod dingtalk_callbacks;
 mod exec_http;
 mod exec_slack;
 mod exfiltration;

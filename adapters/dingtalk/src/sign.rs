@@ -15,8 +15,12 @@ use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 use subtle::ConstantTimeEq;
 
-/// How far a callback's timestamp may be from now, either way, in milliseconds.
+/// How far a robot callback's timestamp may be from now, either way, in milliseconds (the
+/// window DingTalk documents).
 pub const MAX_SKEW_MS: i64 = 60 * 60 * 1000;
+/// How far a card callback's timestamp may be from now, either way, in milliseconds: its
+/// signature covers nothing but the timestamp, so it is believed for five minutes at most.
+pub const MAX_CARD_SKEW_MS: i64 = 5 * 60 * 1000;
 
 /// Why a callback's signature was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -25,9 +29,10 @@ pub enum SignError {
     /// The `timestamp` header is not a number of milliseconds.
     #[error("the timestamp header {0:?} is not a time in milliseconds")]
     BadTimestamp(String),
-    /// The timestamp is more than an hour from now.
+    /// The timestamp is further from now than the callback's window.
     #[error(
-        "the callback's timestamp is {skew_ms} ms from now, more than an hour (check this server's clock)"
+        "the callback's timestamp is {skew_ms} ms from now, outside its window (a replay, or this \
+         server's clock is wrong)"
     )]
     Stale {
         /// How far it is, in milliseconds.
@@ -49,6 +54,26 @@ pub fn robot_sign(secret: &str, timestamp_ms: &str) -> String {
 /// The `x-ddpaas-signature` of an interactive-card callback sent at `timestamp`.
 pub fn card_callback_sign(api_secret: &str, timestamp: &str) -> String {
     hmac_base64(api_secret, &[timestamp.as_bytes()])
+}
+
+/// Checks an interactive-card callback's `x-ddpaas-signature` and that its timestamp (Unix
+/// milliseconds) is within [`MAX_CARD_SKEW_MS`] of `now_ms`.
+pub fn verify_card_callback_at(
+    api_secret: &str,
+    timestamp: &str,
+    sign: &str,
+    now_ms: i64,
+) -> Result<(), SignError> {
+    verify_card_callback(api_secret, timestamp, sign)?;
+    let at: i64 = timestamp
+        .trim()
+        .parse()
+        .map_err(|_| SignError::BadTimestamp(timestamp.to_owned()))?;
+    let skew_ms = now_ms.saturating_sub(at).saturating_abs();
+    if skew_ms > MAX_CARD_SKEW_MS {
+        return Err(SignError::Stale { skew_ms });
+    }
+    Ok(())
 }
 
 /// Checks an interactive-card callback's `x-ddpaas-signature` (exact, in constant time).

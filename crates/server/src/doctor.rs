@@ -1,4 +1,5 @@
-//! `workmate doctor`: one line per thing the service depends on, each `ok` or `problem`.
+//! `workmate doctor`: one line per thing the service depends on, each `ok`, `warning` (it works,
+//! but is weaker than it could be) or `problem`.
 //!
 //! Invariant: the doctor changes nothing (it applies no migration and calls no model); it only
 //! connects, reads and runs `true` in the shell sandbox, so it is safe beside a running server.
@@ -15,6 +16,16 @@ struct Line {
     detail: String,
 }
 
+impl Line {
+    /// Whether it works but should be changed.
+    fn is_warning(&self) -> bool {
+        self.ok && self.detail.starts_with(WARNING)
+    }
+}
+
+/// How a line that works but should be changed begins.
+const WARNING: &str = "beware: ";
+
 /// Runs every check. Returns the report and whether everything is ok.
 pub async fn run(config: &Config) -> (String, bool) {
     let lines = [
@@ -26,7 +37,11 @@ pub async fn run(config: &Config) -> (String, bool) {
     ];
     let mut out = String::new();
     for line in &lines {
-        let status = if line.ok { "ok     " } else { "problem" };
+        let status = match (line.ok, line.is_warning()) {
+            (false, _) => "problem",
+            (true, true) => "warning",
+            (true, false) => "ok     ",
+        };
         let _ = writeln!(out, "{status} {:<11} {}", line.what, line.detail);
     }
     (out, lines.iter().all(|l| l.ok))
@@ -104,6 +119,19 @@ fn platforms(config: &Config) -> Line {
         "none configured: only the HTTP API and the demo sandbox answer".to_owned()
     } else {
         format!("{}; the HTTP API", configured.join(", "))
+    };
+    let dingtalk_http = p
+        .dingtalk
+        .as_ref()
+        .is_some_and(|c| c.mode == crate::config::DingTalkMode::Http);
+    let detail = if dingtalk_http {
+        format!(
+            "{WARNING}DingTalk takes HTTP callbacks, whose card signatures cover only a timestamp \
+             (workmate refuses old and reused ones); the Stream connection is authenticated and \
+             needs no public endpoint: set [platforms.dingtalk] mode = \"stream\"; {detail}"
+        )
+    } else {
+        detail
     };
     Line {
         ok: true,

@@ -52,6 +52,13 @@ struct PlatformLabels {
     platform: &'static str,
 }
 
+/// Labels of a callback refused before it reached the chat layer.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RefusedLabels {
+    platform: &'static str,
+    reason: &'static str,
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct BuildLabels {
     version: &'static str,
@@ -75,6 +82,7 @@ pub struct Metrics {
     engine: std::sync::Arc<crate::engine_metrics::EngineMetrics>,
     deliveries: Family<DeliveryLabels, Counter>,
     delivery_ack: Family<PlatformLabels, Histogram, fn() -> Histogram>,
+    refused: Family<RefusedLabels, Counter>,
     coordinator: crate::coordinator_metrics::CoordinatorMetrics,
 }
 
@@ -171,6 +179,13 @@ impl Metrics {
             Unit::Seconds,
             delivery_ack.clone(),
         );
+        let refused = Family::<RefusedLabels, Counter>::default();
+        registry.register(
+            "callbacks_refused",
+            "Platform callbacks refused before they reached the chat layer, by platform and \
+             reason (stale, replayed, bad_signature)",
+            refused.clone(),
+        );
         let coordinator = crate::coordinator_metrics::CoordinatorMetrics::register(&mut registry);
         let memory = crate::memory_metrics::MemoryMetrics::register(&mut registry);
         Self {
@@ -188,7 +203,15 @@ impl Metrics {
             engine,
             deliveries,
             delivery_ack,
+            refused,
         }
+    }
+
+    /// Counts a platform callback refused for `reason` (a fixed word).
+    pub fn callback_refused(&self, platform: &'static str, reason: &'static str) {
+        self.refused
+            .get_or_create(&RefusedLabels { platform, reason })
+            .inc();
     }
 
     /// The engine's series, as the observer to install on the hub

@@ -27,7 +27,7 @@ pub(crate) fn now_ms() -> i64 {
     i64::try_from(elapsed.as_millis()).unwrap()
 }
 
-async fn http_app() -> DingTalkApp {
+pub(crate) async fn http_app() -> DingTalkApp {
     dingtalk_app(SHELL, |c| {
         c.http().with_event_push(TOKEN.into(), AES_KEY.into())
     })
@@ -58,7 +58,7 @@ async fn post(
 }
 
 /// The robot's callback, signed at `timestamp` with `secret`.
-async fn robot(
+pub(crate) async fn robot(
     app: &DingTalkApp,
     body: &Value,
     timestamp: i64,
@@ -76,13 +76,30 @@ async fn robot(
     .await
 }
 
-/// A card callback, signed with `secret`.
-async fn card(app: &DingTalkApp, body: &Value, secret: &str) -> (StatusCode, Value) {
-    let timestamp = now_ms().to_string();
+/// A card callback, signed with `secret` now (each call at its own millisecond, as DingTalk's
+/// clicks are: a signature pair is taken once).
+pub(crate) async fn card(app: &DingTalkApp, body: &Value, secret: &str) -> (StatusCode, Value) {
+    use std::sync::atomic::{AtomicI64, Ordering};
+    static LAST: AtomicI64 = AtomicI64::new(0);
+    let next = |last: i64| Some(now_ms().max(last + 1));
+    let last = LAST
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, next)
+        .unwrap_or_default();
+    let timestamp = now_ms().max(last + 1).to_string();
     let sign = sign::card_callback_sign(secret, &timestamp);
+    card_signed(app, body, &timestamp, &sign).await
+}
+
+/// A card callback with the signature headers `timestamp` and `sign`, as given.
+pub(crate) async fn card_signed(
+    app: &DingTalkApp,
+    body: &Value,
+    timestamp: &str,
+    sign: &str,
+) -> (StatusCode, Value) {
     let headers = [
-        ("x-ddpaas-signature-timestamp", timestamp.as_str()),
-        ("x-ddpaas-signature", sign.as_str()),
+        ("x-ddpaas-signature-timestamp", timestamp),
+        ("x-ddpaas-signature", sign),
     ];
     post(
         app,

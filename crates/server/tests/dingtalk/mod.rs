@@ -4,7 +4,7 @@
 //! DingTalk.
 
 mod fake;
-mod http;
+pub(crate) mod http;
 mod stream;
 
 use std::sync::Arc;
@@ -22,7 +22,7 @@ use crate::router::{App, app_with_script};
 use crate::support::{Call, eventually, thread_session, wait_for};
 
 const CLIENT_ID: &str = "dingappkey";
-const CLIENT_SECRET: &str = "ding-app-secret";
+pub(crate) const CLIENT_SECRET: &str = "ding-app-secret";
 const APPROVAL_TEMPLATE: &str = "tpl-approval.schema";
 const CORP: &str = "dingcorp";
 const GROUP: &str = "cidGroup==";
@@ -33,7 +33,7 @@ const SHELL: &str = r#"{"conversations": [{"when": "*", "turns": [
 const TWO_ANSWERS: &str = r#"{"conversations": [{"when": "*", "turns": [
     {"text": "First answer."}, {"text": "Second answer."}]}]}"#;
 
-struct DingTalkApp {
+pub(crate) struct DingTalkApp {
     router: Router,
     store: Store,
     fake: FakeDingTalk,
@@ -87,7 +87,7 @@ fn serve(
 }
 
 /// A group message @-mentioning the robot, from `ana`.
-fn robot_message(msg_id: &str, text: &str) -> Value {
+pub(crate) fn robot_message(msg_id: &str, text: &str) -> Value {
     json!({
         "msgId": msg_id,
         "msgtype": "text",
@@ -107,7 +107,7 @@ fn robot_message(msg_id: &str, text: &str) -> Value {
 }
 
 /// `user`'s click on the `choice` button of the approval card `out_track_id`.
-fn click(out_track_id: &str, user: &str, choice: &str) -> Value {
+pub(crate) fn click(out_track_id: &str, user: &str, choice: &str) -> Value {
     let content = json!({"cardPrivateData": {"actionIds": [choice], "params": {"action": choice}}});
     json!({
         "type": "actionCallback",
@@ -123,7 +123,7 @@ fn click(out_track_id: &str, user: &str, choice: &str) -> Value {
 }
 
 /// The approval prompt parked in the inbox.
-async fn parked(app: &DingTalkApp) -> InboxItem {
+pub(crate) async fn parked(app: &DingTalkApp) -> InboxItem {
     let tenant = workmate_chat::tenant_of(Surface::Dingtalk, CORP);
     eventually(|| async {
         app.store
@@ -137,7 +137,7 @@ async fn parked(app: &DingTalkApp) -> InboxItem {
     .await
 }
 
-async fn item_state(app: &DingTalkApp, item: &InboxItem) -> InboxItemState {
+pub(crate) async fn item_state(app: &DingTalkApp, item: &InboxItem) -> InboxItemState {
     let tenant = workmate_chat::tenant_of(Surface::Dingtalk, CORP);
     app.store
         .inbox()
@@ -149,7 +149,7 @@ async fn item_state(app: &DingTalkApp, item: &InboxItem) -> InboxItemState {
 }
 
 /// The approval card of `item` as created in the group: its `outTrackId` and create call.
-async fn approval_card(app: &DingTalkApp, item: &InboxItem) -> (String, Call) {
+pub(crate) async fn approval_card(app: &DingTalkApp, item: &InboxItem) -> (String, Call) {
     let out_track_id = format!("approval_{}", item.id.as_str());
     let created = wait_for(
         &app.fake.api,

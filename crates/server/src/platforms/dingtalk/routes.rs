@@ -23,6 +23,10 @@ use super::DingTalkSurface;
 use crate::config::DingTalkMode;
 use crate::http::{ApiError, AppState};
 
+/// Where card callbacks' used signature pairs are remembered (not a tenant: a click's tenant
+/// is known only from its unsigned body).
+const REPLAY_SCOPE: &str = "platform:dingtalk";
+
 /// The plaintext the event push is answered with, encrypted.
 const SUCCESS: &str = "success";
 
@@ -59,12 +63,40 @@ pub(crate) async fn card(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let dingtalk = http_mode(&state)?;
-    sign::verify_card_callback(
-        dingtalk.client_secret.expose_secret(),
+    let (timestamp, signature) = (
         header(&headers, "x-ddpaas-signature-timestamp"),
         header(&headers, "x-ddpaas-signature"),
-    )
-    .map_err(|e| ApiError::BadSignature(e.to_string()))?;
+    );
+    let secret = dingtalk.client_secret.expose_secret();
+    if let Err(e) = sign::verify_card_callback_at(secret, timestamp, signature, now_ms()) {
+        let reason = match e {
+            sign::SignError::Stale { .. } => "stale",
+            _ => "bad_signature",
+        };
+        state.metrics.callback_refused("dingtalk", reason);
+        return Err(ApiError::BadSignature(e.to_string()));
+    }
+    // The signature covers only the timestamp: one pair is one click, never two.
+    let pair: String = format!("{timestamp}:{signature}")
+        .chars()
+        .take(64)
+        .collect();
+    let first_use = state
+        .store
+        .spent_links()
+        .spend(
+            &workmate_protocol::TenantId::from(REPLAY_SCOPE),
+            &pair,
+            "card_callback",
+        )
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    if !first_use {
+        state.metrics.callback_refused("dingtalk", "replayed");
+        return Err(ApiError::BadSignature(
+            "this card callback's signature was used already (a replay)".into(),
+        ));
+    }
     let body = text(&body)?;
     let answer = dispatch::card_callback(body, None, dingtalk.sink.as_ref())
         .await
