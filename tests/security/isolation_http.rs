@@ -21,11 +21,11 @@ use crate::authority::{as_user, asks, people};
 use crate::automations_api::{created_by, hourly};
 use crate::router::TOKEN;
 
-const CLIENT: &str = "workmate";
+pub(crate) const CLIENT: &str = "workmate";
 const TENANT_B: &str = "acme-b";
 
 /// A provider that publishes `key`: discovery and keys only (bearer tokens need no more).
-async fn provider(key: &TestKey) -> MockServer {
+pub(crate) async fn provider(key: &TestKey) -> MockServer {
     let server = MockServer::start().await;
     let issuer = server.uri();
     Mock::given(method("GET"))
@@ -49,7 +49,7 @@ async fn provider(key: &TestKey) -> MockServer {
     server
 }
 
-async fn call(
+pub(crate) async fn call(
     router: &axum::Router,
     token: &str,
     verb: &str,

@@ -17,6 +17,7 @@ mod exec_http;
 mod exec_slack;
 mod exfiltration;
 mod isolation_http;
+mod linking;
 mod mcp_host;
 mod separation;
 mod surface_admin;

@@ -81,7 +81,8 @@ pub struct Identity {
     pub subject: String,
     /// `name`, else `preferred_username`, else the subject.
     pub display_name: String,
-    /// `email`, when present.
+    /// `email`, when present and the provider says it verified it (`email_verified`): an
+    /// address anyone may type is never used to link accounts.
     pub email: Option<String>,
     /// The groups claim: an array of strings, or one string; empty when absent.
     pub groups: Vec<String>,
@@ -162,7 +163,10 @@ pub(crate) fn verify(
         tenant,
         subject: claims.subject().as_str().to_owned(),
         display_name: name,
-        email: claims.email().map(|e| e.as_str().to_owned()),
+        email: claims
+            .email()
+            .filter(|_| claims.email_verified() == Some(true))
+            .map(|e| e.as_str().to_owned()),
         groups: groups(claims.additional_claims(), expected.groups_claim),
         expires_at: claims.expiration(),
     })

@@ -26,7 +26,7 @@ use workmate_identity::{Clock, GroupRoles, Identity, LINK_TTL_SECS, LinkClaim, S
 use workmate_protocol::{TenantId, UserId};
 use workmate_store::{DirectoryFacts, Role, Store, User};
 
-use super::auth::Principal;
+use super::auth::{DEFAULT_TENANT, Principal};
 use super::pages::{browser_principal, escape, page, sign_in_then};
 use super::sso::{Sso, sso, store_role};
 use crate::http::{ApiError, AppState};
@@ -236,6 +236,16 @@ pub(crate) async fn link(
         .await?
         .ok_or_else(|| ApiError::Refused("your user is gone; sign in again".into()))?;
     let tenant = TenantId::from(claim.tenant.as_str());
+    // A person whose provider names their organisation (`tenant_claim`) links only accounts of
+    // that organisation's workspace.
+    if principal.tenant.as_str() != DEFAULT_TENANT && principal.tenant != tenant {
+        return Err(ApiError::Forbidden(format!(
+            "this link is for an account in workspace {}, and you are signed in to workspace {}; \
+             sign in with an account of that workspace",
+            tenant.as_str(),
+            principal.tenant.as_str()
+        )));
+    }
     let settings = state.store.tenants().settings(&tenant).await?;
     let facts = DirectoryFacts {
         subject: subject.clone(),
