@@ -13,8 +13,8 @@ use workmate_server::http::api::{Auth, Sso};
 use workmate_server::http::router;
 use workmate_store::{NewUser, Role};
 
-use crate::authority::people;
 use super::isolation_http::{CLIENT, call, provider};
+use crate::authority::people;
 use crate::router::TOKEN;
 
 #[tokio::test]

@@ -24,7 +24,11 @@ async fn a_consented_persona_answers_with_its_instructions_and_its_tools_only() 
     let bundle = h.dir.join("archivist");
     std::fs::create_dir_all(&bundle).unwrap();
     std::fs::write(bundle.join("manifest.md"), MANIFEST).unwrap();
-    let personas = Personas::new(h.store.clone());
+    let personas =
+        Personas::new(h.store.clone()).with_install_policy(workmate_personas::InstallPolicy {
+            folder_roots: vec![h.dir.clone()],
+            ..Default::default()
+        });
     let admin = "u_admin".into();
     personas
         .install(&h.tenant, &InstallSource::Dir(bundle), &admin)

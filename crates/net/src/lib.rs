@@ -29,4 +29,5 @@ pub use egress::{Egress, EgressOptions};
 pub use error::{EgressError, EgressErrorKind};
 pub use fixed::{CALL_TIMEOUT, CONNECT_TIMEOUT, USER_AGENT, fixed_client};
 pub use policy::{NetworkPolicy, PolicyError};
+pub use resolve::resolve_allowed;
 pub use tls::tls_config;

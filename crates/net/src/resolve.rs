@@ -39,6 +39,28 @@ impl Resolve for GuardedResolver {
     }
 }
 
+/// The addresses `host` may be reached at under `policy`, for a program that connects on its own
+/// (and is told to use exactly these, so it cannot resolve anew): an IP literal is checked as
+/// it is, a name is resolved and its refused addresses dropped.
+pub async fn resolve_allowed(
+    policy: &NetworkPolicy,
+    host: &str,
+) -> Result<Vec<std::net::IpAddr>, crate::EgressError> {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    if let Ok(ip) = bare.parse::<std::net::IpAddr>() {
+        return match policy.refusal(bare, ip) {
+            Some(reason) => Err(crate::EgressError::refused(format!(
+                "refusing {host}: {reason} (an operator can allow it with [network] allow_private)"
+            ))),
+            None => Ok(vec![ip]),
+        };
+    }
+    let addrs = resolve(policy, bare)
+        .await
+        .map_err(|e| crate::EgressError::refused(e.0))?;
+    Ok(addrs.into_iter().map(|a| a.ip()).collect())
+}
+
 /// The addresses `host` may be reached at (port 0: the client fills in the URL's port).
 pub(crate) async fn resolve(
     policy: &NetworkPolicy,

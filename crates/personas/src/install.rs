@@ -5,9 +5,11 @@
 //! store, so a later change to the folder or the repository changes nothing until it is installed
 //! again.
 //!
-//! Invariants: nothing outside the bundle is read (symbolic links are refused); a clone runs
-//! without prompts, with a time limit, and only over https, ssh or file transports; every file
-//! is size-capped.
+//! Invariants: nothing outside the bundle is read (symbolic links are refused); a folder, or a
+//! `file://` repository, is read only under a root the operator allowed (`[personas]
+//! folder_roots`); a clone runs without prompts, with a time limit, with none of the server's
+//! environment, configuration or keys, over https to an address the network policy accepts and
+//! is pinned to (ssh only to a host the operator named); every file is size-capped.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -23,6 +25,38 @@ const MAX_SKILLS: usize = 50;
 
 /// How long a clone may take.
 const CLONE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What installing may reach: the operator's network policy and folder roots.
+#[derive(Clone, Debug, Default)]
+pub struct InstallPolicy {
+    /// What a git clone may connect to.
+    pub network: std::sync::Arc<workmate_net::NetworkPolicy>,
+    /// The folders bundles (and `file://` repositories) may be read from; none by default.
+    pub folder_roots: Vec<PathBuf>,
+}
+
+impl InstallPolicy {
+    /// `path` with its links resolved, when it lies under a root; else why not.
+    fn admit(&self, path: &Path) -> Result<PathBuf> {
+        let real = path
+            .canonicalize()
+            .map_err(|e| Error::Fetch(format!("cannot read {}: {e}", path.display())))?;
+        let roots: Vec<PathBuf> = self
+            .folder_roots
+            .iter()
+            .filter_map(|r| r.canonicalize().ok())
+            .collect();
+        if roots.iter().any(|root| real.starts_with(root)) {
+            return Ok(real);
+        }
+        Err(Error::Refused(format!(
+            "{} is not under a folder the operator allows personas to be installed from \
+             ([personas] folder_roots{})",
+            path.display(),
+            if roots.is_empty() { " is empty" } else { "" }
+        )))
+    }
+}
 
 /// Where a persona is installed from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,18 +91,19 @@ pub struct Installed {
 }
 
 /// Reads the bundle at `source`.
-pub async fn fetch_bundle(source: &InstallSource) -> Result<Installed> {
+pub async fn fetch_bundle(source: &InstallSource, policy: &InstallPolicy) -> Result<Installed> {
     match source {
         InstallSource::Dir(path) => {
-            let path = path.clone();
+            let path = policy.admit(path)?;
             let described = source.describe();
             blocking(move || read_bundle(&path, described)).await
         }
         InstallSource::Git(url) => {
             check_git_url(url)?;
+            let pin = reach(url, policy).await?;
             let checkout =
                 std::env::temp_dir().join(format!("workmate-persona-{}", uuid::Uuid::now_v7()));
-            let cloned = clone(url, &checkout).await;
+            let cloned = clone(url, pin.as_deref(), &checkout).await;
             let read = match cloned {
                 Ok(()) => {
                     let dir = checkout.clone();
@@ -101,22 +136,78 @@ fn check_git_url(url: &str) -> Result<()> {
     Ok(())
 }
 
-async fn clone(url: &str, into: &Path) -> Result<()> {
+/// Checks where a clone of `url` goes: a `file://` path under a root; an https host at an
+/// address the network policy accepts, returned as git's `curloptResolve` pin
+/// (`host:port:address`) so git connects to that very address; ssh only to a host the operator
+/// named.
+async fn reach(url: &str, policy: &InstallPolicy) -> Result<Option<String>> {
+    if let Some(path) = url.strip_prefix("file://") {
+        policy.admit(Path::new(path))?;
+        return Ok(None);
+    }
+    if url.starts_with("git@") || url.starts_with("ssh://") {
+        let host = url
+            .trim_start_matches("ssh://")
+            .split(['@'])
+            .next_back()
+            .and_then(|rest| rest.split([':', '/']).next())
+            .unwrap_or_default();
+        if policy.network.names_host(host) {
+            return Ok(None);
+        }
+        return Err(Error::Refused(format!(
+            "cloning over ssh reaches {host:?} with no address check: use an https URL, or an \
+             operator can allow the host with [network] allow_private"
+        )));
+    }
+    let parsed = url::Url::parse(url).map_err(|e| Error::Refused(format!("{url:?}: {e}")))?;
+    policy
+        .network
+        .check_url(&parsed, false)
+        .map_err(|e| Error::Refused(e.to_string()))?;
+    let host = parsed.host_str().unwrap_or_default();
+    let port = parsed.port_or_known_default().unwrap_or(443);
+    let addresses = workmate_net::resolve_allowed(&policy.network, host)
+        .await
+        .map_err(|e| Error::Refused(e.to_string()))?;
+    let Some(address) = addresses.first() else {
+        return Err(Error::Fetch(format!("{host} has no address")));
+    };
+    let address = match address {
+        std::net::IpAddr::V6(v6) => format!("[{v6}]"),
+        std::net::IpAddr::V4(v4) => v4.to_string(),
+    };
+    Ok(Some(format!("{host}:{port}:{address}")))
+}
+
+async fn clone(url: &str, pin: Option<&str>, into: &Path) -> Result<()> {
+    let home = into.with_extension("home");
     let mut command = tokio::process::Command::new("git");
+    command.args([
+        "-c",
+        "protocol.ext.allow=never",
+        "-c",
+        "http.followRedirects=false",
+    ]);
+    if let Some(pin) = pin {
+        command.arg("-c").arg(format!("http.curloptResolve={pin}"));
+    }
     command
-        .args([
-            "-c",
-            "protocol.ext.allow=never",
-            "clone",
-            "--depth",
-            "1",
-            "--quiet",
-            "--",
-        ])
+        .args(["clone", "--depth", "1", "--quiet", "--"])
         .arg(url)
         .arg(into)
+        // None of the server's environment: no credentials, proxies, keys or git configuration.
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", &home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_ASKPASS", "true")
+        .env(
+            "GIT_SSH_COMMAND",
+            "ssh -F /dev/null -o BatchMode=yes -o IdentitiesOnly=yes -o IdentityFile=/dev/null",
+        )
         .stdin(std::process::Stdio::null())
         .kill_on_drop(true);
     let output = tokio::time::timeout(CLONE_TIMEOUT, command.output())

@@ -21,7 +21,7 @@ mod skills;
 
 pub use builtin::{DEFAULT_PERSONA, builtin_personas};
 pub use consent::ConsentSummary;
-pub use install::{InstallSource, Installed, fetch_bundle};
+pub use install::{InstallPolicy, InstallSource, Installed, fetch_bundle};
 pub use persona::{ConnectorGrant, Persona, TOOL_GROUPS, ToolGrant, parse_persona};
 pub use registry::{
     CONSENT_STAGE, INSTALL_STAGE, PersonaEntry, PersonaState, Personas, default_persona,

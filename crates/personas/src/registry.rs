@@ -14,7 +14,7 @@ pub use workmate_store::PersonaState;
 
 use crate::builtin::{DEFAULT_PERSONA, builtin, builtin_personas};
 use crate::consent::{ConsentSummary, capabilities, grew};
-use crate::install::{InstallSource, fetch_bundle};
+use crate::install::{InstallPolicy, InstallSource, fetch_bundle};
 use crate::persona::{Persona, parse_persona};
 use crate::{Error, Result};
 
@@ -84,12 +84,24 @@ impl PersonaEntry {
 #[derive(Clone, Debug)]
 pub struct Personas {
     store: Store,
+    install: InstallPolicy,
 }
 
 impl Personas {
-    /// The personas kept in `store`.
+    /// The personas kept in `store`; installing reaches only public https repositories (no
+    /// folder) until [`Personas::with_install_policy`] says more.
     pub fn new(store: Store) -> Self {
-        Self { store }
+        Self {
+            store,
+            install: InstallPolicy::default(),
+        }
+    }
+
+    /// The same, installing within the operator's `policy`.
+    #[must_use]
+    pub fn with_install_policy(mut self, policy: InstallPolicy) -> Self {
+        self.install = policy;
+        self
     }
 
     /// The persona a session named `id` runs with: a built-in, an installed one in any state
@@ -181,7 +193,7 @@ impl Personas {
         source: &InstallSource,
         by: &UserId,
     ) -> Result<ConsentSummary> {
-        let bundle = fetch_bundle(source).await?;
+        let bundle = fetch_bundle(source, &self.install).await?;
         let persona = parse_persona(&bundle.manifest, &bundle.file_stem, false)
             .map_err(|e| e.in_file("manifest.md"))?;
         if builtin(&persona.id).is_some() {

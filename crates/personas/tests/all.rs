@@ -5,7 +5,8 @@
 use std::path::Path;
 
 use workmate_personas::{
-    CONSENT_STAGE, Error, InstallSource, PersonaState, Personas, Skill, SkillScope, Skills, catalog,
+    CONSENT_STAGE, Error, InstallPolicy, InstallSource, PersonaState, Personas, Skill, SkillScope,
+    Skills, catalog,
 };
 use workmate_protocol::{Surface, TenantId, UserId};
 use workmate_store::{AuditQuery, ConnectOptions, Store};
@@ -19,6 +20,14 @@ async fn store(dir: &Path) -> Store {
         .unwrap();
     store.migrate().await.unwrap();
     store
+}
+
+/// Installing as an operator who allows bundles from `root` (`[personas] folder_roots`).
+fn roots(root: &Path) -> InstallPolicy {
+    InstallPolicy {
+        folder_roots: vec![root.to_owned()],
+        ..InstallPolicy::default()
+    }
 }
 
 fn write_bundle(dir: &Path, manifest: &str) {
@@ -43,7 +52,7 @@ async fn an_installed_persona_waits_for_consent_then_works() {
     let store = store(dir.path()).await;
     let tenant = TenantId::from("acme");
     store.tenants().ensure(&tenant, "Acme").await.unwrap();
-    let personas = Personas::new(store.clone());
+    let personas = Personas::new(store.clone()).with_install_policy(roots(dir.path()));
     let admin = UserId::from("u_admin");
     let bundle = dir.path().join("bundle");
     write_bundle(&bundle, MANIFEST);
@@ -152,7 +161,7 @@ async fn bad_bundles_are_refused_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
     let store = store(dir.path()).await;
     let tenant = TenantId::from("acme");
-    let personas = Personas::new(store);
+    let personas = Personas::new(store).with_install_policy(roots(dir.path()));
     let admin = UserId::from("u_admin");
     let install = |path: &Path| InstallSource::Dir(path.to_owned());
 
@@ -226,7 +235,7 @@ async fn a_persona_installs_from_a_git_repository() {
     git(&["add", "."]);
     git(&["commit", "-qm", "persona"]);
 
-    let personas = Personas::new(store);
+    let personas = Personas::new(store).with_install_policy(roots(dir.path()));
     let url = format!("file://{}", repo.display());
     let summary = personas
         .install(
@@ -247,7 +256,7 @@ async fn a_persona_installs_from_a_git_repository() {
         .await
         .unwrap_err();
     assert!(
-        missing.to_string().starts_with("cloning file://"),
+        missing.to_string().contains("/nothing: No such file"),
         "{missing}"
     );
 }
@@ -258,7 +267,7 @@ async fn a_session_sees_tenant_bundle_and_channel_skills() {
     let store = store(dir.path()).await;
     let tenant = TenantId::from("acme");
     let admin = UserId::from("u_admin");
-    let personas = Personas::new(store.clone());
+    let personas = Personas::new(store.clone()).with_install_policy(roots(dir.path()));
     let bundle = dir.path().join("bundle");
     write_bundle(&bundle, MANIFEST);
     personas
@@ -301,4 +310,46 @@ async fn a_session_sees_tenant_bundle_and_channel_skills() {
     let cowork = personas.resolve(&tenant, "cowork").await.unwrap();
     let seen = skills.visible(&tenant, &cowork, "slack:C3").await.unwrap();
     assert_eq!(seen.len(), 1, "the bundle's skills belong to its persona");
+}
+
+#[tokio::test]
+async fn installs_reach_only_what_the_operator_allows() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path()).await;
+    let tenant = TenantId::from("acme");
+    store.tenants().ensure(&tenant, "Acme").await.unwrap();
+    let admin = UserId::from("u_admin");
+    let allowed = dir.path().join("bundles");
+    let bundle = allowed.join("oncall");
+    write_bundle(&bundle, MANIFEST);
+    let outside = tempfile::tempdir().unwrap();
+    write_bundle(outside.path(), MANIFEST);
+    let personas = Personas::new(store).with_install_policy(roots(&allowed));
+
+    let outside_url = format!("file://{}", outside.path().display());
+    for source in [
+        InstallSource::Dir(outside.path().to_owned()),
+        InstallSource::Dir(allowed.join("../..")),
+        InstallSource::Dir("/etc".into()),
+        InstallSource::Git(outside_url),
+        InstallSource::Git("https://127.0.0.1/acme/personas.git".into()),
+        InstallSource::Git("https://169.254.169.254/latest/".into()),
+        InstallSource::Git("https://localhost/acme/personas.git".into()),
+        InstallSource::Git("git@internal.example:acme/personas.git".into()),
+    ] {
+        let error = personas
+            .install(&tenant, &source, &admin)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("folder_roots") || error.contains("refusing") || error.contains("ssh"),
+            "{source:?}: {error}"
+        );
+    }
+    // Under the operator's root it installs.
+    personas
+        .install(&tenant, &InstallSource::Dir(bundle), &admin)
+        .await
+        .unwrap();
 }

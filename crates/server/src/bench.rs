@@ -222,6 +222,7 @@ impl Service {
             wecom: None,
             dingtalk: None,
             shutdown: token.clone(),
+            personas: Arc::default(),
         };
         let router =
             router(state).layer(middleware::from_fn(move |request: Request, next: Next| {

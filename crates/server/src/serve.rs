@@ -236,6 +236,10 @@ async fn open_and_run(
             wecom: wecom.clone(),
             dingtalk: dingtalk.clone(),
             shutdown: token.clone(),
+            personas: Arc::new(workmate_personas::InstallPolicy {
+                network: Arc::clone(&config.network.policy),
+                folder_roots: config.personas.folder_roots.clone(),
+            }),
         };
         let served = if token.is_cancelled() {
             Ok(())

@@ -33,7 +33,13 @@ const MANIFEST: &str = "---\nid: oncall\nname: On-call helper\ntools: [files]\n-
 
 #[tokio::test]
 async fn a_pending_persona_is_refused_until_an_admin_consents_then_it_answers() {
-    let app = people_with_script(SCRIPT).await;
+    let mut app = people_with_script(SCRIPT).await;
+    // The operator allows bundles from the app's folder (`[personas] folder_roots`).
+    app.state.personas = std::sync::Arc::new(workmate_personas::InstallPolicy {
+        folder_roots: vec![app.dir.path().to_owned()],
+        ..Default::default()
+    });
+    app.router = workmate_server::http::router(app.state.clone());
     let bundle = app.dir.path().join("oncall");
     std::fs::create_dir_all(&bundle).unwrap();
     std::fs::write(bundle.join("manifest.md"), MANIFEST).unwrap();

@@ -89,6 +89,7 @@ pub(crate) async fn app_with_script(script: &str) -> App {
         wecom: None,
         dingtalk: None,
         shutdown: tokio_util::sync::CancellationToken::new(),
+        personas: Arc::default(),
     };
     App {
         router: router(state.clone()),

@@ -84,11 +84,20 @@ async fn allow_listed_hosts_are_fetched_as_text() {
         "{short}"
     );
 
-    // The allow-list names hosts: `localhost` is still refused.
+    // The operator allowed the address 127.0.0.1, so a name for it is allowed too; any other
+    // loopback address is still refused.
+    let by_name = world
+        .call(
+            "web_fetch",
+            json!({"url": format!("http://localhost:{port}/page?x=1")}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(by_name["text"], "Hi\nHello & welcome");
     let message = err(world
         .call(
             "web_fetch",
-            json!({"url": format!("http://localhost:{port}/")}),
+            json!({"url": format!("http://127.0.0.2:{port}/")}),
         )
         .await);
     assert!(message.contains("refusing"), "{message}");
@@ -115,7 +124,8 @@ async fn redirects_are_followed_and_rechecked() {
 
     for location in [
         "http://169.254.169.254/latest/meta-data/",
-        "http://localhost/",
+        "http://127.0.0.2/",
+        "http://10.0.0.1/",
         "http://[::1]:80/",
     ] {
         let port = serve(format!(

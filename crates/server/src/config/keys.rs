@@ -200,6 +200,8 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
     Key::new("network", "allow_private", Kind::StrList),
     // `[mcp]`: the host folders MCP servers may be given.
     Key::new("mcp", "folder_roots", Kind::StrList),
+    // `[personas]`: the host folders personas may be installed from.
+    Key::new("personas", "folder_roots", Kind::StrList),
     Key::flagged("log", "format", Kind::Str, "--log-format"),
     Key::flagged("log", "level", Kind::Str, "--log-level"),
 ];

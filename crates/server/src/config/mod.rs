@@ -48,7 +48,7 @@ pub use dlp::DlpConfig;
 pub use engine::{EngineSettings, SchedulerSettings};
 pub use error::ConfigError;
 pub use keys::Source;
-pub use network::{McpConfig, NetworkConfig};
+pub use network::{McpConfig, NetworkConfig, PersonasConfig};
 pub use platforms::{FeishuConfig, FeishuMode, PlatformsConfig, SlackConfig, SlackMode};
 pub use providers::{GatewayProvider, ProvidersConfig};
 pub use secret::DatabaseUrl;
@@ -104,6 +104,8 @@ pub struct Config {
     pub network: NetworkConfig,
     /// `[mcp]`: the host folders MCP servers may be given.
     pub mcp: McpConfig,
+    /// `[personas]`: the host folders personas may be installed from.
+    pub personas: PersonasConfig,
     /// The folder of the configuration file, when one was read (no MCP server may see it).
     pub config_dir: Option<PathBuf>,
     origins: BTreeMap<(String, String), Source>,

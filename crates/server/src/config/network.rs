@@ -1,6 +1,6 @@
-//! `[network]`: what the guarded egress may reach besides the public internet, and `[mcp]`:
-//! which host folders MCP servers may see. Both are the operator's alone: nothing a tenant says
-//! widens them.
+//! `[network]`: what the guarded egress may reach besides the public internet; `[mcp]`: which
+//! host folders MCP servers may see; `[personas]`: which host folders personas may be installed
+//! from. All are the operator's alone: nothing a tenant says widens them.
 //!
 //! Invariant: every `allow_private` entry parses (a host name, an address or a range) and every
 //! folder root is an absolute path when the configuration loads, so a typo is a configuration
@@ -42,6 +42,29 @@ impl RawMcp {
     }
 }
 
+/// `[personas]` as written.
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawPersonas {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) folder_roots: Option<Vec<String>>,
+}
+
+impl RawPersonas {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.folder_roots.is_none()
+    }
+}
+
+/// `[personas]`.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct PersonasConfig {
+    /// `folder_roots`: the folders persona bundles (and `file://` repositories) may be
+    /// installed from (default: none; https repositories only).
+    pub folder_roots: Vec<PathBuf>,
+}
+
 /// `[network]`.
 #[derive(Clone, Debug, Default)]
 #[non_exhaustive]
@@ -76,26 +99,46 @@ pub(crate) fn validate_network(
 }
 
 pub(crate) fn validate_mcp(raw: &RawMcp, invalid: Invalid<'_>) -> Result<McpConfig, ConfigError> {
+    Ok(McpConfig {
+        folder_roots: roots("mcp", raw.folder_roots.as_deref(), invalid)?,
+    })
+}
+
+pub(crate) fn validate_personas(
+    raw: &RawPersonas,
+    invalid: Invalid<'_>,
+) -> Result<PersonasConfig, ConfigError> {
+    Ok(PersonasConfig {
+        folder_roots: roots("personas", raw.folder_roots.as_deref(), invalid)?,
+    })
+}
+
+/// `[section] folder_roots`: absolute paths, never `/`.
+fn roots(
+    section: &'static str,
+    raw: Option<&[String]>,
+    invalid: Invalid<'_>,
+) -> Result<Vec<PathBuf>, ConfigError> {
     let mut folder_roots = Vec::new();
-    for root in raw.folder_roots.iter().flatten() {
+    for root in raw.unwrap_or_default() {
         let path = PathBuf::from(root.trim());
         if !path.is_absolute() {
             return Err(invalid(
-                "mcp",
+                section,
                 "folder_roots",
                 format!("{root:?} is not an absolute path"),
             ));
         }
         if path.parent().is_none() {
             return Err(invalid(
-                "mcp",
+                section,
                 "folder_roots",
-                "/ would give servers the whole host; name the folders they may see".into(),
+                "/ would open the whole host; name the folders themselves".into(),
             ));
         }
         folder_roots.push(path);
     }
-    Ok(McpConfig { folder_roots })
+    Ok(folder_roots)
 }
 
 pub(crate) fn render_network(config: &NetworkConfig) -> RawNetwork {
@@ -107,12 +150,16 @@ pub(crate) fn render_network(config: &NetworkConfig) -> RawNetwork {
 
 pub(crate) fn render_mcp(config: &McpConfig) -> RawMcp {
     RawMcp {
-        folder_roots: (!config.folder_roots.is_empty()).then(|| {
-            config
-                .folder_roots
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect()
-        }),
+        folder_roots: rendered_roots(&config.folder_roots),
     }
+}
+
+pub(crate) fn render_personas(config: &PersonasConfig) -> RawPersonas {
+    RawPersonas {
+        folder_roots: rendered_roots(&config.folder_roots),
+    }
+}
+
+fn rendered_roots(roots: &[PathBuf]) -> Option<Vec<String>> {
+    (!roots.is_empty()).then(|| roots.iter().map(|p| p.display().to_string()).collect())
 }

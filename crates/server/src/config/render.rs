@@ -102,6 +102,7 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
         coordinator: super::coordinator::render_coordinator(&config.coordinator),
         network: super::network::render_network(&config.network),
         mcp: super::network::render_mcp(&config.mcp),
+        personas: super::network::render_personas(&config.personas),
         database: RawDatabase {
             url: Some(config.database.url.redacted()),
             max_connections: Some(i64::from(config.database.max_connections)),

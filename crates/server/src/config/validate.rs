@@ -68,6 +68,8 @@ pub(crate) struct RawConfig {
     pub(crate) network: super::network::RawNetwork,
     #[serde(default, skip_serializing_if = "super::network::RawMcp::is_empty")]
     pub(crate) mcp: super::network::RawMcp,
+    #[serde(default, skip_serializing_if = "super::network::RawPersonas::is_empty")]
+    pub(crate) personas: super::network::RawPersonas,
 }
 
 /// `[platforms.*]`.
@@ -334,6 +336,7 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
     let coordinator = super::coordinator::validate_coordinator(&raw.coordinator, &invalid)?;
     let network = super::network::validate_network(&raw.network, &invalid)?;
     let mcp = super::network::validate_mcp(&raw.mcp, &invalid)?;
+    let personas = super::network::validate_personas(&raw.personas, &invalid)?;
 
     Ok(Config {
         server: ServerConfig {
@@ -363,6 +366,7 @@ pub(crate) fn validate(merged: Merged, env: &[(String, String)]) -> Result<Confi
         coordinator,
         network,
         mcp,
+        personas,
         config_dir: None,
         database: DatabaseConfig {
             url: DatabaseUrl::new(url),
@@ -551,6 +555,9 @@ mod tests {
                 allow_private: Some(Vec::new()),
             },
             mcp: super::super::network::RawMcp {
+                folder_roots: Some(Vec::new()),
+            },
+            personas: super::super::network::RawPersonas {
                 folder_roots: Some(Vec::new()),
             },
         };

@@ -56,6 +56,8 @@ pub struct AppState {
     pub dingtalk: Option<Arc<crate::platforms::dingtalk::DingTalkSurface>>,
     /// Cancelled when the server stops: ends long-lived responses such as event streams.
     pub shutdown: CancellationToken,
+    /// What installing a persona may reach (the operator's network policy and folder roots).
+    pub personas: Arc<workmate_personas::InstallPolicy>,
 }
 
 /// The application's routes, with the default [`HttpLimits`].

@@ -24,6 +24,10 @@ async fn a_persona_waits_for_consent_then_answers_the_channel_and_loads_a_skill(
     std::fs::create_dir_all(&bundle).unwrap();
     std::fs::write(bundle.join("manifest.md"), MANIFEST).unwrap();
     Personas::new(app.store.clone())
+        .with_install_policy(workmate_personas::InstallPolicy {
+            folder_roots: vec![app._dir.path().to_owned()],
+            ..Default::default()
+        })
         .install(&tenant, &InstallSource::Dir(bundle), &"slack-U9".into())
         .await
         .unwrap();

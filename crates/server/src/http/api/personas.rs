@@ -63,6 +63,7 @@ pub(crate) async fn install(
         }
     };
     let consent = Personas::new(state.store.clone())
+        .with_install_policy(state.personas.as_ref().clone())
         .install(&caller.tenant, &source, &caller.actor.user_id)
         .await?;
     Ok((StatusCode::CREATED, Json(json!({ "consent": consent }))))
