@@ -115,3 +115,61 @@ async fn one_address_holds_at_most_its_share() {
     app.state.shutdown.cancel();
     let _ = server.await;
 }
+
+#[tokio::test]
+async fn one_address_holds_at_most_its_share_of_event_streams() {
+    let app = app().await;
+    let mut state = app.state.clone();
+    state.streams = std::sync::Arc::new(workmate_server::http::StreamCaps::new(2));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let server = tokio::spawn(workmate_server::serve::run(
+        listener,
+        state,
+        HttpLimits::default(),
+        Duration::from_secs(1),
+    ));
+    let token = crate::router::TOKEN;
+    let mut stream = TcpStream::connect(address).await.unwrap();
+    let create = format!(
+        "POST /v1/sessions HTTP/1.1\r\nHost: w\r\nAuthorization: Bearer {token}\r\nContent-Length: 0\r\n\r\n"
+    );
+    stream.write_all(create.as_bytes()).await.unwrap();
+    let mut buf = vec![0u8; 4096];
+    let n = stream.read(&mut buf).await.unwrap();
+    let answer = String::from_utf8_lossy(&buf[..n]).into_owned();
+    let session = answer
+        .split("\"session_id\":\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("no session in {answer}"))
+        .to_owned();
+    let open_stream = || {
+        let session = session.clone();
+        async move {
+            let mut stream = TcpStream::connect(address).await.unwrap();
+            let request = format!(
+                "GET /v1/sessions/{session}/events HTTP/1.1\r\nHost: w\r\nAuthorization: Bearer {token}\r\n\r\n"
+            );
+            stream.write_all(request.as_bytes()).await.unwrap();
+            let mut buf = vec![0u8; 1024];
+            let n = stream.read(&mut buf).await.unwrap();
+            (stream, String::from_utf8_lossy(&buf[..n]).into_owned())
+        }
+    };
+    let (first, head) = open_stream().await;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let (_second, head) = open_stream().await;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let (_, head) = open_stream().await;
+    assert!(head.starts_with("HTTP/1.1 429"), "{head}");
+    // Closing one gives its place back (once the server sees it closed).
+    drop(first);
+    crate::support::eventually(|| async {
+        let (_third, head) = open_stream().await;
+        head.starts_with("HTTP/1.1 200").then_some(())
+    })
+    .await;
+    app.state.shutdown.cancel();
+    let _ = server.await;
+}

@@ -20,5 +20,6 @@ mod isolation_http;
 mod linking;
 mod mcp_host;
 mod separation;
+mod ssrf;
 mod surface_admin;
 mod wakes;

@@ -128,7 +128,11 @@ impl Oidc {
                     ProviderMetadataWithLogout::discover_async(self.issuer.clone(), &self.http)
                         .await
                         .map_err(|e| {
-                            Error::Provider(format!("discovery at {}: {e}", self.issuer.as_str()))
+                            Error::Provider(format!(
+                                "discovery at {}: {}",
+                                self.issuer.as_str(),
+                                with_causes(&e)
+                            ))
                         })?;
                 self.set_keys(metadata.jwks().clone());
                 info!(issuer = %self.issuer.as_str(), "Discovered the OpenID provider.");
@@ -292,6 +296,18 @@ fn describe<RE: std::error::Error + 'static, T: openidconnect::ErrorResponse + '
         openidconnect::RequestTokenError::ServerResponse(response) => response.to_string(),
         other => other.to_string(),
     }
+}
+
+/// An error's message followed by its causes' (the library's own says only "Request failed").
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        cause = e.source();
+    }
+    text
 }
 
 pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {

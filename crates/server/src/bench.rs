@@ -223,6 +223,7 @@ impl Service {
             dingtalk: None,
             shutdown: token.clone(),
             personas: Arc::default(),
+            streams: Arc::default(),
         };
         let router =
             router(state).layer(middleware::from_fn(move |request: Request, next: Next| {

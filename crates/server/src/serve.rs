@@ -240,6 +240,9 @@ async fn open_and_run(
                 network: Arc::clone(&config.network.policy),
                 folder_roots: config.personas.folder_roots.clone(),
             }),
+            streams: Arc::new(crate::http::StreamCaps::new(
+                config.server.limits.max_streams_per_client,
+            )),
         };
         let served = if token.is_cancelled() {
             Ok(())
@@ -447,6 +450,8 @@ async fn run_with(
     let address = listener.local_addr().map_err(StartupError::Serve)?;
     let shutdown = state.shutdown.clone();
     let app = router_with(state, extra, limits);
+    // Handlers see the client's address (`ConnectInfo`): event streams are capped per address.
+    let app = app.into_make_service_with_connect_info::<crate::http::ClientAddr>();
     let server = axum::serve(BoundedListener::new(listener, limits), app)
         .with_graceful_shutdown(shutdown.clone().cancelled_owned())
         .into_future();

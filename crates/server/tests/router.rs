@@ -90,6 +90,7 @@ pub(crate) async fn app_with_script(script: &str) -> App {
         dingtalk: None,
         shutdown: tokio_util::sync::CancellationToken::new(),
         personas: Arc::default(),
+        streams: Arc::default(),
     };
     App {
         router: router(state.clone()),

@@ -26,6 +26,7 @@
 //! a turn with more than two prompts, or an answer longer than two messages, is cut, with a log
 //! line saying so. The long connection has no such limit.
 
+mod private;
 mod prompt;
 mod reply;
 mod stream;
@@ -59,11 +60,6 @@ const KEPT_FOR: Duration = Duration::from_secs(60 * 60);
 const KEPT_STREAMS: u64 = 10_000;
 /// How long a `response_url` call may take.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
-/// What a group is told when a notice for one person went to them as an app message.
-const SENT_PRIVATELY: &str = "I sent the details to whoever asked, in a private message.";
-/// What a group is told when a notice for one person cannot be shown to them alone.
-const WRITE_PRIVATELY: &str = "This answer is only for whoever asked: please message me \
-                               directly (a one-to-one chat) and ask again there.";
 /// The message id prefix of a template card.
 pub(crate) const CARD_PREFIX: &str = "card:";
 /// Why a card without an answer handle cannot be shown.
@@ -309,34 +305,11 @@ impl WeComPlatform {
     }
 
     /// A text or card for one person: into the handle's stream, complete (or an app message).
-    /// A notice only `user` sees. The smart robot's reply is seen by everyone in a group, so
-    /// there the content goes as the self-built app's message to `user` alone, and the group
-    /// only hears that it went; without an app, the group is only asked to write in private.
-    /// A reply in a one-to-one chat (or to an app message) is private already.
-    async fn notice_privately(
+    pub(super) async fn show(
         &self,
         target: &ChatTarget,
-        user: &str,
-        card: &Card,
+        markdown: String,
     ) -> Result<(), AdapterError> {
-        let handle = ReplyHandle::decode(target.reply.as_deref());
-        // Without a handle (after a restart) where it was written is unknown: take it for a
-        // group.
-        let in_group = handle.as_ref().is_none_or(|h| h.group && !h.app);
-        if !in_group {
-            return self.show(target, markdown(card)).await;
-        }
-        if self.app.is_some() {
-            self.send_app_markdown(user, &markdown(card)).await?;
-            if let Err(e) = self.show(target, SENT_PRIVATELY.to_owned()).await {
-                tracing::debug!(error = %e, "Cannot point the group at the private message.");
-            }
-            return Ok(());
-        }
-        self.show(target, WRITE_PRIVATELY.to_owned()).await
-    }
-
-    async fn show(&self, target: &ChatTarget, markdown: String) -> Result<(), AdapterError> {
         let handle = ReplyHandle::decode(target.reply.as_deref())
             .ok_or_else(|| AdapterError::Rejected(NO_HANDLE.into()))?;
         if handle.app {

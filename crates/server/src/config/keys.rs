@@ -93,6 +93,7 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
     Key::new("server", "max_connections", Kind::Int),
     Key::new("server", "max_connections_per_client", Kind::Int),
     Key::new("server", "idle_timeout_ms", Kind::Int),
+    Key::new("server", "max_streams_per_client", Kind::Int),
     // `[server.surface_tokens]`: `*` stands for any surface name.
     Key::new("server.surface_tokens", "*", Kind::Str),
     // `[server.surface_grants]`: whom each surface may act for.

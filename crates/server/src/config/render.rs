@@ -37,6 +37,7 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
                 i64::try_from(config.server.limits.max_connections_per_client).unwrap_or(i64::MAX),
             ),
             idle_timeout_ms: i64::try_from(config.server.limits.idle_timeout.as_millis()).ok(),
+            max_streams_per_client: i64::try_from(config.server.limits.max_streams_per_client).ok(),
             surface_tokens: config
                 .server
                 .surface_tokens

@@ -48,6 +48,9 @@ pub struct HttpLimits {
     /// `idle_timeout_ms`: a connection on which nothing is read or written this long is closed
     /// (default 60000).
     pub idle_timeout: Duration,
+    /// `max_streams_per_client`: event streams one address may hold open (default 64); more
+    /// get `429`.
+    pub max_streams_per_client: usize,
 }
 
 impl Default for HttpLimits {
@@ -62,6 +65,7 @@ impl Default for HttpLimits {
                 usize::try_from(DEFAULT_MAX_CONNECTIONS).unwrap_or(usize::MAX),
             ),
             idle_timeout: ms(DEFAULT_IDLE_TIMEOUT_MS),
+            max_streams_per_client: crate::http::DEFAULT_MAX_STREAMS_PER_CLIENT,
         }
     }
 }
@@ -87,6 +91,7 @@ impl HttpLimits {
             max_connections,
             max_connections_per_client: per_client_default(max_connections),
             idle_timeout: Self::default().idle_timeout,
+            max_streams_per_client: crate::http::DEFAULT_MAX_STREAMS_PER_CLIENT,
         }
     }
 
@@ -253,7 +258,14 @@ pub(crate) fn validate_limits(
         )?)
         .unwrap_or(usize::MAX),
     };
+    let streams = bounded(
+        "max_streams_per_client",
+        raw.max_streams_per_client,
+        i64::try_from(crate::http::DEFAULT_MAX_STREAMS_PER_CLIENT).unwrap_or(64),
+        (1, 100_000),
+    )?;
     Ok(HttpLimits {
+        max_streams_per_client: usize::try_from(streams).unwrap_or(usize::MAX),
         request_timeout: Duration::from_millis(request),
         header_read_timeout: Duration::from_millis(header),
         max_body_bytes: usize::try_from(body).unwrap_or(usize::MAX),

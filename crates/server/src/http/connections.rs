@@ -88,6 +88,18 @@ impl Registry {
     }
 }
 
+/// The address a request's connection came from, as handlers see it (`ConnectInfo<ClientAddr>`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientAddr(pub SocketAddr);
+
+impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, BoundedListener>>
+    for ClientAddr
+{
+    fn connect_info(stream: axum::serve::IncomingStream<'_, BoundedListener>) -> Self {
+        Self(*stream.remote_addr())
+    }
+}
+
 /// A TCP listener bounded as the module says.
 #[derive(Debug)]
 pub struct BoundedListener {

@@ -77,6 +77,15 @@ pub enum ApiError {
         /// The limit, in milliseconds.
         ms: u128,
     },
+    /// The client's address holds as many event streams open as it may.
+    #[error(
+        "this address already holds {max} event streams open; close one (or reuse one stream per \
+         session) and try again"
+    )]
+    TooManyStreams {
+        /// The share of one address.
+        max: usize,
+    },
     /// The request is well-formed but cannot be applied.
     #[error("{0}")]
     Unprocessable(String),
@@ -166,6 +175,7 @@ impl ApiError {
             Self::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::TimedOut { .. } => StatusCode::REQUEST_TIMEOUT,
+            Self::TooManyStreams { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }

@@ -10,6 +10,7 @@ mod connections;
 mod error;
 mod handlers;
 mod limits;
+mod streams;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -25,8 +26,9 @@ use workmate_engine::SessionHub;
 use workmate_store::Store;
 
 pub use connect::ConnectPages;
-pub use connections::{BoundedIo, BoundedListener};
+pub use connections::{BoundedIo, BoundedListener, ClientAddr};
 pub use error::ApiError;
+pub use streams::{DEFAULT_MAX_STREAMS_PER_CLIENT, StreamCaps};
 
 use crate::config::HttpLimits;
 use crate::metrics::Metrics;
@@ -58,6 +60,8 @@ pub struct AppState {
     pub shutdown: CancellationToken,
     /// What installing a persona may reach (the operator's network policy and folder roots).
     pub personas: Arc<workmate_personas::InstallPolicy>,
+    /// The event streams each client address holds open.
+    pub streams: Arc<StreamCaps>,
 }
 
 /// The application's routes, with the default [`HttpLimits`].

@@ -8,7 +8,7 @@
 
 use std::convert::Infallible;
 
-use axum::extract::{Extension, Path, Query, State};
+use axum::extract::{ConnectInfo, Extension, Path, Query, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use futures_util::Stream;
@@ -19,7 +19,7 @@ use workmate_protocol::{Event, SessionId, TenantId};
 use workmate_store::Store;
 
 use super::Principal;
-use crate::http::{ApiError, AppState};
+use crate::http::{ApiError, AppState, ClientAddr};
 
 /// Events fetched from the store per page while replaying.
 const REPLAY_PAGE: u32 = 500;
@@ -38,12 +38,24 @@ pub(crate) struct StreamQuery {
 pub(crate) async fn stream(
     State(state): State<AppState>,
     Extension(caller): Extension<Principal>,
+    client: Option<Extension<ConnectInfo<ClientAddr>>>,
     Path(id): Path<String>,
     Query(query): Query<StreamQuery>,
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
     let session = SessionId::from(id);
     super::visible::session(&state.store, &caller, &session).await?;
+    let slot = match client {
+        Some(Extension(ConnectInfo(ClientAddr(address)))) => Some(
+            state
+                .streams
+                .admit(address.ip())
+                .ok_or_else(|| ApiError::TooManyStreams {
+                    max: state.streams.max_per_client(),
+                })?,
+        ),
+        None => None,
+    };
     let last_event_id = headers
         .get("last-event-id")
         .map(|v| v.to_str().ok().and_then(|s| s.trim().parse::<u64>().ok()))
@@ -66,8 +78,9 @@ pub(crate) async fn stream(
         shutdown: state.shutdown.clone(),
     };
     tokio::spawn(forward.run(live, after));
-    let events = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|event| (Ok(event), rx))
+    // The slot rides with the stream: the address gets it back when the client leaves.
+    let events = futures_util::stream::unfold((rx, slot), |(mut rx, slot)| async move {
+        rx.recv().await.map(|event| (Ok(event), (rx, slot)))
     });
     Ok(Sse::new(events).keep_alive(KeepAlive::default()))
 }

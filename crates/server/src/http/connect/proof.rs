@@ -16,6 +16,14 @@ use crate::http::api::sso::{SESSION_COOKIE, cookie};
 /// The form field holding the confirmation code.
 pub(super) const CODE_FIELD: &str = "confirmation_code";
 
+/// The confirmation code a form carries (as `confirmation_code`, or plain `code`), taken out of
+/// the form so it is never stored with a connector's fields.
+pub(super) fn typed_code(form: &mut std::collections::BTreeMap<String, String>) -> Option<String> {
+    let named = form.remove(CODE_FIELD);
+    let plain = form.remove("code");
+    named.or(plain)
+}
+
 /// How the person at the browser is known.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Proof {
