@@ -49,6 +49,33 @@ pub(crate) async fn provider(key: &TestKey) -> MockServer {
     server
 }
 
+/// The key single sign-on cookies and links are sealed with in these tests.
+pub(crate) const SESSION_KEY: [u8; 32] = [3; 32];
+
+/// Single sign-on through `idp`, whose tokens name their organisation (the tenant) in `org`;
+/// `wm-admins` are admins.
+pub(crate) fn org_sso(idp: &MockServer) -> Sso {
+    let oidc = Oidc::new(
+        OidcSettings {
+            issuer: idp.uri(),
+            client_id: CLIENT.into(),
+            client_secret: "secret".to_owned().into(),
+            redirect_url: "http://localhost:8080/v1/auth/callback".into(),
+            groups_claim: "groups".into(),
+            tenant_claim: Some("org".into()),
+            scopes: vec!["openid".into()],
+        },
+        crate::support::local_egress(),
+        Clock::system(),
+    )
+    .unwrap();
+    Sso::new(
+        oidc,
+        SessionKey::from_bytes(SESSION_KEY),
+        GroupRoles::new(["wm-admins".to_owned()], []),
+    )
+}
+
 pub(crate) async fn call(
     router: &axum::Router,
     token: &str,
@@ -94,25 +121,7 @@ async fn tenant_b_gets_404_for_every_route_with_tenant_a_ids() {
     // Single sign-on whose tokens name their tenant in `org`; B's admin holds one.
     let key = TestKey::a("k1");
     let idp = provider(&key).await;
-    let oidc = Oidc::new(
-        OidcSettings {
-            issuer: idp.uri(),
-            client_id: CLIENT.into(),
-            client_secret: "secret".to_owned().into(),
-            redirect_url: "http://localhost:8080/v1/auth/callback".into(),
-            groups_claim: "groups".into(),
-            tenant_claim: Some("org".into()),
-            scopes: vec!["openid".into()],
-        },
-        crate::support::local_egress(),
-        Clock::system(),
-    )
-    .unwrap();
-    let sso = Sso::new(
-        oidc,
-        SessionKey::from_bytes([3; 32]),
-        GroupRoles::new(["wm-admins".to_owned()], []),
-    );
+    let sso = org_sso(&idp);
     let mut state = app.state.clone();
     state.auth = std::sync::Arc::new(Auth::admin(TOKEN.to_owned().into()).with_sso(sso, true));
     let router = router(state);

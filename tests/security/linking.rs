@@ -7,13 +7,13 @@ use axum::http::StatusCode;
 use chrono::Utc;
 use serde_json::json;
 use workmate_identity::testing::{TestKey, claims_with};
-use workmate_identity::{Clock, GroupRoles, LinkClaim, Oidc, OidcSettings, SessionKey};
+use workmate_identity::{LinkClaim, SessionKey};
 use workmate_protocol::TenantId;
-use workmate_server::http::api::{Auth, Sso};
+use workmate_server::http::api::Auth;
 use workmate_server::http::router;
 use workmate_store::{NewUser, Role};
 
-use super::isolation_http::{CLIENT, call, provider};
+use super::isolation_http::{CLIENT, SESSION_KEY, call, org_sso, provider};
 use crate::authority::people;
 use crate::router::TOKEN;
 
@@ -22,26 +22,8 @@ async fn a_person_of_another_organisation_cannot_link_this_ones_account() {
     let app = people().await;
     let key = TestKey::a("k1");
     let idp = provider(&key).await;
-    let oidc = Oidc::new(
-        OidcSettings {
-            issuer: idp.uri(),
-            client_id: CLIENT.into(),
-            client_secret: "secret".to_owned().into(),
-            redirect_url: "http://localhost:8080/v1/auth/callback".into(),
-            groups_claim: "groups".into(),
-            tenant_claim: Some("org".into()),
-            scopes: vec!["openid".into()],
-        },
-        crate::support::local_egress(),
-        Clock::system(),
-    )
-    .unwrap();
-    let session_key = SessionKey::from_bytes([3; 32]);
-    let sso = Sso::new(
-        oidc,
-        session_key.clone(),
-        GroupRoles::new(["wm-admins".to_owned()], []),
-    );
+    let sso = org_sso(&idp);
+    let session_key = SessionKey::from_bytes(SESSION_KEY);
     let mut state = app.state.clone();
     state.auth = std::sync::Arc::new(Auth::admin(TOKEN.to_owned().into()).with_sso(sso, true));
     let router = router(state);

@@ -6,16 +6,13 @@
 
 use std::sync::Arc;
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode, header};
-use http_body_util::BodyExt;
+use axum::http::StatusCode;
 use serde_json::{Value, json};
-use tower::ServiceExt;
 use workmate_server::config::SurfaceGrants;
 use workmate_server::http::api::Auth;
 use workmate_server::http::router;
 
-use crate::authority::people;
+use crate::authority::{as_user_on, people};
 use crate::router::{SURFACE_TOKEN, TOKEN};
 
 async fn acting(
@@ -24,23 +21,8 @@ async fn acting(
     method: &str,
     path: &str,
 ) -> (StatusCode, Value) {
-    let request = Request::builder()
-        .method(method)
-        .uri(path)
-        .header(header::AUTHORIZATION, format!("Bearer {SURFACE_TOKEN}"))
-        .header("x-workmate-acting-user", user)
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(Body::from(
-            json!({"url": "https://mcp.example.com/mcp"}).to_string(),
-        ))
-        .unwrap();
-    let response = router.clone().oneshot(request).await.unwrap();
-    let status = response.status();
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    (
-        status,
-        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-    )
+    let body = json!({"url": "https://mcp.example.com/mcp"});
+    as_user_on(router, user, method, path, Some(body)).await
 }
 
 #[tokio::test]

@@ -125,8 +125,8 @@ impl McpManager {
     ) -> Result<bool> {
         check_name(name)?;
         definition.check()?;
-        let mut definition = self.launcher.secrets.seal(tenant, name, definition).await?;
-        definition.folders = self.launcher.folders.admit_all(&definition.folders)?;
+        // What the operator allows is checked before any secret is moved into the vault.
+        let folders = self.launcher.folders.admit_all(&definition.folders)?;
         if let crate::Transport::Http { url } = definition.transport()? {
             let url = url::Url::parse(url).map_err(|e| Error::Invalid(e.to_string()))?;
             self.launcher
@@ -134,6 +134,8 @@ impl McpManager {
                 .client_for(&url)
                 .map_err(|e| Error::NotAllowed(format!("\"url\": {e}")))?;
         }
+        let mut definition = self.launcher.secrets.seal(tenant, name, definition).await?;
+        definition.folders = folders;
         let definition = &definition;
         let json = serde_json::to_value(definition)
             .map_err(|e| Error::Invalid(format!("cannot store the definition: {e}")))?;

@@ -61,6 +61,12 @@ impl Secrets {
             if !secret_refs(value).is_empty() {
                 continue;
             }
+            // A definition read back from the list (values shown as `***`) and sent again keeps
+            // the value already kept.
+            if value.as_str() == "***" {
+                *value = format!("${{vault:{secret_name}}}");
+                continue;
+            }
             let Some(vault) = &self.vault else {
                 return Err(Error::NotAllowed(format!(
                     "the definition holds a literal value ({}) and workmate keeps such values                      only in the vault, which is not configured ([vault]); configure it, or store                      the value with `workmate vault put NAME --tenant {tenant}` and write                      ${{vault:NAME}}",

@@ -85,13 +85,24 @@ async fn literal_secrets_move_into_the_vault_and_are_never_shown() {
         );
     }
     assert!(stored.iter().any(|d| d.contains("${vault:shared}")));
-    let kept = world
-        .vault
-        .get(&world.tenant, None, "mcp-server/github/env/github_token")
+    let kept = || async {
+        let kept = world
+            .vault
+            .get(&world.tenant, None, "mcp-server/github/env/github_token")
+            .await
+            .unwrap()
+            .unwrap();
+        secrecy::ExposeSecret::expose_secret(&kept).to_owned()
+    };
+    assert_eq!(kept().await, "ghp_literal");
+    // The definition as listed (`***`), sent back unchanged, keeps the secret.
+    let listed = world.status("github").await.definition;
+    world
+        .manager
+        .add(&world.tenant, "github", &listed, "admin")
         .await
-        .unwrap()
         .unwrap();
-    assert_eq!(secrecy::ExposeSecret::expose_secret(&kept), "ghp_literal");
+    assert_eq!(kept().await, "ghp_literal");
 
     let admin_view =
         serde_json::to_string(&world.manager.list(&world.tenant).await.unwrap()).unwrap();

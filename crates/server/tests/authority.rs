@@ -25,6 +25,17 @@ pub(crate) async fn as_user(
     path: &str,
     body: Option<Value>,
 ) -> (StatusCode, Value) {
+    as_user_on(&app.router, user, method, path, body).await
+}
+
+/// [`as_user`] on `router`.
+pub(crate) async fn as_user_on(
+    router: &axum::Router,
+    user: &str,
+    method: &str,
+    path: &str,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
     let request = Request::builder()
         .method(method)
         .uri(path)
@@ -32,7 +43,7 @@ pub(crate) async fn as_user(
         .header("x-workmate-acting-user", user)
         .body(body.map_or_else(Body::empty, |b| Body::from(b.to_string())))
         .unwrap();
-    let response = app.router.clone().oneshot(request).await.unwrap();
+    let response = router.clone().oneshot(request).await.unwrap();
     let status = response.status();
     let bytes = response.into_body().collect().await.unwrap().to_bytes();
     (

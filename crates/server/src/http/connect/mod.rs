@@ -178,6 +178,24 @@ impl ConnectPages {
         Ok((claim, target))
     }
 
+    /// The claim of a form sent from a link's page, its target and its token, once the use is
+    /// allowed (see [`proof`]); the link's and the code's fields are taken out of `form`.
+    async fn used(
+        &self,
+        headers: &HeaderMap,
+        form: &mut BTreeMap<String, String>,
+    ) -> Result<(ConnectClaim, Target<'_>, Option<String>), Response> {
+        let token = form.remove(LINK_FIELD);
+        let code = proof::typed_code(form);
+        let (claim, target) = self
+            .claim(token.as_deref())
+            .map_err(IntoResponse::into_response)?;
+        self.check_use(headers, &claim, code.as_deref())
+            .await
+            .map_err(IntoResponse::into_response)?;
+        Ok((claim, target, token))
+    }
+
     /// The OAuth client that signs the claim's person in to `target`.
     async fn oauth_app(
         &self,
@@ -287,15 +305,10 @@ async fn submit(
     body: Bytes,
 ) -> Response {
     let mut form = form_of(&body);
-    let token = form.remove(LINK_FIELD);
-    let code = proof::typed_code(&mut form);
-    let (claim, target) = match pages.claim(token.as_deref()) {
+    let (claim, target, token) = match pages.used(&headers, &mut form).await {
         Ok(found) => found,
-        Err(bad) => return bad.into_response(),
+        Err(refused) => return refused,
     };
-    if let Err(refused) = pages.check_use(&headers, &claim, code.as_deref()).await {
-        return refused.into_response();
-    }
     let Target::Connector(descriptor) = target else {
         return notice(
             StatusCode::BAD_REQUEST,

@@ -16,8 +16,7 @@ use workmate_identity::{OAuthApp, OAuthGrant};
 use workmate_protocol::{TenantId, UserId};
 
 use super::pages::{connected, no_sign_in, notice};
-use super::proof::typed_code;
-use super::{ConnectPages, LINK_FIELD, OAUTH_COOKIE, Target, form_of};
+use super::{ConnectPages, OAUTH_COOKIE, Target, form_of};
 use crate::http::api::pages::escape;
 use crate::http::api::sso::cookie;
 
@@ -28,15 +27,10 @@ pub(super) async fn oauth_start(
     body: Bytes,
 ) -> Response {
     let mut form = form_of(&body);
-    let token = form.remove(LINK_FIELD);
-    let (claim, target) = match pages.claim(token.as_deref()) {
+    let (claim, target, _) = match pages.used(&headers, &mut form).await {
         Ok(found) => found,
-        Err(bad) => return bad.into_response(),
+        Err(refused) => return refused,
     };
-    let code = typed_code(&mut form);
-    if let Err(refused) = pages.check_use(&headers, &claim, code.as_deref()).await {
-        return refused.into_response();
-    }
     let app = match pages.oauth_app(&claim, &target).await {
         Ok(app) => app,
         Err(why) => return no_sign_in(&why, ""),
