@@ -106,3 +106,104 @@ async fn a_forwarded_link_needs_its_code_and_a_link_works_once() {
     assert_eq!(status, StatusCode::GONE);
     assert_eq!(stored(&vault, "github").await.unwrap()["token"], "ghp_ada");
 }
+
+#[tokio::test]
+async fn with_single_sign_on_a_linked_person_must_be_signed_in_as_themselves() {
+    use std::sync::Arc;
+
+    use workmate_identity::{Clock, GroupRoles, Oidc, OidcSettings, Session, SessionKey};
+    use workmate_server::http::api::Sso;
+
+    let cookie_key = SessionKey::from_bytes([7; 32]);
+    let oidc = Oidc::new(
+        OidcSettings {
+            issuer: "http://127.0.0.1:9/".into(),
+            client_id: "workmate".into(),
+            client_secret: "secret".to_owned().into(),
+            redirect_url: "http://localhost:8080/v1/auth/callback".into(),
+            groups_claim: "groups".into(),
+            tenant_claim: None,
+            scopes: vec!["openid".into()],
+        },
+        crate::support::local_egress(),
+        Clock::system(),
+    )
+    .unwrap();
+    let sso = Arc::new(Sso::new(oidc, cookie_key.clone(), GroupRoles::new([], [])));
+    let Connecting { app, vault, .. } = crate::slack::connectors::connecting_with(Some(sso)).await;
+    let reply = slash_reply(&app, "U1", "connectors connect github").await;
+    let (link, token, code) = (
+        connect_path(&reply),
+        token_of(&connect_path(&reply)),
+        connect_code(&reply),
+    );
+
+    // Ana's chat account is linked to her directory identity; Bob signs in as himself.
+    let tenant = workmate_chat::tenant_of(workmate_protocol::Surface::Slack, "T1");
+    let directory = workmate_protocol::TenantId::from("default");
+    for (tenant, id, subject) in [
+        (&tenant, "slack-U1", "sub-ana"),
+        (&directory, "sso:sub-ana", "sub-ana"),
+        (&directory, "sso:sub-bob", "sub-bob"),
+    ] {
+        let user = workmate_store::NewUser {
+            id: id.into(),
+            display_name: id.into(),
+            email: None,
+            role: workmate_store::Role::Member,
+            sso_subject: Some(subject.into()),
+        };
+        app.store
+            .tenants()
+            .upsert_user(tenant, &user)
+            .await
+            .unwrap();
+    }
+    let cookie = |user: &str, subject: &str| {
+        let session = Session {
+            subject: subject.into(),
+            tenant: "default".into(),
+            user_id: user.into(),
+            expires_at: chrono::Utc::now().timestamp() + 600,
+        };
+        format!("workmate_session={}", cookie_key.seal_session(&session))
+    };
+    let with_cookie = |mut request: Request<Body>, cookie: &str| {
+        request
+            .headers_mut()
+            .insert(header::COOKIE, cookie.parse().unwrap());
+        request
+    };
+
+    // Not signed in, or signed in as Bob: the page asks to sign in, and even the code stores nothing.
+    let (_, _, page) = browse(&app, get(&link)).await;
+    assert!(page.contains("Sign in first"), "{page}");
+    let form = [
+        ("connect_token", token.as_str()),
+        ("confirmation_code", code.as_str()),
+        ("token", "ghp_not_ana"),
+    ];
+    let as_bob = with_cookie(
+        post_form("/v1/connectors/connect", &form),
+        &cookie("sso:sub-bob", "sub-bob"),
+    );
+    let (status, _, _) = browse(&app, as_bob).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(stored(&vault, "github").await.is_none());
+
+    // Ana, signed in as herself: her page has no code to type, and her form is stored.
+    let as_ana = cookie("sso:sub-ana", "sub-ana");
+    let (_, _, page) = browse(&app, with_cookie(get(&link), &as_ana)).await;
+    assert!(
+        page.contains("Connect GitHub") && !page.contains("confirmation_code"),
+        "{page}"
+    );
+    let form = [("connect_token", token.as_str()), ("token", "ghp_ada")];
+    let (status, _, page) = browse(
+        &app,
+        with_cookie(post_form("/v1/connectors/connect", &form), &as_ana),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert_eq!(stored(&vault, "github").await.unwrap()["token"], "ghp_ada");
+}

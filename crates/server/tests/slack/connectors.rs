@@ -36,6 +36,13 @@ pub(crate) struct Connecting {
 }
 
 pub(crate) async fn connecting() -> Connecting {
+    connecting_with(None).await
+}
+
+/// [`connecting`], its pages letting people signed in through `sso` prove who they are.
+pub(crate) async fn connecting_with(
+    sso: Option<Arc<workmate_server::http::api::Sso>>,
+) -> Connecting {
     let mut app = slack_app().await;
     let keys = Keyring::new(MasterKey::generate("test").unwrap(), Vec::new());
     let vault = Vault::new(app.store.clone(), Arc::new(keys));
@@ -76,7 +83,8 @@ pub(crate) async fn connecting() -> Connecting {
             Clock::system(),
         )
         .unwrap()
-        .with_mcp(Arc::clone(&mcp)),
+        .with_mcp(Arc::clone(&mcp))
+        .with_sso(sso),
     );
     app.chat.attach_connectors(
         connectors,

@@ -82,10 +82,10 @@ impl ConnectPages {
             Some(session) => sso.principal_from_session(&self.store, session).await.ok(),
             None => None,
         };
+        // The directory identity is the person: their chat account (in its workspace) and their
+        // signed-in user (in the directory's) share it.
         match signed_in {
-            Some(p) if p.tenant == tenant && p.subject.as_deref() == Some(subject.as_str()) => {
-                Proof::SignedIn
-            }
+            Some(p) if p.subject.as_deref() == Some(subject.as_str()) => Proof::SignedIn,
             _ => Proof::SignInFirst,
         }
     }
