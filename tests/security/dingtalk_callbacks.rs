@@ -11,8 +11,10 @@ use axum::http::StatusCode;
 use workmate_dingtalk::sign;
 use workmate_store::InboxItemState;
 
-use crate::dingtalk::http::{card, card_signed, http_app, now_ms, robot};
-use crate::dingtalk::{CLIENT_SECRET, approval_card, click, item_state, parked, robot_message};
+use crate::dingtalk::http::{card, card_signed, http_app, now_ms, post, robot};
+use crate::dingtalk::{
+    CLIENT_SECRET, approval_card, click, item_state, parked, robot_message, turns,
+};
 
 #[tokio::test]
 async fn an_old_or_used_signature_pair_approves_nothing() {
@@ -58,4 +60,26 @@ async fn an_old_or_used_signature_pair_approves_nothing() {
         answer["cardData"]["cardParamMap"]["status"], "approved",
         "{answer:#}"
     );
+}
+
+#[tokio::test]
+async fn a_robot_callbacks_signature_carries_one_message() {
+    let app = http_app().await;
+    let at = now_ms().to_string();
+    let sign = sign::robot_sign(CLIENT_SECRET, &at);
+    let headers = [("timestamp", at.as_str()), ("sign", sign.as_str())];
+    let route = "/v1/platforms/dingtalk/robot";
+    let message = robot_message("msg-ana", "run it");
+    let (status, _) = post(&app, route, &headers, &message.to_string()).await;
+    assert_eq!(status, StatusCode::OK);
+    // DingTalk delivering the same message again under the same pair: taken (and run once).
+    let (status, _) = post(&app, route, &headers, &message.to_string()).await;
+    assert_eq!(status, StatusCode::OK);
+    // The captured pair with another message, in another person's name: refused.
+    let mut forged = robot_message("msg-forged", "/workmate mcp add leak {}");
+    forged["senderStaffId"] = "boss".into();
+    let (status, _) = post(&app, route, &headers, &forged.to_string()).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    parked(&app).await;
+    assert_eq!(turns(&app).await, 1);
 }

@@ -34,7 +34,7 @@ pub(crate) async fn http_app() -> DingTalkApp {
     .await
 }
 
-async fn post(
+pub(crate) async fn post(
     app: &DingTalkApp,
     uri: &str,
     headers: &[(&str, &str)],
@@ -64,6 +64,17 @@ pub(crate) async fn robot(
     timestamp: i64,
     secret: &str,
 ) -> (StatusCode, Value) {
+    // Each message of DingTalk's is signed at its own millisecond (a pair carries one message).
+    static USED: std::sync::Mutex<Vec<i64>> = std::sync::Mutex::new(Vec::new());
+    let timestamp = {
+        let mut used = USED.lock().unwrap();
+        let mut at = timestamp;
+        while used.contains(&at) {
+            at += 1;
+        }
+        used.push(at);
+        at
+    };
     let timestamp = timestamp.to_string();
     let sign = sign::robot_sign(secret, &timestamp);
     let headers = [("timestamp", timestamp.as_str()), ("sign", sign.as_str())];

@@ -240,7 +240,7 @@ async fn turn_inputs(app: &DingTalkApp, count: usize) -> Vec<String> {
 }
 
 /// How many turns the group's session ran (none before it exists).
-async fn turns(app: &DingTalkApp) -> usize {
+pub(crate) async fn turns(app: &DingTalkApp) -> usize {
     let tenant = workmate_chat::tenant_of(Surface::Dingtalk, CORP);
     let Some(session) = thread_session(&app.store, Surface::Dingtalk, CORP, GROUP, "").await else {
         return 0;

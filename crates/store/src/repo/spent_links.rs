@@ -36,6 +36,20 @@ impl<'s> SpentLinkRepo<'s> {
         Ok(done.rows_affected() == 1)
     }
 
+    /// What link `link_id` was spent for, if it was.
+    pub async fn spent_for(&self, tenant: &TenantId, link_id: &str) -> Result<Option<String>> {
+        let row = self
+            .store
+            .dialect
+            .query("SELECT purpose FROM spent_links WHERE tenant_id = ? AND link_id = ?")
+            .bind(tenant.as_str().to_owned())
+            .bind(link_id.to_owned())
+            .fetch_optional(&self.store.pool)
+            .await?;
+        row.map(|r| crate::row::col::<String>(&r, "spent_links", "purpose"))
+            .transpose()
+    }
+
     /// Whether link `link_id` was spent.
     pub async fn is_spent(&self, tenant: &TenantId, link_id: &str) -> Result<bool> {
         let row = self

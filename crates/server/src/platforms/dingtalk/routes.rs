@@ -46,6 +46,33 @@ pub(crate) async fn robot(
     )
     .map_err(|e| ApiError::BadSignature(e.to_string()))?;
     let body = text(&body)?;
+    // The signature covers only the timestamp: a pair carries one message. DingTalk sending the
+    // same message again (same `msgId`) is a redelivery; another body under a used pair is a
+    // replay of captured headers.
+    let message_id: String = serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| v["msgId"].as_str().map(|id| id.chars().take(32).collect()))
+        .unwrap_or_default();
+    let pair: String = format!("{}:{}", header("timestamp"), header("sign"))
+        .chars()
+        .take(64)
+        .collect();
+    let scope = workmate_protocol::TenantId::from(REPLAY_SCOPE);
+    let spent = state.store.spent_links();
+    let first = spent
+        .spend(&scope, &pair, &message_id)
+        .await
+        .map_err(not_stored)?;
+    if !first {
+        let same = spent.spent_for(&scope, &pair).await.map_err(not_stored)?;
+        if same.as_deref() != Some(message_id.as_str()) || message_id.is_empty() {
+            state.metrics.callback_refused("dingtalk", "replayed");
+            return Err(ApiError::BadSignature(
+                "this robot callback's signature came with another message already (a replay)"
+                    .into(),
+            ));
+        }
+    }
     let answer = dispatch::robot_message(body, dingtalk.sink.as_ref())
         .await
         .map_err(|e| ApiError::NotReady {
@@ -90,7 +117,7 @@ pub(crate) async fn card(
             "card_callback",
         )
         .await
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
+        .map_err(not_stored)?;
     if !first_use {
         state.metrics.callback_refused("dingtalk", "replayed");
         return Err(ApiError::BadSignature(
@@ -154,6 +181,17 @@ pub(crate) async fn events(
         tracing::debug!(event_type, "A DingTalk event, acknowledged.");
     }
     Ok(Json(seal(crypto, SUCCESS)).into_response())
+}
+
+/// A store failure while checking a callback: `503`, so DingTalk delivers it again.
+#[allow(
+    clippy::needless_pass_by_value,
+    reason = "the shape `map_err` calls with"
+)]
+fn not_stored(error: workmate_store::Error) -> ApiError {
+    ApiError::NotReady {
+        reason: format!("DingTalk callback not checked: {error}"),
+    }
 }
 
 /// `plaintext` as the event push's encrypted answer.
