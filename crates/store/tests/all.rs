@@ -26,5 +26,6 @@ mod personas;
 mod records;
 mod roles;
 mod secrets;
+mod spent_links;
 mod usage;
 mod writer;

@@ -59,6 +59,7 @@ pub(crate) async fn robot(
         .collect();
     let scope = workmate_protocol::TenantId::from(REPLAY_SCOPE);
     let spent = state.store.spent_links();
+    forget_old_pairs(&state).await;
     let first = spent
         .spend(&scope, &pair, &message_id)
         .await
@@ -104,6 +105,7 @@ pub(crate) async fn card(
         return Err(ApiError::BadSignature(e.to_string()));
     }
     // The signature covers only the timestamp: one pair is one click, never two.
+    forget_old_pairs(&state).await;
     let pair: String = format!("{timestamp}:{signature}")
         .chars()
         .take(64)
@@ -181,6 +183,24 @@ pub(crate) async fn events(
         tracing::debug!(event_type, "A DingTalk event, acknowledged.");
     }
     Ok(Json(seal(crypto, SUCCESS)).into_response())
+}
+
+/// Now and then (one callback in a hundred), forgets signature pairs older than any window they
+/// could be replayed in, so the table does not grow without end.
+async fn forget_old_pairs(state: &AppState) {
+    if !workmate_adapter::backoff::random_u64().is_multiple_of(100) {
+        return;
+    }
+    let before = now_ms() - 2 * sign::MAX_SKEW_MS;
+    let scope = workmate_protocol::TenantId::from(REPLAY_SCOPE);
+    if let Err(e) = state
+        .store
+        .spent_links()
+        .forget_before(&scope, before)
+        .await
+    {
+        tracing::debug!(error = %e, "Old DingTalk signature pairs were not forgotten this time.");
+    }
 }
 
 /// A store failure while checking a callback: `503`, so DingTalk delivers it again.
