@@ -4,7 +4,8 @@
 //! already replayed are skipped, so a client sees every state event after its starting point once
 //! and in order; an SSE `id:` is a state event's `seq` (deltas carry none), so a reconnecting
 //! client's `Last-Event-ID` resumes exactly after the last state event it saw; a subscriber that
-//! falls behind the live buffer catches up from the store instead of losing state events.
+//! falls behind the live buffer catches up from the store instead of losing state events; one
+//! client address holds at most its share of streams open (`[server] max_streams_per_client`).
 
 use std::convert::Infallible;
 
