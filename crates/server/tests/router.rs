@@ -157,6 +157,11 @@ async fn readyz_follows_the_database() {
         body["reason"].as_str().unwrap().starts_with("database: "),
         "{body}"
     );
+    // Unauthenticated: the database's own error text stays in the log.
+    assert_eq!(
+        body["reason"], "database: unreachable (the server's log says why)",
+        "{body}"
+    );
     // The liveness probe does not depend on the database.
     assert_eq!(get_json(&app.router, "/healthz").await.0, StatusCode::OK);
 }

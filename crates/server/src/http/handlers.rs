@@ -34,9 +34,13 @@ pub(crate) async fn readyz(State(state): State<AppState>) -> Result<Json<Value>,
     }
     match tokio::time::timeout(READY_TIMEOUT, state.store.ping()).await {
         Ok(Ok(())) => Ok(Json(json!({ "status": "ready" }))),
-        Ok(Err(e)) => Err(ApiError::NotReady {
-            reason: format!("database: {e}"),
-        }),
+        // The probe is unauthenticated: the database's own words (hosts, users) go to the log.
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "The database does not answer the readiness probe.");
+            Err(ApiError::NotReady {
+                reason: "database: unreachable (the server's log says why)".into(),
+            })
+        }
         Err(_) => Err(ApiError::NotReady {
             reason: format!("database: no answer within {} s", READY_TIMEOUT.as_secs()),
         }),
