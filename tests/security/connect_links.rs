@@ -111,20 +111,12 @@ async fn a_forwarded_link_needs_its_code_and_a_link_works_once() {
 async fn with_single_sign_on_a_linked_person_must_be_signed_in_as_themselves() {
     use std::sync::Arc;
 
-    use workmate_identity::{Clock, GroupRoles, Oidc, OidcSettings, Session, SessionKey};
+    use workmate_identity::{Clock, GroupRoles, Oidc, Session, SessionKey};
     use workmate_server::http::api::Sso;
 
     let cookie_key = SessionKey::from_bytes([7; 32]);
     let oidc = Oidc::new(
-        OidcSettings {
-            issuer: "http://127.0.0.1:9/".into(),
-            client_id: "workmate".into(),
-            client_secret: "secret".to_owned().into(),
-            redirect_url: "http://localhost:8080/v1/auth/callback".into(),
-            groups_claim: "groups".into(),
-            tenant_claim: None,
-            scopes: vec!["openid".into()],
-        },
+        crate::support::oidc_settings("http://127.0.0.1:9/"),
         crate::support::local_egress(),
         Clock::system(),
     )

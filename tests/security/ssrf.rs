@@ -14,7 +14,7 @@ use url::Url;
 use wiremock::matchers::any;
 use wiremock::{Mock, MockServer, ResponseTemplate};
 use workmate_connectors::{ConnectorSource, CredentialStore, builtin_connectors, secret_name};
-use workmate_identity::{Clock, Oidc, OidcSettings, TokenClient};
+use workmate_identity::{Clock, Oidc, TokenClient};
 use workmate_net::{Egress, EgressOptions, NetworkPolicy};
 use workmate_protocol::{SessionId, TenantId, UserId};
 use workmate_tools::{BuiltinOptions, ToolContext, builtin_registry};
@@ -170,15 +170,7 @@ async fn an_mcp_server_or_a_token_endpoint_cannot_be_aimed_at_the_host() {
 async fn sign_in_discovery_cannot_be_aimed_at_the_host() {
     let host = internal().await;
     let oidc = Oidc::new(
-        OidcSettings {
-            issuer: host.uri(),
-            client_id: "workmate".into(),
-            client_secret: "secret".to_owned().into(),
-            redirect_url: "http://localhost:8080/v1/auth/callback".into(),
-            groups_claim: "groups".into(),
-            tenant_claim: None,
-            scopes: vec!["openid".into()],
-        },
+        crate::support::oidc_settings(&host.uri()),
         Egress::new(
             public_only(),
             EgressOptions::credentialed().without_redirects(),

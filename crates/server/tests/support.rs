@@ -60,6 +60,19 @@ pub(crate) fn local_egress() -> workmate_net::Egress {
     .unwrap()
 }
 
+/// Single sign-on settings for a provider at `issuer`, as the tests' provider knows workmate.
+pub(crate) fn oidc_settings(issuer: &str) -> workmate_identity::OidcSettings {
+    workmate_identity::OidcSettings {
+        issuer: issuer.to_owned(),
+        client_id: "workmate".into(),
+        client_secret: "secret".to_owned().into(),
+        redirect_url: "http://localhost:8080/v1/auth/callback".into(),
+        groups_claim: "groups".into(),
+        tenant_claim: None,
+        scopes: vec!["openid".into()],
+    }
+}
+
 /// The network policy of an operator who allowed the local fakes.
 pub(crate) fn local_network() -> std::sync::Arc<workmate_net::NetworkPolicy> {
     let policy = workmate_net::NetworkPolicy::allow_private(["127.0.0.1", "localhost"]);
