@@ -1,20 +1,30 @@
 //! Finding 6 of the second review: a DingTalk HTTP card callback's signature covers only its
 //! timestamp, and its age was never checked, so a two-hour-old header pair approved a write,
-//! with any body. A card callback is now believed for five minutes at most, and each signature
-//! pair only once: a captured pair replayed with another body (another `userId`) is refused.
+//! with any body; and the clicker's `userId` was taken from that unsigned body, so anyone who
+//! could click a card (or see one click's headers) approved as any approver.
 //!
-//! Not yet closed (see the note): binding a click to its clicker through per-user
-//! private card data, and checking the body's conversation and member against what workmate
-//! sent and saw.
+//! Now a card callback is believed for five minutes at most, each signature pair only once, and
+//! a click only with the clicker's own key: the approval card's private data gives each person
+//! who may decide (the owner, the approvers, the admins) a key bound to them and to that card,
+//! which only their own client receives and the button sends back. A stranger's own click with
+//! `userId` swapped for an approver's, even freshly signed, carries the wrong key.
 
 use axum::http::StatusCode;
+use serde_json::Value;
 use workmate_dingtalk::sign;
 use workmate_store::InboxItemState;
 
 use crate::dingtalk::http::{card, card_signed, http_app, now_ms, post, robot};
 use crate::dingtalk::{
-    CLIENT_SECRET, approval_card, click, item_state, parked, robot_message, turns,
+    CLIENT_SECRET, approval_card, item_state, keyed_click, parked, robot_message, turns,
 };
+
+/// `click` claiming to come from `user`: the same body, its `userId` replaced.
+fn as_user(click: &Value, user: &str) -> Value {
+    let mut forged = click.clone();
+    forged["userId"] = user.into();
+    forged
+}
 
 #[tokio::test]
 async fn an_old_or_used_signature_pair_approves_nothing() {
@@ -28,38 +38,73 @@ async fn an_old_or_used_signature_pair_approves_nothing() {
     .await;
     assert_eq!(status, StatusCode::OK);
     let item = parked(&app).await;
-    let (out_track_id, _) = approval_card(&app, &item).await;
+    let (_, created) = approval_card(&app, &item).await;
+    let boss = keyed_click(&created, "boss", "once");
 
-    // A pair captured two hours ago, correctly signed, with the approver's userId.
+    // The approver's own click body, with a pair captured two hours ago: refused.
     let old = (now_ms() - 2 * 60 * 60 * 1000).to_string();
     let old_sign = sign::card_callback_sign(CLIENT_SECRET, &old);
-    let forged = click(&out_track_id, "boss", "once");
-    let (status, _) = card_signed(&app, &forged, &old, &old_sign).await;
+    let (status, _) = card_signed(&app, &boss, &old, &old_sign).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
 
-    // A stranger's fresh click goes through (and changes nothing: not theirs to approve);
-    // its pair, replayed at once with the approver's userId, is refused.
+    // A fresh pair used once is not used again, whatever the body.
     let fresh = (now_ms() - 1).to_string();
     let fresh_sign = sign::card_callback_sign(CLIENT_SECRET, &fresh);
-    let (status, _) = card_signed(
-        &app,
-        &click(&out_track_id, "stranger", "once"),
-        &fresh,
-        &fresh_sign,
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK);
-    let (status, _) = card_signed(&app, &forged, &fresh, &fresh_sign).await;
+    let stranger = keyed_click(&created, "stranger", "once");
+    let (status, _) = card_signed(&app, &stranger, &fresh, &fresh_sign).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "a stranger was given no key");
+    let (status, _) = card_signed(&app, &boss, &fresh, &fresh_sign).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     assert_eq!(item_state(&app, &item).await, InboxItemState::Pending);
 
     // The approver's own fresh click approves.
-    let (status, answer) = card(&app, &click(&out_track_id, "boss", "once"), CLIENT_SECRET).await;
+    let (status, answer) = card(&app, &boss, CLIENT_SECRET).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(
         answer["cardData"]["cardParamMap"]["status"], "approved",
         "{answer:#}"
     );
+}
+
+#[tokio::test]
+async fn a_strangers_own_click_with_an_approvers_user_id_approves_nothing() {
+    let app = http_app().await;
+    let (status, _) = robot(
+        &app,
+        &robot_message("msg-1", "run it"),
+        now_ms(),
+        CLIENT_SECRET,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let item = parked(&app).await;
+    let (_, created) = approval_card(&app, &item).await;
+
+    // Each replayed at once under its own fresh, correctly signed pair (the attacker holds a
+    // valid pair: the signature covers only the timestamp).
+    let stranger = as_user(&keyed_click(&created, "stranger", "once"), "boss");
+    let (status, _) = card(&app, &stranger, CLIENT_SECRET).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "a stranger holds no key");
+    // The requester holds a key, their own: it does not approve in the approver's name (which
+    // would get round separation of duties and quorums).
+    let requester = as_user(&keyed_click(&created, "ana", "once"), "boss");
+    let (status, answer) = card(&app, &requester, CLIENT_SECRET).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{answer}");
+    // A key of the approver's on another card does not open this one.
+    let mut elsewhere = keyed_click(&created, "boss", "once");
+    elsewhere["outTrackId"] = "approval_other".into();
+    let (status, _) = card(&app, &elsewhere, CLIENT_SECRET).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert_eq!(item_state(&app, &item).await, InboxItemState::Pending);
+
+    // The approver's own click approves, once.
+    let (status, answer) = card(&app, &keyed_click(&created, "boss", "once"), CLIENT_SECRET).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        answer["cardData"]["cardParamMap"]["status"], "approved",
+        "{answer:#}"
+    );
+    assert_eq!(item_state(&app, &item).await, InboxItemState::Resolved);
 }
 
 #[tokio::test]

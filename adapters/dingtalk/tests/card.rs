@@ -343,7 +343,12 @@ fn the_template_matches_the_contract() {
         .iter()
         .map(|v| v["name"].as_str().unwrap())
         .collect();
-    assert_eq!(variables, KEYS);
+    assert_eq!(variables[..KEYS.len()], KEYS, "the shared variables");
+    assert_eq!(
+        variables[KEYS.len()..],
+        ["click_key"],
+        "and the private one"
+    );
     let statuses = &template["variables"][0]["values"];
     assert_eq!(
         *statuses,
@@ -361,8 +366,8 @@ fn the_template_matches_the_contract() {
         assert_eq!(button["actionId"], word);
         assert_eq!(
             button["params"],
-            json!({ "action": word }),
-            "exactly the action param"
+            json!({ "action": word, "click_key": "${click_key}" }),
+            "the action, and the clicker's own key"
         );
         let clicked =
             json!({ "cardPrivateData": { "actionIds": [word], "params": button["params"] } });

@@ -324,3 +324,75 @@ async fn the_pace_and_the_answer_budget_are_the_configured_ones() {
     );
     assert_eq!(paced.answer_budget(), 1_000);
 }
+
+/// Who may decide, as a fake chat layer answers: fixed ids, or a failing store.
+#[derive(Debug)]
+struct FixedDeciders(Option<Vec<String>>);
+
+impl workmate_adapter::Deciders for FixedDeciders {
+    fn deciders<'a>(
+        &'a self,
+        _surface: workmate_protocol::Surface,
+        _item: &'a workmate_protocol::InboxItemId,
+    ) -> workmate_adapter::BoxFuture<'a, Result<Vec<String>, workmate_adapter::AdapterError>> {
+        let answer = self
+            .0
+            .clone()
+            .ok_or_else(|| workmate_adapter::AdapterError::Transient("store down".into()));
+        Box::pin(async move { answer })
+    }
+}
+
+#[tokio::test]
+async fn with_http_clicks_an_approval_card_gives_each_decider_their_own_key_privately() {
+    let server = fake_api().await;
+    let keys = workmate_dingtalk::card::ClickKeys::new("app secret");
+    let mut config = DingTalkConfig::new("tpl-approval", "tpl-answer");
+    config.callback = CallbackType::Http {
+        route_key: "workmate".into(),
+    };
+    let bound = |deciders: Option<Vec<String>>| {
+        DingTalkPlatform::new(web(&server), config.clone())
+            .binding_clicks(keys.clone(), std::sync::Arc::new(FixedDeciders(deciders)))
+    };
+    let mut s = Story::asking_which_deploys_failed();
+    s.check_the_ci_runs("call_1", "ib_1");
+    let card = approval_card(s.view().approval(&item("ib_1")).unwrap());
+
+    // The store cannot say who decides: the post fails to be retried, no card without keys.
+    let failing = bound(None);
+    let err = failing
+        .post(&group(), &failing.render(&card))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, workmate_adapter::AdapterError::Transient(_)),
+        "{err:?}"
+    );
+    assert!(bodies(&server, "POST", CREATE).await.is_empty());
+
+    let platform = bound(Some(vec!["owner".into(), "approver".into()]));
+    post(&platform, &group(), &card).await;
+    let created = bodies(&server, "POST", CREATE).await;
+    let private = &created[0]["privateData"];
+    for user in ["owner", "approver"] {
+        assert_eq!(
+            private[user]["cardParamMap"]["click_key"],
+            json!(keys.key_for("approval_ib_1", user)),
+            "{private:#}"
+        );
+    }
+    assert_eq!(private.as_object().unwrap().len(), 2);
+    let shared = created[0]["cardData"]["cardParamMap"].to_string();
+    assert!(
+        !shared.contains("click_key"),
+        "never in the shared data: {shared}"
+    );
+    assert_eq!(created[0]["callbackType"], "HTTP");
+
+    // An answer card has no buttons and no private data.
+    let answer = notice_card("Model switched");
+    post(&platform, &group(), &answer).await;
+    let created = bodies(&server, "POST", CREATE).await;
+    assert!(created[1].get("privateData").is_none(), "{:#}", created[1]);
+}

@@ -195,7 +195,14 @@ async fn a_card_that_was_not_delivered_into_the_chat_is_a_failure() {
         .mount(&server)
         .await;
     let failed = web(&server)
-        .create_and_deliver("tpl", "wm_1", &Map::new(), CardSpace::Group(GROUP), None)
+        .create_and_deliver(
+            "tpl",
+            "wm_1",
+            &Map::new(),
+            &Map::new(),
+            CardSpace::Group(GROUP),
+            None,
+        )
         .await
         .unwrap_err();
     assert!(

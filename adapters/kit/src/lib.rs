@@ -14,6 +14,7 @@
 //!   versions through a [`CardStore`] so any replica can update the card after a restart.
 //! - [`RetryPolicy`]: the one retry layer for platform calls: backoff on 429/5xx that honours
 //!   `Retry-After`, and no retry of what the platform refused.
+//! - [`Deciders`]: who may answer a prompt, for a platform that binds its buttons to people.
 //! - [`dedupe_ttl`]: how long each platform's deliveries are remembered.
 
 mod adapter;
@@ -21,6 +22,7 @@ pub mod backoff;
 mod card_store;
 mod coalesce;
 mod connection;
+mod deciders;
 mod dedupe;
 mod download;
 mod error;
@@ -39,6 +41,7 @@ pub use coalesce::Coalescer;
 pub use connection::{
     ClickReply, CommandReply, Connection, InboundSink, NotTaken, Taken, ToastKind,
 };
+pub use deciders::Deciders;
 pub use dedupe::{
     DINGTALK_DEDUPE_TTL, FALLBACK_DEDUPE_TTL, FEISHU_DEDUPE_TTL, SLACK_DEDUPE_TTL,
     WECOM_DEDUPE_TTL, dedupe_ttl,

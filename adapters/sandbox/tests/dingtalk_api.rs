@@ -5,7 +5,7 @@
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use workmate_sandbox::dingtalk::{CONVERSATION_ID, USERS};
 
 use crate::support::{
@@ -324,6 +324,7 @@ async fn workmates_dingtalk_client_creates_updates_streams_and_sends_through_the
         DINGTALK_TEMPLATE,
         "approval_x",
         &params(pending_params()),
+        &Map::new(),
         CardSpace::Group(CONVERSATION_ID),
         Some(&http),
     )
@@ -334,6 +335,7 @@ async fn workmates_dingtalk_client_creates_updates_streams_and_sends_through_the
             DINGTALK_TEMPLATE,
             "approval_y",
             &params(pending_params()),
+            &Map::new(),
             CardSpace::Group("cidNotHere=="),
             Some(&http),
         )
@@ -346,6 +348,7 @@ async fn workmates_dingtalk_client_creates_updates_streams_and_sends_through_the
         "answer.schema",
         "wm_a",
         &params(json!({"content": "", "flowStatus": "2"})),
+        &Map::new(),
         CardSpace::Robot(USERS[1].0),
         None,
     )

@@ -144,7 +144,9 @@ async fn a_click_sends_the_cards_choice_and_its_answer_is_the_clickers_view() {
     let (base, received) = recording_workmate(answer).await;
     let app = sandbox(&base);
     let token = access_token(&app).await;
-    let card = group_card(DINGTALK_TEMPLATE, "approval_item1", &pending_params());
+    let mut card = group_card(DINGTALK_TEMPLATE, "approval_item1", &pending_params());
+    // Alice's own private data: her client fills the button's `${click_key}` from it.
+    card["privateData"] = json!({ALICE: {"cardParamMap": {"click_key": "alice-key"}}});
     let (status, _) = call(
         &app,
         "POST",
@@ -180,7 +182,8 @@ async fn a_click_sends_the_cards_choice_and_its_answer_is_the_clickers_view() {
     let content: Value = serde_json::from_str(callback["content"].as_str().unwrap()).unwrap();
     assert_eq!(
         content,
-        json!({"cardPrivateData": {"actionIds": ["once"], "params": {"action": "once"}}})
+        json!({"cardPrivateData": {"actionIds": ["once"],
+                                   "params": {"action": "once", "click_key": "alice-key"}}})
     );
 
     // Alice sees her answer; Bob still sees the shared, pending card until workmate updates it.

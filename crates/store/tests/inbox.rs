@@ -3,7 +3,9 @@
 use workmate_protocol::{
     ApprovalChoice, EventKind, InboxItemKind, Resolution, Surface, UserId, Visibility,
 };
-use workmate_store::{Answer, InboxFilter, InboxItemState, NewInboxItem, ResolveOutcome};
+use workmate_store::{
+    Answer, InboxFilter, InboxItemState, NewInboxItem, NewUser, ResolveOutcome, Role,
+};
 
 use crate::support::tenant_with_session;
 
@@ -115,5 +117,40 @@ backend_matrix! {
         let one_session = InboxFilter { session: Some(session.id.clone()), ..Default::default() };
         assert_eq!(ids(inbox.list(&tenant, &one_session, 10).await.unwrap()), vec![inline.id, parked.id]);
         assert_eq!(inbox.list(&tenant, &InboxFilter::default(), 1).await.unwrap().len(), 1);
+    }
+
+    async fn a_prompts_deciders_are_its_owner_and_the_tenants_approvers_and_admins_on_that_platform(ctx: Ctx) {
+        let (tenant, session) = tenant_with_session(&ctx.store, "deciders").await;
+        let (other, _) = tenant_with_session(&ctx.store, "deciders-other").await;
+        let tenants = ctx.store.tenants();
+        let person = |id: &str, role: Role| NewUser {
+            id: UserId::from(id),
+            display_name: id.to_owned(),
+            email: None,
+            role,
+            sso_subject: None,
+        };
+        for (who, role, platform_id) in [
+            ("u_alice", Role::Member, "staff_alice"),
+            ("u_bob", Role::Member, "staff_bob"),
+            ("u_carol", Role::Approver, "staff_carol"),
+            ("u_dave", Role::Admin, "staff_dave"),
+            ("u_erin", Role::Approver, "staff_erin"),
+        ] {
+            tenants.upsert_user(&tenant, &person(who, role)).await.unwrap();
+            tenants.bind_platform_identity(&tenant, "dingtalk", platform_id, &UserId::from(who)).await.unwrap();
+        }
+        // Erin is deactivated; Carol also has a Slack account; another tenant's admin is not here.
+        ctx.store.offboarding().deprovision(&tenant, &UserId::from("u_erin"), &UserId::from("u_dave")).await.unwrap();
+        tenants.bind_platform_identity(&tenant, "slack", "U_CAROL", &UserId::from("u_carol")).await.unwrap();
+        tenants.upsert_user(&other, &person("u_zed", Role::Admin)).await.unwrap();
+        tenants.bind_platform_identity(&other, "dingtalk", "staff_zed", &UserId::from("u_zed")).await.unwrap();
+
+        let (item, _) = ctx.store.inbox().park(&tenant, &prompt(&session.id, Some("call_d"), Visibility::Inline)).await.unwrap();
+        let deciders = ctx.store.inbox().deciders_on("dingtalk", &item.id).await.unwrap();
+        assert_eq!(deciders, vec!["staff_alice", "staff_carol", "staff_dave"], "the owner first, then approvers and admins");
+        assert_eq!(ctx.store.inbox().deciders_on("slack", &item.id).await.unwrap(), vec!["U_CAROL"]);
+        let unknown = workmate_protocol::InboxItemId::new();
+        assert!(ctx.store.inbox().deciders_on("dingtalk", &unknown).await.unwrap().is_empty());
     }
 }

@@ -16,12 +16,12 @@
 use serde_json::Value;
 use workmate_protocol::ApprovalChoice;
 
-/// Where the button's params may sit inside `content`, as JSON pointers to their `action`.
-const ACTION_POINTERS: [&str; 4] = [
-    "/cardPrivateData/params/action",
-    "/params/action",
-    "/userPrivateData/params/action",
-    "/actionData/cardPrivateData/params/action",
+/// Where the button's params may sit inside `content`, as JSON pointers to the params object.
+const PARAMS_POINTERS: [&str; 4] = [
+    "/cardPrivateData/params",
+    "/params",
+    "/userPrivateData/params",
+    "/actionData/cardPrivateData/params",
 ];
 
 /// Where the clicked button's action id may sit, as JSON pointers.
@@ -49,10 +49,36 @@ pub fn callback_choice(callback: &Value) -> Option<ApprovalChoice> {
 }
 
 fn choice_in(content: &Value) -> Option<ApprovalChoice> {
-    ACTION_POINTERS
+    PARAMS_POINTERS
         .iter()
-        .chain(ACTION_ID_POINTERS.iter())
-        .find_map(|pointer| content.pointer(pointer).and_then(choice_of))
+        .find_map(|pointer| content.pointer(pointer)?.get("action").and_then(choice_of))
+        .or_else(|| {
+            ACTION_ID_POINTERS
+                .iter()
+                .find_map(|pointer| content.pointer(pointer).and_then(choice_of))
+        })
+}
+
+/// The string param `name` of the clicked button, from the whole callback JSON's `content`
+/// (a JSON string or an object), read from the same places as its `action`; `None` when no
+/// place holds a string under that name.
+pub fn callback_param(callback: &Value, name: &str) -> Option<String> {
+    let parsed;
+    let content = match callback.get("content") {
+        Some(Value::String(text)) => {
+            parsed = serde_json::from_str::<Value>(text).ok()?;
+            &parsed
+        }
+        Some(object @ Value::Object(_)) => object,
+        _ => return None,
+    };
+    PARAMS_POINTERS.iter().find_map(|pointer| {
+        content
+            .pointer(pointer)?
+            .get(name)?
+            .as_str()
+            .map(str::to_owned)
+    })
 }
 
 /// A known choice's wire name; surrounding whitespace is tolerated, case is not.

@@ -16,6 +16,9 @@
 //! - Updates (see `update.rs`): an approval card's shared data is set for everyone; an answer
 //!   card streams its whole markdown while it runs and is finalized when it stops. The last
 //!   state sent of recent cards is remembered, so a state already shown costs no call.
+//! - In HTTP callback mode ([`DingTalkPlatform::binding_clicks`]) an approval card's private
+//!   data gives each person who may decide it their own click key, which its buttons send back
+//!   (see [`crate::card::ClickKeys`]).
 //! - Notices are robot messages; a private notice is a one-to-one robot message in markdown.
 //! - Profiles: [`Profile::default`]. DingTalk's user lookup lives on the legacy host with another
 //!   token, and a robot message already carries the sender's name (`senderNick`).
@@ -25,16 +28,17 @@ mod update;
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde_json::Map;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use workmate_adapter::{
-    AdapterError, BoxFuture, ChatAdapter, ChatTarget, Downloaded, InboundFile, Platform,
+    AdapterError, BoxFuture, ChatAdapter, ChatTarget, Deciders, Downloaded, InboundFile, Platform,
     PostedCard, Profile,
 };
 use workmate_cards::Card;
 use workmate_protocol::Surface;
 
-use crate::card::{self, Rendered, Template};
+use crate::card::{self, ClickKeys, Rendered, Template};
 use crate::web::{CallbackType, CardSpace, DingTalkWeb, MsgKey, Recipient};
 
 /// The default least time between two updates of one card: every update is an API call, counted
@@ -87,6 +91,15 @@ pub struct DingTalkPlatform {
     last: moka::sync::Cache<String, Arc<Rendered>>,
     /// The `outTrackId`s this process posted.
     taken: moka::sync::Cache<String, ()>,
+    /// In HTTP callback mode: each decider's click key, put in an approval card's private data.
+    binding: Option<ClickBinding>,
+}
+
+/// What binds approval buttons to their deciders (see [`crate::card::ClickKeys`]).
+#[derive(Debug)]
+struct ClickBinding {
+    keys: ClickKeys,
+    deciders: Arc<dyn Deciders>,
 }
 
 impl DingTalkPlatform {
@@ -97,7 +110,31 @@ impl DingTalkPlatform {
             config,
             last: moka::sync::Cache::new(REMEMBERED_CARDS),
             taken: moka::sync::Cache::new(REMEMBERED_CARDS),
+            binding: None,
         }
+    }
+
+    /// The same platform binding each approval card's buttons to the people who may decide it:
+    /// each gets their own key from `keys` in the card's private data, which an HTTP card
+    /// callback must carry back. Needed when clicks come as HTTP callbacks.
+    #[must_use]
+    pub fn binding_clicks(mut self, keys: ClickKeys, deciders: Arc<dyn Deciders>) -> Self {
+        self.binding = Some(ClickBinding { keys, deciders });
+        self
+    }
+
+    /// The private data of approval card `out_track_id` for `item`: each decider's click key,
+    /// when clicks are bound; empty otherwise.
+    async fn private_data(
+        &self,
+        out_track_id: &str,
+        item: &workmate_protocol::InboxItemId,
+    ) -> Result<Map<String, serde_json::Value>, AdapterError> {
+        let Some(binding) = &self.binding else {
+            return Ok(Map::new());
+        };
+        let deciders = binding.deciders.deciders(Surface::Dingtalk, item).await?;
+        Ok(binding.keys.private_data(out_track_id, &deciders))
     }
 
     /// The client.
@@ -188,15 +225,20 @@ impl ChatAdapter for DingTalkPlatform {
                 ),
                 Template::Answer => (&self.config.answer_template_id, None),
             };
-            let out_track_id = match &next.item_id {
-                Some(item) if next.template == Template::Approval => card::out_track_id(item),
-                _ => self.fresh_id(target, &next),
+            let (out_track_id, private_data) = match &next.item_id {
+                Some(item) if next.template == Template::Approval => {
+                    let id = card::out_track_id(item);
+                    let private_data = self.private_data(&id, item).await?;
+                    (id, private_data)
+                }
+                _ => (self.fresh_id(target, &next), Map::new()),
             };
             self.web
                 .create_and_deliver(
                     template_id,
                     &out_track_id,
                     &next.params,
+                    &private_data,
                     card_space(&target.chat_id),
                     callback,
                 )

@@ -43,12 +43,14 @@ pub enum CardSpace<'a> {
 
 impl DingTalkWeb {
     /// Creates a card of `template_id` with `params` and delivers it into `space`, as
-    /// `out_track_id`; `callback` for a card with buttons.
+    /// `out_track_id`; `callback` for a card with buttons; `private_data` (user id to
+    /// `{"cardParamMap": {…}}`, which only that user's client receives) unless empty.
     pub async fn create_and_deliver(
         &self,
         template_id: &str,
         out_track_id: &str,
         params: &Map<String, Value>,
+        private_data: &Map<String, Value>,
         space: CardSpace<'_>,
         callback: Option<&CallbackType>,
     ) -> Result<(), WebError> {
@@ -58,6 +60,9 @@ impl DingTalkWeb {
             "cardData": { "cardParamMap": params },
             "userIdType": 1,
         });
+        if !private_data.is_empty() {
+            body["privateData"] = Value::Object(private_data.clone());
+        }
         match callback {
             Some(CallbackType::Stream) => body["callbackType"] = json!("STREAM"),
             Some(CallbackType::Http { route_key }) => {

@@ -101,6 +101,27 @@ fn space_of(state: &AppState, body: &Value) -> Result<String, Refusal> {
     )))
 }
 
+/// A card's `privateData` (user id to `{"cardParamMap": {…}}`, strings only), each user's own
+/// data over the shared data; absent is none.
+fn private_data(
+    value: Option<&Value>,
+) -> Result<BTreeMap<String, serde_json::Map<String, Value>>, String> {
+    let Some(value) = value else {
+        return Ok(BTreeMap::new());
+    };
+    let users = value
+        .as_object()
+        .ok_or("privateData is not an object of user ids")?;
+    users
+        .iter()
+        .map(|(user, data)| {
+            let params = param_map(data.get("cardParamMap"))
+                .map_err(|e| format!("privateData of {user}: {e}"))?;
+            Ok((user.clone(), params))
+        })
+        .collect()
+}
+
 /// `POST /v1.0/card/instances/createAndDeliver`: a card, delivered into the group or a person's
 /// chat with the robot. A space the robot is not in answers `success: false` in
 /// `deliverResults`, as DingTalk does.
@@ -115,6 +136,7 @@ pub(crate) async fn create_and_deliver(
     let out_track_id =
         str_field(&body, "outTrackId").ok_or_else(|| Refusal::invalid("outTrackId is missing"))?;
     let params = param_map(body.pointer("/cardData/cardParamMap")).map_err(Refusal::invalid)?;
+    let private = private_data(body.get("privateData")).map_err(Refusal::invalid)?;
     let space = space_of(&state, &body)?;
     let group = space.starts_with("cid");
     let space_type = if group { "IM_GROUP" } else { "IM_ROBOT" };
@@ -150,7 +172,7 @@ pub(crate) async fn create_and_deliver(
         space: space.clone(),
         callback_type: callback_type.to_owned(),
         params,
-        private: BTreeMap::new(),
+        private,
         finalized: false,
         failed: false,
     };

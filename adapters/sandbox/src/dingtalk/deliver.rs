@@ -146,8 +146,12 @@ async fn do_click(state: &AppState, click: Click) -> Result<(StatusCode, bool)> 
         )));
     }
     let group = card.space == CONVERSATION_ID;
-    let content = json!({"cardPrivateData": {
-        "actionIds": [click.choice], "params": {"action": click.choice}}});
+    // The template's button params, `${click_key}` filled from what the clicker's client sees.
+    let mut params = json!({"action": click.choice});
+    if let Some(key) = card.view(&click.user).get("click_key") {
+        params["click_key"] = key.clone();
+    }
+    let content = json!({"cardPrivateData": {"actionIds": [click.choice], "params": params}});
     let callback = json!({
         "type": "actionCallback",
         "outTrackId": click.card,

@@ -14,8 +14,9 @@ use workmate_store::InboxItemState;
 use workmate_wxcrypto::Crypto;
 
 use super::{
-    CLIENT_ID, CLIENT_SECRET, DingTalkApp, SHELL, TWO_ANSWERS, answered, approval_card, click,
-    dingtalk_app, item_state, parked, robot_message, turn_inputs, turns, updated_for_everyone,
+    CLIENT_ID, CLIENT_SECRET, DingTalkApp, SHELL, TWO_ANSWERS, answered, approval_card,
+    dingtalk_app, item_state, keyed_click, parked, robot_message, turn_inputs, turns,
+    updated_for_everyone,
 };
 use crate::config::load;
 
@@ -198,19 +199,27 @@ async fn an_http_card_click_approves_and_the_card_is_updated_for_everyone() {
         created.body
     );
 
-    let (status, _) = card(&app, &click(&out_track_id, "boss", "once"), "wrong").await;
+    let (status, _) = card(&app, &keyed_click(&created, "boss", "once"), "wrong").await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
-    let (status, answer) = card(
+    // The card binds its buttons to who may decide: the owner and the configured admin.
+    let private = created.body["privateData"].as_object().unwrap();
+    let bound: Vec<&str> = private.keys().map(String::as_str).collect();
+    assert_eq!(bound, ["ana", "boss"], "{:#}", created.body);
+    let (status, _) = card(
         &app,
-        &click(&out_track_id, "stranger", "once"),
+        &keyed_click(&created, "stranger", "once"),
         CLIENT_SECRET,
     )
     .await;
-    assert_eq!((status, answer), (StatusCode::OK, json!({})));
+    assert_eq!(
+        status,
+        StatusCode::FORBIDDEN,
+        "a stranger's click carries no key"
+    );
     assert_eq!(item_state(&app, &item).await, InboxItemState::Pending);
 
     let started = Instant::now();
-    let (status, answer) = card(&app, &click(&out_track_id, "boss", "once"), CLIENT_SECRET).await;
+    let (status, answer) = card(&app, &keyed_click(&created, "boss", "once"), CLIENT_SECRET).await;
     assert!(started.elapsed() < Duration::from_secs(2));
     assert_eq!(status, StatusCode::OK);
     assert_eq!(

@@ -122,6 +122,21 @@ pub(crate) fn click(out_track_id: &str, user: &str, choice: &str) -> Value {
     })
 }
 
+/// A click as DingTalk sends it when `user` presses `choice` on the card `created` made: the
+/// template's `click_key` param is that person's own private value, or absent when the card
+/// gave them none.
+pub(crate) fn keyed_click(created: &Call, user: &str, choice: &str) -> Value {
+    let out_track_id = created.body["outTrackId"].as_str().unwrap();
+    let mut click = click(out_track_id, user, choice);
+    let key = created.body["privateData"][user]["cardParamMap"]["click_key"].clone();
+    if key.is_string() {
+        let mut content: Value = serde_json::from_str(click["content"].as_str().unwrap()).unwrap();
+        content["cardPrivateData"]["params"]["click_key"] = key;
+        click["content"] = content.to_string().into();
+    }
+    click
+}
+
 /// The approval prompt parked in the inbox.
 pub(crate) async fn parked(app: &DingTalkApp) -> InboxItem {
     let tenant = workmate_chat::tenant_of(Surface::Dingtalk, CORP);

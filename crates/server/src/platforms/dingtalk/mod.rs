@@ -15,6 +15,7 @@ use std::sync::Arc;
 use secrecy::{ExposeSecret, SecretString};
 use workmate_adapter::InboundSink;
 use workmate_chat::{Chat, HeldConnection, PlatformSettings};
+use workmate_dingtalk::card::ClickKeys;
 use workmate_dingtalk::stream::StreamClient;
 use workmate_dingtalk::web::{CallbackType, DingTalkWeb};
 use workmate_dingtalk::{DingTalkConnection, DingTalkPlatform};
@@ -30,6 +31,8 @@ pub struct DingTalkSurface {
     mode: DingTalkMode,
     /// Checks the robot's and cards' HTTP callbacks (the app's Client Secret).
     client_secret: SecretString,
+    /// In HTTP mode: checks that a card click carries its clicker's own key.
+    click_keys: Option<ClickKeys>,
     /// Opens the event push, when `token` and `encoding_aes_key` are configured; the receive
     /// id is the app's Client ID.
     events: Option<Crypto>,
@@ -63,12 +66,19 @@ impl DingTalkSurface {
             &config.card_template_id,
             &config.answer_template_id,
         );
+        let mut click_keys = None;
         if config.mode == DingTalkMode::Http {
             settings.callback = CallbackType::Http {
                 route_key: config.callback_route_key.clone(),
             };
+            // HTTP card callbacks sign no body: each decider's own key goes into the card.
+            click_keys = Some(ClickKeys::new(config.client_secret.expose_secret()));
         }
-        let platform = Arc::new(DingTalkPlatform::new(Arc::new(web), settings));
+        let mut platform = DingTalkPlatform::new(Arc::new(web), settings);
+        if let Some(keys) = &click_keys {
+            platform = platform.binding_clicks(keys.clone(), Arc::new(chat.clone()));
+        }
+        let platform = Arc::new(platform);
         chat.register(
             platform as Arc<dyn workmate_adapter::Platform>,
             PlatformSettings {
@@ -90,6 +100,7 @@ impl DingTalkSurface {
         Ok(Arc::new(Self {
             mode: config.mode,
             client_secret: config.client_secret.clone(),
+            click_keys,
             events,
             sink: Arc::new(chat.clone()),
             connection,

@@ -127,6 +127,15 @@ pub(crate) async fn card(
         ));
     }
     let body = text(&body)?;
+    // Nor the clicker: only the key in that person's own private data of the card names them.
+    if let Some(keys) = &dingtalk.click_keys {
+        let callback: Value = serde_json::from_str(body)
+            .map_err(|e| ApiError::BadRequest(format!("the card callback is not JSON: {e}")))?;
+        if let Err(refusal) = keys.check(&callback) {
+            state.metrics.callback_refused("dingtalk", refusal.as_str());
+            return Err(ApiError::Forbidden(refusal.to_string()));
+        }
+    }
     let answer = dispatch::card_callback(body, None, dingtalk.sink.as_ref())
         .await
         .map_err(|e| ApiError::NotReady {

@@ -139,6 +139,7 @@ macro_rules! select {
     };
 }
 
+mod deciders;
 mod quorum;
 
 pub use quorum::{CountedApproval, agreed};
