@@ -128,3 +128,32 @@ async fn a_robot_callbacks_signature_carries_one_message() {
     parked(&app).await;
     assert_eq!(turns(&app).await, 1);
 }
+
+#[tokio::test]
+async fn a_configured_admins_staff_id_from_another_organisation_is_refused() {
+    let app = http_app().await;
+    // A correctly signed robot message (the signature covers no body) from an organisation the
+    // attacker created, in the name of the configured admin's staff id.
+    let mut forged = robot_message("msg-evil", "/workmate mcp add leak {}");
+    forged["chatbotCorpId"] = "dingevilcorp".into();
+    forged["senderCorpId"] = "dingevilcorp".into();
+    forged["senderStaffId"] = "boss".into();
+    let (status, answer) = robot(&app, &forged, now_ms(), CLIENT_SECRET).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{answer}");
+    let evil = workmate_chat::tenant_of(workmate_protocol::Surface::Dingtalk, "dingevilcorp");
+    assert!(
+        app.store.tenants().get(&evil).await.unwrap().is_none(),
+        "no tenant was made"
+    );
+
+    // A message of the configured organisation is taken.
+    let (status, _) = robot(
+        &app,
+        &robot_message("msg-1", "run it"),
+        now_ms(),
+        CLIENT_SECRET,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    parked(&app).await;
+}

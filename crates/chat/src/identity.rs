@@ -4,7 +4,8 @@
 //! `slack-T1`) and is created on first sight; a platform user is bound once to a tenant user
 //! (`<platform>-<user>` unless bound otherwise before) and keeps that binding; a new user is
 //! named as the platform shows them, and is a member unless the operator listed them among the
-//! platform's `admins`, which makes them an admin at first sight.
+//! platform's `admins`, which makes them an admin at first sight (only in the installation the
+//! operator bound those admins to, when one is named).
 
 use std::collections::HashSet;
 use std::sync::{Mutex, PoisonError};
@@ -122,7 +123,10 @@ impl Chat {
                 Some(name) => Some(name.clone()),
                 None => slot.platform.profile(&who.id).await.name,
             };
-            let role = if slot.admins.contains(&who.id) {
+            let admin_here = slot.admins_in.as_ref().is_none_or(|installation| {
+                *tenant == tenant_of(slot.platform.surface(), installation)
+            });
+            let role = if admin_here && slot.admins.contains(&who.id) {
                 tracing::info!(tenant = %tenant, user = %id, "A configured admin was seen for the first time.");
                 Role::Admin
             } else {

@@ -82,6 +82,10 @@ pub trait IntakeObserver: Send + Sync + std::fmt::Debug {
 pub struct PlatformSettings {
     /// Platform user ids made tenant admins the first time workmate sees them.
     pub admins: Vec<String>,
+    /// The one installation (a DingTalk organisation's corp id, …) in which `admins` are
+    /// admins; `None`: in every installation. A configured id seen first in another
+    /// installation is a member there.
+    pub admins_in: Option<String>,
 }
 
 /// One registered platform and its card plumbing.
@@ -91,6 +95,8 @@ pub(crate) struct Slot {
     pub(crate) coalescer: Arc<Coalescer>,
     pub(crate) pumps: Arc<Pumps>,
     pub(crate) admins: HashSet<String>,
+    /// The installation `admins` are admins of, if only one.
+    pub(crate) admins_in: Option<String>,
     /// The one retry policy of this platform's calls (the coalescer's too).
     pub(crate) retry: RetryPolicy,
 }
@@ -180,6 +186,7 @@ impl Chat {
             coalescer,
             pumps,
             admins: settings.admins.into_iter().collect(),
+            admins_in: settings.admins_in,
             retry: self.inner.config.retry.clone(),
         };
         self.inner

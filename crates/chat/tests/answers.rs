@@ -226,7 +226,14 @@ async fn a_click_answered_at_once_shows_the_outcome_and_the_card_and_a_second_cl
 async fn a_two_of_three_approval_counts_distinct_approvers_and_refuses_the_requester() {
     use workmate_adapter::ToastKind;
     let admins = ["U3", "U4", "U5"].map(String::from).to_vec();
-    let chat = TestChat::with(SHELL, workmate_chat::PlatformSettings { admins }).await;
+    let chat = TestChat::with(
+        SHELL,
+        workmate_chat::PlatformSettings {
+            admins,
+            admins_in: None,
+        },
+    )
+    .await;
     let settings = serde_json::json!({
         "approver_groups": {"oncall": ["feishu-U1", "feishu-U3", "feishu-U4"]},
         "approval_quorum": [{"category": "*", "required": 2, "group": "oncall"}],

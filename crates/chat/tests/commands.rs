@@ -20,6 +20,7 @@ async fn role(chat: &TestChat, user: &str) -> Role {
 fn admins(ids: &[&str]) -> PlatformSettings {
     PlatformSettings {
         admins: ids.iter().map(|s| (*s).to_owned()).collect(),
+        admins_in: None,
     }
 }
 
@@ -39,6 +40,30 @@ async fn configured_admins_are_admins_at_first_sight_and_others_members() {
     );
     let reply = chat.chat.command(command("tr2", "U2", "whoami")).await;
     assert!(reply.text.contains("member"), "{}", reply.text);
+}
+
+#[tokio::test]
+async fn configured_admins_bound_to_an_installation_are_members_in_any_other() {
+    let settings = PlatformSettings {
+        admins: vec!["U1".into()],
+        admins_in: Some("T1".into()),
+    };
+    let chat = TestChat::with(DONE, settings).await;
+    // The same id in another organisation (which anyone can create and install the app in).
+    let mut elsewhere = command("tr-other", "U1", "whoami");
+    elsewhere.tenant_key = "T-evil".into();
+    let reply = chat.chat.command(elsewhere).await;
+    assert!(
+        reply.text.contains("member in tenant feishu-T-evil"),
+        "{}",
+        reply.text
+    );
+    let reply = chat.chat.command(command("tr-home", "U1", "whoami")).await;
+    assert!(
+        reply.text.contains("admin in tenant feishu-T1"),
+        "{}",
+        reply.text
+    );
 }
 
 #[tokio::test]

@@ -50,6 +50,8 @@ pub(crate) struct RawDingTalk {
     pub(crate) encoding_aes_key: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) admins: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) corp_id: Option<String>,
 }
 
 /// `[platforms.dingtalk]`.
@@ -81,8 +83,12 @@ pub struct DingTalkConfig {
     /// `encoding_aes_key`: decrypts the event push (the subscription's 加密 aes_key).
     pub encoding_aes_key: Option<SecretString>,
     /// `admins`: DingTalk user ids (staff ids) made tenant admins the first time workmate sees
-    /// them.
+    /// them, in the organisation `corp_id` only.
     pub admins: Vec<String>,
+    /// `corp_id`: the organisation (`corpId`, like `ding…`) this app serves. Robot messages and
+    /// card clicks from any other are refused, and `admins` are admins only there. Required
+    /// with `admins`.
+    pub corp_id: Option<String>,
 }
 
 impl DingTalkConfig {
@@ -106,6 +112,7 @@ impl DingTalkConfig {
             token: None,
             encoding_aes_key: None,
             admins: Vec::new(),
+            corp_id: None,
         }
     }
 
@@ -122,8 +129,9 @@ impl DingTalkConfig {
         self
     }
 
-    /// The same configuration with these admins.
-    pub fn with_admins(mut self, admins: Vec<String>) -> Self {
+    /// The same configuration with these admins, of organisation `corp_id`.
+    pub fn with_admins(mut self, corp_id: &str, admins: Vec<String>) -> Self {
+        self.corp_id = Some(corp_id.to_owned());
         self.admins = admins;
         self
     }
@@ -226,6 +234,18 @@ pub(crate) fn validate_dingtalk(
             }
         }
     }
+    let admins = admin_ids(DINGTALK, raw.admins.as_ref(), "manager1234", invalid)?;
+    let corp_id = plain(&raw.corp_id);
+    if !admins.is_empty() && corp_id.is_none() {
+        return Err(invalid(
+            DINGTALK,
+            "corp_id",
+            "admins need corp_id, the organisation they are admins of (its corpId, like \
+             ding1234abcd, from the developer console): a staff id is only unique within one \
+             organisation, and anyone who installs the app in another could claim it"
+                .into(),
+        ));
+    }
     let callback_route_key =
         plain(&raw.callback_route_key).unwrap_or_else(|| DEFAULT_CALLBACK_ROUTE_KEY.to_owned());
     if callback_route_key.contains(char::is_whitespace) {
@@ -263,7 +283,8 @@ pub(crate) fn validate_dingtalk(
         callback_route_key,
         token,
         encoding_aes_key,
-        admins: admin_ids(DINGTALK, raw.admins.as_ref(), "manager1234", invalid)?,
+        admins,
+        corp_id,
     })
 }
 
@@ -282,5 +303,6 @@ pub(crate) fn render_dingtalk(config: &DingTalkConfig) -> RawDingTalk {
         token: hidden(&config.token),
         encoding_aes_key: hidden(&config.encoding_aes_key),
         admins: (!config.admins.is_empty()).then(|| config.admins.clone()),
+        corp_id: config.corp_id.clone(),
     }
 }

@@ -156,6 +156,7 @@ pub(crate) const KNOWN_KEYS: &[Key] = &[
     Key::new("platforms.dingtalk", "token", Kind::Str),
     Key::new("platforms.dingtalk", "encoding_aes_key", Kind::Str),
     Key::new("platforms.dingtalk", "admins", Kind::StrList),
+    Key::new("platforms.dingtalk", "corp_id", Kind::Str),
     Key::new("tools", "workspaces_dir", Kind::Str),
     Key::new("tools", "shell_sandbox", Kind::Str),
     // `[tracing]`: where spans are exported.

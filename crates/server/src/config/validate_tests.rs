@@ -88,6 +88,7 @@ fn known_keys_match_the_schema() {
                 token: Some(String::new()),
                 encoding_aes_key: Some(String::new()),
                 admins: Some(vec![String::new()]),
+                corp_id: Some(String::new()),
             }),
         },
         database: RawDatabase {

@@ -331,12 +331,14 @@ fn the_dingtalk_section_has_defaults_clear_errors_and_hidden_secrets() {
             "http://127.0.0.1:9",
         ),
         ("WORKMATE__PLATFORMS__DINGTALK__ADMINS", "manager1,manager2"),
+        ("WORKMATE__PLATFORMS__DINGTALK__CORP_ID", "dingcorp1"),
     ])
     .unwrap();
     let dingtalk = config.platforms.dingtalk.as_ref().unwrap();
     assert_eq!(dingtalk.mode.as_str(), "http");
     assert_eq!(dingtalk.gateway_base, "http://127.0.0.1:9");
     assert_eq!(dingtalk.admins, ["manager1", "manager2"]);
+    assert_eq!(dingtalk.corp_id.as_deref(), Some("dingcorp1"));
 
     for (extra, names) in [
         (
@@ -350,6 +352,10 @@ fn the_dingtalk_section_has_defaults_clear_errors_and_hidden_secrets() {
         (
             ("WORKMATE__PLATFORMS__DINGTALK__TOKEN", "t"),
             "encoding_aes_key",
+        ),
+        (
+            ("WORKMATE__PLATFORMS__DINGTALK__ADMINS", "manager1"),
+            "admins need corp_id",
         ),
         (
             ("WORKMATE__PLATFORMS__DINGTALK__ENCODING_AES_KEY", "short"),

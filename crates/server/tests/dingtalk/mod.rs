@@ -35,7 +35,7 @@ const TWO_ANSWERS: &str = r#"{"conversations": [{"when": "*", "turns": [
 
 pub(crate) struct DingTalkApp {
     router: Router,
-    store: Store,
+    pub(crate) store: Store,
     fake: FakeDingTalk,
     surface: Arc<DingTalkSurface>,
     _dir: tempfile::TempDir,
@@ -68,7 +68,7 @@ fn serve(
         APPROVAL_TEMPLATE,
         &fake.api.uri(),
     )
-    .with_admins(vec!["boss".into()]);
+    .with_admins(CORP, vec!["boss".into()]);
     let chat = app.state.chat.clone();
     chat.attach_scheduler(app.state.scheduler.clone());
     let surface = DingTalkSurface::new(&configure(config), &chat).unwrap();

@@ -33,6 +33,8 @@ pub struct DingTalkSurface {
     client_secret: SecretString,
     /// In HTTP mode: checks that a card click carries its clicker's own key.
     click_keys: Option<ClickKeys>,
+    /// The one organisation served, when configured: HTTP callbacks naming another are refused.
+    corp_id: Option<String>,
     /// Opens the event push, when `token` and `encoding_aes_key` are configured; the receive
     /// id is the app's Client ID.
     events: Option<Crypto>,
@@ -83,6 +85,7 @@ impl DingTalkSurface {
             platform as Arc<dyn workmate_adapter::Platform>,
             PlatformSettings {
                 admins: config.admins.clone(),
+                admins_in: config.corp_id.clone(),
             },
         );
         let connection = match config.mode {
@@ -101,6 +104,7 @@ impl DingTalkSurface {
             mode: config.mode,
             client_secret: config.client_secret.clone(),
             click_keys,
+            corp_id: config.corp_id.clone(),
             events,
             sink: Arc::new(chat.clone()),
             connection,

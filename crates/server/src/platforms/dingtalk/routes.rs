@@ -46,6 +46,7 @@ pub(crate) async fn robot(
     )
     .map_err(|e| ApiError::BadSignature(e.to_string()))?;
     let body = text(&body)?;
+    refuse_other_corp(&state, &dingtalk, body, "chatbotCorpId")?;
     // The signature covers only the timestamp: a pair carries one message. DingTalk sending the
     // same message again (same `msgId`) is a redelivery; another body under a used pair is a
     // replay of captured headers.
@@ -127,6 +128,7 @@ pub(crate) async fn card(
         ));
     }
     let body = text(&body)?;
+    refuse_other_corp(&state, &dingtalk, body, "corpId")?;
     // Nor the clicker: only the key in that person's own private data of the card names them.
     if let Some(keys) = &dingtalk.click_keys {
         let callback: Value = serde_json::from_str(body)
@@ -192,6 +194,30 @@ pub(crate) async fn events(
         tracing::debug!(event_type, "A DingTalk event, acknowledged.");
     }
     Ok(Json(seal(crypto, SUCCESS)).into_response())
+}
+
+/// Refuses a callback whose body names another organisation (`field`) than the configured
+/// `corp_id`; with none configured, every organisation is served.
+fn refuse_other_corp(
+    state: &AppState,
+    dingtalk: &DingTalkSurface,
+    body: &str,
+    field: &str,
+) -> Result<(), ApiError> {
+    let Some(corp) = &dingtalk.corp_id else {
+        return Ok(());
+    };
+    let named = serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| v[field].as_str().map(str::to_owned));
+    if named.as_deref() == Some(corp.as_str()) {
+        return Ok(());
+    }
+    state.metrics.callback_refused("dingtalk", "other_corp");
+    Err(ApiError::Forbidden(format!(
+        "this callback's {field} is not the organisation this app serves ([platforms.dingtalk] \
+         corp_id)"
+    )))
 }
 
 /// Now and then (one callback in a hundred), forgets signature pairs older than any window they

@@ -76,6 +76,7 @@ impl FeishuSurface {
             Arc::clone(&platform) as Arc<dyn workmate_adapter::Platform>,
             PlatformSettings {
                 admins: config.admins.clone(),
+                admins_in: None,
             },
         );
         let bot = Arc::new(OnceLock::new());

@@ -52,6 +52,7 @@ impl SlackSurface {
             Arc::clone(&platform) as Arc<dyn workmate_adapter::Platform>,
             PlatformSettings {
                 admins: config.admins.clone(),
+                admins_in: None,
             },
         );
         // Knowing the bot early lets the routes strip its mention without waiting on Slack.

@@ -109,6 +109,7 @@ impl WeComSurface {
             Arc::clone(&platform) as Arc<dyn workmate_adapter::Platform>,
             PlatformSettings {
                 admins: config.admins.clone(),
+                admins_in: None,
             },
         );
         let connection = client.map(|client| {
