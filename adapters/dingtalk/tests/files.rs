@@ -90,3 +90,30 @@ async fn a_download_code_is_exchanged_for_a_link_then_fetched() {
         "{refused}"
     );
 }
+
+#[tokio::test]
+async fn a_download_link_aimed_at_a_private_address_is_not_fetched() {
+    let server = fake_api().await;
+    for (code, link) in [
+        ("dc-meta", "http://169.254.169.254/latest/meta-data/"),
+        ("dc-lan", "http://10.1.2.3/secret.pdf"),
+        ("dc-file", "file:///etc/passwd"),
+    ] {
+        Mock::given(method("POST"))
+            .and(path("/v1.0/robot/messageFiles/download"))
+            .and(body_json(
+                json!({"downloadCode": code, "robotCode": CLIENT_ID}),
+            ))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!({"downloadUrl": link})))
+            .mount(&server)
+            .await;
+    }
+    let web = web(&server);
+    for code in ["dc-meta", "dc-lan", "dc-file"] {
+        let refused = web.message_file(code, 1024, "x.pdf").await.unwrap_err();
+        assert!(
+            matches!(refused, workmate_adapter::AdapterError::Rejected(_)),
+            "{code}: {refused:?}"
+        );
+    }
+}

@@ -32,18 +32,51 @@ impl Downloaded {
     }
 }
 
-/// Sends `request` (a GET of the file) and reads at most `max_bytes` of its body. `what` names
-/// the file in errors; `default_wait` is the platform's wait for a 429 without `Retry-After`.
+/// Sends `request` (a GET of the file, to the platform's own API) and reads at most `max_bytes`
+/// of its body. `what` names the file in errors; `default_wait` is the platform's wait for a 429
+/// without `Retry-After`.
 pub async fn capped_get(
     request: reqwest::RequestBuilder,
     max_bytes: u64,
     what: &str,
     default_wait: Duration,
 ) -> Result<Downloaded, AdapterError> {
-    let mut response = request
+    let response = request
         .send()
         .await
         .map_err(|e| AdapterError::Transient(format!("cannot fetch {what}: {e}")))?;
+    capped_read(response, max_bytes, what, default_wait).await
+}
+
+/// Fetches `url`, a link the platform gave for a file, through the guarded egress (see
+/// [`crate::net::link_egress`]), and reads at most `max_bytes` of it, as [`capped_get`]. A link
+/// to an address the egress does not reach is refused, never fetched.
+pub async fn capped_fetch(
+    egress: &workmate_net::Egress,
+    url: &str,
+    max_bytes: u64,
+    what: &str,
+    default_wait: Duration,
+) -> Result<Downloaded, AdapterError> {
+    let url = reqwest::Url::parse(url)
+        .map_err(|_| AdapterError::Rejected(format!("{what}'s link is not a web address")))?;
+    let request = egress.request(reqwest::Method::GET, url);
+    let response = egress.send(request).await.map_err(|e| {
+        if e.is_refused() {
+            AdapterError::Rejected(format!("{what} was not fetched: {e}"))
+        } else {
+            AdapterError::Transient(format!("cannot fetch {what}: {e}"))
+        }
+    })?;
+    capped_read(response, max_bytes, what, default_wait).await
+}
+
+async fn capped_read(
+    mut response: reqwest::Response,
+    max_bytes: u64,
+    what: &str,
+    default_wait: Duration,
+) -> Result<Downloaded, AdapterError> {
     let status = response.status();
     if status.as_u16() == 429 {
         let wait = retry_after(response.headers().get(reqwest::header::RETRY_AFTER));

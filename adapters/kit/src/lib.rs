@@ -46,7 +46,7 @@ pub use dedupe::{
     DINGTALK_DEDUPE_TTL, FALLBACK_DEDUPE_TTL, FEISHU_DEDUPE_TTL, SLACK_DEDUPE_TTL,
     WECOM_DEDUPE_TTL, dedupe_ttl,
 };
-pub use download::{Downloaded, capped_get, disposition_name, is_html_page};
+pub use download::{Downloaded, capped_fetch, capped_get, disposition_name, is_html_page};
 pub use error::{Error, Result};
 pub use inbound::{Inbound, InboundFile, InboundKind, InboundUser, menu_command};
 pub use platform::{PROFILE_LOOKUP, Platform, Profile, bounded_profile};

@@ -22,6 +22,32 @@ pub fn http_client() -> Result<reqwest::Client, String> {
     )
 }
 
+pub use workmate_net::{Egress, NetworkPolicy};
+
+/// The client of links a platform hands out in its messages or answers (a WeCom robot file's
+/// link or `response_url`, a DingTalk download link), whose host neither the operator nor
+/// workmate chose: the guarded egress, sending no credentials, reaching public addresses, the
+/// operator's `[network] allow_private` entries in `base`, and the host of the platform's
+/// configured API base (operator config too, e.g. a private deployment or a test fake).
+pub fn link_egress(
+    base: &workmate_net::NetworkPolicy,
+    api_base: &str,
+) -> Result<workmate_net::Egress, String> {
+    let mut entries = base.entries().to_vec();
+    if let Some(host) = reqwest::Url::parse(api_base).ok().and_then(|url| {
+        url.host_str()
+            .map(|h| h.trim_matches(['[', ']']).to_owned())
+    }) {
+        entries.push(host);
+    }
+    let policy = workmate_net::NetworkPolicy::allow_private(&entries)
+        .map_err(|e| format!("the network policy for platform links: {e}"))?;
+    workmate_net::Egress::new(
+        std::sync::Arc::new(policy),
+        workmate_net::EgressOptions::anonymous(),
+    )
+}
+
 /// A `Retry-After` header in whole seconds (the form chat platforms send); `None` when absent
 /// or not a number.
 pub fn retry_after(header: Option<&reqwest::header::HeaderValue>) -> Option<Duration> {

@@ -36,8 +36,9 @@ async fn a_file_is_fetched_and_decrypted_with_its_key() {
         )
         .mount(&server)
         .await;
-    let http = workmate_adapter::net::http_client().unwrap();
-    let platform = WeComPlatform::new(http.clone()).with_media_key(ROBOT_KEY.to_owned().into());
+    // The fake stands where the operator configured the platform (a loopback address).
+    let links = || workmate_adapter::net::link_egress(&Default::default(), &server.uri()).unwrap();
+    let platform = WeComPlatform::new(links()).with_media_key(ROBOT_KEY.to_owned().into());
 
     let url = format!("{}/robot-file", server.uri());
     let got = platform.download(&file(&url, None), 1 << 20).await.unwrap();
@@ -57,12 +58,41 @@ async fn a_file_is_fetched_and_decrypted_with_its_key() {
         .await
         .unwrap_err();
     assert!(wrong.to_string().contains("did not decrypt"), "{wrong}");
-    let keyless = WeComPlatform::new(http)
+    let keyless = WeComPlatform::new(links())
         .download(&file(&url, None), 1 << 20)
         .await
         .unwrap_err();
     assert!(
         keyless.to_string().contains("encoding_aes_key"),
         "{keyless}"
+    );
+}
+
+#[tokio::test]
+async fn a_file_link_aimed_at_the_host_or_a_private_address_is_not_fetched() {
+    let server = MockServer::start().await;
+    let platform = WeComPlatform::new(
+        workmate_adapter::net::link_egress(&Default::default(), "https://qyapi.weixin.qq.com")
+            .unwrap(),
+    )
+    .with_media_key(ROBOT_KEY.to_owned().into());
+    for url in [
+        format!("{}/robot-file", server.uri()),
+        "http://169.254.169.254/latest/meta-data/".to_owned(),
+        "http://10.0.0.5/internal".to_owned(),
+        "file:///etc/passwd".to_owned(),
+    ] {
+        let refused = platform
+            .download(&file(&url, None), 1 << 20)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(refused, workmate_adapter::AdapterError::Rejected(_)),
+            "{url}: {refused:?}"
+        );
+    }
+    assert!(
+        server.received_requests().await.unwrap().is_empty(),
+        "nothing reached the host's own address"
     );
 }

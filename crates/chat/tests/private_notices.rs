@@ -154,7 +154,8 @@ async fn wecom_sends_it_as_an_app_message_and_the_group_only_hears_that_it_went(
         "1000002",
         "s".to_owned().into(),
     );
-    let wecom = Arc::new(workmate_wecom::WeComPlatform::new(http).with_app(app));
+    let links = workmate_adapter::net::link_egress(&Default::default(), &api.uri()).unwrap();
+    let wecom = Arc::new(workmate_wecom::WeComPlatform::new(links).with_app(app));
     let (target, stream) = robot_group_reply(&format!("{}/response", api.uri()));
     wecom.private_notice(&target, ANA, &notice()).await.unwrap();
     only_privately("WeCom", &calls(&api).await, |path, body| {
@@ -169,9 +170,8 @@ async fn wecom_sends_it_as_an_app_message_and_the_group_only_hears_that_it_went(
 #[tokio::test]
 async fn wecom_without_an_app_asks_her_to_write_privately_and_shows_nothing_else() {
     let api = fake_api().await;
-    let wecom = Arc::new(workmate_wecom::WeComPlatform::new(
-        workmate_adapter::net::http_client().unwrap(),
-    ));
+    let links = workmate_adapter::net::link_egress(&Default::default(), &api.uri()).unwrap();
+    let wecom = Arc::new(workmate_wecom::WeComPlatform::new(links));
     let (target, stream) = robot_group_reply(&format!("{}/response", api.uri()));
     wecom.private_notice(&target, ANA, &notice()).await.unwrap();
     let shown = wecom.refresh(&stream).to_string();

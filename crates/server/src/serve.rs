@@ -177,7 +177,7 @@ async fn open_and_run(
         let wecom_config = sandbox.as_ref().map(|s| &s.wecom);
         let wecom = match wecom_config.or(config.platforms.wecom.as_ref()) {
             Some(wecom) => Some(
-                WeComSurface::new(wecom, &chat)
+                WeComSurface::new(wecom, &chat, &config.network.policy)
                     .map_err(|e| StartupError::Usage(format!("[platforms.wecom]: {e}")))?,
             ),
             None => None,
@@ -185,7 +185,7 @@ async fn open_and_run(
         let dingtalk_config = sandbox.as_ref().map(|s| &s.dingtalk);
         let dingtalk = match dingtalk_config.or(config.platforms.dingtalk.as_ref()) {
             Some(dingtalk) => Some(
-                DingTalkSurface::new(dingtalk, &chat)
+                DingTalkSurface::new(dingtalk, &chat, &config.network.policy)
                     .map_err(|e| StartupError::Usage(format!("[platforms.dingtalk]: {e}")))?,
             ),
             None => None,

@@ -39,6 +39,9 @@ pub const TOKEN_HEADER: &str = "x-acs-dingtalk-access-token";
 #[derive(Debug)]
 pub struct DingTalkWeb {
     http: reqwest::Client,
+    /// Reaches the download links DingTalk hands out (see
+    /// [`workmate_adapter::net::link_egress`]).
+    links: workmate_adapter::net::Egress,
     base: String,
     client_id: String,
     tokens: TokenCache,
@@ -55,12 +58,29 @@ impl DingTalkWeb {
         let base = api_base.trim_end_matches('/').to_owned();
         url::Url::parse(&base)
             .map_err(|e| WebError::Config(format!("api_base {base:?} is not a URL: {e}")))?;
+        let links = workmate_adapter::net::link_egress(
+            &workmate_adapter::net::NetworkPolicy::public_only(),
+            &base,
+        )
+        .map_err(WebError::Config)?;
         Ok(Self {
             http: workmate_adapter::net::http_client().map_err(WebError::Config)?,
+            links,
             base,
             client_id: client_id.to_owned(),
             tokens: TokenCache::new(client_id, client_secret),
         })
+    }
+
+    /// The same client reaching download links under `network` (the operator's `[network]
+    /// allow_private`) besides public addresses and the API base's host.
+    pub fn with_network(
+        mut self,
+        network: &workmate_adapter::net::NetworkPolicy,
+    ) -> Result<Self, WebError> {
+        self.links =
+            workmate_adapter::net::link_egress(network, &self.base).map_err(WebError::Config)?;
+        Ok(self)
     }
 
     /// The base URL.

@@ -130,13 +130,18 @@ impl DingTalkWeb {
         let url = answer
             .get("downloadUrl")
             .and_then(serde_json::Value::as_str)
-            .filter(|u| u.starts_with("https://") || u.starts_with("http://"))
+            .filter(|u| !u.is_empty())
             .ok_or_else(|| {
                 AdapterError::Rejected(format!("DingTalk gave no download link for {what}"))
             })?;
-        let request = self.http.get(url);
-        workmate_adapter::capped_get(request, max_bytes, what, std::time::Duration::from_secs(1))
-            .await
+        workmate_adapter::capped_fetch(
+            &self.links,
+            url,
+            max_bytes,
+            what,
+            std::time::Duration::from_secs(1),
+        )
+        .await
     }
 }
 

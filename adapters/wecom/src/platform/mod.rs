@@ -69,7 +69,9 @@ pub(crate) const NO_HANDLE: &str = "WeCom's smart robot answers a message only t
 /// WeCom's smart robot, for the chat layer.
 #[derive(Debug)]
 pub struct WeComPlatform {
-    http: reqwest::Client,
+    /// Reaches the links WeCom hands out (`response_url`s, robot file links): the guarded
+    /// egress, never the server's own or private addresses unless the operator allowed them.
+    links: workmate_adapter::net::Egress,
     /// The long connection's sender, in that mode.
     socket: Option<Sender>,
     /// The self-built app, when one is configured.
@@ -84,10 +86,11 @@ pub struct WeComPlatform {
 }
 
 impl WeComPlatform {
-    /// The platform, with an HTTP client for `response_url` answers.
-    pub fn new(http: reqwest::Client) -> Self {
+    /// The platform, reaching the links WeCom hands out through `links` (see
+    /// [`workmate_adapter::net::link_egress`]).
+    pub fn new(links: workmate_adapter::net::Egress) -> Self {
         Self {
-            http,
+            links,
             socket: None,
             app: None,
             sent: kept(),
@@ -275,16 +278,24 @@ impl WeComPlatform {
             ));
         }
         self.used.insert(url.to_owned(), ());
-        let sent = self
-            .http
-            .post(url)
+        let Ok(parsed) = reqwest::Url::parse(url) else {
+            return Err(AdapterError::Rejected(format!(
+                "the response_url {url:?} is not a web address"
+            )));
+        };
+        let request = self
+            .links
+            .request(reqwest::Method::POST, parsed)
             .timeout(ANSWER_TIMEOUT)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(body.to_string())
-            .send()
-            .await;
-        let sent = match sent {
+            .body(body.to_string());
+        let sent = match self.links.send(request).await {
             Ok(sent) => sent,
+            Err(e) if e.is_refused() => {
+                return Err(AdapterError::Rejected(format!(
+                    "response_url not reached: {e}"
+                )));
+            }
             Err(e) => {
                 // Not answered: the retry may use it.
                 self.used.invalidate(url);
@@ -519,12 +530,6 @@ impl Platform for WeComPlatform {
             let handle: Handle = serde_json::from_str(&file.handle).map_err(|_| {
                 AdapterError::Rejected(format!("WeCom gave no download link for {}", file.name))
             })?;
-            if !handle.url.starts_with("https://") && !handle.url.starts_with("http://") {
-                return Err(AdapterError::Rejected(format!(
-                    "{}'s link is not a web address",
-                    file.name
-                )));
-            }
             let key = match (&handle.aeskey, &self.media_key) {
                 (Some(key), _) if !key.is_empty() => key.clone(),
                 (_, Some(key)) => key.expose_secret().to_owned(),
@@ -537,9 +542,9 @@ impl Platform for WeComPlatform {
                 }
             };
             // The encrypted body is at most one padding block larger.
-            let request = self.http.get(&handle.url);
-            let mut downloaded = workmate_adapter::capped_get(
-                request,
+            let mut downloaded = workmate_adapter::capped_fetch(
+                &self.links,
+                &handle.url,
                 max_bytes + 32,
                 &file.name,
                 Duration::from_secs(1),

@@ -71,7 +71,12 @@ fn serve(
     .with_admins(CORP, vec!["boss".into()]);
     let chat = app.state.chat.clone();
     chat.attach_scheduler(app.state.scheduler.clone());
-    let surface = DingTalkSurface::new(&configure(config), &chat).unwrap();
+    let surface = DingTalkSurface::new(
+        &configure(config),
+        &chat,
+        &workmate_net::NetworkPolicy::public_only(),
+    )
+    .unwrap();
     chat.start();
     let state = AppState {
         dingtalk: Some(Arc::clone(&surface)),

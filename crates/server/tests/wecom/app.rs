@@ -89,7 +89,8 @@ async fn an_app_message_gets_a_template_card_a_click_updates_it_and_the_answer_a
     config.agent_id = Some("1000002".into());
     config.secret = Some("app-secret".into());
     let chat = app.state.chat.clone();
-    let surface = WeComSurface::new(&config, &chat).unwrap();
+    let surface =
+        WeComSurface::new(&config, &chat, &workmate_net::NetworkPolicy::public_only()).unwrap();
     chat.start();
     let router = router(AppState {
         wecom: Some(Arc::clone(&surface)),

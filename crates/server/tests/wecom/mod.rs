@@ -58,7 +58,8 @@ async fn wecom_app(script: &str) -> WeComApp {
         .with_admins(vec!["boss".into()]);
     let chat = app.state.chat.clone();
     chat.attach_scheduler(app.state.scheduler.clone());
-    let surface = WeComSurface::new(&config, &chat).unwrap();
+    let surface =
+        WeComSurface::new(&config, &chat, &workmate_net::NetworkPolicy::public_only()).unwrap();
     chat.start();
     let state = AppState {
         wecom: Some(Arc::clone(&surface)),

@@ -34,7 +34,13 @@ impl Socket {
         config.bot_id = Some("aibot-1".into());
         config.secret = Some("bot-secret".into());
         let chat = app.state.chat.clone();
-        let surface = WeComSurface::with_socket_url(&config, &chat, &url).unwrap();
+        let surface = WeComSurface::with_socket_url(
+            &config,
+            &chat,
+            &workmate_net::NetworkPolicy::public_only(),
+            &url,
+        )
+        .unwrap();
         chat.start();
         let (stream, _) = tokio::time::timeout(Duration::from_secs(20), listener.accept())
             .await

@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use secrecy::{ExposeSecret, SecretString};
 use workmate_adapter::InboundSink;
+use workmate_adapter::net::NetworkPolicy;
 use workmate_chat::{Chat, HeldConnection, PlatformSettings};
 use workmate_dingtalk::card::ClickKeys;
 use workmate_dingtalk::stream::StreamClient;
@@ -45,8 +46,13 @@ pub struct DingTalkSurface {
 
 impl DingTalkSurface {
     /// Registers DingTalk with the chat layer, and, in Stream mode, holds the Stream connection
-    /// (opened through `gateway_base`).
-    pub fn new(config: &DingTalkConfig, chat: &Chat) -> Result<Arc<Self>, String> {
+    /// (opened through `gateway_base`). Download links DingTalk hands out are reached under
+    /// `network`, the operator's policy.
+    pub fn new(
+        config: &DingTalkConfig,
+        chat: &Chat,
+        network: &NetworkPolicy,
+    ) -> Result<Arc<Self>, String> {
         let events = match (&config.token, &config.encoding_aes_key) {
             (Some(token), Some(key)) => Some(
                 Crypto::new(
@@ -63,6 +69,7 @@ impl DingTalkSurface {
             &config.client_id,
             config.client_secret.clone(),
         )
+        .and_then(|web| web.with_network(network))
         .map_err(|e| e.to_string())?;
         let mut settings = workmate_dingtalk::DingTalkConfig::new(
             &config.card_template_id,

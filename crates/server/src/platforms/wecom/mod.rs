@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use secrecy::ExposeSecret;
 use workmate_adapter::InboundSink;
+use workmate_adapter::net::NetworkPolicy;
 use workmate_chat::{Chat, HeldConnection, PlatformSettings};
 use workmate_wecom::app::AppWeb;
 use workmate_wecom::callback::CallbackAuth;
@@ -43,15 +44,21 @@ pub struct WeComSurface {
 
 impl WeComSurface {
     /// Registers WeCom with the chat layer, and, in long-connection mode, holds the connection
-    /// to WeCom's server.
-    pub fn new(config: &WeComConfig, chat: &Chat) -> Result<Arc<Self>, String> {
-        Self::with_socket_url(config, chat, WECOM_WS_URL)
+    /// to WeCom's server. Links WeCom hands out (answer URLs, file links) are reached under
+    /// `network`, the operator's policy.
+    pub fn new(
+        config: &WeComConfig,
+        chat: &Chat,
+        network: &NetworkPolicy,
+    ) -> Result<Arc<Self>, String> {
+        Self::with_socket_url(config, chat, network, WECOM_WS_URL)
     }
 
     /// [`WeComSurface::new`] with the long connection opened to `ws_url`.
     pub fn with_socket_url(
         config: &WeComConfig,
         chat: &Chat,
+        network: &NetworkPolicy,
         ws_url: &str,
     ) -> Result<Arc<Self>, String> {
         let auth = match (&config.token, &config.encoding_aes_key) {
@@ -74,7 +81,8 @@ impl WeComSurface {
             _ => None,
         };
         let http = workmate_adapter::net::http_client()?;
-        let mut platform = WeComPlatform::new(http.clone());
+        let links = workmate_adapter::net::link_egress(network, &config.api_base)?;
+        let mut platform = WeComPlatform::new(links);
         // Callbacks' files are encrypted with the robot's EncodingAESKey.
         if let Some(key) = &config.encoding_aes_key {
             platform = platform.with_media_key(key.clone());
