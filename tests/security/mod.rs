@@ -19,6 +19,7 @@ mod exfiltration;
 mod isolation_http;
 mod linking;
 mod mcp_host;
+mod persona_git;
 mod separation;
 mod ssrf;
 mod surface_admin;

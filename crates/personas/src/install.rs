@@ -7,13 +7,15 @@
 //!
 //! Invariants: nothing outside the bundle is read (symbolic links are refused); a folder, or a
 //! `file://` repository, is read only under a root the operator allowed (`[personas]
-//! folder_roots`); a clone runs without prompts, with a time limit, with none of the server's
-//! environment, configuration or keys, over https to an address the network policy accepts and
-//! is pinned to (ssh only to a host the operator named); every file is size-capped.
+//! folder_roots`); a clone runs in the exec sandbox (see [`crate::git`]), without prompts, with a
+//! time limit, with none of the server's environment, configuration or keys, over https to an
+//! address the network policy accepts and is pinned to (ssh only to a host the operator named);
+//! every file is size-capped.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::sync::Arc;
 
+use crate::git::{GitSandbox, clone};
 use crate::skill::{Skill, parse_skill};
 use crate::{Error, ManifestError, Result};
 
@@ -23,9 +25,6 @@ const MAX_FILE_BYTES: u64 = 64 * 1024;
 /// The most skills one bundle ships.
 const MAX_SKILLS: usize = 50;
 
-/// How long a clone may take.
-const CLONE_TIMEOUT: Duration = Duration::from_secs(60);
-
 /// What installing may reach: the operator's network policy and folder roots.
 #[derive(Clone, Debug, Default)]
 pub struct InstallPolicy {
@@ -33,11 +32,14 @@ pub struct InstallPolicy {
     pub network: std::sync::Arc<workmate_net::NetworkPolicy>,
     /// The folders bundles (and `file://` repositories) may be read from; none by default.
     pub folder_roots: Vec<PathBuf>,
+    /// Where git runs: the exec sandbox the server's `[tools] shell_sandbox` names. `None`
+    /// (tests and embedders only): as the server's user, with a scrubbed environment.
+    pub sandbox: Option<Arc<dyn GitSandbox>>,
 }
 
 impl InstallPolicy {
     /// `path` with its links resolved, when it lies under a root; else why not.
-    fn admit(&self, path: &Path) -> Result<PathBuf> {
+    pub(crate) fn admit(&self, path: &Path) -> Result<PathBuf> {
         let real = path
             .canonicalize()
             .map_err(|e| Error::Fetch(format!("cannot read {}: {e}", path.display())))?;
@@ -101,18 +103,15 @@ pub async fn fetch_bundle(source: &InstallSource, policy: &InstallPolicy) -> Res
         InstallSource::Git(url) => {
             check_git_url(url)?;
             let pin = reach(url, policy).await?;
-            let checkout =
+            let work =
                 std::env::temp_dir().join(format!("workmate-persona-{}", uuid::Uuid::now_v7()));
-            let cloned = clone(url, pin.as_deref(), &checkout).await;
-            let read = match cloned {
-                Ok(()) => {
-                    let dir = checkout.clone();
-                    let described = url.clone();
-                    blocking(move || read_bundle(&dir, described)).await
-                }
-                Err(e) => Err(e),
-            };
-            let _ = std::fs::remove_dir_all(&checkout);
+            let read = async {
+                let checkout = clone(url, pin.as_deref(), &work, policy).await?;
+                let described = url.clone();
+                blocking(move || read_bundle(&checkout, described)).await
+            }
+            .await;
+            let _ = std::fs::remove_dir_all(&work);
             read
         }
     }
@@ -178,55 +177,6 @@ async fn reach(url: &str, policy: &InstallPolicy) -> Result<Option<String>> {
         std::net::IpAddr::V4(v4) => v4.to_string(),
     };
     Ok(Some(format!("{host}:{port}:{address}")))
-}
-
-async fn clone(url: &str, pin: Option<&str>, into: &Path) -> Result<()> {
-    let home = into.with_extension("home");
-    let mut command = tokio::process::Command::new("git");
-    command.args([
-        "-c",
-        "protocol.ext.allow=never",
-        "-c",
-        "http.followRedirects=false",
-    ]);
-    if let Some(pin) = pin {
-        command.arg("-c").arg(format!("http.curloptResolve={pin}"));
-    }
-    command
-        .args(["clone", "--depth", "1", "--quiet", "--"])
-        .arg(url)
-        .arg(into)
-        // None of the server's environment: no credentials, proxies, keys or git configuration.
-        .env_clear()
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .env("HOME", &home)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_ASKPASS", "true")
-        .env(
-            "GIT_SSH_COMMAND",
-            "ssh -F /dev/null -o BatchMode=yes -o IdentitiesOnly=yes -o IdentityFile=/dev/null",
-        )
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true);
-    let output = tokio::time::timeout(CLONE_TIMEOUT, command.output())
-        .await
-        .map_err(|_| {
-            Error::Fetch(format!(
-                "cloning {url} took longer than {}s",
-                CLONE_TIMEOUT.as_secs()
-            ))
-        })?
-        .map_err(|e| Error::Fetch(format!("cannot run git to clone {url}: {e}")))?;
-    if output.status.success() {
-        return Ok(());
-    }
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    Err(Error::Fetch(format!(
-        "cloning {url} failed: {}",
-        stderr.trim().lines().last().unwrap_or("git gave no reason")
-    )))
 }
 
 /// Reads a bundle folder (or a single manifest file).

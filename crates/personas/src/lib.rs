@@ -13,6 +13,7 @@
 mod builtin;
 mod consent;
 mod front_matter;
+mod git;
 mod install;
 mod persona;
 mod registry;
@@ -21,6 +22,7 @@ mod skills;
 
 pub use builtin::{DEFAULT_PERSONA, builtin_personas};
 pub use consent::ConsentSummary;
+pub use git::{CLONE_TIMEOUT, GitSandbox, SandboxedCommand};
 pub use install::{InstallPolicy, InstallSource, Installed, fetch_bundle};
 pub use persona::{ConnectorGrant, Persona, TOOL_GROUPS, ToolGrant, parse_persona};
 pub use registry::{

@@ -239,6 +239,7 @@ async fn open_and_run(
             personas: Arc::new(workmate_personas::InstallPolicy {
                 network: Arc::clone(&config.network.policy),
                 folder_roots: config.personas.folder_roots.clone(),
+                sandbox: Some(Arc::new(config.tools.shell_sandbox.sandbox())),
             }),
             streams: Arc::new(crate::http::StreamCaps::new(
                 config.server.limits.max_streams_per_client,

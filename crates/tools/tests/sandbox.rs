@@ -275,3 +275,69 @@ async fn unsandboxed_runs_as_before() {
     let probe = ShellSandbox::None.probe().await.unwrap();
     assert!(probe.starts_with("none"), "{probe}");
 }
+
+/// Runs `script` with `sh -c` where a persona clone's git would run; its exit code and output.
+async fn as_persona_git(
+    work: &std::path::Path,
+    read_only: &[PathBuf],
+    script: &str,
+) -> (i32, String) {
+    use workmate_personas::GitSandbox;
+    let argv = ["sh".to_owned(), "-c".to_owned(), script.to_owned()];
+    let mut command = ShellSandbox::default()
+        .git_command(work, read_only, &argv, &[])
+        .await
+        .unwrap();
+    let output = command.output().await.unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.code().unwrap_or(-1), text)
+}
+
+#[tokio::test]
+async fn a_persona_clone_runs_in_the_sandbox_seeing_only_its_work_folder_and_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    // Reachable by the sandbox user, as the system's temporary folder is.
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::write(data.join("session_key"), SECRET).unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    std::fs::write(repo.join("manifest.md"), "persona\n").unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let repos = [repo.clone()];
+
+    // The allowed path: the repository reads, the work folder takes the checkout.
+    let (code, out) = as_persona_git(
+        &work,
+        &repos,
+        &format!("cp {}/manifest.md \"$HOME/copied.md\"", repo.display()),
+    )
+    .await;
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        std::fs::read_to_string(work.join("copied.md")).unwrap(),
+        "persona\n"
+    );
+
+    for script in [
+        format!("cat {}/session_key", data.display()),
+        format!("ls {}", data.display()),
+        format!("touch {}/planted", repo.display()),
+        format!("touch {}/planted", dir.path().display()),
+    ] {
+        let (code, out) = as_persona_git(&work, &repos, &script).await;
+        assert!(code != 0 || out.trim().is_empty(), "{script}: {out}");
+        assert!(!out.contains(SECRET), "{script}: {out}");
+    }
+    assert!(!repo.join("planted").exists() && !dir.path().join("planted").exists());
+}
