@@ -156,6 +156,17 @@ async fn login_session_roles_logout_and_bearer_tokens_against_a_real_provider() 
     assert!(end.contains("client_id=workmate"), "{end}");
     let after = call(&router, "GET", "/v1/auth/me", &[]).await;
     assert_eq!(after.status, StatusCode::UNAUTHORIZED);
+    // A copy of the signed-out cookie (a shared machine, a stolen backup) signs nobody in.
+    let copy = call(&router, "GET", "/v1/auth/me", &[("cookie", &cookie)]).await;
+    assert_eq!(copy.status, StatusCode::UNAUTHORIZED, "{}", copy.body);
+    assert!(
+        copy.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("signed out"),
+        "{}",
+        copy.body
+    );
 
     // Bob (group wm-approvers) signs in; the test plays the program and redeems the code itself
     // (the PKCE verifier is in the signed, not encrypted, login cookie), to hold the provider's

@@ -73,6 +73,15 @@ impl Sso {
             .open_session(cookie, self.now())
             .map_err(|r| ApiError::Refused(format!("session refused: {r}; sign in again")))?;
         let tenant = TenantId::from(session.tenant.as_str());
+        if store
+            .spent_links()
+            .is_spent(&signed_out_scope(), &cookie_digest(cookie))
+            .await?
+        {
+            return Err(ApiError::Refused(
+                "session refused: it was signed out; sign in again".into(),
+            ));
+        }
         let user = store
             .tenants()
             .get_user(&tenant, &UserId::from(session.user_id.as_str()))
@@ -371,7 +380,19 @@ pub(crate) async fn callback(
     Ok(response)
 }
 
-/// `POST /v1/auth/logout`: clears the session cookie; returns the provider's end-session URL
+/// Where signed-out session cookies are remembered until they would have expired (not a tenant).
+fn signed_out_scope() -> TenantId {
+    TenantId::from("auth:signed-out")
+}
+
+/// What is remembered of a signed-out cookie: its SHA-256, in hex.
+fn cookie_digest(cookie: &str) -> String {
+    use sha2::Digest as _;
+    hex::encode(sha2::Sha256::digest(cookie.as_bytes()))
+}
+
+/// `POST /v1/auth/logout`: clears the session cookie and ends it on the server too (a copy of
+/// it, kept elsewhere, no longer signs anyone in); returns the provider's end-session URL
 /// when it has one, to end the provider's own session too. Only from workmate's own origin (or
 /// none): another site cannot sign people out.
 pub(crate) async fn logout(
@@ -385,6 +406,19 @@ pub(crate) async fn logout(
              site's)"
                 .into(),
         ));
+    }
+    if let Some(value) = cookie(&headers, SESSION_COOKIE).filter(|v| !v.is_empty())
+        && sso.key.open_session(value, sso.now()).is_ok()
+    {
+        let spent = state.store.spent_links();
+        spent
+            .spend(&signed_out_scope(), &cookie_digest(value), "signed_out")
+            .await?;
+        // Cookies signed out longer ago than a session lives are expired anyway.
+        let before_ms = (sso.now() - SESSION_TTL_SECS) * 1000;
+        if let Err(e) = spent.forget_before(&signed_out_scope(), before_ms).await {
+            tracing::debug!(error = %e, "Old signed-out sessions were not forgotten this time.");
+        }
     }
     let end_session_url = sso.oidc.end_session_url().await.map(|u| u.to_string());
     let mut response = Json(json!({
