@@ -20,6 +20,7 @@ mod isolation_http;
 mod linking;
 mod mcp_host;
 mod persona_git;
+mod platform_callbacks;
 mod separation;
 mod ssrf;
 mod surface_admin;

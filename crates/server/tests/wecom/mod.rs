@@ -29,23 +29,23 @@ use crate::support::{calls, eventually, thread_session, wait_for};
 
 const TOKEN: &str = "QDG6eK";
 const AES_KEY: &str = "jWmYm7qr5nMoAUwZRjGtBxmz3KA1tkAj3ykkR6q2B2C";
-const CORP: &str = "ww_acme";
+pub(crate) const CORP: &str = "ww_acme";
 const CHAT: &str = "wr_group_1";
-const SHELL: &str = r#"{"conversations": [{"when": "*", "turns": [
+pub(crate) const SHELL: &str = r#"{"conversations": [{"when": "*", "turns": [
     {"tool_calls": [{"name": "run_shell", "arguments": {"command": "echo hi"}}]}, {"text": "Done."}]}]}"#;
 const STREAMED: &str = r#"{"conversations": [{"when": "*", "turns": [
     {"text": "one two three four five six seven eight nine ten", "chunk_delay_ms": 90}]}]}"#;
 
-struct WeComApp {
+pub(crate) struct WeComApp {
     router: Router,
-    store: Store,
-    fake: MockServer,
+    pub(crate) store: Store,
+    pub(crate) fake: MockServer,
     crypto: Crypto,
     _surface: Arc<WeComSurface>,
     _dir: tempfile::TempDir,
 }
 
-async fn wecom_app(script: &str) -> WeComApp {
+pub(crate) async fn wecom_app(script: &str) -> WeComApp {
     let fake = MockServer::start().await;
     Mock::given(method("POST"))
         .respond_with(
@@ -78,10 +78,14 @@ async fn wecom_app(script: &str) -> WeComApp {
 impl WeComApp {
     /// Posts `plaintext` encrypted and signed, as WeCom does; the status and the decrypted
     /// reply (`Null` for an empty one).
-    async fn post(&self, plaintext: &str) -> (StatusCode, Value) {
+    pub(crate) async fn post(&self, plaintext: &str) -> (StatusCode, Value) {
+        self.post_at(plaintext, &crate::support::unix_now_s()).await
+    }
+
+    /// [`WeComApp::post`], signed at `now` (Unix seconds).
+    pub(crate) async fn post_at(&self, plaintext: &str, now: &str) -> (StatusCode, Value) {
         let encrypt = self.crypto.encrypt_with(*b"0123456789abcdef", plaintext);
-        let now = crate::support::unix_now_s();
-        let signature = self.crypto.signature(&now, "nonce1", &encrypt);
+        let signature = self.crypto.signature(now, "nonce1", &encrypt);
         let request = Request::builder()
             .method("POST")
             .uri(format!(
@@ -143,7 +147,7 @@ impl WeComApp {
     }
 
     /// Refreshes the stream as WeCom does until it is finished; every content seen.
-    async fn follow(&self, stream_id: &str) -> Vec<String> {
+    pub(crate) async fn follow(&self, stream_id: &str) -> Vec<String> {
         let started = Instant::now();
         let mut seen = Vec::new();
         loop {
@@ -161,7 +165,7 @@ impl WeComApp {
     }
 }
 
-fn mention(msgid: &str, text: &str, fake: &MockServer) -> String {
+pub(crate) fn mention(msgid: &str, text: &str, fake: &MockServer) -> String {
     json!({
         "msgid": msgid, "aibotid": "bot1", "chatid": CHAT, "chattype": "group",
         "from": {"userid": "ana"}, "response_url": format!("{}/response/{msgid}", fake.uri()),
