@@ -33,6 +33,7 @@ fn group() -> ChatTarget {
         chat_id: GROUP.into(),
         thread_id: None,
         reply: None,
+        person: None,
     }
 }
 
@@ -119,6 +120,7 @@ async fn a_card_for_a_person_goes_to_their_chat_with_the_robot_and_http_callback
         chat_id: "manager1234".into(),
         thread_id: None,
         reply: None,
+        person: None,
     };
     post(&platform, &direct, &card).await;
     let created = &bodies(&server, "POST", CREATE).await[0];
@@ -274,6 +276,7 @@ async fn notices_are_robot_messages_to_the_group_or_the_person() {
         chat_id: "manager1234".into(),
         thread_id: None,
         reply: None,
+        person: None,
     };
     platform.notice(&direct, "Stopped.").await.unwrap();
     platform

@@ -199,7 +199,7 @@ async fn a_card_that_was_not_delivered_into_the_chat_is_a_failure() {
             "tpl",
             "wm_1",
             &Map::new(),
-            &Map::new(),
+            workmate_dingtalk::web::CardAudience::default(),
             CardSpace::Group(GROUP),
             None,
         )

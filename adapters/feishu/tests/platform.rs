@@ -84,6 +84,7 @@ async fn a_card_that_streamed_past_its_budget_is_closed_and_then_updated_whole()
         chat_id: "oc_chat".into(),
         thread_id: Some("om_root".into()),
         reply: None,
+        person: None,
     };
     let posted = platform
         .post(&target, &streaming_card("One"))

@@ -26,6 +26,10 @@ pub struct ChatTarget {
     /// The newest delivery's answer handle ([`crate::Inbound::reply`]), for platforms that
     /// answer a message only through it; `None` elsewhere, and after a restart.
     pub reply: Option<String>,
+    /// In a group without threads, the person (platform user id) whose own conversation this
+    /// is: a platform that can mention people in what it posts mentions them, so a busy group
+    /// can tell answers apart. `None` in threads, direct chats and shared conversations.
+    pub person: Option<String>,
 }
 
 /// A card that was posted: what an update needs to find it again.
@@ -88,5 +92,12 @@ pub trait ChatAdapter: Send + Sync + Debug {
     /// limit. No limit by default.
     fn answer_budget(&self) -> usize {
         usize::MAX
+    }
+
+    /// Whether a message in a group can be answered in a thread of its own (Slack, Feishu). On
+    /// a platform without threads (WeCom, DingTalk) the chat layer gives each person their own
+    /// conversation in a group, and [`ChatTarget::person`] says whose.
+    fn has_threads(&self) -> bool {
+        true
     }
 }

@@ -173,6 +173,7 @@ pub(crate) fn target() -> ChatTarget {
         chat_id: "C1".to_owned(),
         thread_id: Some("1700000000.000100".to_owned()),
         reply: None,
+        person: None,
     }
 }
 

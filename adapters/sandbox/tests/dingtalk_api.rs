@@ -5,7 +5,7 @@
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use workmate_sandbox::dingtalk::{CONVERSATION_ID, USERS};
 
 use crate::support::{
@@ -324,7 +324,7 @@ async fn workmates_dingtalk_client_creates_updates_streams_and_sends_through_the
         DINGTALK_TEMPLATE,
         "approval_x",
         &params(pending_params()),
-        &Map::new(),
+        workmate_dingtalk::web::CardAudience::default(),
         CardSpace::Group(CONVERSATION_ID),
         Some(&http),
     )
@@ -335,7 +335,7 @@ async fn workmates_dingtalk_client_creates_updates_streams_and_sends_through_the
             DINGTALK_TEMPLATE,
             "approval_y",
             &params(pending_params()),
-            &Map::new(),
+            workmate_dingtalk::web::CardAudience::default(),
             CardSpace::Group("cidNotHere=="),
             Some(&http),
         )
@@ -348,7 +348,7 @@ async fn workmates_dingtalk_client_creates_updates_streams_and_sends_through_the
         "answer.schema",
         "wm_a",
         &params(json!({"content": "", "flowStatus": "2"})),
-        &Map::new(),
+        workmate_dingtalk::web::CardAudience::default(),
         CardSpace::Robot(USERS[1].0),
         None,
     )

@@ -13,7 +13,7 @@ use tracing::{debug, info, warn};
 use workmate_adapter::{ChatTarget, CommandReply, Inbound, InboundKind};
 use workmate_engine::parse_reply;
 use workmate_protocol::{Command, SessionId, Surface};
-use workmate_store::{Delivery, NewSession, SessionKey, SessionRecord};
+use workmate_store::{Delivery, SessionRecord};
 
 use crate::commands::{self, Caller};
 use crate::identity::Person;
@@ -69,7 +69,8 @@ pub(crate) async fn handle(chat: &Chat, delivery: &Delivery) -> Result<Handled> 
     match &inbound.kind {
         InboundKind::Message { text, files } => {
             if let Some(command) = thread_command(text) {
-                let caller = Caller::new(&person, &inbound);
+                let conversation = chat.conversation_of(&slot, &person, &inbound).await?;
+                let caller = Caller::new(&person, &inbound).in_conversation(&conversation);
                 let reply = commands::run(chat, &caller, command).await?;
                 private(&slot, &target, &person, &reply.card_or_text()).await;
                 return Ok(Handled::Done);
@@ -178,18 +179,7 @@ pub(crate) fn thread_of(inbound: &Inbound) -> ChatTarget {
         chat_id: inbound.chat_id.clone(),
         thread_id: inbound.thread_id.clone(),
         reply: inbound.reply.clone(),
-    }
-}
-
-/// The session key of a delivery's thread.
-pub(crate) fn session_key(inbound: &Inbound) -> SessionKey {
-    SessionKey {
-        surface: match inbound.surface {
-            Surface::Sandbox => Surface::Slack,
-            other => other,
-        },
-        chat_id: inbound.chat_id.clone(),
-        thread_id: inbound.thread_id.clone().unwrap_or_default(),
+        person: None,
     }
 }
 
@@ -249,14 +239,15 @@ impl Chat {
         if text.trim().is_empty() && files.is_empty() {
             return Ok(Handled::Done);
         }
-        let (session, created) = self.thread_session(person, inbound).await?;
+        let conversation = self.conversation_of(slot, person, inbound).await?;
+        let (session, created) = self.open_conversation(person, &conversation.key).await?;
         if created {
             slot.pumps
-                .ensure_created(&person.tenant, &session.id, thread_of(inbound))
+                .ensure_created(&person.tenant, &session.id, conversation.target.clone())
                 .await?;
         } else {
             slot.pumps
-                .ensure(&person.tenant, &session.id, thread_of(inbound))
+                .ensure(&person.tenant, &session.id, conversation.target.clone())
                 .await?;
         }
         let fetched = crate::files::fetch(slot, files).await;
@@ -283,11 +274,13 @@ impl Chat {
             {
                 Err(workmate_engine::Error::Busy(_)) => tokio::time::sleep(BUSY_PAUSE).await,
                 // Anyone in the channel may write in a thread, but only its session's owner (or
-                // an admin) talks to the session; the others are told privately, once.
+                // an admin) talks to it unless it is shared; the others are told privately, once.
                 Err(workmate_engine::Error::Forbidden(reason)) => {
                     let why = format!(
-                        "I did not pass your message to this thread's session: {reason}. \
-                         Start your own thread to ask me something."
+                        "I did not pass your message to this thread's conversation: {reason}. \
+                         Start your own thread to ask me something, or ask an admin to share \
+                         this one with everyone in it (`/workmate settings conversations \
+                         shared`, typed in the thread)."
                     );
                     private(slot, &thread_of(inbound), person, &text_card(&why)).await;
                     return Ok(Handled::Done);
@@ -298,33 +291,6 @@ impl Chat {
         }
         debug!(tenant = %person.tenant, session = %session.id, "Session stayed busy; the message waits in the intake.");
         Err(ChatError::Busy(session.id))
-    }
-
-    /// The session of a delivery's thread, created (owned by the sender) if new; `true` when
-    /// this call created it.
-    async fn thread_session(
-        &self,
-        person: &Person,
-        inbound: &Inbound,
-    ) -> Result<(SessionRecord, bool)> {
-        let key = session_key(inbound);
-        // The channel's persona (and the model it names) for a thread that starts here.
-        let persona = workmate_personas::Personas::new(self.store().clone())
-            .for_new_session(&person.tenant, key.surface, &key.chat_id)
-            .await?;
-        let new = NewSession {
-            key,
-            owner: person.user.id.clone(),
-            title: None,
-            model: persona
-                .model
-                .clone()
-                .unwrap_or_else(|| self.hub().config().default_model.clone()),
-            persona: persona.id,
-            mode: Default::default(),
-            unattended: false,
-        };
-        Ok(self.hub().open_session(&person.tenant, &new).await?)
     }
 
     /// Where a session's cards are shown: its own thread, or, for an automation run, the thread
@@ -349,11 +315,7 @@ impl Chat {
             Surface::Http | Surface::Companion | Surface::System => Ok(None),
             surface => Ok(Some((
                 surface,
-                ChatTarget {
-                    chat_id: session.key.chat_id.clone(),
-                    thread_id: Some(session.key.thread_id.clone()).filter(|t| !t.is_empty()),
-                    reply: None,
-                },
+                crate::conversations::target_of(&session.key),
             ))),
         }
     }

@@ -29,6 +29,7 @@ mod clicks;
 pub mod commands;
 mod connect_links;
 mod connections;
+mod conversations;
 mod deciders;
 mod directory;
 mod error;

@@ -22,6 +22,7 @@ pub(crate) fn chat_target(target: &RunTarget) -> ChatTarget {
         chat_id: target.chat_id.clone(),
         thread_id: Some(target.thread_id.clone()).filter(|t| !t.is_empty()),
         reply: None,
+        person: None,
     }
 }
 

@@ -162,6 +162,7 @@ impl Tool for SendMessage {
                 chat_id: target.chat_id.clone(),
                 thread_id: target.thread_id.clone(),
                 reply: None,
+                person: None,
             };
             let posted = with_retry(&slot.retry, || slot.platform.post(&to, &rendered))
                 .await

@@ -45,6 +45,7 @@ async fn a_card_posted_before_a_restart_is_updated_after_it() {
         chat_id: "C1".into(),
         thread_id: Some("t1".into()),
         reply: None,
+        person: None,
     };
     let policy = RetryPolicy {
         jitter: false,

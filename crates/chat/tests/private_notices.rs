@@ -86,6 +86,7 @@ fn group(chat: &str, reply: Option<String>) -> ChatTarget {
         chat_id: chat.into(),
         thread_id: None,
         reply,
+        person: None,
     }
 }
 

@@ -15,21 +15,35 @@ pub(crate) const IMAGE_PLACEHOLDER: &str = "[image attachment — not viewable b
 /// Longest `_raw` argument text kept in history.
 const RAW_KEEP_CHARS: usize = 200;
 
-/// The history as a model with `caps` is sent it, under the session's compaction view.
+/// The history as a model with `caps` is sent it, under the session's compaction view. In a
+/// conversation where more than one person has spoken (a shared one), each person's message
+/// starts with their name, so the model knows who said what.
 pub(crate) fn outbound(
     history: &[Message],
     view: Option<&CompactionView>,
     caps: &Capabilities,
 ) -> Vec<Message> {
+    let several = several_authors(history);
     crate::compaction::viewed(history, view)
         .filter(|m| !m.is_notice())
         .map(|message| match message.into_owned() {
-            Message::User { content, ts, .. } => Message::User {
-                content: degrade(content, caps),
+            Message::User {
+                content,
                 ts,
-                author: None,
-                display: None,
-            },
+                author,
+                ..
+            } => {
+                let content = degrade(content, caps);
+                Message::User {
+                    content: match (several, author) {
+                        (true, Some(author)) => signed(content, &author),
+                        _ => content,
+                    },
+                    ts,
+                    author: None,
+                    display: None,
+                }
+            }
             Message::Assistant {
                 content,
                 ts,
@@ -58,6 +72,36 @@ pub(crate) fn outbound(
             other => other,
         })
         .collect()
+}
+
+/// Whether more than one person wrote the history's messages.
+fn several_authors(history: &[Message]) -> bool {
+    let mut authors = history.iter().filter_map(|m| match m {
+        Message::User {
+            author: Some(author),
+            ..
+        } => Some(&author.user_id),
+        _ => None,
+    });
+    let Some(first) = authors.next() else {
+        return false;
+    };
+    authors.any(|other| other != first)
+}
+
+/// `content` preceded by who wrote it: `[Ana (slack-U1)] …`.
+fn signed(content: UserContent, author: &workmate_protocol::Actor) -> UserContent {
+    let who = match author.name.as_deref().filter(|n| !n.trim().is_empty()) {
+        Some(name) => format!("[{name} ({})] ", author.user_id),
+        None => format!("[{}] ", author.user_id),
+    };
+    match content {
+        UserContent::Text(text) => UserContent::Text(format!("{who}{text}")),
+        UserContent::Parts(mut parts) => {
+            parts.insert(0, ContentPart::Text { text: who });
+            UserContent::Parts(parts)
+        }
+    }
 }
 
 fn degrade(content: UserContent, caps: &Capabilities) -> UserContent {
@@ -245,6 +289,46 @@ mod tests {
         assert!(
             !json.contains("_display") && !json.contains("reasoning") && !json.contains("shown"),
             "{json}"
+        );
+    }
+
+    #[test]
+    fn in_a_conversation_of_several_people_each_message_names_its_author() {
+        let said = |who: &str, name: &str, text: &str| Message::User {
+            content: UserContent::Text(text.into()),
+            ts: 0,
+            author: Some(workmate_protocol::Actor::named(who, name)),
+            display: None,
+        };
+        let texts = |history: &[Message]| -> Vec<String> {
+            outbound(history, None, &Capabilities::default())
+                .into_iter()
+                .filter_map(|m| match m {
+                    Message::User {
+                        content: UserContent::Text(text),
+                        author,
+                        ..
+                    } => {
+                        assert!(author.is_none(), "authorship itself is never sent");
+                        Some(text)
+                    }
+                    _ => None,
+                })
+                .collect()
+        };
+        // One person: their words as they are.
+        let alone = vec![said("u1", "Ana", "add the EU numbers")];
+        assert_eq!(texts(&alone), ["add the EU numbers"]);
+        let shared = vec![
+            said("u1", "Ana", "summarise the sales"),
+            said("u2", "Bo", "also add the EU numbers"),
+        ];
+        assert_eq!(
+            texts(&shared),
+            [
+                "[Ana (u1)] summarise the sales",
+                "[Bo (u2)] also add the EU numbers"
+            ]
         );
     }
 

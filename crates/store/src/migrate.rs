@@ -170,6 +170,13 @@ const MIGRATIONS: &[Migration] = &[
         mysql: include_str!("../../../migrations/mysql/0022_spent_links.sql"),
         postgres: include_str!("../../../migrations/postgres/0022_spent_links.sql"),
     },
+    Migration {
+        version: 23,
+        name: "0023_shared_sessions",
+        sqlite: include_str!("../../../migrations/sqlite/0023_shared_sessions.sql"),
+        mysql: include_str!("../../../migrations/mysql/0023_shared_sessions.sql"),
+        postgres: include_str!("../../../migrations/postgres/0023_shared_sessions.sql"),
+    },
 ];
 
 /// What a migration run did.

@@ -39,7 +39,7 @@ use workmate_cards::Card;
 use workmate_protocol::Surface;
 
 use crate::card::{self, ClickKeys, Rendered, Template};
-use crate::web::{CallbackType, CardSpace, DingTalkWeb, MsgKey, Recipient};
+use crate::web::{CallbackType, CardAudience, CardSpace, DingTalkWeb, MsgKey, Recipient};
 
 /// The default least time between two updates of one card: every update is an API call, counted
 /// against the app's QPS and a standard organisation's 5,000 calls a month.
@@ -238,7 +238,10 @@ impl ChatAdapter for DingTalkPlatform {
                     template_id,
                     &out_track_id,
                     &next.params,
-                    &private_data,
+                    CardAudience {
+                        private_data: Some(&private_data),
+                        mention: target.person.as_deref(),
+                    },
                     card_space(&target.chat_id),
                     callback,
                 )
@@ -270,6 +273,10 @@ impl ChatAdapter for DingTalkPlatform {
 
     fn answer_budget(&self) -> usize {
         self.config.answer_budget
+    }
+
+    fn has_threads(&self) -> bool {
+        false
     }
 }
 

@@ -32,6 +32,16 @@ pub enum CallbackType {
     },
 }
 
+/// Who a card is for, beyond everyone in its space.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CardAudience<'a> {
+    /// User id to `{"cardParamMap": {…}}`, which only that user's client receives; empty for
+    /// none.
+    pub private_data: Option<&'a Map<String, Value>>,
+    /// In a group, the person the card answers (user id): the card @-mentions them.
+    pub mention: Option<&'a str>,
+}
+
 /// Where a card is delivered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CardSpace<'a> {
@@ -43,14 +53,14 @@ pub enum CardSpace<'a> {
 
 impl DingTalkWeb {
     /// Creates a card of `template_id` with `params` and delivers it into `space`, as
-    /// `out_track_id`; `callback` for a card with buttons; `private_data` (user id to
-    /// `{"cardParamMap": {…}}`, which only that user's client receives) unless empty.
+    /// `out_track_id`; `callback` for a card with buttons; `audience` for its private data and
+    /// whom it mentions.
     pub async fn create_and_deliver(
         &self,
         template_id: &str,
         out_track_id: &str,
         params: &Map<String, Value>,
-        private_data: &Map<String, Value>,
+        audience: CardAudience<'_>,
         space: CardSpace<'_>,
         callback: Option<&CallbackType>,
     ) -> Result<(), WebError> {
@@ -60,7 +70,7 @@ impl DingTalkWeb {
             "cardData": { "cardParamMap": params },
             "userIdType": 1,
         });
-        if !private_data.is_empty() {
+        if let Some(private_data) = audience.private_data.filter(|d| !d.is_empty()) {
             body["privateData"] = Value::Object(private_data.clone());
         }
         match callback {
@@ -76,6 +86,9 @@ impl DingTalkWeb {
                 body["openSpaceId"] = json!(format!("dtv1.card//IM_GROUP.{conversation}"));
                 body["imGroupOpenSpaceModel"] = json!({ "supportForward": true });
                 body["imGroupOpenDeliverModel"] = json!({ "robotCode": self.client_id });
+                if let Some(person) = audience.mention {
+                    body["imGroupOpenDeliverModel"]["atUserIds"] = json!({ person: person });
+                }
             }
             CardSpace::Robot(user) => {
                 body["openSpaceId"] = json!(format!("dtv1.card//IM_ROBOT.{user}"));

@@ -21,7 +21,8 @@ use serde_json::Value;
 use workmate_adapter::net::retry_after;
 
 pub use cards::{
-    CREATE_AND_DELIVER_PATH, CallbackType, CardSpace, INSTANCES_PATH, STREAMING_KEY, STREAMING_PATH,
+    CREATE_AND_DELIVER_PATH, CallbackType, CardAudience, CardSpace, INSTANCES_PATH, STREAMING_KEY,
+    STREAMING_PATH,
 };
 pub use error::WebError;
 pub use robot::{

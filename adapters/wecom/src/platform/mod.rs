@@ -474,6 +474,11 @@ impl ChatAdapter for WeComPlatform {
     fn min_update_interval(&self) -> Duration {
         MIN_UPDATE_INTERVAL
     }
+
+    /// A WeCom group has no threads: the robot's answer quotes the message it answers.
+    fn has_threads(&self) -> bool {
+        false
+    }
 }
 
 /// A long-connection send's failure, for the chat layer's retries.

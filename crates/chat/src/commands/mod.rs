@@ -8,6 +8,7 @@
 
 mod automations;
 mod connectors;
+mod conversations;
 mod mcp;
 mod parse;
 mod personas;
@@ -105,6 +106,18 @@ impl Caller {
             thread_id: inbound.thread_id.clone(),
             direct: inbound.direct,
         }
+    }
+
+    /// The same caller, typing inside `conversation` (in a group without threads, a message's
+    /// commands act on the sender's own conversation there, or the group's shared one).
+    pub(crate) fn in_conversation(
+        mut self,
+        conversation: &crate::conversations::Conversation,
+    ) -> Self {
+        if self.thread_id.is_none() && !self.direct {
+            self.thread_id = Some(conversation.key.thread_id.clone());
+        }
+        self
     }
 
     /// The surface its sessions are keyed by (the sandbox stands in for Slack).
@@ -238,6 +251,8 @@ impl Chat {
             ChatCommand::Rules => self.rules(caller).await?,
             ChatCommand::RulesRevoke(entry) => self.revoke_rule(caller, &entry).await?,
             ChatCommand::Usage => self.usage(caller).await?,
+            ChatCommand::New => self.new_conversation(caller).await?,
+            ChatCommand::Conversations(shared) => self.share_here(caller, shared).await?,
             ChatCommand::Settings(change) => self.settings(caller, change).await?,
             ChatCommand::RoleGrant { user, role } => self.grant(caller, &user, role).await?,
             ChatCommand::RoleRevoke { user, role } => self.revoke(caller, &user, role).await?,
@@ -339,6 +354,10 @@ fn help() -> String {
          for, or turn it off: admins only",
         "• skills: the skills workmate can load in this conversation",
         "• stop: stop the conversation's running turn",
+        "• new: in a group without threads (WeCom, DingTalk), start a fresh conversation of your \
+         own (each person has their own there)",
+        "• settings conversations shared|personal: in this group or thread, let everyone talk to \
+         one conversation, or give each person their own (the default): admins only",
         "• compact: summarize the conversation's older turns now, so long threads keep fitting \
          the model (it also happens by itself near the model's limit)",
         "• memory [on|off]: show, or turn on or off, whether workmate saves memories for you",

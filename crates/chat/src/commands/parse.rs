@@ -76,6 +76,11 @@ pub enum ChatCommand {
     RulesRevoke(String),
     /// Tokens spent today.
     Usage,
+    /// Start the caller's next conversation in a group without threads.
+    New,
+    /// Who talks to the conversation here: anyone in the group or thread (`true`), or each
+    /// person to their own (`false`): `settings conversations shared|personal`.
+    Conversations(bool),
     /// Show the tenant's settings (`None`), or set one: the key (lower-cased) and the value text
     /// as typed after it, inner spacing kept (a JSON value may hold spaces).
     Settings(Option<(String, String)>),
@@ -146,6 +151,9 @@ impl ChatCommand {
             Self::Rules => "rules",
             Self::RulesRevoke(_) => "rules_revoke",
             Self::Usage => "usage",
+            Self::New => "new",
+            Self::Conversations(true) => "conversations_shared",
+            Self::Conversations(false) => "conversations_personal",
             Self::Settings(None) => "settings",
             Self::Settings(Some(_)) => "settings_set",
             Self::RoleGrant { .. } => "role_grant",
@@ -299,7 +307,20 @@ pub fn parse_command(text: &str) -> Result<ChatCommand, CommandError> {
             ChatCommand::RulesRevoke(after_words(text, 2).to_owned())
         }
         ("usage", []) => ChatCommand::Usage,
+        ("new", []) => ChatCommand::New,
         ("settings", []) => ChatCommand::Settings(None),
+        ("settings", [key, mode]) if key.eq_ignore_ascii_case("conversations") => {
+            ChatCommand::Conversations(match mode.to_ascii_lowercase().as_str() {
+                "shared" => true,
+                "personal" => false,
+                _ => {
+                    return Err(CommandError::new(format!(
+                        "conversations takes shared or personal, not `{}`",
+                        shorten(mode)
+                    )));
+                }
+            })
+        }
         ("settings", [key]) => {
             return Err(CommandError::new(format!(
                 "give `{}` a value: settings <key> <value> (`default` restores the default)",

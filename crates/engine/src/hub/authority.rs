@@ -1,7 +1,8 @@
 //! Who may act on a session, and who may answer a parked prompt.
 //!
 //! Invariants, for every surface (API, chat, scheduler), checked here in the engine rather than
-//! per route: only the session's owner or a tenant admin may send a session messages, stop it,
+//! per route: only the session's owner or a tenant admin may send a session messages (in a
+//! session an admin shared, any active user of the tenant may send messages), stop it,
 //! retry it, switch its model or set its mode (the scheduler and wakes act as the owner); a mode
 //! must be one the actor may choose (tenant setting `modes_allowed` for everyone but admins).
 //! A refused command changes nothing, says why, and is audited (`command_refused`).
@@ -16,7 +17,7 @@
 use workmate_protocol::{
     Actor, Command, InboxItemKind, PermissionMode, Resolution, SessionId, Surface, TenantId, UserId,
 };
-use workmate_store::{InboxItem, NewAuditRecord, Role, Store};
+use workmate_store::{InboxItem, NewAuditRecord, Role, SessionRecord, Store};
 
 use super::SessionHub;
 use crate::permissions::{PermissionConfig, PermissionEngine, RiskClass};
@@ -85,13 +86,16 @@ impl SessionHub {
         let record = self.record(tenant, session).await?;
         let mut refusal = None;
         if record.owner != actor.user_id {
-            let role = self
+            let user = self
                 .store()
                 .tenants()
                 .get_user(tenant, &actor.user_id)
-                .await?
-                .map(|u| u.role);
-            if role != Some(Role::Admin) {
+                .await?;
+            let role = user.as_ref().map(|u| u.role);
+            let speaks_in_shared = matches!(command, Command::UserMessage { .. })
+                && user.as_ref().is_some_and(|u| !u.is_disabled())
+                && self.is_shared(tenant, &record).await?;
+            if role != Some(Role::Admin) && !speaks_in_shared {
                 refusal = Some(format!(
                     "{} may not {} this session: only its owner ({}) or a tenant admin can",
                     actor.user_id,
@@ -122,6 +126,63 @@ impl SessionHub {
         };
         self.store().audit().append(tenant, &record).await?;
         Err(Error::Forbidden(reason))
+    }
+
+    /// Whether anyone in the session's group or thread may talk to it. The copy this replica
+    /// holds may be older than a change made on another: a session not shared here is read
+    /// again before anyone is refused.
+    async fn is_shared(&self, tenant: &TenantId, record: &SessionRecord) -> Result<bool> {
+        if record.shared {
+            return Ok(true);
+        }
+        Ok(self
+            .store()
+            .sessions()
+            .get(tenant, &record.id)
+            .await?
+            .is_some_and(|stored| stored.shared))
+    }
+
+    /// Makes `session` shared (anyone in its group or thread may talk to it; answers to its
+    /// prompts keep their own rule) or its owner's own again, as `by`, audited
+    /// (`conversation_shared`). Only its owner or an admin may; `Forbidden` otherwise.
+    pub async fn share_session(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+        shared: bool,
+        by: &Actor,
+    ) -> Result<()> {
+        let record = self.record(tenant, session).await?;
+        let role = self
+            .store()
+            .tenants()
+            .get_user(tenant, &by.user_id)
+            .await?
+            .map(|u| u.role);
+        if role != Some(Role::Admin) {
+            return Err(Error::Forbidden(format!(
+                "{} may not change who talks to this conversation: only a tenant admin can",
+                by.user_id
+            )));
+        }
+        self.store()
+            .sessions()
+            .set_shared(tenant, &record.id, shared)
+            .await?;
+        if let Ok(runtime) = self.runtime(tenant, session).await {
+            runtime.update_record(|r| r.shared = shared);
+        }
+        let audit = NewAuditRecord {
+            session_id: Some(session.clone()),
+            actor: Some(by.user_id.to_string()),
+            stage: "conversation_shared".into(),
+            tool: None,
+            status: Some(if shared { "shared" } else { "personal" }.into()),
+            detail: serde_json::json!({ "shared": shared }),
+        };
+        self.store().audit().append(tenant, &audit).await?;
+        Ok(())
     }
 
     /// The tenant's settings (an empty object for a tenant without a row).

@@ -237,11 +237,15 @@ async fn answered(app: &DingTalkApp, text: &str) {
     .await;
 }
 
-/// The input of every turn the group's session ran, once there are `count`.
+/// The thread of Ana's own conversation in the group (each person has their own in a group
+/// without threads).
+pub(crate) const ANAS: &str = "@ana#0";
+
+/// The input of every turn Ana's conversation in the group ran, once there are `count`.
 async fn turn_inputs(app: &DingTalkApp, count: usize) -> Vec<String> {
     let tenant = workmate_chat::tenant_of(Surface::Dingtalk, CORP);
     eventually(|| async {
-        let session = thread_session(&app.store, Surface::Dingtalk, CORP, GROUP, "").await?;
+        let session = thread_session(&app.store, Surface::Dingtalk, CORP, GROUP, ANAS).await?;
         let inputs: Vec<String> = app
             .store
             .events()
@@ -259,10 +263,11 @@ async fn turn_inputs(app: &DingTalkApp, count: usize) -> Vec<String> {
     .await
 }
 
-/// How many turns the group's session ran (none before it exists).
+/// How many turns Ana's conversation in the group ran (none before it exists).
 pub(crate) async fn turns(app: &DingTalkApp) -> usize {
     let tenant = workmate_chat::tenant_of(Surface::Dingtalk, CORP);
-    let Some(session) = thread_session(&app.store, Surface::Dingtalk, CORP, GROUP, "").await else {
+    let Some(session) = thread_session(&app.store, Surface::Dingtalk, CORP, GROUP, ANAS).await
+    else {
         return 0;
     };
     app.store

@@ -344,7 +344,8 @@ async fn duplicate_deliveries_run_one_turn_and_share_one_stream() {
     assert!(streams.windows(2).all(|w| w[0] == w[1]), "{streams:?}");
     parked(&app).await;
     let tenant = workmate_chat::tenant_of(Surface::Wecom, CORP);
-    let session = thread_session(&app.store, Surface::Wecom, CORP, CHAT, "")
+    // Ana's own conversation in the group.
+    let session = thread_session(&app.store, Surface::Wecom, CORP, CHAT, "@ana#0")
         .await
         .unwrap();
     let events = app

@@ -81,6 +81,9 @@ pub struct SessionRecord {
     /// What stands in for the older part of the history when a model is called (`None` until the
     /// conversation is first compacted).
     pub compaction: Option<workmate_protocol::CompactionView>,
+    /// Whether anyone in its group or thread may talk to it, not only its owner
+    /// ([`SessionRepo::set_shared`]).
+    pub shared: bool,
 }
 
 impl SessionRecord {
@@ -99,7 +102,7 @@ macro_rules! select {
         concat!(
             "SELECT tenant_id, session_id, surface, chat_id, thread_id, owner_user_id, title, persona, \
              model, mode, unattended, last_seq, message_count, created_at_ms, updated_at_ms, \
-             grants_json, open_turn_id, compaction_json FROM sessions WHERE ",
+             grants_json, open_turn_id, compaction_json, shared FROM sessions WHERE ",
             $where
         )
     };
@@ -215,6 +218,7 @@ impl<'s> SessionRepo<'s> {
             grants: serde_json::json!({}),
             open_turn: None,
             compaction: None,
+            shared: false,
         };
         Ok(Some((record, FIRST_LEASE_TOKEN)))
     }
@@ -297,6 +301,26 @@ impl<'s> SessionRepo<'s> {
         rows.iter().map(from_row).collect()
     }
 
+    /// Makes a session shared (anyone in its group or thread may talk to it) or its owner's own
+    /// again; `false` when the tenant has no such session.
+    pub async fn set_shared(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+        shared: bool,
+    ) -> Result<bool> {
+        let done = self
+            .store
+            .dialect
+            .query("UPDATE sessions SET shared = ? WHERE tenant_id = ? AND session_id = ?")
+            .bind(i64::from(shared))
+            .bind(tenant.as_str().to_owned())
+            .bind(session.as_str().to_owned())
+            .execute(&self.store.pool)
+            .await?;
+        Ok(done.rows_affected() > 0 || self.get(tenant, session).await?.is_some())
+    }
+
     /// The sessions of one chat (channel, group or DM) owned by `owner`, most recently changed
     /// first.
     pub async fn list_in_chat(
@@ -348,5 +372,6 @@ fn from_row(row: &AnyRow) -> Result<SessionRecord> {
             .unwrap_or_else(|| serde_json::json!({})),
         open_turn: col::<Option<String>>(row, T, "open_turn_id")?.map(TurnId::from),
         compaction: crate::row::opt_json_col(row, T, "compaction_json")?,
+        shared: col::<i64>(row, T, "shared")? != 0,
     })
 }
