@@ -4,6 +4,7 @@
 //! DingTalk.
 
 mod fake;
+mod groups;
 pub(crate) mod http;
 mod stream;
 

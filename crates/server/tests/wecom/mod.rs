@@ -4,6 +4,7 @@
 //! app ([`app`]); the long connection ([`socket`]).
 
 mod app;
+mod groups;
 mod socket;
 
 use std::sync::Arc;
@@ -30,7 +31,7 @@ use crate::support::{calls, eventually, thread_session, wait_for};
 const TOKEN: &str = "QDG6eK";
 const AES_KEY: &str = "jWmYm7qr5nMoAUwZRjGtBxmz3KA1tkAj3ykkR6q2B2C";
 pub(crate) const CORP: &str = "ww_acme";
-const CHAT: &str = "wr_group_1";
+pub(crate) const CHAT: &str = "wr_group_1";
 pub(crate) const SHELL: &str = r#"{"conversations": [{"when": "*", "turns": [
     {"tool_calls": [{"name": "run_shell", "arguments": {"command": "echo hi"}}]}, {"text": "Done."}]}]}"#;
 const STREAMED: &str = r#"{"conversations": [{"when": "*", "turns": [
@@ -129,7 +130,7 @@ impl WeComApp {
     }
 
     /// Refreshes the stream until an answer carries a template card; the card.
-    async fn card_on(&self, stream_id: &str) -> Value {
+    pub(crate) async fn card_on(&self, stream_id: &str) -> Value {
         let started = Instant::now();
         loop {
             let (status, reply) = self.post(&refresh(stream_id)).await;
@@ -183,7 +184,7 @@ fn refresh(stream_id: &str) -> String {
     .to_string()
 }
 
-fn click(msgid: &str, user: &str, key: &str, task_id: &str) -> String {
+pub(crate) fn click(msgid: &str, user: &str, key: &str, task_id: &str) -> String {
     json!({
         "msgid": msgid, "aibotid": "bot1", "chatid": CHAT, "chattype": "group",
         "from": {"userid": user}, "msgtype": "event",
@@ -193,7 +194,7 @@ fn click(msgid: &str, user: &str, key: &str, task_id: &str) -> String {
     .to_string()
 }
 
-async fn parked(app: &WeComApp) -> InboxItem {
+pub(crate) async fn parked(app: &WeComApp) -> InboxItem {
     let tenant = workmate_chat::tenant_of(Surface::Wecom, CORP);
     eventually(|| async {
         app.store

@@ -1,0 +1,161 @@
+//! Two people in one DingTalk group (which has no threads): each has their own conversation
+//! with workmate, answers @-mention the person they answer, a follow-up continues its sender's
+//! conversation, and one person cannot approve the other's write while the person who asked can.
+
+use futures_util::SinkExt;
+use serde_json::{Value, json};
+use workmate_protocol::{Message, Surface, UserContent};
+use workmate_store::InboxItemState;
+
+use super::fake::{Socket, TOPIC_CARD, TOPIC_ROBOT, acked, frame, next_text};
+use super::{CORP, DingTalkApp, GROUP, click, dingtalk_app, item_state, parked, robot_message};
+use crate::support::{calls, eventually, thread_session, wait_for};
+
+/// Ana's first message opens a conversation whose next turn writes a file; Bo's is answered.
+const SCRIPT: &str = r#"{"conversations": [
+  {"when": "hello from ana", "turns": [
+    {"text": "Hello Ana."},
+    {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "EU numbers"}}]},
+    {"text": "Written."}]},
+  {"when": "hi from bo", "turns": [{"text": "Hi Bo."}]}]}"#;
+
+/// Delivers `body` over the Stream connection as frame `id`; what its ack answers.
+async fn deliver(ws: &mut Socket, id: &str, topic: &str, body: &Value) -> Value {
+    ws.send(frame("CALLBACK", topic, id, body)).await.unwrap();
+    acked(&next_text(ws).await, id)
+}
+
+/// `who`'s message `text` in the group.
+fn said(msg_id: &str, who: &str, nick: &str, text: &str) -> Value {
+    let mut message = robot_message(msg_id, text);
+    message["senderStaffId"] = who.into();
+    message["senderNick"] = nick.into();
+    message
+}
+
+/// The user messages of `who`'s own conversation in the group, once it has `count`.
+async fn said_in_conversation_of(app: &DingTalkApp, who: &str, count: usize) -> Vec<String> {
+    let tenant = workmate_chat::tenant_of(Surface::Dingtalk, CORP);
+    eventually(|| async {
+        let thread = format!("@{who}#0");
+        let session = thread_session(&app.store, Surface::Dingtalk, CORP, GROUP, &thread).await?;
+        assert_eq!(session.owner.as_str(), format!("dingtalk-{who}"));
+        let texts: Vec<String> = app
+            .store
+            .messages()
+            .list(&tenant, &session.id)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter_map(|m| match m {
+                Message::User {
+                    content: UserContent::Text(text),
+                    ..
+                } => Some(text),
+                _ => None,
+            })
+            .collect();
+        (texts.len() >= count).then_some(texts)
+    })
+    .await
+}
+
+/// The answer card whose content holds `text`: its create call's body.
+async fn answer_card(app: &DingTalkApp, text: &str) -> Value {
+    let created = wait_for(&app.fake.api, "/v1.0/card/", "the answer card", |calls| {
+        calls.iter().any(|c| c.body.to_string().contains(text))
+    })
+    .await;
+    let track = created
+        .iter()
+        .find(|c| c.body.to_string().contains(text))
+        .map(|c| c.body["outTrackId"].clone())
+        .unwrap();
+    calls(&app.fake.api, "/v1.0/card/instances/createAndDeliver")
+        .await
+        .into_iter()
+        .find(|c| c.body["outTrackId"] == track)
+        .map(|c| c.body)
+        .unwrap()
+}
+
+#[tokio::test]
+async fn two_people_in_one_group_each_have_their_own_conversation() {
+    let app = dingtalk_app(SCRIPT, |c| c).await;
+    let mut ws = app.fake.accept().await;
+
+    deliver(
+        &mut ws,
+        "f-1",
+        TOPIC_ROBOT,
+        &said("m-1", "ana", "Ana", "hello from ana"),
+    )
+    .await;
+    deliver(
+        &mut ws,
+        "f-2",
+        TOPIC_ROBOT,
+        &said("m-2", "bo", "Bo", "hi from bo"),
+    )
+    .await;
+    // Each is answered in their own conversation, and the answer @-mentions them.
+    let to_ana = answer_card(&app, "Hello Ana.").await;
+    assert_eq!(
+        to_ana["imGroupOpenDeliverModel"]["atUserIds"],
+        json!({"ana": "ana"}),
+        "{to_ana:#}"
+    );
+    let to_bo = answer_card(&app, "Hi Bo.").await;
+    assert_eq!(
+        to_bo["imGroupOpenDeliverModel"]["atUserIds"],
+        json!({"bo": "bo"}),
+        "{to_bo:#}"
+    );
+
+    // Ana's follow-up continues her conversation: it holds her two messages, not Bo's.
+    deliver(
+        &mut ws,
+        "f-3",
+        TOPIC_ROBOT,
+        &said("m-3", "ana", "Ana", "now write the notes"),
+    )
+    .await;
+    assert_eq!(
+        said_in_conversation_of(&app, "ana", 2).await,
+        ["hello from ana", "now write the notes"]
+    );
+    assert_eq!(said_in_conversation_of(&app, "bo", 1).await, ["hi from bo"]);
+
+    // Her write waits for approval: Bo (a member) cannot approve it, Ana can.
+    let item = parked(&app).await;
+    let out_track_id = format!("approval_{}", item.id.as_str());
+    wait_for(
+        &app.fake.api,
+        "/v1.0/card/instances/createAndDeliver",
+        "the approval card",
+        |calls| calls.iter().any(|c| c.body["outTrackId"] == out_track_id),
+    )
+    .await;
+    let refused = deliver(
+        &mut ws,
+        "c-1",
+        TOPIC_CARD,
+        &click(&out_track_id, "bo", "once"),
+    )
+    .await;
+    assert_eq!(refused, json!({}), "{refused:#}");
+    assert_eq!(item_state(&app, &item).await, InboxItemState::Pending);
+    let approved = deliver(
+        &mut ws,
+        "c-2",
+        TOPIC_CARD,
+        &click(&out_track_id, "ana", "once"),
+    )
+    .await;
+    assert_eq!(
+        approved["cardData"]["cardParamMap"]["status"], "approved",
+        "{approved:#}"
+    );
+    answer_card(&app, "Written.").await;
+    app.surface.shutdown().await;
+}

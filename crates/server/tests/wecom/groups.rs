@@ -1,0 +1,125 @@
+//! Two people in one WeCom group (no threads): each has their own conversation with workmate,
+//! answered in their own message's stream (which quotes their message); a follow-up continues
+//! its sender's conversation; one person writing while the other's approval waits changes
+//! nothing for the other; a member cannot approve another's write, and the person who asked can.
+
+use axum::http::StatusCode;
+use serde_json::{Value, json};
+use workmate_protocol::{Message, Surface, UserContent};
+use workmate_store::InboxItemState;
+
+use super::{CHAT, CORP, WeComApp, click, parked, wecom_app};
+use crate::support::{eventually, thread_session};
+
+const SCRIPT: &str = r#"{"conversations": [
+  {"when": "hello from ana", "turns": [
+    {"text": "Hello Ana."},
+    {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "EU numbers"}}]},
+    {"text": "Written."}]},
+  {"when": "hi from bo", "turns": [{"text": "Hi Bo."}]}]}"#;
+
+/// `who` @-mentions workmate with `text` in the group.
+fn said(app: &WeComApp, msgid: &str, who: &str, text: &str) -> String {
+    json!({
+        "msgid": msgid, "aibotid": "bot1", "chatid": CHAT, "chattype": "group",
+        "from": {"userid": who}, "response_url": format!("{}/response/{msgid}", app.fake.uri()),
+        "msgtype": "text", "text": {"content": format!("@workmate {text}")},
+    })
+    .to_string()
+}
+
+/// Posts `who`'s message; the id of the stream that answers it.
+async fn say(app: &WeComApp, msgid: &str, who: &str, text: &str) -> String {
+    let (status, reply) = app.post(&said(app, msgid, who, text)).await;
+    assert_eq!(status, StatusCode::OK, "{reply}");
+    reply["stream"]["id"].as_str().unwrap().to_owned()
+}
+
+/// The texts `who` sent to their own conversation in the group, once there are `count`.
+async fn said_in_conversation_of(app: &WeComApp, who: &str, count: usize) -> Vec<String> {
+    let tenant = workmate_chat::tenant_of(Surface::Wecom, CORP);
+    eventually(|| async {
+        let thread = format!("@{who}#0");
+        let session = thread_session(&app.store, Surface::Wecom, CORP, CHAT, &thread).await?;
+        assert_eq!(session.owner.as_str(), format!("wecom-{who}"));
+        let texts: Vec<String> = app
+            .store
+            .messages()
+            .list(&tenant, &session.id)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter_map(|m| match m {
+                Message::User {
+                    content: UserContent::Text(text),
+                    ..
+                } => Some(text),
+                _ => None,
+            })
+            .collect();
+        (texts.len() >= count).then_some(texts)
+    })
+    .await
+}
+
+#[tokio::test]
+async fn two_people_in_one_group_each_have_their_own_conversation() {
+    let app = wecom_app(SCRIPT).await;
+    let hello = say(&app, "M1", "ana", "hello from ana").await;
+    assert!(
+        app.follow(&hello)
+            .await
+            .last()
+            .unwrap()
+            .contains("Hello Ana.")
+    );
+
+    // Ana's follow-up continues her conversation, and her write waits for approval.
+    let write = say(&app, "M2", "ana", "now write the notes").await;
+    let item = parked(&app).await;
+    let template = app.card_on(&write).await;
+    let task_id = template["task_id"].as_str().unwrap().to_owned();
+    let once = template["button_list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["key"].as_str().unwrap().to_owned())
+        .find(|k| k.contains(item.id.as_str()) && k.contains("once"))
+        .unwrap();
+
+    // Bo writes while it waits: his own conversation answers him in his own stream.
+    let hi = say(&app, "M3", "bo", "hi from bo").await;
+    assert_ne!(hi, write);
+    assert!(app.follow(&hi).await.last().unwrap().contains("Hi Bo."));
+    assert_eq!(
+        said_in_conversation_of(&app, "ana", 2).await,
+        ["hello from ana", "now write the notes"]
+    );
+    assert_eq!(said_in_conversation_of(&app, "bo", 1).await, ["hi from bo"]);
+
+    // Bo (a member) cannot approve Ana's write; Ana can, and her answer reaches her stream.
+    let (status, answer) = app.post(&click("C1", "bo", &once, &task_id)).await;
+    assert_eq!((status, answer), (StatusCode::OK, Value::Null));
+    let tenant = workmate_chat::tenant_of(Surface::Wecom, CORP);
+    let state = |app: &WeComApp| {
+        let tenant = tenant.clone();
+        let id = item.id.clone();
+        let store = app.store.clone();
+        async move {
+            store
+                .inbox()
+                .get(&tenant, &id)
+                .await
+                .unwrap()
+                .unwrap()
+                .state
+        }
+    };
+    assert_eq!(state(&app).await, InboxItemState::Pending);
+    let (status, answer) = app.post(&click("C2", "ana", &once, &task_id)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(answer.to_string().contains("Approved by ana"), "{answer:#}");
+    assert_eq!(state(&app).await, InboxItemState::Resolved);
+    let seen = app.follow(&write).await;
+    assert!(seen.last().unwrap().contains("Written."), "{seen:#?}");
+}
