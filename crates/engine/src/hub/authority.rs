@@ -7,12 +7,13 @@
 //! must be one the actor may choose (tenant setting `modes_allowed` for everyone but admins).
 //! A refused command changes nothing, says why, and is audited (`command_refused`).
 //!
-//! For every way of answering a prompt (API, card button, text reply): the session's owner,
-//! the tenant's approvers and its admins may answer; anyone else is refused; under the tenant
-//! setting `separation_of_duties`, nobody may approve a shell or external call they asked for
-//! themselves (they may still deny it); a choice the prompt did not offer is refused; in a
-//! tenant whose `identity_binding` is required, a chat account not linked to the directory
-//! never approves (it may still deny). A refusal changes nothing, says why, and is audited.
+//! For every way of answering a prompt (API, card button, text reply): the session's owner (in a
+//! shared session: the person who asked), the tenant's approvers and its admins may answer; anyone
+//! else is refused; under the tenant setting `separation_of_duties`, nobody may approve a shell or
+//! external call they asked for themselves (they may still deny it); a choice the prompt did not
+//! offer is refused; in a tenant whose `identity_binding` is required, a chat account not linked
+//! to the directory never approves (it may still deny). A refusal changes nothing, says why, and
+//! is audited.
 
 use workmate_protocol::{
     Actor, Command, InboxItemKind, PermissionMode, Resolution, SessionId, Surface, TenantId, UserId,
@@ -285,11 +286,18 @@ impl SessionHub {
             }
             return Ok(Ok(()));
         }
-        let owner = session.owner == actor.user_id;
-        if !owner && !matches!(role, Some(Role::Approver | Role::Admin)) {
+        // In a shared conversation anyone may write, so the one who answers their own prompt is
+        // the person who asked (the author of the message that led to it), not its starter.
+        let (asker, whose) = if self.is_shared(tenant, &session).await? {
+            (item.requested_by.as_ref(), "the person who asked")
+        } else {
+            (Some(&session.owner), "the session's owner")
+        };
+        if asker != Some(&actor.user_id) && !matches!(role, Some(Role::Approver | Role::Admin)) {
+            let asker = asker.map_or_else(|| "nobody".to_owned(), ToString::to_string);
             return Ok(Err(format!(
-                "{} may not answer this: only the session's owner ({}) or an approver can",
-                actor.user_id, session.owner
+                "{} may not answer this: only {whose} ({asker}) or an approver can",
+                actor.user_id
             )));
         }
         if let Some(mode) = resolution.plan_mode() {

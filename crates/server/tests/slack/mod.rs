@@ -467,5 +467,6 @@ mod plans;
 mod replies;
 mod send_message;
 mod settings_commands;
+mod shared;
 mod socket;
 mod stop;

@@ -2,8 +2,8 @@
 //!
 //! A platform whose click callbacks are not signed over their body (DingTalk's HTTP card
 //! callbacks) binds each button to the person who may press it when the card is created; this
-//! is the list it binds. It mirrors the engine's rule for answering (the session's owner, the
-//! tenant's approvers and admins), restricted to accounts bound on that platform and not
+//! is the list it binds. It mirrors the engine's rule for answering (the session's owner, or in a
+//! shared session the person who asked, and the tenant's approvers and admins), restricted to accounts bound on that platform and not
 //! deactivated. The engine still decides every answer; a person missing here can only not click.
 //!
 //! Invariant: the item is found by its id alone (ids are random and never reused, and a card
@@ -21,21 +21,21 @@ const MAX_DECIDERS: i64 = 500;
 
 impl InboxRepo<'_> {
     /// The `platform` accounts (their platform user ids) of everyone who may answer `item`: its
-    /// session's owner, and the tenant's approvers and admins; the owner first. Empty when the
+    /// session's owner and the person who asked, then the tenant's approvers and admins. Empty when the
     /// item is unknown.
     pub async fn deciders_on(&self, platform: &str, item: &InboxItemId) -> Result<Vec<String>> {
         let rows = self
             .store
             .dialect
             .query(
-                "SELECT p.platform_user_id, CASE WHEN u.user_id = s.owner_user_id THEN 0 ELSE 1 END AS rank \
+                "SELECT p.platform_user_id, CASE WHEN u.user_id = s.owner_user_id OR u.user_id = i.requested_by THEN 0 ELSE 1 END AS decider_order \
                  FROM inbox_items i \
                  JOIN sessions s ON s.tenant_id = i.tenant_id AND s.session_id = i.session_id \
                  JOIN platform_identities p ON p.tenant_id = i.tenant_id AND p.platform = ? \
                  JOIN users u ON u.tenant_id = p.tenant_id AND u.user_id = p.user_id \
                  WHERE i.item_id = ? AND u.disabled_at_ms IS NULL \
-                 AND (u.user_id = s.owner_user_id OR u.user_role IN ('approver', 'admin')) \
-                 ORDER BY rank, p.platform_user_id LIMIT ?",
+                 AND (u.user_id = s.owner_user_id OR u.user_id = i.requested_by OR u.user_role IN ('approver', 'admin')) \
+                 ORDER BY decider_order, p.platform_user_id LIMIT ?",
             )
             .bind(platform.to_owned())
             .bind(item.as_str().to_owned())
