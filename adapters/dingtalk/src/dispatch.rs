@@ -88,6 +88,7 @@ pub fn click_inbound(callback: &Value, delivery_id: Option<&str>) -> Option<Inbo
         thread_id: None,
         direct: text("spaceType") == Some("IM_ROBOT"),
         reply: None,
+        message_ref: None,
         kind: InboundKind::Click {
             action: ButtonAction::Resolve {
                 item_id,

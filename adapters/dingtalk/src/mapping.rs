@@ -45,6 +45,7 @@ pub fn robot_inbound(message: &RobotMessage) -> Option<Inbound> {
         thread_id: None,
         direct: message.is_direct(),
         reply: None,
+        message_ref: None,
         kind: InboundKind::Message {
             text: text.to_owned(),
             files,

@@ -102,6 +102,7 @@ fn bobs_click(delivery_id: &str) -> Inbound {
         thread_id: None,
         direct: false,
         reply: None,
+        message_ref: None,
         kind: InboundKind::Click {
             action: ButtonAction::Resolve {
                 item_id: item("ib_1"),

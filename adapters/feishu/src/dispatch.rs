@@ -51,7 +51,7 @@ pub async fn dispatch(
             });
             Ok(json!({}))
         }
-        InboundKind::Message { .. } | InboundKind::Reply { .. } => {
+        InboundKind::Message { .. } | InboundKind::Reply { .. } | InboundKind::Recall { .. } => {
             sink.deliver(inbound).await?;
             Ok(json!({}))
         }

@@ -5,7 +5,8 @@
 //! bot is a `Message` with the bot's mention removed; a group message that does not mention it
 //! (which arrives only with the group-message scope) is a `Reply`, which counts only when it
 //! quotes a reply token; a click is a `Click` with the button's action; a bot-menu item is a
-//! `Command`. The delivery id is what Feishu repeats on a redelivery: the event id.
+//! `Command`; a recalled message is a `Recall` naming its `message_id` (each message carries its
+//! own as `message_ref`). The delivery id is what Feishu repeats on a redelivery: the event id.
 
 use workmate_adapter::{Inbound, InboundKind, InboundUser, menu_command};
 use workmate_protocol::Surface;
@@ -37,12 +38,31 @@ pub fn event_inbound(meta: &Meta<'_>, event: &Event<'_>, bot: Option<&str>) -> O
                     name: None,
                 },
                 reply: None,
+                message_ref: None,
                 kind: InboundKind::Command {
                     text: menu_command(event_key),
                 },
             })
         }
-        Event::Recalled { .. } | Event::Other(_) => None,
+        Event::Recalled {
+            message_id,
+            chat_id,
+        } => Some(Inbound {
+            surface: Surface::Feishu,
+            tenant_key: meta.tenant_key.as_deref()?.to_owned(),
+            delivery_id: meta.event_id.to_string(),
+            // Feishu does not say who recalled: only its own author can.
+            user: InboundUser::default(),
+            chat_id: chat_id.to_string(),
+            thread_id: None,
+            direct: false,
+            reply: None,
+            message_ref: None,
+            kind: InboundKind::Recall {
+                message_ref: message_id.to_string(),
+            },
+        }),
+        Event::Other(_) => None,
     }
 }
 
@@ -90,6 +110,7 @@ fn message_inbound(
         thread_id: Some(message.thread_root().to_owned()),
         direct,
         reply: None,
+        message_ref: Some(message.message_id.to_string()),
         kind,
     })
 }
@@ -117,6 +138,7 @@ fn click_inbound(meta: &Meta<'_>, click: &CardAction<'_>) -> Option<Inbound> {
         thread_id: None,
         direct: false,
         reply: None,
+        message_ref: None,
         kind: InboundKind::Click { action },
     })
 }

@@ -36,6 +36,11 @@ pub struct Inbound {
     /// delivery starts as [`crate::ChatTarget::reply`]. `None` on platforms that post anywhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply: Option<String>,
+    /// The platform's id of the message this delivery carries (Slack `<channel>:<ts>`, Feishu
+    /// `message_id`), which a later [`InboundKind::Recall`] names; `None` where the platform
+    /// recalls nothing or for what is not a message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_ref: Option<String>,
     /// What happened.
     pub kind: InboundKind,
 }
@@ -109,16 +114,25 @@ pub enum InboundKind {
         /// The text.
         text: String,
     },
+    /// A message was recalled or deleted (Feishu `im.message.recalled_v1`, Slack
+    /// `message_deleted`): what it started stops, and it never runs if it has not yet. The
+    /// delivery's user may be empty (Feishu does not say who recalled).
+    Recall {
+        /// The recalled message's [`Inbound::message_ref`].
+        message_ref: String,
+    },
 }
 
 impl InboundKind {
-    /// A short word for logs and the intake table: `message`, `reply`, `click` or `command`.
+    /// A short word for logs and the intake table: `message`, `reply`, `click`, `command` or
+    /// `recall`.
     pub fn word(&self) -> &'static str {
         match self {
             Self::Message { .. } => "message",
             Self::Reply { .. } => "reply",
             Self::Click { .. } => "click",
             Self::Command { .. } => "command",
+            Self::Recall { .. } => "recall",
         }
     }
 }

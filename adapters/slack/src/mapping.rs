@@ -3,7 +3,9 @@
 //! Invariants: only what a person wrote or clicked becomes an `Inbound` (bots, edits, joins and
 //! foreign buttons are dropped here); a mention or direct message is a `Message` with the
 //! leading mention of the bot removed; a channel message that only quotes a reply token is a
-//! `Reply` (unless it mentions the bot, whose `app_mention` carries it already); the delivery id
+//! `Reply` (unless it mentions the bot, whose `app_mention` carries it already); a deleted message
+//! (`message_deleted`) is a `Recall` of its `<channel>:<ts>`, which every message carries as its
+//! `message_ref`; the delivery id
 //! is what Slack repeats on a redelivery: the event id for events, the trigger id for clicks and
 //! slash commands.
 
@@ -21,6 +23,25 @@ const TOKEN_OPEN: &str = "[wm:";
 /// bot's user id when known; without it, any leading mention is taken to address the bot.
 pub fn event_inbound(callback: EventCallback, bot_user: Option<&str>) -> Option<Inbound> {
     let (team, event_id) = (callback.team_id?, callback.event_id?);
+    if let Event::Message(message) = &callback.event
+        && let (Some(deleted), Some(channel)) = (message.deleted(), message.channel.as_deref())
+    {
+        return Some(Inbound {
+            surface: Surface::Slack,
+            tenant_key: team,
+            delivery_id: event_id,
+            // Slack says whose message it was in `previous_message`, not who deleted it.
+            user: InboundUser::default(),
+            chat_id: channel.to_owned(),
+            thread_id: message.thread_ts.clone(),
+            direct: message.is_direct_message(),
+            reply: None,
+            message_ref: None,
+            kind: InboundKind::Recall {
+                message_ref: message_ref(channel, deleted),
+            },
+        });
+    }
     let (message, kind) = match callback.event {
         Event::AppMention(message) => {
             let text = strip_mention(&message.text, bot_user);
@@ -43,6 +64,7 @@ pub fn event_inbound(callback: EventCallback, bot_user: Option<&str>) -> Option<
     }
     let direct = message.is_direct_message();
     let thread = message.thread_root_ts().to_owned();
+    let channel = message.channel?;
     Some(Inbound {
         surface: Surface::Slack,
         tenant_key: team,
@@ -51,12 +73,18 @@ pub fn event_inbound(callback: EventCallback, bot_user: Option<&str>) -> Option<
             id: message.user?,
             name: None,
         },
-        chat_id: message.channel?,
+        message_ref: Some(message_ref(&channel, &message.ts)),
+        chat_id: channel,
         thread_id: Some(thread),
         direct,
         reply: None,
         kind,
     })
+}
+
+/// A Slack message's id: its channel and its `ts`.
+fn message_ref(channel: &str, ts: &str) -> String {
+    format!("{channel}:{ts}")
 }
 
 /// The files of a message, each fetched later by its download link. A file Slack withholds
@@ -150,6 +178,7 @@ pub fn click_inbounds(actions: &BlockActions) -> Vec<Inbound> {
                 thread_id: thread.clone(),
                 direct: chat.starts_with('D'),
                 reply: None,
+                message_ref: None,
                 kind: InboundKind::Click { action: button },
             })
         })
@@ -171,6 +200,7 @@ pub fn command_inbound(command: &SlashCommand) -> Inbound {
         direct: command.channel_name.as_deref() == Some("directmessage")
             || command.channel_id.starts_with('D'),
         reply: None,
+        message_ref: None,
         kind: InboundKind::Command {
             text: command.text.clone(),
         },

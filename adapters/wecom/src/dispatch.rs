@@ -114,7 +114,7 @@ pub async fn dispatch_app(
                 tracing::warn!(error = %e, "Cannot send a menu command's reply.");
             }
         }
-        InboundKind::Message { .. } | InboundKind::Reply { .. } => {
+        InboundKind::Message { .. } | InboundKind::Reply { .. } | InboundKind::Recall { .. } => {
             sink.deliver(inbound).await?;
         }
     }

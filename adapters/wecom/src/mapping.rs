@@ -105,6 +105,7 @@ pub fn app_inbound(callback: &AppCallback, corp_id: &str) -> Option<Inbound> {
         thread_id: None,
         direct: true,
         reply: None,
+        message_ref: None,
         kind,
     })
 }
@@ -182,6 +183,7 @@ fn robot_message(message: &RobotMessage, corp_id: &str, bot_name: Option<&str>) 
         thread_id: None,
         direct,
         reply: None,
+        message_ref: None,
         kind: InboundKind::Message {
             text: text.to_owned(),
             files,
@@ -224,6 +226,7 @@ fn robot_event(event: &RobotEvent, corp_id: &str) -> Option<Inbound> {
         thread_id: None,
         direct,
         reply: None,
+        message_ref: None,
         kind: InboundKind::Click { action },
     })
 }

@@ -82,6 +82,7 @@ fn a_group_mention_is_a_message_in_the_group_without_the_mention() {
             thread_id: None,
             direct: false,
             reply: None,
+            message_ref: None,
             kind: InboundKind::Message {
                 text: "部署一下 staging".into(),
                 files: Vec::new(),
@@ -247,6 +248,7 @@ fn an_app_text_is_a_direct_message_keyed_by_its_msg_id() {
             thread_id: None,
             direct: true,
             reply: None,
+            message_ref: None,
             kind: InboundKind::Message {
                 text: "明天上午十点开会".into(),
                 files: Vec::new(),

@@ -108,7 +108,7 @@ impl Chat {
                 .and_then(|rest| parse_command(rest).ok())
                 .is_some_and(|c| always_allowed(&c)),
             InboundKind::Command { text } => parse_command(text).is_ok_and(|c| always_allowed(&c)),
-            InboundKind::Reply { .. } => true,
+            InboundKind::Reply { .. } | InboundKind::Recall { .. } => true,
         };
         let card = || Some(self.link_card(person, slot.platform.surface(), Some(policy)));
         if allowed_anyway || policy.unbound_may_chat {

@@ -81,8 +81,12 @@ fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
-/// Stores `inbound` for the workers; see [`Chat::accept`].
+/// Stores `inbound` for the workers; see [`Chat::accept`]. A recall is acted on at once
+/// instead (see [`crate::recall`]): it must reach a message before a worker takes it.
 pub(crate) async fn accept(chat: &Chat, inbound: &Inbound) -> Result<Taken> {
+    if let Some(message_ref) = crate::recall::recalled(inbound) {
+        return chat.recall(inbound, message_ref).await;
+    }
     // A full channel only means the row is stored pending, and the sweeper takes it a moment
     // later.
     let place = chat.inner.intake.tx.clone().try_reserve_owned().ok();
@@ -273,6 +277,10 @@ impl Chat {
             Ok(0) => {}
             Ok(purged) => debug!(purged, "Expired deliveries purged."),
             Err(e) => warn!(error = %e, "Cannot purge expired deliveries."),
+        }
+        let before = self.store().clock_ms() - crate::recall::REMEMBERED_MS;
+        if let Err(e) = self.store().message_sessions().forget_before(before).await {
+            warn!(error = %e, "Cannot forget old messages' conversations.");
         }
     }
 

@@ -92,6 +92,8 @@ pub(crate) async fn handle(chat: &Chat, delivery: &Delivery) -> Result<Handled> 
             chat.click(&slot, &person, &target, action).await?;
             Ok(Handled::Done)
         }
+        // Acted on as it arrived (see `crate::recall`); never stored for a worker.
+        InboundKind::Recall { .. } => Ok(Handled::Done),
         InboundKind::Command { text } => {
             // A slash command runs while its request waits; finding one here means the process
             // stopped mid-way. Its caller saw an error, so it is not applied again behind their
@@ -212,6 +214,7 @@ pub(crate) async fn tell_not_taken(chat: &Chat, delivery: &Delivery, error: &Cha
         InboundKind::Message { .. } | InboundKind::Reply { .. } => "this message",
         InboundKind::Click { .. } => "this click",
         InboundKind::Command { .. } => "this command",
+        InboundKind::Recall { .. } => "this recall",
     };
     let text = format!(
         "⚠️ workmate could not take {what} ({}). Please send it again in a moment.",
@@ -239,8 +242,27 @@ impl Chat {
         if text.trim().is_empty() && files.is_empty() {
             return Ok(Handled::Done);
         }
+        // A message that can be recalled may have been, while this worker held it.
+        if inbound.message_ref.is_some()
+            && self.store().intake().is_withdrawn(&delivery.key()).await?
+        {
+            info!(delivery = %delivery.delivery_id, "A recalled message is not passed on.");
+            return Ok(Handled::Done);
+        }
         let conversation = self.conversation_of(slot, person, inbound).await?;
         let (session, created) = self.open_conversation(person, &conversation.key).await?;
+        if let Some(message_ref) = &inbound.message_ref {
+            // So that recalling the message finds the turn it starts.
+            self.store()
+                .message_sessions()
+                .record(
+                    &person.tenant,
+                    inbound.surface.as_str(),
+                    message_ref,
+                    &session.id,
+                )
+                .await?;
+        }
         if created {
             slot.pumps
                 .ensure_created(&person.tenant, &session.id, conversation.target.clone())

@@ -39,6 +39,7 @@ mod intake;
 mod jobs;
 mod layer;
 mod pump;
+mod recall;
 mod runs;
 mod send_message;
 mod session_commands;

@@ -45,6 +45,7 @@ pub use repo::intake::{Delivery, IntakeKey, IntakeRepo, IntakeState, NewDelivery
 pub use repo::leases::LeaseRepo;
 pub use repo::mcp_servers::{McpServerRecord, McpServerRepo};
 pub use repo::memories::{Memory, MemoryRepo, MemoryScope, NewMemory};
+pub use repo::message_sessions::MessageSessionRepo;
 pub use repo::messages::MessageRepo;
 pub use repo::offboarding::{
     AUDIT_STAGE as DEPROVISIONED_STAGE, OFFBOARDED, Offboarded, OffboardingRepo,
@@ -189,6 +190,11 @@ impl Store {
     /// Registered MCP servers.
     pub fn mcp_servers(&self) -> McpServerRepo<'_> {
         McpServerRepo::new(self)
+    }
+
+    /// Which conversation each chat message went to (for recalls).
+    pub fn message_sessions(&self) -> MessageSessionRepo<'_> {
+        MessageSessionRepo::new(self)
     }
 
     /// Links that work once.

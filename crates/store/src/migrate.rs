@@ -177,6 +177,13 @@ const MIGRATIONS: &[Migration] = &[
         mysql: include_str!("../../../migrations/mysql/0023_shared_sessions.sql"),
         postgres: include_str!("../../../migrations/postgres/0023_shared_sessions.sql"),
     },
+    Migration {
+        version: 24,
+        name: "0024_message_sessions",
+        sqlite: include_str!("../../../migrations/sqlite/0024_message_sessions.sql"),
+        mysql: include_str!("../../../migrations/mysql/0024_message_sessions.sql"),
+        postgres: include_str!("../../../migrations/postgres/0024_message_sessions.sql"),
+    },
 ];
 
 /// What a migration run did.

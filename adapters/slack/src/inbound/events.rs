@@ -89,6 +89,8 @@ struct RawEvent<'a> {
     subtype: Option<String>,
     #[serde(default)]
     files: Vec<SharedFile>,
+    #[serde(default)]
+    deleted_ts: Option<String>,
 }
 
 /// A file shared with a message (Slack's file object, the fields workmate reads).
@@ -157,6 +159,7 @@ fn decode_event(json: &str) -> Result<Event, serde_json::Error> {
             bot_id: raw.bot_id,
             subtype: raw.subtype,
             files: raw.files,
+            deleted_ts: raw.deleted_ts,
         })
     };
     Ok(match raw.kind.as_ref() {
@@ -245,6 +248,8 @@ pub struct MessageEvent {
     pub subtype: Option<String>,
     /// Files shared with the message.
     pub files: Vec<SharedFile>,
+    /// For a `message_deleted`: the deleted message's own `ts`.
+    pub deleted_ts: Option<String>,
 }
 
 impl MessageEvent {
@@ -267,6 +272,13 @@ impl MessageEvent {
                 self.subtype.as_deref(),
                 None | Some("thread_broadcast" | "file_share")
             )
+    }
+
+    /// For a `message_deleted` event: the deleted message's id (its `ts`).
+    pub fn deleted(&self) -> Option<&str> {
+        (self.subtype.as_deref() == Some("message_deleted"))
+            .then_some(self.deleted_ts.as_deref())
+            .flatten()
     }
 
     /// The message is in a one-to-one DM with the app.

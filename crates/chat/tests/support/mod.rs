@@ -265,6 +265,7 @@ pub fn inbound(id: &str, user: &str, thread: Option<&str>, kind: InboundKind) ->
         thread_id: thread.map(str::to_owned),
         direct: false,
         reply: None,
+        message_ref: None,
         kind,
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! Invariants, for every surface (API, chat, scheduler), checked here in the engine rather than
 //! per route: only the session's owner or a tenant admin may send a session messages (in a
-//! session an admin shared, any active user of the tenant may send messages), stop it,
+//! session an admin shared, any active user of the tenant may send messages, and whoever asked
+//! for the running turn may stop it), stop it,
 //! retry it, switch its model or set its mode (the scheduler and wakes act as the owner); a mode
 //! must be one the actor may choose (tenant setting `modes_allowed` for everyone but admins).
 //! A refused command changes nothing, says why, and is audited (`command_refused`).
@@ -93,10 +94,19 @@ impl SessionHub {
                 .get_user(tenant, &actor.user_id)
                 .await?;
             let role = user.as_ref().map(|u| u.role);
-            let speaks_in_shared = matches!(command, Command::UserMessage { .. })
-                && user.as_ref().is_some_and(|u| !u.is_disabled())
-                && self.is_shared(tenant, &record).await?;
-            if role != Some(Role::Admin) && !speaks_in_shared {
+            let active = user.as_ref().is_some_and(|u| !u.is_disabled());
+            let allowed_in_shared = active
+                && match command {
+                    Command::UserMessage { .. } => self.is_shared(tenant, &record).await?,
+                    // Whoever asked for the running turn may stop it.
+                    Command::Interrupt { .. } => {
+                        self.is_shared(tenant, &record).await?
+                            && self.running_turn_author(tenant, &record).await?.as_ref()
+                                == Some(&actor.user_id)
+                    }
+                    _ => false,
+                };
+            if role != Some(Role::Admin) && !allowed_in_shared {
                 refusal = Some(format!(
                     "{} may not {} this session: only its owner ({}) or a tenant admin can",
                     actor.user_id,
@@ -142,6 +152,31 @@ impl SessionHub {
             .get(tenant, &record.id)
             .await?
             .is_some_and(|stored| stored.shared))
+    }
+
+    /// Who wrote the message that started the session's newest turn, if it was a person's.
+    async fn running_turn_author(
+        &self,
+        tenant: &TenantId,
+        record: &SessionRecord,
+    ) -> Result<Option<UserId>> {
+        const RECENT: u32 = 500;
+        let after = record.last_seq.saturating_sub(u64::from(RECENT));
+        let events = self
+            .store()
+            .events()
+            .list_after(tenant, &record.id, after, RECENT)
+            .await?;
+        Ok(events
+            .iter()
+            .rev()
+            .find_map(|e| match &e.kind {
+                workmate_protocol::EventKind::TurnStart { author, .. } => {
+                    Some(author.as_ref().map(|a| a.user_id.clone()))
+                }
+                _ => None,
+            })
+            .flatten())
     }
 
     /// Makes `session` shared (anyone in its group or thread may talk to it; answers to its

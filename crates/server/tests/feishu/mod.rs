@@ -409,3 +409,70 @@ async fn a_retried_event_runs_one_turn() {
         .count();
     assert_eq!(turns, 1, "one turn for three deliveries of one event");
 }
+
+/// Feishu's `im.message.recalled_v1` for `message_id`.
+fn recalled(event_id: &str, message_id: &str) -> String {
+    json!({
+        "schema": "2.0",
+        "header": {"event_id": event_id, "event_type": "im.message.recalled_v1",
+                   "create_time": "1700000000000", "token": TOKEN, "app_id": "cli_test",
+                   "tenant_key": TENANT_KEY},
+        "event": {"message_id": message_id, "chat_id": CHAT, "recall_time": "1700000001000",
+                  "recall_type": "message_owner"}
+    })
+    .to_string()
+}
+
+#[tokio::test]
+async fn recalling_a_message_stops_the_turn_it_started_and_the_thread_is_told() {
+    let words: Vec<String> = (1..=400).map(|i| format!("w{i}")).collect();
+    let script = json!({"conversations": [{"when": "*", "turns": [
+        {"text": words.join(" "), "chunk_delay_ms": 20}]}]})
+    .to_string();
+    let app = feishu_app(&script).await;
+    let (status, _) = post(&app, "events", &mention("EvLong", "write a long report")).await;
+    assert_eq!(status, StatusCode::OK);
+    let session =
+        eventually(|| thread_session(&app.store, Surface::Feishu, TENANT_KEY, CHAT, ROOT)).await;
+    let tenant = workmate_chat::tenant_of(Surface::Feishu, TENANT_KEY);
+    eventually(|| async {
+        app.state
+            .hub
+            .is_running(&tenant, &session.id)
+            .await
+            .unwrap()
+            .then_some(())
+    })
+    .await;
+
+    // Ana recalls her message while the answer streams: the turn stops.
+    let (status, _) = post(&app, "events", &recalled("EvRecall", ROOT)).await;
+    assert_eq!(status, StatusCode::OK);
+    eventually(|| async {
+        let events = app
+            .store
+            .events()
+            .list_after(&tenant, &session.id, 0, 1000)
+            .await
+            .unwrap();
+        events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::Interrupted { .. }))
+            .then_some(())
+    })
+    .await;
+    wait_for(
+        &app.fake,
+        "/open-apis/im/v1/messages",
+        "the notice",
+        |calls| {
+            calls
+                .iter()
+                .any(|c| c.body.to_string().contains("was recalled"))
+        },
+    )
+    .await;
+    // The same recall again finds nothing left to do.
+    let (status, _) = post(&app, "events", &recalled("EvRecall2", ROOT)).await;
+    assert_eq!(status, StatusCode::OK);
+}

@@ -81,6 +81,13 @@ pub(crate) async fn slack_app_with(script: &str) -> SlackApp {
 
 /// The app with `[platforms.slack] admins` set.
 async fn slack_app_admins(script: &str, admins: &[&str]) -> SlackApp {
+    let app = slack_app_unstarted(script, admins).await;
+    app.chat.start();
+    app
+}
+
+/// The app before the chat layer's workers start: deliveries are stored and wait.
+async fn slack_app_unstarted(script: &str, admins: &[&str]) -> SlackApp {
     let fake = MockServer::start().await;
     let ok = |extra: Value| {
         let mut body = json!({"ok": true});
@@ -125,7 +132,6 @@ async fn slack_app_admins(script: &str, admins: &[&str]) -> SlackApp {
     chat.attach_scheduler(app.state.scheduler.clone());
     chat.observe(app.state.metrics.clone());
     let slack = SlackSurface::new(&config, &chat).unwrap();
-    chat.start();
     let state = AppState {
         slack: Some(Arc::clone(&slack)),
         feishu: None,
@@ -464,6 +470,7 @@ mod latency;
 pub(crate) mod link;
 mod personas;
 mod plans;
+mod recall;
 mod replies;
 mod send_message;
 mod settings_commands;

@@ -35,6 +35,9 @@ pub struct NewDelivery {
     pub ttl_ms: i64,
 }
 
+/// How the error of a withdrawn row starts.
+const WITHDRAWN: &str = "withdrawn: ";
+
 /// Where a delivery is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -205,6 +208,59 @@ impl<'s> IntakeRepo<'s> {
             Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Ok(false),
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// The messages of `platform` in `tenant` accepted since `since_ms` that have not reached a
+    /// session yet (pending, or claimed by a worker), newest first, at most `limit`: where a
+    /// recalled message may wait.
+    pub async fn waiting_messages(
+        &self,
+        tenant: &TenantId,
+        platform: &str,
+        since_ms: i64,
+        limit: u32,
+    ) -> Result<Vec<Delivery>> {
+        let rows = self
+            .store
+            .dialect
+            .query(concat!(
+                "SELECT tenant_id, platform, delivery_id, kind, payload_json, state, attempts, received_at_ms, error FROM intake ",
+                "WHERE tenant_id = ? AND platform = ? AND kind = 'message' AND state IN ('pending', 'running') AND received_at_ms >= ? ",
+                "ORDER BY received_at_ms DESC LIMIT ?"
+            ))
+            .bind(tenant.as_str().to_owned())
+            .bind(platform.to_owned())
+            .bind(since_ms)
+            .bind(i64::from(limit))
+            .fetch_all(&self.store.pool)
+            .await?;
+        rows.iter().map(from_row).collect()
+    }
+
+    /// Finishes an unfinished row without running it, recording `why` (a worker holding it finds
+    /// it done before it hands it on, see [`IntakeRepo::is_withdrawn`]); `false` when it is
+    /// finished already.
+    pub async fn withdraw(&self, key: &IntakeKey, why: &str) -> Result<bool> {
+        let done = self
+            .store
+            .dialect
+            .query("UPDATE intake SET state = 'done', payload_json = '{}', error = ?, finished_at_ms = ?, lease_until_ms = NULL WHERE tenant_id = ? AND platform = ? AND delivery_id = ? AND state IN ('pending', 'running')")
+            .bind(format!("{WITHDRAWN}{why}"))
+            .bind(self.store.clock_ms())
+            .bind(key.tenant_id.as_str().to_owned())
+            .bind(key.platform.clone())
+            .bind(key.delivery_id.clone())
+            .execute(&self.store.writes)
+            .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    /// Whether the row was withdrawn ([`IntakeRepo::withdraw`]) while a worker held it.
+    pub async fn is_withdrawn(&self, key: &IntakeKey) -> Result<bool> {
+        Ok(self.get(key).await?.is_some_and(|d| {
+            d.state == IntakeState::Done
+                && d.error.as_deref().is_some_and(|e| e.starts_with(WITHDRAWN))
+        }))
     }
 
     /// Claims one row for processing: pending and due, or running with a lapsed lease (a worker

@@ -16,6 +16,7 @@ pub(crate) mod intake;
 pub(crate) mod leases;
 pub(crate) mod mcp_servers;
 pub(crate) mod memories;
+pub(crate) mod message_sessions;
 pub(crate) mod messages;
 pub(crate) mod offboarding;
 pub(crate) mod open_turns;
