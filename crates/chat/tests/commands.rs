@@ -186,7 +186,31 @@ async fn members_see_their_own_inbox_and_approvers_everyone_s() {
     })
     .await;
     let mine = chat.chat.command(command("tr1", "U1", "inbox")).await;
-    assert!(mine.text.contains("1 pending"), "{}", mine.text);
+    assert!(mine.text.contains("1 waiting"), "{}", mine.text);
+    // As a card: the approval with its buttons, who asked and how long it waited.
+    let card = mine.card.expect("the inbox is a card");
+    let shown = serde_json::to_string(&card).unwrap();
+    assert!(
+        shown.contains("echo hi") && shown.contains("Waiting"),
+        "{shown}"
+    );
+    let buttons: Vec<&workmate_cards::Button> = card
+        .blocks
+        .iter()
+        .filter_map(|b| match b {
+            workmate_cards::Block::Actions(buttons) => Some(buttons),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert!(
+        buttons.iter().any(|b| matches!(
+            &b.action,
+            workmate_cards::ButtonAction::Resolve { resolution: workmate_protocol::Resolution::Approval { choice }, .. }
+                if *choice == workmate_protocol::ApprovalChoice::Once
+        )),
+        "{shown}"
+    );
     let theirs = chat.chat.command(command("tr2", "U2", "inbox")).await;
     assert!(
         theirs.text.contains("Nothing is waiting"),
@@ -197,6 +221,27 @@ async fn members_see_their_own_inbox_and_approvers_everyone_s() {
         .command(command("tr3", "U9", "role grant U2 approver"))
         .await;
     let approver = chat.chat.command(command("tr4", "U2", "inbox")).await;
-    assert!(approver.text.contains("1 pending"), "{}", approver.text);
+    assert!(approver.text.contains("1 waiting"), "{}", approver.text);
+    // The approver answers from the inbox card: its button is a click like any other.
+    let once = approver
+        .card
+        .unwrap()
+        .blocks
+        .into_iter()
+        .find_map(|b| match b {
+            workmate_cards::Block::Actions(buttons) => buttons.into_iter().next(),
+            _ => None,
+        })
+        .unwrap();
+    let answered = chat
+        .chat
+        .click_now(crate::support::click("C-inbox", "U2", "t1", once.action))
+        .await
+        .unwrap();
+    assert_eq!(
+        answered.kind,
+        workmate_adapter::ToastKind::Success,
+        "{answered:?}"
+    );
     drop(session);
 }

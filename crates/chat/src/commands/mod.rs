@@ -9,6 +9,7 @@
 mod automations;
 mod connectors;
 mod conversations;
+mod inbox;
 mod mcp;
 mod parse;
 mod personas;
@@ -22,9 +23,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::json;
 use workmate_adapter::Inbound;
 use workmate_cards::Card;
-use workmate_engine::reply_token;
 use workmate_protocol::{Command, SessionId, Surface};
-use workmate_store::{InboxFilter, InboxItemState, NewAuditRecord, Role, Sight, utc_day};
+use workmate_store::{NewAuditRecord, Role, utc_day};
 
 pub use parse::{
     AutomationAction, ChatCommand, CommandError, ConnectorsAction, McpAction, USAGE, parse_command,
@@ -34,11 +34,6 @@ use crate::identity::Person;
 use crate::session_commands::Change;
 use crate::text::text_card;
 use crate::{Chat, Result};
-
-/// Inbox lines shown at most.
-const INBOX_LINES: usize = 20;
-/// Pending items read for the inbox.
-const INBOX_READ: u32 = 500;
 
 /// What a command came to, for the reply and the audit record.
 #[derive(Clone, Debug)]
@@ -245,7 +240,7 @@ impl Chat {
                 .await?
             }
             ChatCommand::Memory(switch) => self.memory(caller, switch).await?,
-            ChatCommand::Inbox => self.inbox(caller).await?,
+            ChatCommand::Inbox(page) => self.inbox(caller, page).await?,
             ChatCommand::Automations => self.automations(caller).await?,
             ChatCommand::Automation { action, id } => self.automation(caller, action, &id).await?,
             ChatCommand::Rules => self.rules(caller).await?,
@@ -257,40 +252,6 @@ impl Chat {
             ChatCommand::RoleGrant { user, role } => self.grant(caller, &user, role).await?,
             ChatCommand::RoleRevoke { user, role } => self.revoke(caller, &user, role).await?,
         })
-    }
-
-    /// The pending items the caller sees: see [`workmate_store::Sight`].
-    async fn inbox(&self, caller: &Caller) -> Result<Outcome> {
-        let sight = Sight::of(&caller.person.user);
-        let filter = InboxFilter {
-            state: Some(InboxItemState::Pending),
-            owner: sight.owner().cloned(),
-            ..InboxFilter::default()
-        };
-        let items = self
-            .store()
-            .inbox()
-            .list(&caller.person.tenant, &filter, INBOX_READ)
-            .await?;
-        let lines: Vec<String> = items
-            .iter()
-            .map(|item| format!("• {} {}", reply_token(&item.id), item.title))
-            .collect();
-        if lines.is_empty() {
-            return Ok(Outcome::ok("Nothing is waiting for you."));
-        }
-        let total = lines.len();
-        let mut text = format!(
-            "{total} pending (answer in its thread, or reply there with `approve` or `deny` and \
-             the token):"
-        );
-        for line in lines.iter().take(INBOX_LINES) {
-            let _ = write!(text, "\n{line}");
-        }
-        if total > INBOX_LINES {
-            let _ = write!(text, "\n… and {} more", total - INBOX_LINES);
-        }
-        Ok(Outcome::ok(text))
     }
 
     /// Shows, or turns on or off, whether memories are saved for the caller.
@@ -361,7 +322,7 @@ fn help() -> String {
         "• compact: summarize the conversation's older turns now, so long threads keep fitting \
          the model (it also happens by itself near the model's limit)",
         "• memory [on|off]: show, or turn on or off, whether workmate saves memories for you",
-        "• inbox: your pending approvals and questions",
+        "• inbox [page]: what waits for your answer, each with its buttons",
         "• automations: this workspace's automations with their ids, schedules and next runs",
         "• automations run|pause|resume|delete <id>: run one now, pause it, resume it or delete it \
          (its owner or an admin)",

@@ -58,8 +58,9 @@ pub enum ChatCommand {
     Compact,
     /// Show (`None`) or turn on or off whether memories are saved for the caller.
     Memory(Option<bool>),
-    /// The caller's pending inbox items.
-    Inbox,
+    /// The caller's pending inbox items, as cards with their buttons: this page of them
+    /// (from 1).
+    Inbox(usize),
     /// The tenant's automations.
     Automations,
     /// Run, pause, resume or delete one automation.
@@ -140,7 +141,7 @@ impl ChatCommand {
             Self::Compact => "compact",
             Self::Memory(None) => "memory",
             Self::Memory(Some(_)) => "memory_set",
-            Self::Inbox => "inbox",
+            Self::Inbox(_) => "inbox",
             Self::Automations => "automations",
             Self::Automation { action, .. } => match action {
                 AutomationAction::Run => "automation_run",
@@ -296,7 +297,18 @@ pub fn parse_command(text: &str) -> Result<ChatCommand, CommandError> {
                 }
             }))
         }
-        ("inbox", []) => ChatCommand::Inbox,
+        ("inbox", []) => ChatCommand::Inbox(1),
+        ("inbox", [page]) => ChatCommand::Inbox(
+            page.parse::<usize>()
+                .ok()
+                .filter(|&p| p > 0)
+                .ok_or_else(|| {
+                    CommandError::new(format!(
+                        "inbox takes a page number, not `{}`",
+                        shorten(page)
+                    ))
+                })?,
+        ),
         ("automations" | "automation", []) => ChatCommand::Automations,
         ("automations" | "automation", [action, id]) => ChatCommand::Automation {
             action: action_of(action)?,

@@ -103,6 +103,8 @@ impl Turn {
             data: serde_json::json!({
                 "tool": call.name,
                 "arguments": call.arguments,
+                "reason": prompt.reason,
+                "category": prompt.category,
                 "choices": prompt.choices,
                 "standing_target": prompt.standing_target,
                 "readonly_ok": prompt.readonly_ok,

@@ -24,7 +24,9 @@ fn simple_commands_parse() {
             .to_string()
             .contains("on or off")
     );
-    assert_eq!(parse_command("inbox"), Ok(ChatCommand::Inbox));
+    assert_eq!(parse_command("inbox"), Ok(ChatCommand::Inbox(1)));
+    assert_eq!(parse_command("inbox 3"), Ok(ChatCommand::Inbox(3)));
+    assert!(parse_command("inbox 0").is_err() && parse_command("inbox two").is_err());
     assert_eq!(parse_command("usage"), Ok(ChatCommand::Usage));
     assert_eq!(parse_command("rules"), Ok(ChatCommand::Rules));
     assert_eq!(
