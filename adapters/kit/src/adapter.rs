@@ -32,6 +32,18 @@ pub struct ChatTarget {
     pub person: Option<String>,
 }
 
+impl ChatTarget {
+    /// A chat, outside any thread.
+    pub fn chat(chat_id: impl Into<String>) -> Self {
+        Self {
+            chat_id: chat_id.into(),
+            thread_id: None,
+            reply: None,
+            person: None,
+        }
+    }
+}
+
 /// A card that was posted: what an update needs to find it again.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct PostedCard {
@@ -92,6 +104,13 @@ pub trait ChatAdapter: Send + Sync + Debug {
     /// limit. No limit by default.
     fn answer_budget(&self) -> usize {
         usize::MAX
+    }
+
+    /// Where a card goes to reach `user` (a platform user id) in their own direct chat with the
+    /// bot, to be posted and updated like any card; `None` where the platform cannot post a card
+    /// there on its own (the WeCom smart robot).
+    fn direct_target(&self, _user: &str) -> Option<ChatTarget> {
+        None
     }
 
     /// Whether a message in a group can be answered in a thread of its own (Slack, Feishu). On

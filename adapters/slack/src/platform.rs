@@ -122,6 +122,12 @@ impl ChatAdapter for SlackPlatform {
         })
     }
 
+    /// Posting to a user id posts into the person's direct chat with the app; the answer names
+    /// that chat, which updates use.
+    fn direct_target(&self, user: &str) -> Option<ChatTarget> {
+        Some(ChatTarget::chat(user))
+    }
+
     fn update<'a>(
         &'a self,
         posted: &'a PostedCard,

@@ -177,8 +177,8 @@ impl Chat {
         let pumps = Arc::new(Pumps::new(
             self.inner.hub.clone(),
             self.inner.store.clone(),
+            Arc::clone(&platform),
             Arc::clone(&coalescer),
-            platform.answer_budget(),
             self.inner.config.pump_idle,
         ));
         let slot = Slot {

@@ -24,6 +24,7 @@
 //!   sends them.
 
 mod answers;
+mod approver_copies;
 mod cards_store;
 mod clicks;
 pub mod commands;

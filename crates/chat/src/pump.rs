@@ -21,11 +21,13 @@ use tokio::sync::broadcast::{self, error::RecvError};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{debug, warn};
-use workmate_adapter::{CardId, ChatTarget, Coalescer};
-use workmate_cards::{PagesShown, SessionView, cards_for};
+use workmate_adapter::{CardId, ChatTarget, Coalescer, Platform};
+use workmate_cards::{CardRef, PagesShown, PromptState, SessionView, approval_card, cards_for};
 use workmate_engine::SessionHub;
 use workmate_protocol::{Event, SessionId, TenantId};
 use workmate_store::Store;
+
+use crate::approver_copies::ApproverCopies;
 
 /// Events read from the store per page when a pump catches up.
 const PAGE: u32 = 500;
@@ -49,6 +51,8 @@ pub(crate) struct Pumps {
     hub: SessionHub,
     store: Store,
     coalescer: Arc<Coalescer>,
+    /// Approvers' copies of the prompts that wait for them.
+    copies: Arc<ApproverCopies>,
     /// The platform's answer budget: a longer answer is shown as several cards.
     answer_budget: usize,
     idle: Duration,
@@ -74,14 +78,22 @@ impl Pumps {
     pub(crate) fn new(
         hub: SessionHub,
         store: Store,
+        platform: Arc<dyn Platform>,
         coalescer: Arc<Coalescer>,
-        answer_budget: usize,
         idle: Duration,
     ) -> Self {
+        let answer_budget = platform.answer_budget();
+        let copies = Arc::new(ApproverCopies::new(
+            hub.clone(),
+            store.clone(),
+            platform,
+            Arc::clone(&coalescer),
+        ));
         Self {
             hub,
             store,
             coalescer,
+            copies,
             answer_budget,
             idle,
             running: Mutex::default(),
@@ -276,6 +288,19 @@ impl Pumps {
             });
         let _entered = span.as_ref().map(tracing::Span::enter);
         for changed in changed {
+            if let CardRef::Approval(item) = &changed
+                && let Some(approval) = view.approval(item)
+            {
+                let pending = matches!(approval.state, PromptState::Pending);
+                self.copies.show(
+                    &self.tracker,
+                    &key.0,
+                    &key.1,
+                    item,
+                    approval_card(approval),
+                    pending,
+                );
+            }
             let cards = pages.settle(cards_for(view, &changed, self.answer_budget));
             for (card_key, card) in cards {
                 let id = CardId {

@@ -27,6 +27,7 @@ pub use connect::{ConnectOptions, validate_url};
 pub use dialect::Dialect;
 pub use error::{Error, Result};
 pub use migrate::MigrationReport;
+pub use repo::approvers::ApproverRepo;
 pub use repo::audit::{AuditQuery, AuditRecord, AuditRepo, NewAuditRecord};
 pub use repo::audit_chain::{ChainBreak, ChainReport, GENESIS};
 pub use repo::audit_outbox::SinkBacklog;
@@ -190,6 +191,11 @@ impl Store {
     /// Registered MCP servers.
     pub fn mcp_servers(&self) -> McpServerRepo<'_> {
         McpServerRepo::new(self)
+    }
+
+    /// The approvers a platform can reach, and their notice preference.
+    pub fn approvers(&self) -> ApproverRepo<'_> {
+        ApproverRepo::new(self)
     }
 
     /// Which conversation each chat message went to (for recalls).

@@ -184,6 +184,13 @@ const MIGRATIONS: &[Migration] = &[
         mysql: include_str!("../../../migrations/mysql/0024_message_sessions.sql"),
         postgres: include_str!("../../../migrations/postgres/0024_message_sessions.sql"),
     },
+    Migration {
+        version: 25,
+        name: "0025_approval_notices_off",
+        sqlite: include_str!("../../../migrations/sqlite/0025_approval_notices_off.sql"),
+        mysql: include_str!("../../../migrations/mysql/0025_approval_notices_off.sql"),
+        postgres: include_str!("../../../migrations/postgres/0025_approval_notices_off.sql"),
+    },
 ];
 
 /// What a migration run did.

@@ -255,6 +255,11 @@ impl ChatAdapter for DingTalkPlatform {
         })
     }
 
+    /// A user id as the chat is the person's one-to-one chat with the robot.
+    fn direct_target(&self, user: &str) -> Option<ChatTarget> {
+        Some(ChatTarget::chat(user))
+    }
+
     fn update<'a>(
         &'a self,
         posted: &'a PostedCard,

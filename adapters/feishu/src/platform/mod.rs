@@ -209,6 +209,11 @@ impl ChatAdapter for FeishuPlatform {
         })
     }
 
+    /// An `open_id` as the chat sends to the person directly.
+    fn direct_target(&self, user: &str) -> Option<ChatTarget> {
+        user.starts_with("ou_").then(|| ChatTarget::chat(user))
+    }
+
     fn update<'a>(
         &'a self,
         posted: &'a PostedCard,

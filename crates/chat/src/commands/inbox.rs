@@ -1,4 +1,5 @@
-//! `/workmate inbox [page]`: what waits for the caller's answer, as cards with their buttons.
+//! `/workmate inbox [page]`: what waits for the caller's answer, as cards with their buttons;
+//! `/workmate notify [on|off]`: whether an approver is told privately of what waits for them.
 //!
 //! Each waiting approval is shown as its approval card (who asked, the tool, the exact
 //! arguments, why) with its buttons, plus how long it has waited; questions, plans and folder
@@ -63,6 +64,34 @@ impl Chat {
             let _ = write!(text, "\n{more}");
         }
         Ok(Outcome::ok(text).with_card(Card { blocks }))
+    }
+
+    /// Shows, or turns on or off, whether the caller gets private copies of prompts that wait
+    /// for approvers.
+    pub(super) async fn notify(&self, caller: &Caller, switch: Option<bool>) -> Result<Outcome> {
+        let (tenant, user) = (&caller.person.tenant, &caller.person.user.id);
+        let approvers = self.store().approvers();
+        if let Some(on) = switch {
+            approvers.set_notices(tenant, user, on).await?;
+        }
+        let on = approvers.notices_on(tenant, user).await?;
+        let role = caller.person.role();
+        let note = if matches!(role, workmate_store::Role::Member) {
+            " (only approvers and admins get them; you are a member)"
+        } else {
+            ""
+        };
+        Ok(Outcome::ok(if on {
+            format!(
+                "Notices are on{note}: a prompt that waits for approvers comes to your direct \
+                 chat with workmate, with its buttons (`/workmate notify off` stops them)."
+            )
+        } else {
+            format!(
+                "Notices are off{note}: `/workmate inbox` still lists what waits for you \
+                 (`/workmate notify on` turns them back on)."
+            )
+        }))
     }
 
     /// Who asked for `item`, named as the tenant knows them.

@@ -247,6 +247,7 @@ impl Chat {
             ChatCommand::RulesRevoke(entry) => self.revoke_rule(caller, &entry).await?,
             ChatCommand::Usage => self.usage(caller).await?,
             ChatCommand::New => self.new_conversation(caller).await?,
+            ChatCommand::Notify(switch) => self.notify(caller, switch).await?,
             ChatCommand::Conversations(shared) => self.share_here(caller, shared).await?,
             ChatCommand::Settings(change) => self.settings(caller, change).await?,
             ChatCommand::RoleGrant { user, role } => self.grant(caller, &user, role).await?,
@@ -323,6 +324,8 @@ fn help() -> String {
          the model (it also happens by itself near the model's limit)",
         "• memory [on|off]: show, or turn on or off, whether workmate saves memories for you",
         "• inbox [page]: what waits for your answer, each with its buttons",
+        "• notify [on|off]: show, or turn on or off, whether you (an approver) get a private copy \
+         of each prompt that waits for approvers",
         "• automations: this workspace's automations with their ids, schedules and next runs",
         "• automations run|pause|resume|delete <id>: run one now, pause it, resume it or delete it \
          (its owner or an admin)",

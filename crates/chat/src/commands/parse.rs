@@ -79,6 +79,9 @@ pub enum ChatCommand {
     Usage,
     /// Start the caller's next conversation in a group without threads.
     New,
+    /// Show (`None`), or turn on or off, whether the caller (an approver) is told privately of
+    /// prompts that wait for them.
+    Notify(Option<bool>),
     /// Who talks to the conversation here: anyone in the group or thread (`true`), or each
     /// person to their own (`false`): `settings conversations shared|personal`.
     Conversations(bool),
@@ -153,6 +156,8 @@ impl ChatCommand {
             Self::RulesRevoke(_) => "rules_revoke",
             Self::Usage => "usage",
             Self::New => "new",
+            Self::Notify(None) => "notify",
+            Self::Notify(Some(_)) => "notify_set",
             Self::Conversations(true) => "conversations_shared",
             Self::Conversations(false) => "conversations_personal",
             Self::Settings(None) => "settings",
@@ -320,6 +325,19 @@ pub fn parse_command(text: &str) -> Result<ChatCommand, CommandError> {
         }
         ("usage", []) => ChatCommand::Usage,
         ("new", []) => ChatCommand::New,
+        ("notify", []) => ChatCommand::Notify(None),
+        ("notify", [switch]) => {
+            ChatCommand::Notify(Some(match switch.to_ascii_lowercase().as_str() {
+                "on" => true,
+                "off" => false,
+                _ => {
+                    return Err(CommandError::new(format!(
+                        "notify takes on or off, not `{}`",
+                        shorten(switch)
+                    )));
+                }
+            }))
+        }
         ("settings", []) => ChatCommand::Settings(None),
         ("settings", [key, mode]) if key.eq_ignore_ascii_case("conversations") => {
             ChatCommand::Conversations(match mode.to_ascii_lowercase().as_str() {

@@ -226,6 +226,39 @@ impl SessionHub {
         Ok(self.store().tenants().settings(tenant).await?)
     }
 
+    /// Whether `item` waits for approvers: a prompt the person who asked cannot approve alone
+    /// (separation of duties, an automation's standing rules, a quorum of several) or that
+    /// nobody asked for. Approvers are then told of it privately.
+    pub async fn waits_for_approvers(&self, tenant: &TenantId, item: &InboxItem) -> Result<bool> {
+        if item.kind != InboxItemKind::Approval {
+            return Ok(false);
+        }
+        let quorum = item
+            .data
+            .pointer("/quorum/required")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(1);
+        if quorum > 1 {
+            return Ok(true);
+        }
+        let Some(asker) = &item.requested_by else {
+            return Ok(true);
+        };
+        let once = Resolution::Approval {
+            choice: workmate_protocol::ApprovalChoice::Once,
+        };
+        let alone = self
+            .resolver_may(
+                tenant,
+                item,
+                &once,
+                &Actor::new(asker.clone()),
+                Surface::System,
+            )
+            .await?;
+        Ok(alone.is_err())
+    }
+
     /// Refuses (and audits) an answer `actor` may not give to `item`.
     pub(super) async fn check_resolver(
         &self,

@@ -460,6 +460,7 @@ async fn slack_routes_answer_404_when_not_configured() {
 
 // ---- /workmate slash commands ----
 
+mod approvers;
 mod automation_commands;
 mod automation_runs;
 mod commands;

@@ -2,6 +2,7 @@
 //! Every method takes the tenant first and names it in every statement.
 
 pub(crate) mod appends;
+pub(crate) mod approvers;
 pub(crate) mod audit;
 pub(crate) mod audit_chain;
 pub(crate) mod audit_outbox;

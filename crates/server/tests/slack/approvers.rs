@@ -1,0 +1,91 @@
+//! A prompt that waits for approvers (here: separation of duties keeps the person who asked
+//! from approving their own command) reaches each approver privately, in their direct chat with
+//! the app, with its buttons; an approver who turned notices off gets none; the first answer
+//! wins and every copy then shows who answered.
+
+use workmate_protocol::{TenantId, UserId};
+use workmate_store::{NewUser, Role};
+
+use super::*;
+
+async fn approver(store: &Store, tenant: &TenantId, slack_id: &str, name: &str) -> UserId {
+    let id = UserId::from(format!("slack-{slack_id}"));
+    let new = NewUser {
+        id: id.clone(),
+        display_name: name.into(),
+        email: None,
+        role: Role::Approver,
+        sso_subject: None,
+    };
+    store.tenants().upsert_user(tenant, &new).await.unwrap();
+    store
+        .tenants()
+        .bind_platform_identity(tenant, "slack", slack_id, &id)
+        .await
+        .unwrap();
+    id
+}
+
+#[tokio::test]
+async fn approvers_get_a_private_copy_and_every_copy_shows_who_answered() {
+    let app = slack_app().await;
+    let tenant = tenant_of("T1");
+    app.store.tenants().ensure(&tenant, "Acme").await.unwrap();
+    app.store
+        .tenants()
+        .set_settings(&tenant, &json!({"separation_of_duties": true}))
+        .await
+        .unwrap();
+    approver(&app.store, &tenant, "UAPP", "Bea Approver").await;
+    let quiet = approver(&app.store, &tenant, "UQUIET", "Quinn Quiet").await;
+    app.store
+        .approvers()
+        .set_notices(&tenant, &quiet, false)
+        .await
+        .unwrap();
+
+    let (status, _) = signed(&app, "events", &mention("EvAsk"), SECRET).await;
+    assert_eq!(status, StatusCode::OK);
+    // Bea's copy comes to her direct chat, with the buttons.
+    let posts = wait_for(
+        &app.fake,
+        "chat.postMessage",
+        "the approver's copy",
+        |posts| {
+            posts.iter().any(|p| {
+                p["channel"] == "UAPP" && button_values(p).iter().any(|v| v.contains("once"))
+            })
+        },
+    )
+    .await;
+    let copy = posts.iter().find(|p| p["channel"] == "UAPP").unwrap();
+    assert!(copy.to_string().contains("echo hi"), "{copy:#}");
+    assert!(copy.get("thread_ts").is_none_or(Value::is_null), "{copy:#}");
+    for nobody in ["UQUIET", "U1"] {
+        assert!(
+            posts.iter().all(|p| p["channel"] != nobody),
+            "no copy for {nobody}: {posts:#?}"
+        );
+    }
+    // The person who asked cannot approve their own command here; Bea can, from her copy.
+    let once = button_values(copy)
+        .into_iter()
+        .find(|v| v.contains("once"))
+        .unwrap();
+    signed(&app, "interactions", &click("U1", &once), SECRET).await;
+    signed(&app, "interactions", &click("UAPP", &once), SECRET).await;
+    // Both the thread's card and Bea's copy now say who approved.
+    let updates = wait_for(&app.fake, "chat.update", "every copy answered", |updates| {
+        updates
+            .iter()
+            .filter(|u| u.to_string().contains("Approved by Bea Approver"))
+            .count()
+            >= 2
+    })
+    .await;
+    assert!(!updates.is_empty());
+    wait_for(&app.fake, "chat.update", "the answer", |updates| {
+        updates.iter().any(|u| u.to_string().contains("Done."))
+    })
+    .await;
+}
