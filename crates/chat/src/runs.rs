@@ -89,4 +89,36 @@ impl RunObserver for Chat {
             }
         })
     }
+
+    fn prompt_still_waits<'a>(&'a self, item: &'a workmate_store::InboxItem) -> ObserverFuture<'a> {
+        Box::pin(async move {
+            let tenant = &item.tenant_id;
+            let session = match self.store().sessions().get(tenant, &item.session_id).await {
+                Ok(Some(session)) => session,
+                Ok(None) => return,
+                Err(e) => {
+                    warn!(error = %e, "Cannot read the session of a waiting prompt.");
+                    return;
+                }
+            };
+            let Ok(Some((surface, target))) = self.cards_target(&session).await else {
+                return;
+            };
+            let Ok(slot) = self.slot(surface) else {
+                return;
+            };
+            let minutes = (self.store().clock_ms() - item.created_at_ms) / 60_000;
+            let text = format!(
+                "⏰ Still waiting for an answer, asked {minutes} min ago: {}. Answer on its card, \
+                 or with `/workmate inbox`.",
+                item.title
+            );
+            let sent =
+                workmate_adapter::with_retry(&slot.retry, || slot.platform.notice(&target, &text))
+                    .await;
+            if let Err(e) = sent {
+                warn!(error = %e, "Cannot remind a thread of a waiting prompt.");
+            }
+        })
+    }
 }

@@ -4,6 +4,7 @@
 //! [`workmate_protocol::Event`]s; nothing else of the engine is visible to them. See `turn` for the
 //! invariants of one turn, `hub` for those across sessions.
 
+pub mod approval_timing;
 pub mod binding;
 mod compaction;
 mod config;

@@ -7,6 +7,7 @@
 mod authority;
 mod commands;
 mod drain;
+mod expiry;
 mod hot;
 mod idle;
 mod lease;

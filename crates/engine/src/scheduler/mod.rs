@@ -14,6 +14,7 @@
 //! - On shutdown, runs are left claimed and unfinished, so the next process adopts them.
 
 mod observer;
+mod prompts;
 mod runner;
 mod wakes;
 
@@ -72,6 +73,10 @@ pub struct TickReport {
     pub renewed: usize,
     /// Wakes delivered.
     pub woken: usize,
+    /// Prompts reminded of (`approvals.remind_after_minutes`).
+    pub reminded: usize,
+    /// Prompts dismissed as expired (`approvals.expire_after_hours`).
+    pub expired: usize,
     /// Rows the tick's statements read or changed.
     pub rows: usize,
 }
@@ -273,6 +278,8 @@ impl Inner {
             inner.hold(&automation, &run_id);
             Self::spawn_adopted(inner, automation, run);
         }
+
+        Self::sweep_prompts(inner, now, &mut report).await?;
 
         let due = store.automations().due(now, inner.config.batch).await?;
         report.due = due.len();

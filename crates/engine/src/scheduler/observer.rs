@@ -1,9 +1,10 @@
-//! How the chat surfaces learn about runs, so they can show them in the automation's thread.
+//! How the chat surfaces learn about runs, so they can show them in the automation's thread, and
+//! about prompts that have waited long, so they can remind the people who can answer them.
 
 use std::future::Future;
 use std::pin::Pin;
 
-use workmate_store::{Automation, AutomationRun};
+use workmate_store::{Automation, AutomationRun, InboxItem};
 
 /// A future an observer returns.
 pub type ObserverFuture<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
@@ -24,6 +25,11 @@ pub trait RunObserver: Send + Sync + std::fmt::Debug {
         automation: &'a Automation,
         run: &'a AutomationRun,
     ) -> ObserverFuture<'a>;
+
+    /// `item` has waited longer than its tenant's `approvals.remind_after_minutes` (told once).
+    fn prompt_still_waits<'a>(&'a self, _item: &'a InboxItem) -> ObserverFuture<'a> {
+        Box::pin(async {})
+    }
 }
 
 /// Told after every tick, for metrics.

@@ -25,7 +25,7 @@ pub use readers::{
 use readers::{parse_hosts, parse_modes, parse_tool_names};
 
 /// The settings an admin may change, in the order they are shown.
-pub const KNOWN: [&str; 15] = [
+pub const KNOWN: [&str; 16] = [
     "timezone",
     "automation_creators",
     "separation_of_duties",
@@ -37,6 +37,7 @@ pub const KNOWN: [&str; 15] = [
     "gateway",
     "approver_groups",
     "approval_quorum",
+    "approvals",
     "identity_binding",
     "auth_groups",
     "dlp",
@@ -248,6 +249,7 @@ fn validated(
         "approval_quorum" => {
             crate::quorum::parse_rules(value, settings.get("approver_groups")).map_err(invalid)
         }
+        "approvals" => crate::approval_timing::parse_setting(value).map_err(invalid),
         "identity_binding" => crate::binding::parse_binding(value).map_err(invalid),
         "auth_groups" => crate::binding::parse_auth_groups(value).map_err(invalid),
         "dlp" => crate::dlp::parse_setting(value).map_err(invalid),
@@ -272,6 +274,7 @@ fn default_of(key: &str) -> &'static str {
         "gateway" => "no fallback, budgets or routes",
         "approver_groups" => "none",
         "approval_quorum" => "none (one approval is enough)",
+        "approvals" => "no reminder, no expiry (a prompt waits until it is answered)",
         "identity_binding" => "not required (chat accounts need no directory link)",
         "auth_groups" => "the server's [auth.groups]",
         "dlp" => "model input not redacted (audit records and logs always are)",

@@ -111,7 +111,7 @@ fn unknown_keys_are_refused_with_the_known_ones() {
         error,
         "unknown setting `time_zone`; the settings are timezone, automation_creators, \
          separation_of_duties, modes_allowed, permissions, shell_standing_choices, \
-         web_fetch_allow, network_tools, gateway, approver_groups, approval_quorum, \
+         web_fetch_allow, network_tools, gateway, approver_groups, approval_quorum, approvals, \
          identity_binding, auth_groups, dlp, compaction"
     );
 }

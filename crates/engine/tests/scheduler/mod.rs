@@ -3,6 +3,7 @@
 
 mod cluster;
 mod fixture;
+mod prompts;
 
 use std::time::Duration;
 

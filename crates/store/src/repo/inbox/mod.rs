@@ -184,6 +184,23 @@ impl<'s> InboxRepo<'s> {
         Ok((item, created))
     }
 
+    /// Items of every tenant still waiting that were parked before `before_ms`, oldest first, at
+    /// most `limit`: what the scheduler's reminders and expiry look at (the one read across
+    /// tenants; each item names its own tenant, which every later step uses).
+    pub async fn waiting_since_before(&self, before_ms: i64, limit: u32) -> Result<Vec<InboxItem>> {
+        let rows = self
+            .store
+            .dialect
+            .query(select!(
+                "state = 'pending' AND created_at_ms < ? ORDER BY created_at_ms, item_id LIMIT ?"
+            ))
+            .bind(before_ms)
+            .bind(i64::from(limit))
+            .fetch_all(&self.store.pool)
+            .await?;
+        rows.iter().map(from_row).collect()
+    }
+
     /// One item, if the tenant has it.
     pub async fn get(&self, tenant: &TenantId, item: &InboxItemId) -> Result<Option<InboxItem>> {
         let row = self
