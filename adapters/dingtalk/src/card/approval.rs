@@ -119,10 +119,24 @@ pub fn out_track_id(item_id: &InboxItemId) -> String {
     format!("approval_{hex}")
 }
 
-/// The inbox item of an approval card's `outTrackId`, when [`out_track_id`] kept the id readable;
-/// `None` for a hashed id or any other card's `outTrackId`.
+/// The `outTrackId` of an inbox item's approval card in a person's one-to-one chat with the robot
+/// (`user`): a card instance of its own (the group's card has [`out_track_id`]), so an approver's
+/// copy and the group's card are two cards, each updated on its own.
+pub fn personal_out_track_id(item_id: &InboxItemId, user: &str) -> String {
+    let digest = Sha256::digest(user.as_bytes());
+    let hex: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
+    format!("{}{PERSONAL}{hex}", out_track_id(item_id))
+}
+
+/// What separates an approval card's item from the person a personal copy is for.
+const PERSONAL: &str = "__";
+
+/// The inbox item of an approval card's `outTrackId` (a group's card or a personal copy), when
+/// [`out_track_id`] kept the id readable; `None` for a hashed id or any other card's
+/// `outTrackId`.
 pub fn item_id_of(out_track_id: &str) -> Option<InboxItemId> {
     let id = out_track_id.strip_prefix("approval_")?;
+    let id = id.split_once(PERSONAL).map_or(id, |(item, _)| item);
     let plain = id
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');

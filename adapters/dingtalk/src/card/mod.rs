@@ -27,7 +27,7 @@ mod markdown;
 mod prompt;
 mod template;
 
-pub use approval::{approval_param_map, item_id_of, out_track_id, status};
+pub use approval::{approval_param_map, item_id_of, out_track_id, personal_out_track_id, status};
 pub use click::{callback_choice, callback_param, click_choice};
 pub use click_key::{CLICK_KEY, ClickKeys, ClickRefusal};
 pub use markdown::markdown;

@@ -9,10 +9,12 @@
 //!   anything else is a user id, the person's one-to-one chat with the robot (that is what
 //!   [`crate::mapping::robot_inbound`] gives a one-to-one chat). DingTalk has no threads:
 //!   `thread_id` is ignored.
-//! - `outTrackId`: an approval card's is [`crate::card::out_track_id`] of its item, one card per
-//!   item, so a click names its item. Any other card's is derived from the chat and the whole IR
-//!   card (its buttons' session and turn ids included), so a retried post reuses it; a different
-//!   card with the same content in the same chat gets a numbered one instead of colliding.
+//! - `outTrackId`: an approval card's is [`crate::card::out_track_id`] of its item in a group,
+//!   and [`crate::card::personal_out_track_id`] in a person's chat with the robot (an approver's
+//!   copy is a card of its own), so a click names its item. Any other card's is derived from the
+//!   chat and the whole IR card (its buttons' session and turn ids included), so a retried post
+//!   reuses it; a different card with the same content in the same chat gets a numbered one
+//!   instead of colliding.
 //! - Updates (see `update.rs`): an approval card's shared data is set for everyone; an answer
 //!   card streams its whole markdown while it runs and is finalized when it stops. The last
 //!   state sent of recent cards is remembered, so a state already shown costs no call.
@@ -227,7 +229,11 @@ impl ChatAdapter for DingTalkPlatform {
             };
             let (out_track_id, private_data) = match &next.item_id {
                 Some(item) if next.template == Template::Approval => {
-                    let id = card::out_track_id(item);
+                    let id = if is_group(&target.chat_id) {
+                        card::out_track_id(item)
+                    } else {
+                        card::personal_out_track_id(item, &target.chat_id)
+                    };
                     let private_data = self.private_data(&id, item).await?;
                     (id, private_data)
                 }

@@ -479,6 +479,17 @@ impl ChatAdapter for WeComPlatform {
     fn has_threads(&self) -> bool {
         false
     }
+
+    /// The smart robot cannot start a chat with a person; the self-built app, when configured,
+    /// sends them app messages (a prompt as a template card with its buttons, which WeCom does
+    /// not let workmate edit later).
+    fn direct_target(&self, user: &str) -> Option<ChatTarget> {
+        self.app.as_ref()?;
+        Some(ChatTarget {
+            reply: Some(ReplyHandle::app().encode()),
+            ..ChatTarget::chat(user)
+        })
+    }
 }
 
 /// A long-connection send's failure, for the chat layer's retries.

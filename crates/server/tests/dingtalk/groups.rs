@@ -159,3 +159,92 @@ async fn two_people_in_one_group_each_have_their_own_conversation() {
     answer_card(&app, "Written.").await;
     app.surface.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_approver_gets_a_copy_in_their_chat_with_the_robot_and_both_cards_show_the_answer() {
+    let app = dingtalk_app(super::SHELL, |c| c).await;
+    let tenant = workmate_chat::tenant_of(Surface::Dingtalk, CORP);
+    let store = &app.store;
+    store.tenants().ensure(&tenant, "Acme").await.unwrap();
+    store
+        .tenants()
+        .set_settings(&tenant, &json!({"separation_of_duties": true}))
+        .await
+        .unwrap();
+    let carol = workmate_protocol::UserId::from("dingtalk-carol");
+    let new = workmate_store::NewUser {
+        id: carol.clone(),
+        display_name: "Carol".into(),
+        email: None,
+        role: workmate_store::Role::Approver,
+        sso_subject: None,
+    };
+    store.tenants().upsert_user(&tenant, &new).await.unwrap();
+    store
+        .tenants()
+        .bind_platform_identity(&tenant, "dingtalk", "carol", &carol)
+        .await
+        .unwrap();
+    let mut ws = app.fake.accept().await;
+    deliver(
+        &mut ws,
+        "f-1",
+        TOPIC_ROBOT,
+        &said("m-1", "ana", "Ana", "run it"),
+    )
+    .await;
+    let item = parked(&app).await;
+    // Ana may not approve her own command here (separation of duties): Carol is told, in her
+    // own chat with the robot, with a card of its own.
+    let created = wait_for(
+        &app.fake.api,
+        "/v1.0/card/instances/createAndDeliver",
+        "the approver's copy",
+        |calls| {
+            calls
+                .iter()
+                .any(|c| c.body["openSpaceId"] == "dtv1.card//IM_ROBOT.carol")
+        },
+    )
+    .await;
+    let copy = created
+        .iter()
+        .find(|c| c.body["openSpaceId"] == "dtv1.card//IM_ROBOT.carol")
+        .unwrap();
+    let copy_id = copy.body["outTrackId"].as_str().unwrap().to_owned();
+    let group_id = format!("approval_{}", item.id.as_str());
+    assert_ne!(copy_id, group_id, "a card of its own");
+    assert_eq!(copy.body["cardData"]["cardParamMap"]["status"], "pending");
+
+    let refused = deliver(&mut ws, "c-1", TOPIC_CARD, &click(&group_id, "ana", "once")).await;
+    assert_eq!(refused, json!({}), "{refused:#}");
+    assert_eq!(item_state(&app, &item).await, InboxItemState::Pending);
+    let approved = deliver(
+        &mut ws,
+        "c-2",
+        TOPIC_CARD,
+        &click(&copy_id, "carol", "once"),
+    )
+    .await;
+    assert_eq!(
+        approved["cardData"]["cardParamMap"]["status"], "approved",
+        "{approved:#}"
+    );
+    // Both cards now say it was approved, for everyone who sees them.
+    for track in [&group_id, &copy_id] {
+        wait_for(
+            &app.fake.api,
+            "/v1.0/card/instances",
+            "the card updated",
+            |calls| {
+                calls.iter().any(|c| {
+                    c.method == "PUT"
+                        && c.body["outTrackId"] == *track
+                        && c.body["cardData"]["cardParamMap"]["status"] == "approved"
+                })
+            },
+        )
+        .await;
+    }
+    app.surface.shutdown().await;
+}

@@ -476,3 +476,72 @@ async fn recalling_a_message_stops_the_turn_it_started_and_the_thread_is_told() 
     let (status, _) = post(&app, "events", &recalled("EvRecall2", ROOT)).await;
     assert_eq!(status, StatusCode::OK);
 }
+
+#[tokio::test]
+async fn an_approver_gets_a_copy_in_a_direct_message_and_answers_from_it() {
+    let app = feishu_app(SHELL).await;
+    let tenant = workmate_chat::tenant_of(Surface::Feishu, TENANT_KEY);
+    app.store.tenants().ensure(&tenant, "Acme").await.unwrap();
+    app.store
+        .tenants()
+        .set_settings(&tenant, &json!({"separation_of_duties": true}))
+        .await
+        .unwrap();
+    let cara = workmate_protocol::UserId::from("feishu-ou_cara");
+    let new = workmate_store::NewUser {
+        id: cara.clone(),
+        display_name: "Cara".into(),
+        email: None,
+        role: workmate_store::Role::Approver,
+        sso_subject: None,
+    };
+    app.store
+        .tenants()
+        .upsert_user(&tenant, &new)
+        .await
+        .unwrap();
+    app.store
+        .tenants()
+        .bind_platform_identity(&tenant, "feishu", "ou_cara", &cara)
+        .await
+        .unwrap();
+    let (status, _) = post(&app, "events", &mention("EvCopy", "run it")).await;
+    assert_eq!(status, StatusCode::OK);
+    let item = parked(&app).await;
+    // The copy is sent to Cara herself (by open_id), as a card with the buttons.
+    let sent = wait_for(
+        &app.fake,
+        "/open-apis/im/v1/messages",
+        "the copy",
+        |calls| calls.iter().any(|c| c.body["receive_id"] == "ou_cara"),
+    )
+    .await;
+    assert!(
+        sent.iter()
+            .all(|c| c.body["receive_id"] != "ou_ana" || !c.path.contains("open_id")),
+        "no copy to the person who asked"
+    );
+    let created = calls(&app.fake, "/open-apis/cardkit/v1/cards").await;
+    let approve = created
+        .iter()
+        .filter(|c| c.method == "POST")
+        .flat_map(|c| button_values(&card_of(c)))
+        .find(|v| v.to_string().contains(item.id.as_str()) && v.to_string().contains("once"))
+        .unwrap();
+    // Ana may not approve her own command (separation of duties); Cara's click wins.
+    let (_, refused) = post(&app, "card", &click("CbAna", "ou_ana", &approve)).await;
+    assert_eq!(refused["toast"]["type"], "error", "{refused:#}");
+    let (_, answer) = post(&app, "card", &click("CbCara", "ou_cara", &approve)).await;
+    assert_eq!(answer["toast"]["type"], "success", "{answer:#}");
+    eventually(|| async {
+        let state = app
+            .store
+            .inbox()
+            .get(&tenant, &item.id)
+            .await
+            .unwrap()?
+            .state;
+        (state == InboxItemState::Resolved).then_some(())
+    })
+    .await;
+}

@@ -179,3 +179,87 @@ async fn an_app_message_gets_a_template_card_a_click_updates_it_and_the_answer_a
         "the token is cached"
     );
 }
+
+#[tokio::test]
+async fn an_approver_gets_a_copy_as_an_app_card_and_answers_from_it() {
+    let fake = fake_api().await;
+    let app = app_with_script(SHELL).await;
+    let mut config = WeComConfig::callback(CORP, TOKEN.into(), AES_KEY.into(), &fake.uri());
+    config.agent_id = Some("1000002".into());
+    config.secret = Some("app-secret".into());
+    let tenant = workmate_chat::tenant_of(workmate_protocol::Surface::Wecom, CORP);
+    let store = &app.store;
+    store.tenants().ensure(&tenant, "Acme").await.unwrap();
+    store
+        .tenants()
+        .set_settings(&tenant, &json!({"separation_of_duties": true}))
+        .await
+        .unwrap();
+    let carol = workmate_protocol::UserId::from("wecom-carol");
+    let new = workmate_store::NewUser {
+        id: carol.clone(),
+        display_name: "Carol".into(),
+        email: None,
+        role: workmate_store::Role::Approver,
+        sso_subject: None,
+    };
+    store.tenants().upsert_user(&tenant, &new).await.unwrap();
+    store
+        .tenants()
+        .bind_platform_identity(&tenant, "wecom", "carol", &carol)
+        .await
+        .unwrap();
+    let chat = app.state.chat.clone();
+    let surface =
+        WeComSurface::new(&config, &chat, &workmate_net::NetworkPolicy::public_only()).unwrap();
+    chat.start();
+    let router = router(AppState {
+        wecom: Some(Arc::clone(&surface)),
+        ..app.state.clone()
+    });
+    let crypto = Crypto::new(TOKEN, AES_KEY, CORP).unwrap();
+    post_xml(
+        &router,
+        &crypto,
+        &text("4561255354251345001", "ana", "run it"),
+    )
+    .await;
+    // Ana may not approve her own command (separation of duties): Carol gets it as an app card.
+    let sent = wait_for(&fake, "/cgi-bin/message/send", "carol's copy", |calls| {
+        calls
+            .iter()
+            .any(|c| c.body["touser"] == "carol" && c.body["msgtype"] == "template_card")
+    })
+    .await;
+    let copy = sent.iter().find(|c| c.body["touser"] == "carol").unwrap();
+    let template = &copy.body["template_card"];
+    let task_id = template["task_id"].as_str().unwrap();
+    let once = template["button_list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["key"].as_str().unwrap().to_owned())
+        .find(|k| k.contains("once"))
+        .unwrap();
+    post_xml(
+        &router,
+        &crypto,
+        &card_click("carol", &once, task_id, "RC-carol"),
+    )
+    .await;
+    let updates = wait_for(
+        &fake,
+        "/cgi-bin/message/update_template_card",
+        "carol's copy answered",
+        |calls| !calls.is_empty(),
+    )
+    .await;
+    assert_eq!(updates[0].body["userids"], json!(["carol"]));
+    assert!(
+        updates[0].body["template_card"]
+            .to_string()
+            .contains("Approved by"),
+        "{:#}",
+        updates[0].body
+    );
+}
