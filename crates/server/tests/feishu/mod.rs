@@ -533,6 +533,26 @@ async fn an_approver_gets_a_copy_in_a_direct_message_and_answers_from_it() {
     assert_eq!(refused["toast"]["type"], "error", "{refused:#}");
     let (_, answer) = post(&app, "card", &click("CbCara", "ou_cara", &approve)).await;
     assert_eq!(answer["toast"]["type"], "success", "{answer:#}");
+    // Her copy, a card of its own, then says who approved, as the thread's card does.
+    let copy = sent
+        .iter()
+        .find(|c| c.body["receive_id"] == "ou_cara")
+        .unwrap();
+    let content: Value = serde_json::from_str(copy.body["content"].as_str().unwrap()).unwrap();
+    let copy_card = content["data"]["card_id"].as_str().unwrap().to_owned();
+    wait_for(
+        &app.fake,
+        "/open-apis/cardkit/v1/cards",
+        "the copy updated",
+        |calls| {
+            calls.iter().any(|c| {
+                c.method == "PUT"
+                    && c.path.contains(&copy_card)
+                    && c.body.to_string().contains("Approved by Cara")
+            })
+        },
+    )
+    .await;
     eventually(|| async {
         let state = app
             .store
