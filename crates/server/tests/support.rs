@@ -396,3 +396,75 @@ pub(crate) async fn thread_session(
     let tenant = workmate_chat::tenant_of(surface, installation);
     store.sessions().find_by_key(&tenant, &key).await.unwrap()
 }
+
+/// Makes `platform_id` on `platform` an approver of `tenant` named `name` (as an admin would,
+/// before they ever wrote); their user id.
+pub(crate) async fn approver_on(
+    store: &workmate_store::Store,
+    tenant: &workmate_protocol::TenantId,
+    platform: &str,
+    platform_id: &str,
+    name: &str,
+) -> workmate_protocol::UserId {
+    let id = workmate_protocol::UserId::from(format!("{platform}-{platform_id}"));
+    let new = workmate_store::NewUser {
+        id: id.clone(),
+        display_name: name.into(),
+        email: None,
+        role: workmate_store::Role::Approver,
+        sso_subject: None,
+    };
+    store.tenants().upsert_user(tenant, &new).await.unwrap();
+    store
+        .tenants()
+        .bind_platform_identity(tenant, platform, platform_id, &id)
+        .await
+        .unwrap();
+    id
+}
+
+/// Turns on separation of duties in `tenant` (creating it): nobody approves a command they
+/// asked for themselves.
+pub(crate) async fn separation_of_duties(
+    store: &workmate_store::Store,
+    tenant: &workmate_protocol::TenantId,
+) {
+    store.tenants().ensure(tenant, "Acme").await.unwrap();
+    store
+        .tenants()
+        .set_settings(tenant, &serde_json::json!({"separation_of_duties": true}))
+        .await
+        .unwrap();
+}
+
+/// The texts of the user messages of the conversation at `thread` of `chat`, once there are
+/// `count`.
+pub(crate) async fn texts_in(
+    store: &workmate_store::Store,
+    surface: workmate_protocol::Surface,
+    installation: &str,
+    chat: &str,
+    thread: &str,
+    count: usize,
+) -> Vec<String> {
+    let tenant = workmate_chat::tenant_of(surface, installation);
+    eventually(|| async {
+        let session = thread_session(store, surface, installation, chat, thread).await?;
+        let texts: Vec<String> = store
+            .messages()
+            .list(&tenant, &session.id)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter_map(|m| match m {
+                workmate_protocol::Message::User {
+                    content: workmate_protocol::UserContent::Text(text),
+                    ..
+                } => Some(text),
+                _ => None,
+            })
+            .collect();
+        (texts.len() >= count).then_some(texts)
+    })
+    .await
+}

@@ -4,12 +4,14 @@
 
 use futures_util::SinkExt;
 use serde_json::{Value, json};
-use workmate_protocol::{Message, Surface, UserContent};
+use workmate_protocol::Surface;
 use workmate_store::InboxItemState;
 
 use super::fake::{Socket, TOPIC_CARD, TOPIC_ROBOT, acked, frame, next_text};
 use super::{CORP, DingTalkApp, GROUP, click, dingtalk_app, item_state, parked, robot_message};
-use crate::support::{calls, eventually, thread_session, wait_for};
+use crate::support::{
+    approver_on, calls, separation_of_duties, texts_in, thread_session, wait_for,
+};
 
 /// Ana's first message opens a conversation whose next turn writes a file; Bo's is answered.
 const SCRIPT: &str = r#"{"conversations": [
@@ -35,29 +37,8 @@ fn said(msg_id: &str, who: &str, nick: &str, text: &str) -> Value {
 
 /// The user messages of `who`'s own conversation in the group, once it has `count`.
 async fn said_in_conversation_of(app: &DingTalkApp, who: &str, count: usize) -> Vec<String> {
-    let tenant = workmate_chat::tenant_of(Surface::Dingtalk, CORP);
-    eventually(|| async {
-        let thread = format!("@{who}#0");
-        let session = thread_session(&app.store, Surface::Dingtalk, CORP, GROUP, &thread).await?;
-        assert_eq!(session.owner.as_str(), format!("dingtalk-{who}"));
-        let texts: Vec<String> = app
-            .store
-            .messages()
-            .list(&tenant, &session.id)
-            .await
-            .unwrap()
-            .into_iter()
-            .filter_map(|m| match m {
-                Message::User {
-                    content: UserContent::Text(text),
-                    ..
-                } => Some(text),
-                _ => None,
-            })
-            .collect();
-        (texts.len() >= count).then_some(texts)
-    })
-    .await
+    let thread = format!("@{who}#0");
+    texts_in(&app.store, Surface::Dingtalk, CORP, GROUP, &thread, count).await
 }
 
 /// The answer card whose content holds `text`: its create call's body.
@@ -125,6 +106,12 @@ async fn two_people_in_one_group_each_have_their_own_conversation() {
         ["hello from ana", "now write the notes"]
     );
     assert_eq!(said_in_conversation_of(&app, "bo", 1).await, ["hi from bo"]);
+    let anas = thread_session(&app.store, Surface::Dingtalk, CORP, GROUP, "@ana#0").await;
+    assert_eq!(
+        anas.unwrap().owner.as_str(),
+        "dingtalk-ana",
+        "her own conversation"
+    );
 
     // Her write waits for approval: Bo (a member) cannot approve it, Ana can.
     let item = parked(&app).await;
@@ -164,27 +151,8 @@ async fn two_people_in_one_group_each_have_their_own_conversation() {
 async fn an_approver_gets_a_copy_in_their_chat_with_the_robot_and_both_cards_show_the_answer() {
     let app = dingtalk_app(super::SHELL, |c| c).await;
     let tenant = workmate_chat::tenant_of(Surface::Dingtalk, CORP);
-    let store = &app.store;
-    store.tenants().ensure(&tenant, "Acme").await.unwrap();
-    store
-        .tenants()
-        .set_settings(&tenant, &json!({"separation_of_duties": true}))
-        .await
-        .unwrap();
-    let carol = workmate_protocol::UserId::from("dingtalk-carol");
-    let new = workmate_store::NewUser {
-        id: carol.clone(),
-        display_name: "Carol".into(),
-        email: None,
-        role: workmate_store::Role::Approver,
-        sso_subject: None,
-    };
-    store.tenants().upsert_user(&tenant, &new).await.unwrap();
-    store
-        .tenants()
-        .bind_platform_identity(&tenant, "dingtalk", "carol", &carol)
-        .await
-        .unwrap();
+    separation_of_duties(&app.store, &tenant).await;
+    approver_on(&app.store, &tenant, "dingtalk", "carol", "Carol").await;
     let mut ws = app.fake.accept().await;
     deliver(
         &mut ws,

@@ -481,30 +481,8 @@ async fn recalling_a_message_stops_the_turn_it_started_and_the_thread_is_told() 
 async fn an_approver_gets_a_copy_in_a_direct_message_and_answers_from_it() {
     let app = feishu_app(SHELL).await;
     let tenant = workmate_chat::tenant_of(Surface::Feishu, TENANT_KEY);
-    app.store.tenants().ensure(&tenant, "Acme").await.unwrap();
-    app.store
-        .tenants()
-        .set_settings(&tenant, &json!({"separation_of_duties": true}))
-        .await
-        .unwrap();
-    let cara = workmate_protocol::UserId::from("feishu-ou_cara");
-    let new = workmate_store::NewUser {
-        id: cara.clone(),
-        display_name: "Cara".into(),
-        email: None,
-        role: workmate_store::Role::Approver,
-        sso_subject: None,
-    };
-    app.store
-        .tenants()
-        .upsert_user(&tenant, &new)
-        .await
-        .unwrap();
-    app.store
-        .tenants()
-        .bind_platform_identity(&tenant, "feishu", "ou_cara", &cara)
-        .await
-        .unwrap();
+    crate::support::separation_of_duties(&app.store, &tenant).await;
+    crate::support::approver_on(&app.store, &tenant, "feishu", "ou_cara", "Cara").await;
     let (status, _) = post(&app, "events", &mention("EvCopy", "run it")).await;
     assert_eq!(status, StatusCode::OK);
     let item = parked(&app).await;

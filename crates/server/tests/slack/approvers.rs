@@ -3,41 +3,15 @@
 //! the app, with its buttons; an approver who turned notices off gets none; the first answer
 //! wins and every copy then shows who answered.
 
-use workmate_protocol::{TenantId, UserId};
-use workmate_store::{NewUser, Role};
-
 use super::*;
-
-async fn approver(store: &Store, tenant: &TenantId, slack_id: &str, name: &str) -> UserId {
-    let id = UserId::from(format!("slack-{slack_id}"));
-    let new = NewUser {
-        id: id.clone(),
-        display_name: name.into(),
-        email: None,
-        role: Role::Approver,
-        sso_subject: None,
-    };
-    store.tenants().upsert_user(tenant, &new).await.unwrap();
-    store
-        .tenants()
-        .bind_platform_identity(tenant, "slack", slack_id, &id)
-        .await
-        .unwrap();
-    id
-}
 
 #[tokio::test]
 async fn approvers_get_a_private_copy_and_every_copy_shows_who_answered() {
     let app = slack_app().await;
     let tenant = tenant_of("T1");
-    app.store.tenants().ensure(&tenant, "Acme").await.unwrap();
-    app.store
-        .tenants()
-        .set_settings(&tenant, &json!({"separation_of_duties": true}))
-        .await
-        .unwrap();
-    approver(&app.store, &tenant, "UAPP", "Bea Approver").await;
-    let quiet = approver(&app.store, &tenant, "UQUIET", "Quinn Quiet").await;
+    support::separation_of_duties(&app.store, &tenant).await;
+    support::approver_on(&app.store, &tenant, "slack", "UAPP", "Bea Approver").await;
+    let quiet = support::approver_on(&app.store, &tenant, "slack", "UQUIET", "Quinn Quiet").await;
     app.store
         .approvers()
         .set_notices(&tenant, &quiet, false)

@@ -188,27 +188,8 @@ async fn an_approver_gets_a_copy_as_an_app_card_and_answers_from_it() {
     config.agent_id = Some("1000002".into());
     config.secret = Some("app-secret".into());
     let tenant = workmate_chat::tenant_of(workmate_protocol::Surface::Wecom, CORP);
-    let store = &app.store;
-    store.tenants().ensure(&tenant, "Acme").await.unwrap();
-    store
-        .tenants()
-        .set_settings(&tenant, &json!({"separation_of_duties": true}))
-        .await
-        .unwrap();
-    let carol = workmate_protocol::UserId::from("wecom-carol");
-    let new = workmate_store::NewUser {
-        id: carol.clone(),
-        display_name: "Carol".into(),
-        email: None,
-        role: workmate_store::Role::Approver,
-        sso_subject: None,
-    };
-    store.tenants().upsert_user(&tenant, &new).await.unwrap();
-    store
-        .tenants()
-        .bind_platform_identity(&tenant, "wecom", "carol", &carol)
-        .await
-        .unwrap();
+    crate::support::separation_of_duties(&app.store, &tenant).await;
+    crate::support::approver_on(&app.store, &tenant, "wecom", "carol", "Carol").await;
     let chat = app.state.chat.clone();
     let surface =
         WeComSurface::new(&config, &chat, &workmate_net::NetworkPolicy::public_only()).unwrap();

@@ -5,11 +5,11 @@
 
 use axum::http::StatusCode;
 use serde_json::{Value, json};
-use workmate_protocol::{Message, Surface, UserContent};
+use workmate_protocol::Surface;
 use workmate_store::InboxItemState;
 
 use super::{CHAT, CORP, WeComApp, click, parked, wecom_app};
-use crate::support::{eventually, thread_session};
+use crate::support::{texts_in, thread_session};
 
 const SCRIPT: &str = r#"{"conversations": [
   {"when": "hello from ana", "turns": [
@@ -37,29 +37,8 @@ async fn say(app: &WeComApp, msgid: &str, who: &str, text: &str) -> String {
 
 /// The texts `who` sent to their own conversation in the group, once there are `count`.
 async fn said_in_conversation_of(app: &WeComApp, who: &str, count: usize) -> Vec<String> {
-    let tenant = workmate_chat::tenant_of(Surface::Wecom, CORP);
-    eventually(|| async {
-        let thread = format!("@{who}#0");
-        let session = thread_session(&app.store, Surface::Wecom, CORP, CHAT, &thread).await?;
-        assert_eq!(session.owner.as_str(), format!("wecom-{who}"));
-        let texts: Vec<String> = app
-            .store
-            .messages()
-            .list(&tenant, &session.id)
-            .await
-            .unwrap()
-            .into_iter()
-            .filter_map(|m| match m {
-                Message::User {
-                    content: UserContent::Text(text),
-                    ..
-                } => Some(text),
-                _ => None,
-            })
-            .collect();
-        (texts.len() >= count).then_some(texts)
-    })
-    .await
+    let thread = format!("@{who}#0");
+    texts_in(&app.store, Surface::Wecom, CORP, CHAT, &thread, count).await
 }
 
 #[tokio::test]
@@ -96,6 +75,12 @@ async fn two_people_in_one_group_each_have_their_own_conversation() {
         ["hello from ana", "now write the notes"]
     );
     assert_eq!(said_in_conversation_of(&app, "bo", 1).await, ["hi from bo"]);
+    let anas = thread_session(&app.store, Surface::Wecom, CORP, CHAT, "@ana#0").await;
+    assert_eq!(
+        anas.unwrap().owner.as_str(),
+        "wecom-ana",
+        "her own conversation"
+    );
 
     // Bo (a member) cannot approve Ana's write; Ana can, and her answer reaches her stream.
     let (status, answer) = app.post(&click("C1", "bo", &once, &task_id)).await;
