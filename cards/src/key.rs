@@ -7,9 +7,12 @@
 //! segment's long answer, `approval:{item_id}`, `question:{item_id}` and `plan:{item_id}`.
 //! Session notices have no card of their own.
 
+use workmate_protocol::Actor;
+
+use crate::fold::display_name;
 use crate::ir::Card;
 use crate::pages::turn_cards;
-use crate::render::{approval_card, plan_card, question_card};
+use crate::render::{approval_card, name_person, plan_card, question_card};
 use crate::view::{CardRef, SessionView};
 
 /// The stable key and the current card of a card an event changed (see
@@ -31,21 +34,52 @@ pub fn cards_for(
     match changed {
         CardRef::Turn(id) | CardRef::TurnPart(id, 0) => view
             .turn_segment(id, 0)
-            .map(|t| turn_cards(t, format!("turn:{id}"), answer_budget))
+            .map(|t| {
+                named(
+                    view,
+                    t.author.as_ref(),
+                    turn_cards(t, format!("turn:{id}"), answer_budget),
+                )
+            })
             .unwrap_or_default(),
         CardRef::TurnPart(id, n) => view
             .turn_segment(id, *n)
-            .map(|t| turn_cards(t, format!("turn:{id}:{n}"), answer_budget))
+            .map(|t| {
+                named(
+                    view,
+                    t.author.as_ref(),
+                    turn_cards(t, format!("turn:{id}:{n}"), answer_budget),
+                )
+            })
             .unwrap_or_default(),
         CardRef::Approval(item) => one(view
             .approval(item)
             .map(|a| (format!("approval:{item}"), approval_card(a)))),
-        CardRef::Question(item) => one(view
+        CardRef::Question(item) => view
             .question(item)
-            .map(|q| (format!("question:{item}"), question_card(q)))),
+            .map(|q| {
+                let card = (format!("question:{item}"), question_card(q));
+                named(view, q.requested_by.as_ref(), vec![card])
+            })
+            .unwrap_or_default(),
         CardRef::Plan(item) => one(view
             .plan(item)
             .map(|p| (format!("plan:{item}"), plan_card(p)))),
         CardRef::Notice(_) => Vec::new(),
     }
+}
+
+/// `cards` (a segment's or a prompt's, its own card first), the first naming `person` when the
+/// view names people. Approval and plan cards name their requester anyway.
+fn named(
+    view: &SessionView,
+    person: Option<&Actor>,
+    mut cards: Vec<(String, Card)>,
+) -> Vec<(String, Card)> {
+    if view.names_people()
+        && let (Some(person), Some((_, first))) = (person, cards.first_mut())
+    {
+        name_person(first, display_name(person));
+    }
+    cards
 }

@@ -46,6 +46,9 @@ pub struct SessionView {
     /// Turns parked on a prompt since their newest segment opened: their next change opens a
     /// new segment below the prompt.
     pub(crate) split: Vec<TurnId>,
+    /// Whether turn and question cards name the person they answer (a personal conversation
+    /// in a group, where several people's cards share one chat).
+    pub(crate) names_people: bool,
 }
 
 impl SessionView {
@@ -123,6 +126,17 @@ impl SessionView {
     /// The seq of the latest state event applied (0 before any).
     pub fn last_seq(&self) -> u64 {
         self.last_seq
+    }
+
+    /// Makes turn and question cards name the person they answer ("👤 Ana Lima"), for a
+    /// conversation whose cards share a chat with other people's (see [`crate::cards_for`]).
+    pub fn name_people(&mut self, yes: bool) {
+        self.names_people = yes;
+    }
+
+    /// Whether turn and question cards name the person they answer.
+    pub fn names_people(&self) -> bool {
+        self.names_people
     }
 }
 

@@ -6,6 +6,7 @@ mod cards;
 mod fold;
 mod markdown;
 mod pages;
+mod people;
 mod properties;
 mod quorum;
 mod segments;

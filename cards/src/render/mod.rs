@@ -156,6 +156,18 @@ pub fn question_card(card: &QuestionCard) -> Card {
     Card { blocks }
 }
 
+/// Names the person a card answers: `👤 Ana Lima · ` before its first context line (a turn's
+/// status), or a context line of its own on top.
+pub(crate) fn name_person(card: &mut Card, name: &str) {
+    let whose = format!("👤 {name}");
+    match card.blocks.first_mut() {
+        Some(Block::Context(line)) => line.insert(0, Inline::Text(format!("{whose} · "))),
+        _ => card
+            .blocks
+            .insert(0, Block::Context(vec![Inline::Text(whose)])),
+    }
+}
+
 /// A session notice (model switched, mode changed) as a card of its own.
 pub fn notice_card(text: &str) -> Card {
     Card {

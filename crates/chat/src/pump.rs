@@ -274,6 +274,8 @@ impl Pumps {
         let Some(target) = self.target(key) else {
             return;
         };
+        // In a group, a personal conversation's cards share the chat with other people's.
+        view.name_people(target.person.is_some());
         // A state event's cards join the trace of the turn that made them.
         let span = event
             .turn_id

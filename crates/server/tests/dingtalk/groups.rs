@@ -1,5 +1,5 @@
 //! Two people in one DingTalk group (which has no threads): each has their own conversation
-//! with workmate, answers @-mention the person they answer, a follow-up continues its sender's
+//! with workmate, answers @-mention and name the person they answer, a follow-up continues its sender's
 //! conversation, and one person cannot approve the other's write while the person who asked can.
 
 use futures_util::SinkExt;
@@ -92,6 +92,9 @@ async fn two_people_in_one_group_each_have_their_own_conversation() {
         json!({"bo": "bo"}),
         "{to_bo:#}"
     );
+    // Each card names whose conversation it belongs to.
+    assert!(to_ana.to_string().contains("👤 Ana · "), "{to_ana:#}");
+    assert!(to_bo.to_string().contains("👤 Bo · "), "{to_bo:#}");
 
     // Ana's follow-up continues her conversation: it holds her two messages, not Bo's.
     deliver(

@@ -45,13 +45,10 @@ async fn said_in_conversation_of(app: &WeComApp, who: &str, count: usize) -> Vec
 async fn two_people_in_one_group_each_have_their_own_conversation() {
     let app = wecom_app(SCRIPT).await;
     let hello = say(&app, "M1", "ana", "hello from ana").await;
-    assert!(
-        app.follow(&hello)
-            .await
-            .last()
-            .unwrap()
-            .contains("Hello Ana.")
-    );
+    let seen = app.follow(&hello).await;
+    let answer = seen.last().unwrap();
+    assert!(answer.contains("Hello Ana."), "{answer}");
+    assert!(answer.contains("👤 ana"), "names whose conversation: {answer}");
 
     // Ana's follow-up continues her conversation, and her write waits for approval.
     let write = say(&app, "M2", "ana", "now write the notes").await;
