@@ -9,6 +9,8 @@
 //! and updated from then on through the coalescer and the card store (any replica, after a
 //! restart too); a prompt already decided is never posted as a new copy, only copies that exist
 //! are updated. The answer itself goes through the engine's authority rule like any click.
+//! A reminder of a prompt that still waits goes to the same people, in the same chats
+//! ([`ApproverCopies::approver_chats`]), as a notice below their copy.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -19,7 +21,7 @@ use workmate_adapter::{CardId, CardStore, ChatTarget, Coalescer, Platform};
 use workmate_cards::Card;
 use workmate_engine::SessionHub;
 use workmate_protocol::{InboxItemId, SessionId, TenantId};
-use workmate_store::Store;
+use workmate_store::{InboxItem, Store};
 
 use crate::cards_store::StoreCards;
 
@@ -168,31 +170,46 @@ impl ApproverCopies {
         let Some(stored) = self.store.inbox().get(tenant, item).await? else {
             return Ok(Vec::new());
         };
-        if !self.hub.waits_for_approvers(tenant, &stored).await? {
-            return Ok(Vec::new());
-        }
-        let platform = self.platform.surface();
-        let approvers = self
-            .store
-            .approvers()
-            .to_notify(tenant, platform.as_str())
-            .await?;
-        let copies: Vec<Copy> = approvers
+        let copies: Vec<Copy> = self
+            .approver_chats(&stored)
+            .await?
             .into_iter()
-            .filter(|(user, _)| stored.requested_by.as_ref() != Some(user))
-            .filter_map(|(_, account)| {
-                let target = self.platform.direct_target(&account)?;
-                Some(Copy {
-                    id: CardId {
-                        tenant: tenant.clone(),
-                        session: session.clone(),
-                        card_key: format!("approver:{item}:{account}"),
-                    },
-                    target,
-                })
+            .map(|(account, target)| Copy {
+                id: CardId {
+                    tenant: tenant.clone(),
+                    session: session.clone(),
+                    card_key: format!("approver:{item}:{account}"),
+                },
+                target,
             })
             .collect();
         debug!(item = %item, copies = copies.len(), "Approvers told of a waiting prompt.");
         Ok(copies)
+    }
+
+    /// The direct chats (by account on this platform) of the approvers told of `item`: none
+    /// unless it waits for approvers; never the person who asked, nor anyone who turned notices
+    /// off.
+    pub(crate) async fn approver_chats(
+        &self,
+        item: &InboxItem,
+    ) -> crate::Result<Vec<(String, ChatTarget)>> {
+        let tenant = &item.tenant_id;
+        if !self.hub.waits_for_approvers(tenant, item).await? {
+            return Ok(Vec::new());
+        }
+        let approvers = self
+            .store
+            .approvers()
+            .to_notify(tenant, self.platform.surface().as_str())
+            .await?;
+        Ok(approvers
+            .into_iter()
+            .filter(|(user, _)| item.requested_by.as_ref() != Some(user))
+            .filter_map(|(_, account)| {
+                let target = self.platform.direct_target(&account)?;
+                Some((account, target))
+            })
+            .collect())
     }
 }

@@ -317,6 +317,11 @@ impl Pumps {
         }
     }
 
+    /// The approvers' copies of this platform's prompts.
+    pub(crate) fn approver_copies(&self) -> &ApproverCopies {
+        &self.copies
+    }
+
     /// Stops every pump and waits for them to end.
     pub(crate) async fn shutdown(&self) {
         self.stop.cancel();

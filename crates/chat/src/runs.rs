@@ -119,6 +119,32 @@ impl RunObserver for Chat {
             if let Err(e) = sent {
                 warn!(error = %e, "Cannot remind a thread of a waiting prompt.");
             }
+            remind_approvers(&slot, item, minutes).await;
         })
+    }
+}
+
+/// Tells each approver who was sent a copy of `item` (see [`crate::approver_copies`]) that it
+/// still waits, in the same direct chat, just below their copy and its buttons.
+async fn remind_approvers(slot: &Slot, item: &workmate_store::InboxItem, minutes: i64) {
+    let chats = match slot.pumps.approver_copies().approver_chats(item).await {
+        Ok(chats) => chats,
+        Err(e) => {
+            warn!(error = %e, "Cannot find the approvers of a waiting prompt.");
+            return;
+        }
+    };
+    let text = format!(
+        "⏰ Still waiting for your approval, asked {minutes} min ago: {}. Answer on its card \
+         above, or with `/workmate inbox`.",
+        item.title
+    );
+    for (_, target) in chats {
+        let sent =
+            workmate_adapter::with_retry(&slot.retry, || slot.platform.notice(&target, &text))
+                .await;
+        if let Err(e) = sent {
+            warn!(error = %e, "Cannot remind an approver of a waiting prompt.");
+        }
     }
 }

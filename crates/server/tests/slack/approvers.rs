@@ -1,7 +1,8 @@
 //! A prompt that waits for approvers (here: separation of duties keeps the person who asked
 //! from approving their own command) reaches each approver privately, in their direct chat with
 //! the app, with its buttons; an approver who turned notices off gets none; the first answer
-//! wins and every copy then shows who answered.
+//! wins and every copy then shows who answered. A reminder reaches the thread and, below their
+//! copy, each approver told of it.
 
 use super::*;
 
@@ -41,6 +42,41 @@ async fn approvers_get_a_private_copy_and_every_copy_shows_who_answered() {
             "no copy for {nobody}: {posts:#?}"
         );
     }
+    // Reminded (the scheduler's tick calls this once the tenant's time has passed): the thread
+    // hears it still waits, and Bea hears it again below her copy; Quinn still hears nothing.
+    let waiting = app
+        .store
+        .inbox()
+        .list(&tenant, &workmate_store::InboxFilter::default(), 10)
+        .await
+        .unwrap();
+    let item = waiting.first().unwrap();
+    workmate_engine::RunObserver::prompt_still_waits(&app.chat, item).await;
+    let posts = wait_for(&app.fake, "chat.postMessage", "the reminders", |posts| {
+        posts
+            .iter()
+            .filter(|p| p.to_string().contains("⏰ Still waiting"))
+            .count()
+            >= 2
+    })
+    .await;
+    let reminders: Vec<&Value> = posts
+        .iter()
+        .filter(|p| p.to_string().contains("⏰ Still waiting"))
+        .collect();
+    assert!(
+        reminders
+            .iter()
+            .any(|p| p["channel"] == "UAPP"
+                && p.to_string().contains("Still waiting for your approval")),
+        "{reminders:#?}"
+    );
+    assert!(
+        reminders.iter().any(|p| p["channel"] == "C1"),
+        "{reminders:#?}"
+    );
+    assert!(reminders.iter().all(|p| p["channel"] != "UQUIET"));
+
     // The person who asked cannot approve their own command here; Bea can, from her copy.
     let once = button_values(copy)
         .into_iter()

@@ -48,7 +48,10 @@ async fn two_people_in_one_group_each_have_their_own_conversation() {
     let seen = app.follow(&hello).await;
     let answer = seen.last().unwrap();
     assert!(answer.contains("Hello Ana."), "{answer}");
-    assert!(answer.contains("👤 ana"), "names whose conversation: {answer}");
+    assert!(
+        answer.contains("👤 ana"),
+        "names whose conversation: {answer}"
+    );
 
     // Ana's follow-up continues her conversation, and her write waits for approval.
     let write = say(&app, "M2", "ana", "now write the notes").await;
