@@ -99,12 +99,26 @@ pub async fn dispatch_app(
                 },
                 _ => (None, String::new()),
             };
+            // The click's answer will show the person how their card was settled: marked
+            // before the click is taken, so the card's own update (which may come first) does
+            // not tell them again.
+            if code.is_some() {
+                platform.settled_by_click(&task, &user, true);
+            }
             let reply = sink.click(inbound).await?;
-            if let (Some(card), Some(code)) = (reply.card, code) {
-                let card = template_card(&card, &task);
-                if let Err(e) = platform.update_app_card(&code, &user, &card).await {
-                    tracing::warn!(error = %e, "Cannot update a WeCom app card.");
+            let updated = match (reply.card, code) {
+                (Some(card), Some(code)) => {
+                    let card = template_card(&card, &task);
+                    let updated = platform.update_app_card(&code, &user, &card).await;
+                    if let Err(e) = &updated {
+                        tracing::warn!(error = %e, "Cannot update a WeCom app card.");
+                    }
+                    updated.is_ok()
                 }
+                _ => false,
+            };
+            if !updated {
+                platform.settled_by_click(&task, &user, false);
             }
         }
         InboundKind::Command { .. } => {

@@ -455,6 +455,9 @@ impl ChatAdapter for WeComPlatform {
         _version: i64,
     ) -> BoxFuture<'a, Result<(), AdapterError>> {
         Box::pin(async move {
+            if Self::is_app_card(posted) {
+                return self.app_card_settled(posted, rendered).await;
+            }
             if posted.message_id.starts_with(CARD_PREFIX) || rendered.get("template_card").is_some()
             {
                 // A template card changes only in a click's answer (see the module docs).

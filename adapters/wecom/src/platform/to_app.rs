@@ -3,7 +3,9 @@
 //!
 //! An app message cannot be edited, so a turn card is sent once, when nothing more is to come,
 //! as markdown messages of at most [`MAX_APP_MARKDOWN_BYTES`]; a prompt is a template card,
-//! which a click's answer updates through its `response_code` (see [`crate::dispatch_app`]).
+//! which a click's answer updates through its `response_code` (see [`crate::dispatch_app`]);
+//! once the prompt is settled, a person who did not click their card is told how in a short
+//! message below it.
 //!
 //! Invariant: a card is sent at most once by this process (a card completed just before a
 //! restart may be sent again by the next).
@@ -11,13 +13,30 @@
 use serde_json::{Value, json};
 use workmate_adapter::{AdapterError, ChatTarget, PostedCard};
 
-use super::{CARD_PREFIX, WeComPlatform, stream_part};
+use super::{WeComPlatform, stream_part};
 use crate::card::split_stream;
 
 /// Bytes of an app markdown message's `content`.
 pub const MAX_APP_MARKDOWN_BYTES: usize = 2_048;
 /// The message id prefix of a turn card sent (or to be sent) as app messages.
 const APP_PREFIX: &str = "app:";
+/// The message id prefix of a prompt sent as an app template card (then its task id).
+const APP_CARD_PREFIX: &str = "appcard:";
+
+fn settled_key(user: &str, task: &str) -> String {
+    format!("settled:{user}:{task}")
+}
+
+/// What a person who did not click a settled prompt's card is told: its first line (what was
+/// asked) and its last (how it was settled: "✅ Approved by Bea · once").
+fn settled_note(markdown: &str) -> String {
+    let mut lines = markdown.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or_default();
+    match lines.next_back() {
+        Some(last) => format!("{first}\n{last}"),
+        None => first.to_owned(),
+    }
+}
 
 impl WeComPlatform {
     /// Posts a card to the person `target` names.
@@ -31,7 +50,7 @@ impl WeComPlatform {
             let message = json!({ "msgtype": "template_card", "template_card": card });
             app.send(&target.chat_id, message).await?;
             let task = card.get("task_id").and_then(Value::as_str).unwrap_or("");
-            format!("{CARD_PREFIX}{task}")
+            format!("{APP_CARD_PREFIX}{task}")
         } else {
             let message_id = format!("{APP_PREFIX}{}", uuid_like());
             self.app_complete(&target.chat_id, &message_id, rendered)
@@ -47,6 +66,42 @@ impl WeComPlatform {
     /// Whether a posted card is an app message.
     pub(super) fn is_app_message(posted: &PostedCard) -> bool {
         posted.message_id.starts_with(APP_PREFIX)
+    }
+
+    /// Whether a posted card is a prompt sent as an app template card.
+    pub(super) fn is_app_card(posted: &PostedCard) -> bool {
+        posted.message_id.starts_with(APP_CARD_PREFIX)
+    }
+
+    /// Records whether `user`'s app template card `task` is (or will be) updated by the answer
+    /// to their own click, which shows them how it was settled.
+    pub fn settled_by_click(&self, task: &str, user: &str, yes: bool) {
+        let key = settled_key(user, task);
+        if yes {
+            self.sent.insert(key, ());
+        } else {
+            self.sent.invalidate(&key);
+        }
+    }
+
+    /// An app template card's prompt was settled: WeCom lets a card change only in the answer to
+    /// a click on it, so a person who did not click their copy is told in a message below it
+    /// (the prompt's title and how it was settled), once.
+    pub(super) async fn app_card_settled(
+        &self,
+        posted: &PostedCard,
+        rendered: &Value,
+    ) -> Result<(), AdapterError> {
+        let (markdown, more) = stream_part(rendered);
+        let task = posted.message_id.trim_start_matches(APP_CARD_PREFIX);
+        let key = settled_key(&posted.chat_id, task);
+        if more || markdown.is_empty() || self.sent.contains_key(&key) {
+            return Ok(());
+        }
+        self.send_app_markdown(&posted.chat_id, &settled_note(&markdown))
+            .await?;
+        self.sent.insert(key, ());
+        Ok(())
     }
 
     /// Sends a turn card once it is complete, once.

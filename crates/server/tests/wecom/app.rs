@@ -171,8 +171,17 @@ async fn an_app_message_gets_a_template_card_a_click_updates_it_and_the_answer_a
     let answers: Vec<_> = sent
         .iter()
         .filter(|c| c.body["msgtype"] == "markdown")
+        .map(|c| c.body["markdown"]["content"].as_str().unwrap())
         .collect();
-    assert_eq!(answers.len(), 1, "{answers:#?}");
+    // Ana's own card cannot change (the click was the admin's): a note below it says who
+    // approved; the answer comes once.
+    assert_eq!(answers.len(), 2, "{answers:#?}");
+    assert!(answers[0].contains("✅ Approved by boss"), "{answers:#?}");
+    assert_eq!(
+        answers.iter().filter(|a| a.contains("Done.")).count(),
+        1,
+        "{answers:#?}"
+    );
     assert_eq!(
         calls(&fake, "/cgi-bin/gettoken").await.len(),
         1,
@@ -190,6 +199,7 @@ async fn an_approver_gets_a_copy_as_an_app_card_and_answers_from_it() {
     let tenant = workmate_chat::tenant_of(workmate_protocol::Surface::Wecom, CORP);
     crate::support::separation_of_duties(&app.store, &tenant).await;
     crate::support::approver_on(&app.store, &tenant, "wecom", "carol", "Carol").await;
+    crate::support::approver_on(&app.store, &tenant, "wecom", "dave", "Dave").await;
     let chat = app.state.chat.clone();
     let surface =
         WeComSurface::new(&config, &chat, &workmate_net::NetworkPolicy::public_only()).unwrap();
@@ -206,10 +216,12 @@ async fn an_approver_gets_a_copy_as_an_app_card_and_answers_from_it() {
     )
     .await;
     // Ana may not approve her own command (separation of duties): Carol gets it as an app card.
-    let sent = wait_for(&fake, "/cgi-bin/message/send", "carol's copy", |calls| {
-        calls
-            .iter()
-            .any(|c| c.body["touser"] == "carol" && c.body["msgtype"] == "template_card")
+    let sent = wait_for(&fake, "/cgi-bin/message/send", "both copies", |calls| {
+        ["carol", "dave"].iter().all(|who| {
+            calls
+                .iter()
+                .any(|c| c.body["touser"] == *who && c.body["msgtype"] == "template_card")
+        })
     })
     .await;
     let copy = sent.iter().find(|c| c.body["touser"] == "carol").unwrap();
@@ -243,4 +255,26 @@ async fn an_approver_gets_a_copy_as_an_app_card_and_answers_from_it() {
         "{:#}",
         updates[0].body
     );
+    // WeCom lets a card change only in the answer to a click on it: Dave, who did not click
+    // his copy, is told below it who answered; Carol's own card already says so.
+    let sent = wait_for(&fake, "/cgi-bin/message/send", "dave told", |calls| {
+        calls
+            .iter()
+            .any(|c| c.body["touser"] == "dave" && c.body["msgtype"] == "markdown")
+    })
+    .await;
+    let told = sent
+        .iter()
+        .find(|c| c.body["touser"] == "dave" && c.body["msgtype"] == "markdown")
+        .unwrap();
+    let note = told.body["markdown"]["content"].as_str().unwrap();
+    assert!(note.contains("Approved by Carol"), "{note}");
+    assert!(note.lines().count() <= 2, "short: {note}");
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let to_carol = crate::support::calls(&fake, "/cgi-bin/message/send")
+        .await
+        .into_iter()
+        .filter(|c| c.body["touser"] == "carol" && c.body["msgtype"] == "markdown")
+        .count();
+    assert_eq!(to_carol, 0, "her card already shows it");
 }
