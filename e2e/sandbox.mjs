@@ -22,7 +22,7 @@ const MESSAGE = "write this week's report and save it as a file";
 // The demo script's final answer, "Done: **weekly-report.md** is saved …", as the page renders it.
 const ANSWER = /weekly-report\.md\s+is saved/;
 // The answer's last words: the stream has finished.
-const ANSWER_END = "post a summary to the team thread?";
+const ANSWER_END = "Ask again any time for a fresh copy.";
 // The approval card once resolved: the buttons are replaced for everyone.
 const APPROVED = /Approved by .+ · once/;
 // DingTalk's approval template shows its status line instead: approved, and who approved.

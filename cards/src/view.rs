@@ -7,7 +7,10 @@
 //!   change to the turn opens a new segment, posted below the prompt's card; the earlier segment
 //!   is marked `continued` and never changes again. The new segment starts from the turn's
 //!   current status and the calls still unfinished; later steps, the answer and the final status
-//!   go there. Only the newest segment of a running turn offers the Stop button.
+//!   go there. Only the newest segment of a running turn offers the Stop button. A segment
+//!   closed by an answer to its prompt says how it was answered
+//!   ([`TurnStatus::Continued`]) and marks the call answered as allowed or not, so no closed
+//!   card keeps saying it waits.
 //! - Segment 0 of a turn is [`CardRef::Turn`] (card key `turn:{turn_id}`, as before segments
 //!   existed); segment `n ≥ 1` is [`CardRef::TurnPart`] (card key `turn:{turn_id}:{n}`).
 //! - One approval or question card per parked prompt, keyed by its inbox item id. After
@@ -222,6 +225,9 @@ pub enum TurnStatus {
     Failed(String),
     /// Ended at the iteration cap.
     MaxIterations,
+    /// The segment ended when its prompt was answered and the turn went on below; how it was
+    /// answered ("✅ Approved by Ana Lima").
+    Continued(String),
 }
 
 impl TurnStatus {
@@ -247,6 +253,9 @@ pub struct Step {
     pub started: bool,
     /// How it ended, once it has.
     pub outcome: Option<StepOutcome>,
+    /// In a segment its approval closed: whether the call was allowed (it runs below) or not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed: Option<bool>,
 }
 
 /// How a tool call ended.

@@ -113,7 +113,12 @@ fn a_continued_segment_never_changes_again() {
     assert_eq!(story.events[closed_at].kind.name(), "inbox_item_resolved");
     let first = view.turn_segment(&turn("tn_1"), 0).unwrap();
     assert!(first.continued);
-    assert_eq!(first.status, TurnStatus::WaitingForApproval);
+    // Closed, it says how its prompt was answered, not that it waits.
+    assert_eq!(
+        first.status,
+        TurnStatus::Continued("✅ Approved by Bob Li".into())
+    );
+    assert_eq!(first.steps[0].allowed, Some(true));
     assert_eq!(view.turn(&turn("tn_1")).unwrap().segment, 1);
     assert_eq!(view.turn(&turn("tn_1")).unwrap().status, TurnStatus::Done);
 }

@@ -15,7 +15,9 @@
 //! click is never applied twice.
 
 use serde_json::{Map, Value, json};
-use workmate_adapter::{ClickReply, Inbound, InboundKind, InboundSink, InboundUser, NotTaken};
+use workmate_adapter::{
+    ClickReply, Inbound, InboundKind, InboundSink, InboundUser, NotTaken, ToastKind,
+};
 use workmate_cards::ButtonAction;
 use workmate_protocol::{Resolution, Surface};
 
@@ -98,9 +100,10 @@ pub fn click_inbound(callback: &Value, delivery_id: Option<&str>) -> Option<Inbo
     })
 }
 
-/// A card callback's answer: the clicked approval card's `status` and `approver` as it is now,
-/// or `{}` (nothing changes) when the click changed no card. DingTalk shows no toast for a
-/// callback, so the reply's toast is only logged.
+/// A card callback's answer, which DingTalk applies to the clicker's view only: the clicked
+/// approval card's `status` and `approver` as it is now; for a refused click, its `detail` with
+/// the refusal on top (DingTalk shows no toast for a callback); `{}` (nothing changes) when the
+/// click changed no card.
 pub fn click_response(reply: &ClickReply) -> Value {
     tracing::debug!(toast = %reply.toast, "DingTalk card click answered.");
     let Some(card) = &reply.card else {
@@ -110,11 +113,26 @@ pub fn click_response(reply: &ClickReply) -> Value {
     if rendered.template != Template::Approval {
         return json!({});
     }
-    let params: Map<String, Value> = rendered
+    let refused = reply.kind == ToastKind::Error;
+    let mut params: Map<String, Value> = rendered
         .params
         .into_iter()
-        .filter(|(key, _)| key == "status" || key == "approver")
+        .filter(|(key, _)| {
+            if refused {
+                key == "detail"
+            } else {
+                key == "status" || key == "approver"
+            }
+        })
         .collect();
+    if refused {
+        let detail = params
+            .get("detail")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let shown = format!("**⛔ {}**\n\n{detail}", reply.toast);
+        params.insert("detail".into(), Value::String(shown));
+    }
     json!({
         "cardData": { "cardParamMap": params },
         "cardUpdateOptions": { "updateCardDataByKey": true },

@@ -58,7 +58,8 @@ pub async fn dispatch(
     }
 }
 
-/// A card callback's answer: the toast, and the card when it changed.
+/// A card callback's answer: the toast, and the card when it changed (a refused click changed
+/// nothing: its toast says why, to the clicker alone).
 pub fn click_response(reply: &ClickReply) -> Value {
     let kind = match reply.kind {
         ToastKind::Info => "info",
@@ -67,7 +68,11 @@ pub fn click_response(reply: &ClickReply) -> Value {
         ToastKind::Error => "error",
     };
     let mut answer = json!({ "toast": { "type": kind, "content": reply.toast } });
-    if let Some(changed) = &reply.card {
+    if let Some(changed) = reply
+        .card
+        .as_ref()
+        .filter(|_| reply.kind != ToastKind::Error)
+    {
         answer["card"] = json!({ "type": "raw", "data": card::render(changed) });
     }
     answer

@@ -60,12 +60,27 @@ pub struct ClickReply {
     pub kind: ToastKind,
     /// What the toast says.
     pub toast: String,
-    /// The clicked card as it is after the click, when the click changed it; `None` leaves the
-    /// card as it is.
+    /// The clicked card as it is after the click, when the click changed it (or, for a refused
+    /// click, as it is, so a platform that can show one person their own copy shows the refusal
+    /// on it: see [`ClickReply::refused_card`]); `None` leaves the card as it is.
     pub card: Option<Card>,
 }
 
 impl ClickReply {
+    /// For a refused click whose card is known: the card as only the clicker should see it,
+    /// the refusal as its last line. WeCom and DingTalk show no toast, but can answer a click
+    /// with a card for the clicker alone.
+    pub fn refused_card(&self) -> Option<Card> {
+        if self.kind != ToastKind::Error {
+            return None;
+        }
+        let mut card = self.card.clone()?;
+        card.blocks.push(workmate_cards::Block::Context(vec![
+            workmate_cards::Inline::Text(format!("⛔ {}", self.toast)),
+        ]));
+        Some(card)
+    }
+
     /// A click stored to run later: nothing to show yet but that it arrived.
     pub fn received() -> Self {
         Self {

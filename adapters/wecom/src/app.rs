@@ -1,5 +1,5 @@
-//! The self-built app's (自建应用) server API: the cached `access_token`, `message/send` and
-//! `message/update_template_card`.
+//! The self-built app's (自建应用) server API: the cached `access_token`, `message/send`,
+//! `message/update_template_card` and the name of a person (`user/get`).
 //!
 //! Invariants: the token is the kit's [`AccessToken`] (one fetch at a time, replaced
 //! five minutes before it expires); a call WeCom refuses for its token (40014, 42001) drops
@@ -86,6 +86,32 @@ impl AppWeb {
         self.call("/cgi-bin/message/update_template_card", &body)
             .await
             .map(drop)
+    }
+
+    /// The name WeCom shows for `user` (`GET /cgi-bin/user/get`), when the app may read it
+    /// (the person is in the app's visible range).
+    pub async fn user_name(&self, user: &str) -> Result<Option<String>, AdapterError> {
+        let token = self.token().await?;
+        let got = match self.get("/cgi-bin/user/get", &token, user).await {
+            Err(Refused::BadToken) => {
+                self.forget(&token).await;
+                let token = self.token().await?;
+                self.get("/cgi-bin/user/get", &token, user).await
+            }
+            other => other,
+        }
+        .map_err(Refused::into_error)?;
+        Ok(got
+            .get("name")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|name| !name.is_empty())
+            .map(str::to_owned))
+    }
+
+    async fn get(&self, path: &str, token: &str, user: &str) -> Result<Value, Refused> {
+        let url = self.url(path, &[("access_token", token), ("userid", user)])?;
+        answer(path, self.http.get(url).send().await).await
     }
 
     /// The agent id as WeCom wants it: a number when it is one.

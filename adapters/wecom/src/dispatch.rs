@@ -8,8 +8,9 @@
 //!   answered at once, saying so.
 //! - A stream refresh is answered with the stream's content.
 //! - A template-card click runs now, and its answer carries the updated card for everyone
-//!   (WeCom takes it within 5 s); a click that changed nothing (a stranger's, a repeat) gets an
-//!   empty answer, so the card stays as it is.
+//!   (WeCom takes it within 5 s); a refused click's answer updates only the clicker's copy,
+//!   saying why; a click that changed nothing (a repeat) gets an empty answer, so the card
+//!   stays as it is.
 
 use std::sync::Arc;
 
@@ -61,7 +62,16 @@ pub async fn dispatch_robot(
             if !matches!(inbound.kind, InboundKind::Click { .. }) {
                 return Ok(None);
             }
+            let clicker = inbound.user.id.clone();
             let reply = sink.click(inbound).await?;
+            // A refusal goes on the clicker's own copy of the card, nobody else's.
+            if let Some(card) = reply.refused_card() {
+                return Ok(Some(json!({
+                    "response_type": "update_template_card",
+                    "userids": [clicker],
+                    "template_card": template_card(&card, &card_event.task_id),
+                })));
+            }
             Ok(reply.card.map(|card| {
                 json!({
                     "response_type": "update_template_card",
@@ -106,7 +116,7 @@ pub async fn dispatch_app(
                 platform.settled_by_click(&task, &user, true);
             }
             let reply = sink.click(inbound).await?;
-            let updated = match (reply.card, code) {
+            let updated = match (reply.refused_card().or(reply.card), code) {
                 (Some(card), Some(code)) => {
                     let card = template_card(&card, &task);
                     let updated = platform.update_app_card(&code, &user, &card).await;

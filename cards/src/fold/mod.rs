@@ -367,6 +367,7 @@ fn step_mut<'a>(turn: &'a mut TurnCard, tool_call_id: &ToolCallId, name: &str) -
                 summary: String::new(),
                 started: false,
                 outcome: None,
+                allowed: None,
             });
             turn.steps.len() - 1
         }

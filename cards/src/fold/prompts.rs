@@ -5,7 +5,11 @@
 //! prompt marks its running turn so that the turn's next change opens a new segment below the
 //! prompt's card (see `view.rs`).
 
-use workmate_protocol::{Actor, InboxItemId, InboxItemKind, ToolCallId, TurnId, UserId};
+use workmate_protocol::{
+    Actor, InboxItemId, InboxItemKind, Resolution, ToolCallId, TurnId, UserId,
+};
+
+use super::display_name;
 
 use crate::view::{
     ApprovalCard, CardRef, PendingBody, PendingPrompt, PlanCard, PromptState, QuestionCard, Quorum,
@@ -190,6 +194,7 @@ impl SessionView {
                 return Vec::new();
             };
         let still_waiting = self.waiting_status(turn_id.as_ref());
+        let closes = turn_id.as_ref().is_some_and(|id| self.split.contains(id));
         let mut changed = vec![changed];
         changed.extend(self.on_turn(turn_id.as_ref(), |turn| {
             if matches!(
@@ -199,7 +204,58 @@ impl SessionView {
                 turn.status = still_waiting.unwrap_or(TurnStatus::Thinking);
             }
         }));
+        if closes && let Some(turn_id) = &turn_id {
+            self.settle_closed(turn_id, item_id);
+        }
         changed
+    }
+
+    /// The segment the answer to `item_id` just closed (the turn's one before its newest) says
+    /// how the prompt was answered, and marks the call answered as allowed or not.
+    fn settle_closed(&mut self, turn_id: &TurnId, item_id: &InboxItemId) {
+        let answered = self
+            .approvals
+            .iter()
+            .find(|a| &a.item_id == item_id)
+            .map(|a| (&a.state, Some(&a.tool_call_id)))
+            .or_else(|| {
+                self.questions
+                    .iter()
+                    .find(|q| &q.item_id == item_id)
+                    .map(|q| (&q.state, None))
+            })
+            .or_else(|| {
+                self.plans
+                    .iter()
+                    .find(|p| &p.item_id == item_id)
+                    .map(|p| (&p.state, Some(&p.tool_call_id)))
+            });
+        let Some((PromptState::Resolved { by, resolution, .. }, call)) = answered else {
+            return;
+        };
+        let (line, allowed) = settled_line(resolution, display_name(by));
+        let call = call.cloned();
+        let Some(closed) = self
+            .turns
+            .iter_mut()
+            .rev()
+            .filter(|t| &t.turn_id == turn_id)
+            .nth(1)
+        else {
+            return;
+        };
+        if matches!(
+            closed.status,
+            TurnStatus::WaitingForApproval | TurnStatus::WaitingForAnswer
+        ) {
+            closed.status = TurnStatus::Continued(line);
+        }
+        if let Some(step) = call
+            .and_then(|call| closed.steps.iter_mut().find(|s| s.tool_call_id == call))
+            .filter(|s| s.outcome.is_none())
+        {
+            step.allowed = allowed;
+        }
     }
 
     /// The waiting status of a turn that still has a pending prompt, if any.
@@ -227,5 +283,27 @@ impl SessionView {
             .filter(|author| &author.user_id == user)
             .cloned()
             .unwrap_or_else(|| Actor::new(user.clone()))
+    }
+}
+
+/// How a closed segment says its prompt was answered, and whether the call it asked about may
+/// run (`None` for a question, which asks about no call).
+fn settled_line(resolution: &Resolution, by: &str) -> (String, Option<bool>) {
+    match resolution {
+        Resolution::Approval { choice } if choice.allows() => {
+            (format!("✅ Approved by {by}"), Some(true))
+        }
+        Resolution::Approval { .. } => (format!("❌ Denied by {by}"), Some(false)),
+        Resolution::Answer { .. } => (format!("💬 Answered by {by}"), None),
+        Resolution::Plan { approved: true, .. } => {
+            (format!("✅ Plan approved by {by}"), Some(true))
+        }
+        Resolution::Plan { .. } => (format!("❌ Plan rejected by {by}"), Some(false)),
+        Resolution::Directory { granted: true, .. } => {
+            (format!("✅ Folder granted by {by}"), Some(true))
+        }
+        Resolution::Directory { .. } => (format!("❌ Folder refused by {by}"), Some(false)),
+        Resolution::Dismissed { reason } => (format!("Dismissed: {reason}"), Some(false)),
+        _ => (format!("Answered by {by}"), None),
     }
 }

@@ -191,6 +191,7 @@ fn status_line(turn: &TurnCard) -> Vec<Inline> {
         TurnStatus::Stopped => text("⏹️ Stopped"),
         TurnStatus::Failed(error) => text(&format!("❌ Failed: {error}")),
         TurnStatus::MaxIterations => text("⚠️ Stopped at the step limit"),
+        TurnStatus::Continued(line) => text(line),
     }
 }
 
@@ -202,6 +203,9 @@ fn step_line(step: &Step) -> RichText {
             ToolStatus::Interrupted => "⏹",
             _ => "✗",
         },
+        // Answered in a segment that closed: it runs (or not) in the card below.
+        None if step.allowed == Some(true) => "✓",
+        None if step.allowed == Some(false) => "⛔",
         None if step.started => "⏳",
         // Proposed, not started: waiting for authorization (a rule or a person).
         None => "⏸",

@@ -162,6 +162,7 @@ pub fn busy_turn(steps: &[(String, String, u8)], answer: &str) -> Card {
                     status,
                     detail: text.clone(),
                 }),
+                allowed: None,
             }
         })
         .collect();

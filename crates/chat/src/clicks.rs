@@ -107,7 +107,14 @@ impl Chat {
             }
             Ok(_) => return Ok(toast(ToastKind::Warning, "This request no longer exists.")),
             Err(workmate_engine::Error::Forbidden(why) | workmate_engine::Error::Rejected(why)) => {
-                return Ok(toast(ToastKind::Error, &why));
+                // The card as it is, so a platform without toasts can show the clicker alone
+                // why (see `ClickReply::refused_card`).
+                let (card, _) = self.prompt_card(tenant, &item.session_id, item_id).await?;
+                return Ok(ClickReply {
+                    kind: ToastKind::Error,
+                    toast: why,
+                    card,
+                });
             }
             Err(e) => return Err(e.into()),
         };

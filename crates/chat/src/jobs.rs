@@ -299,13 +299,26 @@ impl Chat {
                 // an admin) talks to it unless it is shared; the others are told privately, once.
                 Err(workmate_engine::Error::Forbidden(reason)) => {
                     let why = format!(
-                        "I did not pass your message to this thread's conversation: {reason}. \
-                         Start your own thread to ask me something, or ask an admin to share \
-                         this one with everyone in it (`/workmate settings conversations \
-                         shared`, typed in the thread)."
+                        "I did not pass your message on. {reason}. Start your own thread to ask \
+                         me something, or ask an admin to share this one with everyone in it \
+                         (`/workmate settings conversations shared`, typed in the thread)."
                     );
                     private(slot, &thread_of(inbound), person, &text_card(&why)).await;
                     return Ok(Handled::Done);
+                }
+                Ok(workmate_engine::Accepted::Steered) if conversation.target.reply.is_some() => {
+                    // A platform that answers each message in its own reply (WeCom) would
+                    // leave this one empty: the answer goes to the message that started the
+                    // turn.
+                    let text = "↪️ Added to the answer in progress above.";
+                    let sent = workmate_adapter::with_retry(&slot.retry, || {
+                        slot.platform.notice(&conversation.target, text)
+                    })
+                    .await;
+                    if let Err(e) = sent {
+                        warn!(error = %e, "Cannot answer a message that joined a running turn.");
+                    }
+                    return Ok(Handled::ByEngine);
                 }
                 Ok(_) => return Ok(Handled::ByEngine),
                 Err(e) => return Err(e.into()),

@@ -24,7 +24,7 @@ use tracing::{debug, warn};
 use workmate_adapter::{CardId, ChatTarget, Coalescer, Platform};
 use workmate_cards::{CardRef, PagesShown, PromptState, SessionView, approval_card, cards_for};
 use workmate_engine::SessionHub;
-use workmate_protocol::{Event, SessionId, TenantId};
+use workmate_protocol::{Event, EventKind, SessionId, TenantId, TurnId};
 use workmate_store::Store;
 
 use crate::approver_copies::ApproverCopies;
@@ -43,6 +43,9 @@ struct Running {
     touched: u64,
     /// Where its new cards go.
     target: ChatTarget,
+    /// Where each running turn's cards go: the target when the turn started, so a turn answers
+    /// the message that started it whatever else was said meanwhile.
+    turns: HashMap<TurnId, ChatTarget>,
 }
 
 /// The running pumps of one platform.
@@ -168,7 +171,14 @@ impl Pumps {
                 entry.wanted(target);
                 return Ok(());
             }
-            running.insert(key.clone(), Running { touched: 0, target });
+            running.insert(
+                key.clone(),
+                Running {
+                    touched: 0,
+                    target,
+                    turns: HashMap::new(),
+                },
+            );
         }
         debug!(tenant = %tenant, session = %session, "Card pump started.");
         let pump = Arc::clone(self);
@@ -188,9 +198,37 @@ impl Pumps {
         }
     }
 
-    /// Where the session's new cards go now.
-    fn target(&self, key: &Key) -> Option<ChatTarget> {
-        self.lock().get(key).map(|entry| entry.target.clone())
+    /// Where each card in `changed` goes: a turn's cards (its segments and prompts) to where
+    /// the turn started (bound at its `turn_start`, forgotten at its end), any other to the
+    /// session's newest target. `None` when the pump no longer runs.
+    fn targets(
+        &self,
+        key: &Key,
+        event: &Event,
+        view: &SessionView,
+        changed: &[CardRef],
+    ) -> Option<Vec<ChatTarget>> {
+        let mut running = self.lock();
+        let entry = running.get_mut(key)?;
+        if let (EventKind::TurnStart { .. }, Some(started)) = (&event.kind, &event.turn_id) {
+            entry
+                .turns
+                .entry(started.clone())
+                .or_insert_with(|| entry.target.clone());
+        }
+        let targets = changed
+            .iter()
+            .map(|card| {
+                turn_of(view, card)
+                    .and_then(|turn| entry.turns.get(turn))
+                    .unwrap_or(&entry.target)
+                    .clone()
+            })
+            .collect();
+        if let (EventKind::TurnEnd { .. }, Some(ended)) = (&event.kind, &event.turn_id) {
+            entry.turns.remove(ended);
+        }
+        Some(targets)
     }
 
     async fn stored_after(
@@ -271,11 +309,9 @@ impl Pumps {
         if changed.is_empty() {
             return;
         }
-        let Some(target) = self.target(key) else {
+        let Some(targets) = self.targets(key, event, view, &changed) else {
             return;
         };
-        // In a group, a personal conversation's cards share the chat with other people's.
-        view.name_people(target.person.is_some());
         // A state event's cards join the trace of the turn that made them.
         let span = event
             .turn_id
@@ -289,7 +325,9 @@ impl Pumps {
                 span
             });
         let _entered = span.as_ref().map(tracing::Span::enter);
-        for changed in changed {
+        for (changed, target) in changed.into_iter().zip(targets) {
+            // In a group, a personal conversation's cards share the chat with other people's.
+            view.name_people(target.person.is_some());
             if let CardRef::Approval(item) = &changed
                 && let Some(approval) = view.approval(item)
             {
@@ -327,5 +365,16 @@ impl Pumps {
         self.stop.cancel();
         self.tracker.close();
         self.tracker.wait().await;
+    }
+}
+
+/// The turn a card belongs to: a segment's, or the turn a prompt stopped.
+fn turn_of<'a>(view: &'a SessionView, card: &'a CardRef) -> Option<&'a TurnId> {
+    match card {
+        CardRef::Turn(turn) | CardRef::TurnPart(turn, _) => Some(turn),
+        CardRef::Approval(item) => view.approval(item)?.turn_id.as_ref(),
+        CardRef::Question(item) => view.question(item)?.turn_id.as_ref(),
+        CardRef::Plan(item) => view.plan(item)?.turn_id.as_ref(),
+        CardRef::Notice(_) => None,
     }
 }

@@ -124,7 +124,7 @@ async fn only_the_owner_approvers_and_admins_may_answer() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&refused, Error::Forbidden(why) if why.contains("only the session's owner")),
+        matches!(&refused, Error::Forbidden(why) if why.contains("whose conversation this is")),
         "{refused}"
     );
     let stored = h
@@ -193,7 +193,7 @@ async fn separation_of_duties_forbids_approving_your_own_external_call() {
         .await
         .unwrap_err();
     assert!(
-        refused.to_string().contains("separation of duties"),
+        refused.to_string().contains("Separation of duties"),
         "{refused}"
     );
     // A choice that was not offered is refused too.

@@ -20,6 +20,10 @@
 //! * Each model call plays the session's next turn; past the last one the call fails with
 //!   "script exhausted". A session this provider has not seen yet starts at the number of
 //!   `assistant` messages in its history, so a resumed session continues where it left off.
+//! * With `"each_request": true` beside `conversations`, every user request plays anew: the
+//!   conversation is the first whose `when` is in the newest `user` message, and its turns are
+//!   counted from that message (the `assistant` messages after it), so a session may ask the
+//!   same thing again and again (the offline demo). Tool call ids stay unique in the session.
 //! * Turn fields, all optional: `text` (default `""`), `reasoning`, `tool_calls` (each `name` plus
 //!   `arguments`, a JSON object, or `raw_arguments`, text parsed like model output, so text that
 //!   is not a JSON object becomes `{"_raw": text}`), `finish_reason` (`stop`, `tool_calls`,
@@ -106,9 +110,14 @@ impl ScriptedProvider {
         index
     }
 
-    /// The turn this call plays, or why there is none.
+    /// The turn this call plays, or why there is none: turn `index` of the session's
+    /// conversation, or, when every request plays anew, the turn its newest request is at.
     fn pick(&self, request: &ModelRequest, index: usize) -> Result<Turn, ProviderError> {
-        let opening = first_user_text(&request.messages);
+        let (opening, index) = if self.script.each_request {
+            newest_request(&request.messages)
+        } else {
+            (first_user_text(&request.messages), index)
+        };
         let conversation = self
             .script
             .conversations
@@ -257,6 +266,22 @@ fn user_text(message: &Message) -> String {
             .join("\n"),
         _ => String::new(),
     }
+}
+
+/// The text of the newest `user` message, and how many `assistant` messages follow it: the
+/// request being answered, and the turn its answer is at.
+fn newest_request(messages: &[Message]) -> (String, usize) {
+    let newest = messages
+        .iter()
+        .rposition(|m| matches!(m, Message::User { .. }));
+    let Some(at) = newest else {
+        return (String::new(), 0);
+    };
+    let answered = messages[at..]
+        .iter()
+        .filter(|m| matches!(m, Message::Assistant { .. }))
+        .count();
+    (user_text(&messages[at]), answered)
 }
 
 /// The text of the first `user` message: its text, or its text parts joined by newlines.

@@ -3,9 +3,10 @@
 use std::time::Duration;
 
 use serde_json::json;
-use workmate_protocol::{SessionId, ToolCall};
+use workmate_protocol::{Message, SessionId, ToolCall};
 use workmate_providers::{
-    FinishReason, ModelProvider, ProviderErrorKind, ScriptError, ScriptedProvider, StreamEvent,
+    FinishReason, ModelProvider, ModelRequest, ProviderErrorKind, ScriptError, ScriptedProvider,
+    StreamEvent,
 };
 
 use crate::support::{drain, play, request};
@@ -308,4 +309,67 @@ fn a_call_outside_a_runtime_fails_instead_of_panicking() {
         "{:?}",
         played.error
     );
+}
+
+/// A session where each request plays its conversation anew: `requests` earlier requests (each
+/// answered by a tool call, its result and a final answer), then the newest, `text`, answered
+/// `replies` times so far.
+fn asking_again(session: &SessionId, requests: usize, text: &str, replies: usize) -> ModelRequest {
+    let user = |content: &str| Message::User {
+        content: content.into(),
+        ts: 1,
+        author: None,
+        display: None,
+    };
+    let assistant = |content: &str| Message::Assistant {
+        content: content.into(),
+        ts: 2,
+        tool_calls: Vec::new(),
+        reasoning: None,
+        usage: None,
+        provider_state: Box::default(),
+    };
+    let mut messages = Vec::new();
+    for n in 0..requests {
+        messages.push(user("write the report"));
+        messages.push(assistant("writing"));
+        messages.push(Message::Tool {
+            tool_call_id: format!("call_{}_0", 2 * n).into(),
+            content: "saved".into(),
+            ts: 3,
+            display: None,
+        });
+        messages.push(assistant("done"));
+    }
+    messages.push(user(text));
+    for _ in 0..replies {
+        messages.push(assistant("writing"));
+    }
+    let mut request = request(session, text, 0);
+    request.messages = messages;
+    request
+}
+
+#[tokio::test]
+async fn with_each_request_a_session_can_ask_again_and_again() {
+    let p = provider(&json!({"each_request": true, "conversations": [
+        {"when": "report", "turns": [
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "r.md"}}]},
+            {"text": "Saved."}]},
+        {"when": "*", "turns": [{"text": "Ask me for the report."}]}
+    ]}));
+    let session = SessionId::new();
+    let mut ids = Vec::new();
+    for asked in 0..3 {
+        let first = drain(p.stream(asking_again(&session, asked, "write the report", 0))).await;
+        let call = &first.reply().tool_calls[0];
+        assert_eq!(call.name, "write_file", "request {asked}");
+        ids.push(call.id.clone());
+        let second = drain(p.stream(asking_again(&session, asked, "write the report", 1))).await;
+        assert_eq!(second.reply().text, "Saved.", "request {asked}");
+    }
+    ids.dedup();
+    assert_eq!(ids.len(), 3, "tool call ids stay unique: {ids:?}");
+    let other = drain(p.stream(asking_again(&session, 3, "hello", 0))).await;
+    assert_eq!(other.reply().text, "Ask me for the report.");
 }

@@ -50,4 +50,5 @@ mod tenant_settings;
 mod traces;
 mod vault;
 mod visibility;
+mod walkthrough;
 mod wecom;

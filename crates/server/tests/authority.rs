@@ -189,7 +189,7 @@ async fn separation_of_duties_refuses_self_approval_over_http() {
         body["error"]
             .as_str()
             .unwrap()
-            .contains("separation of duties"),
+            .contains("Separation of duties"),
         "{body}"
     );
     let audit = app.store.audit().recent(&tenant, 50).await.unwrap();

@@ -578,8 +578,28 @@ impl Platform for WeComPlatform {
     }
 
     /// The smart robot cannot look people up: names fall back to user ids.
-    fn profile<'a>(&'a self, _user: &'a str) -> BoxFuture<'a, Profile> {
-        Box::pin(async { Profile::default() })
+    /// The name WeCom shows, read through the self-built app when one is configured (a robot
+    /// callback carries only the user id); nothing otherwise, or when the lookup fails or is
+    /// slow.
+    fn profile<'a>(&'a self, user: &'a str) -> BoxFuture<'a, Profile> {
+        Box::pin(async move {
+            let Some(app) = &self.app else {
+                return Profile::default();
+            };
+            let looked_up =
+                tokio::time::timeout(workmate_adapter::PROFILE_LOOKUP, app.user_name(user)).await;
+            match looked_up {
+                Ok(Ok(name)) => Profile {
+                    name,
+                    ..Profile::default()
+                },
+                Ok(Err(e)) => {
+                    tracing::debug!(error = %e, "Cannot read a WeCom user's name.");
+                    Profile::default()
+                }
+                Err(_) => Profile::default(),
+            }
+        })
     }
 
     fn notice<'a>(

@@ -50,7 +50,7 @@ pub async fn check_mode(
     }
     let names: Vec<&str> = allowed.iter().map(|m| m.as_str()).collect();
     Err(Error::Forbidden(format!(
-        "{user} may not choose the {} mode: this tenant lets members choose {} \
+        "You may not choose the {} mode: this workspace lets members choose {} \
          (setting `modes_allowed`); a tenant admin may choose any mode",
         mode.as_str(),
         names.join(", ")
@@ -108,10 +108,10 @@ impl SessionHub {
                 };
             if role != Some(Role::Admin) && !allowed_in_shared {
                 refusal = Some(format!(
-                    "{} may not {} this session: only its owner ({}) or a tenant admin can",
-                    actor.user_id,
+                    "You may not {} this conversation: only {} (who started it) or a tenant \
+                     admin can",
                     verb(command),
-                    record.owner
+                    self.shown_name(tenant, &record.owner).await?
                 ));
             }
         }
@@ -197,10 +197,9 @@ impl SessionHub {
             .await?
             .map(|u| u.role);
         if role != Some(Role::Admin) {
-            return Err(Error::Forbidden(format!(
-                "{} may not change who talks to this conversation: only a tenant admin can",
-                by.user_id
-            )));
+            return Err(Error::Forbidden(
+                "Only a tenant admin can change who talks to this conversation".into(),
+            ));
         }
         self.store()
             .sessions()
@@ -323,12 +322,12 @@ impl SessionHub {
         {
             let settings = self.tenant_settings(tenant).await?;
             if crate::binding::binding_policy(&settings).required {
-                return Ok(Err(format!(
-                    "{} has not linked their chat account to the company directory, and this \
-                     tenant lets only linked accounts approve; link it from the card workmate \
-                     sent, then approve again",
-                    actor.user_id
-                )));
+                return Ok(Err(
+                    "Link your chat account to the company directory first (from the card \
+                     workmate sent you), then approve again: this workspace lets only linked \
+                     accounts approve"
+                        .into(),
+                ));
             }
         }
         if item
@@ -339,34 +338,34 @@ impl SessionHub {
             // An automation's standing rules: an approver or an admin grants them, never the
             // person who asked for them (its owner, usually a member).
             if !matches!(role, Some(Role::Approver | Role::Admin)) {
-                return Ok(Err(format!(
-                    "{} may not answer this: only an approver or an admin grants an automation's \
-                     standing rules",
-                    actor.user_id
-                )));
+                return Ok(Err(
+                    "Only an approver or an admin can grant an automation's standing rules".into(),
+                ));
             }
             if item.requested_by.as_ref() == Some(&actor.user_id) && resolution_allows(resolution) {
-                return Ok(Err(format!(
-                    "{} asked for these rules and cannot grant them; another approver or an \
-                     admin must",
-                    actor.user_id
-                )));
+                return Ok(Err(
+                    "You asked for these rules and cannot grant them; another approver or an \
+                     admin must"
+                        .into(),
+                ));
             }
             return Ok(Ok(()));
         }
         // In a shared conversation anyone may write, so the one who answers their own prompt is
         // the person who asked (the author of the message that led to it), not its starter.
         let (asker, whose) = if self.is_shared(tenant, &session).await? {
-            (item.requested_by.as_ref(), "the person who asked")
+            (item.requested_by.as_ref(), "who asked")
         } else {
-            (Some(&session.owner), "the session's owner")
+            (Some(&session.owner), "whose conversation this is")
         };
         if asker != Some(&actor.user_id) && !matches!(role, Some(Role::Approver | Role::Admin)) {
-            let asker = asker.map_or_else(|| "nobody".to_owned(), ToString::to_string);
-            return Ok(Err(format!(
-                "{} may not answer this: only {whose} ({asker}) or an approver can",
-                actor.user_id
-            )));
+            return Ok(Err(match asker {
+                Some(asker) => format!(
+                    "Only {} ({whose}) or an approver can answer this",
+                    self.shown_name(tenant, asker).await?
+                ),
+                None => "Only an approver can answer this".to_owned(),
+            }));
         }
         if let Some(mode) = resolution.plan_mode() {
             // Implementing a plan in a mode is choosing that mode: the same rule as `set_mode`.
@@ -417,11 +416,20 @@ impl SessionHub {
         let risk = PermissionEngine::new(config).classify(tool, metadata.as_ref());
         if matches!(risk, RiskClass::Exec | RiskClass::External) {
             return Ok(Err(format!(
-                "separation of duties: {} asked for this {tool} call and cannot approve it; another approver must",
-                actor.user_id
+                "Separation of duties: you asked for this {tool} call and cannot approve it; \
+                 another approver must"
             )));
         }
         Ok(Ok(()))
+    }
+
+    /// How a refusal names a person: their display name, or their id when none is known.
+    async fn shown_name(&self, tenant: &TenantId, user: &UserId) -> Result<String> {
+        let found = self.store().tenants().get_user(tenant, user).await?;
+        Ok(found
+            .map(|u| u.display_name)
+            .filter(|name| !name.trim().is_empty())
+            .unwrap_or_else(|| user.to_string()))
     }
 }
 

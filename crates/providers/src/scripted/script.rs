@@ -52,6 +52,9 @@ impl fmt::Display for Origin<'_> {
 #[serde(deny_unknown_fields)]
 pub(crate) struct Script {
     pub(crate) conversations: Vec<Conversation>,
+    /// Whether every user request plays anew (see the provider's docs).
+    #[serde(default)]
+    pub(crate) each_request: bool,
 }
 
 /// The turns played to sessions whose first user message contains `when`.

@@ -77,6 +77,7 @@ pub fn router_with(state: AppState, extra: Option<Router>, limits: HttpLimits) -
     let app = Router::new()
         .merge(api::routes(state.clone()))
         .route("/healthz", get(handlers::healthz))
+        .route("/favicon.ico", get(handlers::favicon))
         .route("/readyz", get(handlers::readyz))
         .route("/metrics", get(handlers::metrics))
         .route("/v1/contract", get(handlers::contract))

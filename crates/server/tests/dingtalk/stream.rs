@@ -52,7 +52,7 @@ async fn over_the_stream_a_message_and_an_approval_click_are_acked_and_the_card_
     let (out_track_id, created) = approval_card(&app, &item).await;
     assert_eq!(created.body["callbackType"], "STREAM", "{:#}", created.body);
 
-    // A stranger's click: answered with no card data, and the item stays pending.
+    // A stranger's click: answered, for the stranger alone, with why; the item stays pending.
     ws.send(frame(
         "CALLBACK",
         TOPIC_CARD,
@@ -62,7 +62,13 @@ async fn over_the_stream_a_message_and_an_approval_click_are_acked_and_the_card_
     .await
     .unwrap();
     let ack = next_text(&mut ws).await;
-    assert_eq!(acked(&ack, "c-1"), json!({}));
+    let refused = acked(&ack, "c-1");
+    let params = &refused["cardData"]["cardParamMap"];
+    assert!(
+        params["detail"].to_string().contains("⛔ Only"),
+        "{refused:#}"
+    );
+    assert!(params.get("status").is_none(), "{refused:#}");
     assert_eq!(item_state(&app, &item).await, InboxItemState::Pending);
 
     // The admin approves: the ack carries the decided card for the clicker, within 2 s.

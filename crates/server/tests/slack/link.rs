@@ -90,7 +90,7 @@ async fn an_unlinked_slack_account_links_through_single_sign_on_and_only_then_ap
         refusal.detail["reason"]
             .as_str()
             .unwrap()
-            .contains("has not linked"),
+            .contains("Link your chat account"),
         "{:?}",
         refusal.detail
     );

@@ -351,6 +351,22 @@ async fn a_mention_runs_a_turn_with_an_approval_in_the_thread() {
         ephemeral[0]["thread_ts"], THREAD,
         "the refusal shows in the thread"
     );
+    let refusal = ephemeral[0].to_string();
+    assert!(refusal.contains("Only Ana Lima"), "by name: {refusal}");
+    assert!(!refusal.contains("slack-U"), "no internal ids: {refusal}");
+
+    // U2 writes in the thread while the approval waits: told privately, by name, that the
+    // conversation is Ana's; nothing reaches it.
+    let from_u2 = in_thread("EvU2", "1700000000.0100", "app_mention", "<@UBOT> also EU")
+        .replace(r#""user":"U1""#, r#""user":"U2""#);
+    signed(&app, "events", &from_u2, SECRET).await;
+    let ephemeral = wait_for(&app.fake, "chat.postEphemeral", "U2 told", |e| e.len() >= 2).await;
+    let told = ephemeral[1].to_string();
+    assert_eq!(ephemeral[1]["user"], "U2");
+    assert!(
+        told.contains("only Ana Lima (who started it)") && !told.contains("slack-U"),
+        "{told}"
+    );
     let item = app
         .store
         .inbox()
@@ -391,8 +407,31 @@ async fn a_mention_runs_a_turn_with_an_approval_in_the_thread() {
     assert_eq!(item.resolved_by.unwrap().as_str(), "slack-U1");
     assert_eq!(
         calls(&app.fake, "chat.postEphemeral").await.len(),
-        1,
+        2,
         "the owner is not refused"
+    );
+    // The first turn card no longer says it waits: it says who approved, and the answer
+    // continues below.
+    let first_card = wait_for(
+        &app.fake,
+        "chat.update",
+        "the first card closed",
+        |updates| {
+            updates.iter().any(|u| {
+                u.to_string().contains("✅ Approved by Ana Lima")
+                    && u.to_string().contains("Continued below")
+            })
+        },
+    )
+    .await;
+    let closed = first_card
+        .iter()
+        .rev()
+        .find(|u| u.to_string().contains("Continued below"))
+        .unwrap();
+    assert!(
+        !closed.to_string().contains("Waiting for approval"),
+        "{closed:#}"
     );
     app.chat.shutdown(Duration::from_secs(2)).await;
 }

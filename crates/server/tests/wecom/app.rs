@@ -35,6 +35,19 @@ async fn fake_api() -> MockServer {
         ))
         .mount(&fake)
         .await;
+    // The names WeCom shows, for the people the app may see.
+    for (user, name) in [("boss", "王老板"), ("ana", "安娜")] {
+        Mock::given(method("GET"))
+            .and(path("/cgi-bin/user/get"))
+            .and(wiremock::matchers::query_param("userid", user))
+            .respond_with(
+                ResponseTemplate::new(200).set_body_json(
+                    json!({"errcode": 0, "errmsg": "ok", "userid": user, "name": name}),
+                ),
+            )
+            .mount(&fake)
+            .await;
+    }
     Mock::given(method("POST"))
         .and(path("/cgi-bin/message/update_template_card"))
         .respond_with(
@@ -132,7 +145,7 @@ async fn an_app_message_gets_a_template_card_a_click_updates_it_and_the_answer_a
         .find(|k| k.contains("once"))
         .unwrap();
 
-    // A stranger's click updates nothing.
+    // A stranger's click changes nothing but their own copy of the card.
     let (status, _) = post_xml(
         &router,
         &crypto,
@@ -149,15 +162,28 @@ async fn an_app_message_gets_a_template_card_a_click_updates_it_and_the_answer_a
     .await;
     assert_eq!(status, StatusCode::OK);
     let updates = calls(&fake, "/cgi-bin/message/update_template_card").await;
-    assert_eq!(updates.len(), 1, "{updates:#?}");
-    let update = &updates[0].body;
+    assert_eq!(updates.len(), 2, "{updates:#?}");
+    // The stranger's own copy says why their click was refused; nobody else's changes.
+    let refused = &updates[0].body;
+    assert_eq!(
+        (&refused["response_code"], &refused["userids"]),
+        (&json!("RC-1"), &json!(["stranger"]))
+    );
+    assert!(
+        refused["template_card"]
+            .to_string()
+            .contains("⛔ Only 安娜"),
+        "{refused:#}"
+    );
+    let update = &updates[1].body;
     assert_eq!(update["response_code"], "RC-2");
     assert_eq!(update["userids"], json!(["boss"]));
     assert_eq!(update["template_card"]["task_id"], task_id);
+    // People are named as WeCom shows them, not by their user ids.
     assert!(
         update["template_card"]
             .to_string()
-            .contains("Approved by boss"),
+            .contains("Approved by 王老板"),
         "{update:#}"
     );
 
@@ -176,7 +202,7 @@ async fn an_app_message_gets_a_template_card_a_click_updates_it_and_the_answer_a
     // Ana's own card cannot change (the click was the admin's): a note below it says who
     // approved; the answer comes once.
     assert_eq!(answers.len(), 2, "{answers:#?}");
-    assert!(answers[0].contains("✅ Approved by boss"), "{answers:#?}");
+    assert!(answers[0].contains("✅ Approved by 王老板"), "{answers:#?}");
     assert_eq!(
         answers.iter().filter(|a| a.contains("Done.")).count(),
         1,

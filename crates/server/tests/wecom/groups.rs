@@ -4,7 +4,7 @@
 //! nothing for the other; a member cannot approve another's write, and the person who asked can.
 
 use axum::http::StatusCode;
-use serde_json::{Value, json};
+use serde_json::json;
 use workmate_protocol::Surface;
 use workmate_store::InboxItemState;
 
@@ -82,9 +82,17 @@ async fn two_people_in_one_group_each_have_their_own_conversation() {
         "her own conversation"
     );
 
-    // Bo (a member) cannot approve Ana's write; Ana can, and her answer reaches her stream.
+    // Bo (a member) cannot approve Ana's write, and only his own copy of the card says why;
+    // Ana can, and her answer reaches her stream.
     let (status, answer) = app.post(&click("C1", "bo", &once, &task_id)).await;
-    assert_eq!((status, answer), (StatusCode::OK, Value::Null));
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(answer["userids"], json!(["bo"]), "{answer:#}");
+    let shown = answer["template_card"].to_string();
+    assert!(
+        shown.contains("⛔") && shown.contains("(whose conversation this is)"),
+        "{answer:#}"
+    );
+    assert!(!shown.contains("wecom-"), "names, not ids: {answer:#}");
     let tenant = workmate_chat::tenant_of(Surface::Wecom, CORP);
     let state = |app: &WeComApp| {
         let tenant = tenant.clone();
@@ -107,4 +115,66 @@ async fn two_people_in_one_group_each_have_their_own_conversation() {
     assert_eq!(state(&app).await, InboxItemState::Resolved);
     let seen = app.follow(&write).await;
     assert!(seen.last().unwrap().contains("Written."), "{seen:#?}");
+}
+
+/// A shared group: Ana's write waits for approval, Bo adds something while it waits.
+const SHARED: &str = r#"{"conversations": [
+  {"when": "write the notes", "turns": [
+    {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "EU numbers"}}]},
+    {"text": "Written, EU numbers included."}]}]}"#;
+
+#[tokio::test]
+async fn in_a_shared_group_an_answer_goes_to_the_message_that_asked_for_it() {
+    let app = wecom_app(SHARED).await;
+    let (status, _) = app
+        .post(&said(
+            &app,
+            "M0",
+            "boss",
+            "/workmate settings conversations shared",
+        ))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let tenant = workmate_chat::tenant_of(Surface::Wecom, CORP);
+    crate::support::eventually(|| async {
+        let group = thread_session(&app.store, Surface::Wecom, CORP, CHAT, "").await?;
+        group.shared.then_some(())
+    })
+    .await;
+
+    let write = say(&app, "M1", "ana", "write the notes").await;
+    let item = parked(&app).await;
+    let template = app.card_on(&write).await;
+    let task_id = template["task_id"].as_str().unwrap().to_owned();
+    let once = template["button_list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["key"].as_str().unwrap().to_owned())
+        .find(|k| k.contains(item.id.as_str()) && k.contains("once"))
+        .unwrap();
+
+    // Bo writes while Ana's approval waits: his message joins the conversation, and his own
+    // reply says where the answer goes instead of staying empty.
+    let added = say(&app, "M2", "bo", "also add the EU numbers").await;
+    let seen = app.follow(&added).await;
+    assert!(
+        seen.last()
+            .unwrap()
+            .contains("Added to the answer in progress"),
+        "{seen:#?}"
+    );
+
+    // Ana approves: her answer arrives in the reply to her own message.
+    let (status, _) = app.post(&click("C1", "ana", &once, &task_id)).await;
+    assert_eq!(status, StatusCode::OK);
+    let seen = app.follow(&write).await;
+    assert!(
+        seen.last()
+            .unwrap()
+            .contains("Written, EU numbers included."),
+        "{seen:#?}"
+    );
+    let stored = app.store.inbox().get(&tenant, &item.id).await.unwrap();
+    assert_eq!(stored.unwrap().state, InboxItemState::Resolved);
 }

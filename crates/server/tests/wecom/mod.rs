@@ -293,9 +293,15 @@ async fn an_approver_click_updates_the_card_for_everyone_and_a_stranger_changes_
         .find(|k| k.contains(item.id.as_str()) && k.contains("once"))
         .unwrap_or_else(|| panic!("no approve-once button in {template:#}"));
 
-    // A stranger's click: an empty answer (the card stays), the item still pending.
+    // A stranger's click: only the stranger's copy of the card changes, saying why; the item
+    // is still pending.
     let (status, answer) = app.post(&click("C1", "stranger", once, task_id)).await;
-    assert_eq!((status, answer), (StatusCode::OK, Value::Null));
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(answer["userids"], json!(["stranger"]), "{answer:#}");
+    assert!(
+        answer["template_card"].to_string().contains("⛔ Only"),
+        "{answer:#}"
+    );
     let tenant = workmate_chat::tenant_of(Surface::Wecom, CORP);
     let pending = app
         .store
