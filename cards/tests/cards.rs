@@ -56,8 +56,8 @@ fn a_tool_turn_with_an_approval_goes_through_every_state() {
         buttons(&pending),
         [
             ("Approve once".to_owned(), ButtonStyle::Primary),
-            ("Always allow this command".to_owned(), ButtonStyle::Default),
-            ("Allow read-only commands".to_owned(), ButtonStyle::Default),
+            ("Always allow command".to_owned(), ButtonStyle::Default),
+            ("Allow read-only".to_owned(), ButtonStyle::Default),
             ("Deny".to_owned(), ButtonStyle::Danger),
         ]
     );
@@ -205,10 +205,9 @@ fn patches_and_unknown_tools_show_their_arguments() {
             .iter()
             .any(|l| l.starts_with("Arguments cut at 2,000"))
     );
-    assert!(buttons(&json_card).contains(&(
-        "Always for this automation".to_owned(),
-        ButtonStyle::Default
-    )));
+    assert!(
+        buttons(&json_card).contains(&("Always in automation".to_owned(), ButtonStyle::Default))
+    );
     assert_snapshot!("approval_json_pending", to_json(&json_card));
     // Two prompts of one turn: answering one leaves it waiting for the other.
     s.approve_once_as_bob("call_p", "ib_p");

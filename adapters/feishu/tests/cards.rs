@@ -111,12 +111,12 @@ fn a_tool_turn_with_an_approval() {
                 approval("ib_1", ApprovalChoice::Once)
             ),
             button(
-                "Always allow this command",
+                "Always allow command",
                 "default",
                 approval("ib_1", ApprovalChoice::AlwaysCommand)
             ),
             button(
-                "Allow read-only commands",
+                "Allow read-only",
                 "default",
                 approval("ib_1", ApprovalChoice::ReadonlySession)
             ),
@@ -252,7 +252,7 @@ fn patches_and_unknown_tools_show_their_arguments() {
     assert!(texts(&json_card).contains("```json\n{\n  \"channel\": \"#ops\""));
     assert!(texts(&json_card).contains("Arguments cut at 2,000 characters"));
     assert!(buttons(&json_card).contains(&button(
-        "Always for this automation",
+        "Always in automation",
         "default",
         approval("ib_j", ApprovalChoice::AlwaysTask)
     )));

@@ -96,13 +96,13 @@ fn a_tool_turn_with_an_approval() {
                 approval("ib_1", ApprovalChoice::Once)
             ),
             (
-                "Always allow this command".into(),
+                "Always allow command".into(),
                 "wm:1".into(),
                 None,
                 approval("ib_1", ApprovalChoice::AlwaysCommand)
             ),
             (
-                "Allow read-only commands".into(),
+                "Allow read-only".into(),
                 "wm:2".into(),
                 None,
                 approval("ib_1", ApprovalChoice::ReadonlySession)

@@ -112,12 +112,12 @@ fn a_tool_turn_with_an_approval() {
         [
             button("Approve once", 1, approval("ib_1", ApprovalChoice::Once)),
             button(
-                "Always allow this…",
+                "Always allow command",
                 2,
                 approval("ib_1", ApprovalChoice::AlwaysCommand)
             ),
             button(
-                "Allow read-only…",
+                "Allow read-only",
                 2,
                 approval("ib_1", ApprovalChoice::ReadonlySession)
             ),
@@ -131,7 +131,7 @@ fn a_tool_turn_with_an_approval() {
     );
     assert_eq!(
         pending["horizontal_content_list"][0],
-        json!({ "keyname": "Requested…", "value": "Alice Chen" })
+        json!({ "keyname": "Asked by", "value": "Alice Chen" })
     );
     assert!(
         sub_title(&pending)
@@ -225,13 +225,16 @@ fn patches_unknown_tools_and_automations_show_their_arguments() {
     let view = s.view();
     let patch = approval_of(&view, "ib_p");
     assert!(sub_title(&patch).starts_with("Changes web/src/nav.ts\n*** Begin Patch\n"));
-    assert!(sub_title(&patch).ends_with('…'), "cut to fit");
+    assert!(
+        sub_title(&patch).ends_with(" more lines"),
+        "cut to fit, saying how much is left out"
+    );
     assert_json_snapshot!("approval_apply_patch_pending", patch);
 
     let json_args = approval_of(&view, "ib_j");
     assert!(sub_title(&json_args).starts_with("{\n  \"channel\": \"#ops\","));
     assert!(buttons(&json_args).contains(&button(
-        "Always for this…",
+        "Always in automation",
         2,
         approval("ib_j", ApprovalChoice::AlwaysTask)
     )));
@@ -241,7 +244,7 @@ fn patches_unknown_tools_and_automations_show_their_arguments() {
     assert_eq!(
         target["horizontal_content_list"],
         json!([
-            { "keyname": "Requested…", "value": "Alice Chen" },
+            { "keyname": "Asked by", "value": "Alice Chen" },
             { "keyname": "Category", "value": "messaging" },
             { "keyname": "Target", "value": "#ops" },
         ])

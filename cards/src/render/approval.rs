@@ -123,10 +123,10 @@ fn quorum_line(quorum: &Quorum, state: &PromptState) -> Option<String> {
 fn button(card: &ApprovalCard, choice: ApprovalChoice) -> Button {
     let (label, style) = match choice {
         ApprovalChoice::Once => ("Approve once", ButtonStyle::Primary),
-        ApprovalChoice::AlwaysTool => ("Always allow this tool", ButtonStyle::Default),
-        ApprovalChoice::AlwaysCommand => ("Always allow this command", ButtonStyle::Default),
-        ApprovalChoice::ReadonlySession => ("Allow read-only commands", ButtonStyle::Default),
-        ApprovalChoice::AlwaysTask => ("Always for this automation", ButtonStyle::Default),
+        ApprovalChoice::AlwaysTool => ("Always allow tool", ButtonStyle::Default),
+        ApprovalChoice::AlwaysCommand => ("Always allow command", ButtonStyle::Default),
+        ApprovalChoice::ReadonlySession => ("Allow read-only", ButtonStyle::Default),
+        ApprovalChoice::AlwaysTask => ("Always in automation", ButtonStyle::Default),
         ApprovalChoice::Deny => ("Deny", ButtonStyle::Danger),
         other => (other.as_str(), ButtonStyle::Default),
     };

@@ -77,12 +77,13 @@ pub fn status(state: &PromptState) -> &'static str {
     }
 }
 
-/// What will run, the risk and who asked, as markdown: the IR card of the pending prompt without
-/// its title line (the template shows `title`) and without buttons (the template has them), and,
-/// for a prompt closed without an answer, why.
+/// What will run and the risk, as markdown: the IR card of the pending prompt without its title
+/// line (the template shows `title`), who asked (the template shows `requester`) and buttons (the
+/// template has them), and, for a prompt closed without an answer, why.
 fn detail(card: &ApprovalCard) -> String {
     let pending = ApprovalCard {
         state: PromptState::Pending,
+        requested_by: None,
         ..card.clone()
     };
     let blocks: Vec<Block> = approval_card(&pending)

@@ -22,6 +22,9 @@ use workmate_protocol::{InboxItemId, Resolution};
 use super::inline::escape;
 use super::markdown::markdown_blocks;
 
+/// The label of the field that names who asked.
+const REQUESTED_BY: &str = "Requested by";
+
 /// The outcome line of a decided prompt: its `status`, its approver and why it closed.
 struct Outcome {
     status: &'static str,
@@ -61,10 +64,21 @@ pub fn approval_params_of(card: &Card) -> Option<(Option<InboxItemId>, Map<Strin
     };
     let skip = usize::from(tool.is_some());
     let end = card.blocks.len() - usize::from(choices.is_empty());
+    // The template shows who asked on a line of its own (`requester`): not again in the detail.
     let body: Vec<Block> = card.blocks[skip..end]
         .iter()
         .filter(|block| !matches!(block, Block::Actions(_)))
-        .cloned()
+        .filter_map(|block| match block {
+            Block::Fields(fields) => {
+                let rest: Vec<(String, String)> = fields
+                    .iter()
+                    .filter(|(label, _)| label != REQUESTED_BY)
+                    .cloned()
+                    .collect();
+                (!rest.is_empty()).then_some(Block::Fields(rest))
+            }
+            other => Some(other.clone()),
+        })
         .collect();
     let mut detail = markdown_blocks(&body);
     if let Some(closed) = &outcome.closed {
@@ -139,7 +153,7 @@ fn requester(blocks: &[Block]) -> String {
             _ => None,
         })
         .flatten()
-        .find(|(label, _)| label == "Requested by")
+        .find(|(label, _)| label == REQUESTED_BY)
         .map(|(_, name)| name.clone())
         .unwrap_or_default()
 }

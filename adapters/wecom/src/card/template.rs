@@ -6,7 +6,9 @@
 //! has both; the label and value rows go to `horizontal_content_list`; everything else is
 //! `sub_title_text`, one line per line, and a `text_notice` starts it with the card's last note,
 //! which is the outcome ("✅ Approved by Bob Li · once"). A title that had to be cut is repeated
-//! whole at the top of the sub-title.
+//! whole at the top of the sub-title. A row label too long for a row, even in WeCom's shorter
+//! wording ("Asked by"), goes whole on a sub-title line instead of being cut; a sub-title that
+//! does not fit ends with how many lines were left out ("… 7 more lines").
 //!
 //! Invariants: every text is within the limits below (WeCom's suggested lengths, counted as
 //! [`super::columns`]); at most [`MAX_HORIZONTAL_ROWS`] rows (further ones become sub-title
@@ -79,8 +81,14 @@ pub fn template_card(card: &Card, task_id: &str) -> Value {
                 format!("{label}: {value}")
             });
         } else {
+            // A label too long for a row even in WeCom's words goes whole on a line instead.
+            let label = short_label(&label);
+            if columns(label) > MAX_KEYNAME_COLUMNS {
+                lines.push(format!("{label}: {value}"));
+                continue;
+            }
             rows.push(json!({
-                "keyname": cut(&label, MAX_KEYNAME_COLUMNS),
+                "keyname": label,
                 "value": cut(&value, MAX_VALUE_COLUMNS),
             }));
         }
@@ -117,15 +125,45 @@ pub fn template_card(card: &Card, task_id: &str) -> Value {
     out.into()
 }
 
-/// The lines joined and cut to fit, then `note` on a line of its own, whole.
+/// A row label in WeCom's shorter wording, where one is needed to fit a row.
+fn short_label(label: &str) -> &str {
+    match label {
+        "Requested by" => "Asked by",
+        other => other,
+    }
+}
+
+/// The lines joined and cut to fit, saying how many lines were left out ("… 7 more lines"),
+/// then `note` on a line of its own, whole.
 fn sub_title(lines: &[String], note: Option<&str>) -> String {
     let text = lines.join("\n");
-    let Some(note) = note else {
-        return cut(&text, MAX_SUB_TITLE_COLUMNS);
+    let mut notes: Vec<String> = note.map(str::to_owned).into_iter().collect();
+    let room = |notes: &[String]| {
+        let taken: usize = notes.iter().map(|n| columns(n) + 1).sum();
+        MAX_SUB_TITLE_COLUMNS.saturating_sub(taken)
     };
-    let room = MAX_SUB_TITLE_COLUMNS.saturating_sub(columns(note) + 1);
-    match cut(&text, room) {
-        head if head.is_empty() => note.to_owned(),
-        head => format!("{head}\n{note}"),
+    if cut(&text, room(&notes)) != text {
+        // Reserve room for the count first, then count what did not fit.
+        let total = text.lines().count();
+        notes.insert(0, more_lines(total));
+        let head = cut(&text, room(&notes));
+        let shown = head.lines().count() - usize::from(head.ends_with('…'));
+        notes[0] = more_lines(total.saturating_sub(shown));
+    }
+    let head = cut(&text, room(&notes));
+    let mut out: Vec<String> = Vec::new();
+    if !head.is_empty() {
+        out.push(head);
+    }
+    out.extend(notes);
+    out.join("\n")
+}
+
+/// "… N more lines" (or "… 1 more line").
+fn more_lines(n: usize) -> String {
+    if n == 1 {
+        "… 1 more line".to_owned()
+    } else {
+        format!("… {n} more lines")
     }
 }
