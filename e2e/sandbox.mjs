@@ -72,7 +72,12 @@ async function fail(reason) {
     console.error(await pageText());
     console.error("-----------------");
     try {
-      mkdirSync(dirname(screenshot), { recursive: true });
+      // Status icons are drawn by the page itself, not left to an emoji font.
+  const drawn = await page.locator("#threads img.icon").count();
+  if (drawn === 0) throw new Error("no status icon was drawn");
+  console.log(`${drawn} status icons drawn`);
+
+  mkdirSync(dirname(screenshot), { recursive: true });
       await page.screenshot({ path: screenshot.replace(/\.png$/, "-failure.png"), fullPage: true, timeout: 5_000 });
     } catch {
       // best effort

@@ -18,7 +18,8 @@ const PAGE: &str = include_str!("page.html");
 /// Where the page takes the platforms' description.
 const PLATFORMS_SLOT: &str = "__SANDBOX_PLATFORMS__";
 
-/// Each platform as the page needs it: its routes, channel, bot and people.
+/// Each platform as the page needs it: its routes, channel (and the name its group goes by on
+/// that platform), bot and people.
 fn platforms() -> Value {
     let people = |users: &[(&str, &str)]| -> Vec<Value> {
         users.iter().map(|(id, name)| json!([id, name])).collect()
@@ -26,6 +27,7 @@ fn platforms() -> Value {
     json!({
         "slack": {
             "label": "Slack",
+            "group": "# general",
             "state": "/sandbox/state",
             "say": "/sandbox/say",
             "click": "/sandbox/click",
@@ -35,6 +37,7 @@ fn platforms() -> Value {
         },
         "feishu": {
             "label": "Feishu",
+            "group": "产品讨论群",
             "state": "/sandbox/feishu/state",
             "say": "/sandbox/feishu/say",
             "click": "/sandbox/feishu/click",
@@ -44,6 +47,7 @@ fn platforms() -> Value {
         },
         "wecom": {
             "label": "WeCom",
+            "group": "产品组",
             "state": "/sandbox/wecom/state",
             "say": "/sandbox/wecom/say",
             "click": "/sandbox/wecom/click",
@@ -53,6 +57,7 @@ fn platforms() -> Value {
         },
         "dingtalk": {
             "label": "DingTalk",
+            "group": "项目群",
             "state": "/sandbox/dingtalk/state",
             "say": "/sandbox/dingtalk/say",
             "click": "/sandbox/dingtalk/click",

@@ -263,6 +263,15 @@ async fn wrong_methods_get_a_json_405() {
 }
 
 #[tokio::test]
+async fn browsers_get_an_icon_not_a_404() {
+    let app = app().await;
+    let (status, content_type, body) = send(&app.router, "GET", "/favicon.ico").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(content_type, "image/svg+xml");
+    assert!(body.starts_with("<svg"), "{body}");
+}
+
+#[tokio::test]
 async fn run_serves_until_cancelled_and_leaves_the_store_open() {
     let app = app().await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
