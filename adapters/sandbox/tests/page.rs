@@ -38,7 +38,10 @@ async fn the_page_is_html_without_external_assets() {
     let lower = html
         .to_lowercase()
         .replace("http://www.w3.org/2000/svg", "");
-    assert!(html.contains("drawIcons"), "the page draws its own status icons");
+    assert!(
+        html.contains("drawIcons"),
+        "the page draws its own status icons"
+    );
     assert!(!lower.contains("http://"), "the page names an http:// URL");
     assert!(
         !lower.contains("https://"),

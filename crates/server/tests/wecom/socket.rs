@@ -209,3 +209,63 @@ async fn an_approval_rides_on_the_stream_and_a_click_updates_it_for_everyone() {
         "{updated:#}"
     );
 }
+
+/// Two people in one group over the long connection: Ana's write waits for her approval while
+/// Bo asks something; Bo is answered on his own message, and once Ana approves, her answer
+/// finishes the stream of her own message (its `req_id`), not Bo's.
+#[tokio::test]
+async fn a_second_person_writing_while_an_approval_waits_leaves_each_answer_on_its_own_message() {
+    let script = r#"{"conversations": [
+      {"when": "run it", "turns": [
+        {"tool_calls": [{"name": "run_shell", "arguments": {"command": "echo hi"}}]},
+        {"text": "Done for Ana."}]},
+      {"when": "*", "turns": [{"text": "Hi Bo."}]}]}"#;
+    let mut socket = Socket::start(script).await;
+    socket
+        .push("aibot_msg_callback", "req-A", message("A1", "run it"))
+        .await;
+    let card = loop {
+        let frame = socket.next_acked().await;
+        if frame["body"]["msgtype"] == "stream_with_template_card" {
+            assert_eq!(frame["headers"]["req_id"], "req-A");
+            break frame["body"]["template_card"].clone();
+        }
+    };
+    let mut from_bo = message("B1", "hello");
+    from_bo["from"]["userid"] = "bo".into();
+    socket.push("aibot_msg_callback", "req-B", from_bo).await;
+    loop {
+        let frame = socket.next_acked().await;
+        let stream = &frame["body"]["stream"];
+        if stream["finish"] == true {
+            assert_eq!(frame["headers"]["req_id"], "req-B", "{frame}");
+            assert!(stream["content"].to_string().contains("Hi Bo."), "{frame}");
+            break;
+        }
+    }
+
+    let task_id = card["task_id"].as_str().unwrap();
+    let once = card["button_list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["key"].as_str().unwrap())
+        .find(|k| k.contains("once"))
+        .unwrap();
+    let click = json!({"msgid": "E2", "aibotid": "aibot-1", "chatid": CHAT, "chattype": "group",
+        "from": {"userid": "ana"}, "msgtype": "event", "event": {"eventtype": "template_card_event",
+        "template_card_event": {"card_type": "button_interaction", "event_key": once, "task_id": task_id}}});
+    socket.push("aibot_event_callback", "req-E2", click).await;
+    loop {
+        let frame = socket.next_acked().await;
+        let stream = &frame["body"]["stream"];
+        if frame["cmd"] == "aibot_respond_msg" && stream["finish"] == true {
+            assert_eq!(frame["headers"]["req_id"], "req-A", "{frame}");
+            assert!(
+                stream["content"].to_string().contains("Done for Ana."),
+                "{frame}"
+            );
+            break;
+        }
+    }
+}
