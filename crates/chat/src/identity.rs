@@ -60,6 +60,14 @@ pub(crate) struct Person {
     pub(crate) platform_id: String,
 }
 
+/// How people are named in what workmate says: their display name, or their id when they
+/// have none.
+pub(crate) fn shown_name(user: &User) -> &str {
+    Some(user.display_name.as_str())
+        .filter(|name| !name.trim().is_empty())
+        .unwrap_or(user.id.as_str())
+}
+
 impl Person {
     pub(crate) fn actor(&self) -> Actor {
         let mut actor = Actor::new(self.user.id.clone());

@@ -156,7 +156,17 @@ impl Tool for SendMessage {
                     target.surface.as_str()
                 ))
             })?;
-            let card = text_card(&format!("{text}\n\n_Sent by workmate for {}_", ctx.user_id));
+            // Whom it was sent for, by the name people know them by.
+            let sender = ctx
+                .store
+                .tenants()
+                .get_user(&ctx.tenant_id, &ctx.user_id)
+                .await
+                .ok()
+                .flatten()
+                .map(|user| crate::identity::shown_name(&user).to_owned())
+                .unwrap_or_else(|| ctx.user_id.to_string());
+            let card = text_card(&format!("{text}\n\n_Sent by workmate for {sender}_"));
             let rendered = slot.platform.render(&card);
             let to = ChatTarget {
                 chat_id: target.chat_id.clone(),

@@ -8,6 +8,7 @@ use workmate_adapter::InboundUser;
 use workmate_store::{Role, RoleChange, User};
 
 use super::{Caller, Outcome, role_name};
+use crate::identity::shown_name;
 use crate::{Chat, ChatError, Result};
 
 impl Chat {
@@ -26,15 +27,17 @@ impl Chat {
                 .change_role(&caller.person.tenant, &user.id, role)
                 .await?
             {
-                RoleChange::Unchanged => {
-                    Outcome::ok(format!("{} is already {}.", user.id, role_name(role)))
-                }
+                RoleChange::Unchanged => Outcome::ok(format!(
+                    "{} is already {}.",
+                    shown_name(&user),
+                    role_name(role)
+                )),
                 RoleChange::LastAdmin => Outcome::refused(format!(
                     "{} is the last admin; grant admin to someone else first.",
-                    user.id
+                    shown_name(&user)
                 )),
                 RoleChange::Changed { .. } => {
-                    Outcome::ok(format!("{} is now {}.", user.id, role_name(role)))
+                    Outcome::ok(format!("{} is now {}.", shown_name(&user), role_name(role)))
                 }
             },
         )
@@ -56,7 +59,7 @@ impl Chat {
         if user.role != role {
             return Ok(Outcome::refused(format!(
                 "{} is not {} (they are {}).",
-                user.id,
+                shown_name(&user),
                 role_name(role),
                 role_name(user.role)
             )));
@@ -70,10 +73,10 @@ impl Chat {
             {
                 RoleChange::LastAdmin => Outcome::refused(format!(
                     "{} is the last admin; a tenant always keeps one.",
-                    user.id
+                    shown_name(&user)
                 )),
                 RoleChange::Unchanged | RoleChange::Changed { .. } => {
-                    Outcome::ok(format!("{} is now a member.", user.id))
+                    Outcome::ok(format!("{} is now a member.", shown_name(&user)))
                 }
             },
         )

@@ -145,7 +145,7 @@ async fn only_admins_change_roles_and_the_last_admin_stays() {
 
     set_role(&app.store, "U1", Role::Admin).await;
     let text = slash(&app, "U1", "role grant <@U2|bob> approver").await;
-    assert!(text.contains("slack-U2 is now approver"), "{text}");
+    assert!(text.contains("U2 is now approver"), "{text}");
     assert_eq!(role_of(&app.store, "U2").await, Role::Approver);
 
     let text = slash(&app, "U1", "role revoke <@U1> admin").await;
