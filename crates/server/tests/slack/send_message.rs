@@ -77,7 +77,10 @@ async fn an_automation_posts_to_its_exact_target_and_asks_for_any_other() {
         .unwrap()
         .to_string();
     assert!(digest.contains("Sales digest: 3 deals closed."), "{digest}");
-    assert!(digest.contains("Sent by workmate for Ana_"), "by name: {digest}");
+    assert!(
+        digest.contains("Sent by workmate for Ana_"),
+        "by name: {digest}"
+    );
 
     // Any other target: an approval waits in the inbox, and nothing reaches that channel.
     let item = poll(
