@@ -137,13 +137,7 @@ async fn an_app_message_gets_a_template_card_a_click_updates_it_and_the_answer_a
     let template = &card.body["template_card"];
     assert_eq!(template["card_type"], "button_interaction");
     let task_id = template["task_id"].as_str().unwrap();
-    let once = template["button_list"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b["key"].as_str().unwrap().to_owned())
-        .find(|k| k.contains("once"))
-        .unwrap();
+    let once = super::once_key(template);
 
     // A stranger's click changes nothing but their own copy of the card.
     let (status, _) = post_xml(
@@ -253,13 +247,7 @@ async fn an_approver_gets_a_copy_as_an_app_card_and_answers_from_it() {
     let copy = sent.iter().find(|c| c.body["touser"] == "carol").unwrap();
     let template = &copy.body["template_card"];
     let task_id = template["task_id"].as_str().unwrap();
-    let once = template["button_list"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b["key"].as_str().unwrap().to_owned())
-        .find(|k| k.contains("once"))
-        .unwrap();
+    let once = super::once_key(template);
     post_xml(
         &router,
         &crypto,

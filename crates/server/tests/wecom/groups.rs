@@ -58,13 +58,7 @@ async fn two_people_in_one_group_each_have_their_own_conversation() {
     let item = parked(&app).await;
     let template = app.card_on(&write).await;
     let task_id = template["task_id"].as_str().unwrap().to_owned();
-    let once = template["button_list"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b["key"].as_str().unwrap().to_owned())
-        .find(|k| k.contains(item.id.as_str()) && k.contains("once"))
-        .unwrap();
+    let once = super::once_key(&template);
 
     // Bo writes while it waits: his own conversation answers him in his own stream.
     let hi = say(&app, "M3", "bo", "hi from bo").await;
@@ -146,13 +140,7 @@ async fn in_a_shared_group_an_answer_goes_to_the_message_that_asked_for_it() {
     let item = parked(&app).await;
     let template = app.card_on(&write).await;
     let task_id = template["task_id"].as_str().unwrap().to_owned();
-    let once = template["button_list"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b["key"].as_str().unwrap().to_owned())
-        .find(|k| k.contains(item.id.as_str()) && k.contains("once"))
-        .unwrap();
+    let once = super::once_key(&template);
 
     // Bo writes while Ana's approval waits: his message joins the conversation, and his own
     // reply says where the answer goes instead of staying empty.

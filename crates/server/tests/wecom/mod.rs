@@ -184,6 +184,18 @@ fn refresh(stream_id: &str) -> String {
     .to_string()
 }
 
+/// The key of a template card's "Approve once" button.
+pub(crate) fn once_key(card: &Value) -> String {
+    card["button_list"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|b| b["key"].as_str())
+        .find(|k| k.contains(r#""choice":"once""#))
+        .unwrap_or_else(|| panic!("no approve-once button in {card:#}"))
+        .to_owned()
+}
+
 pub(crate) fn click(msgid: &str, user: &str, key: &str, task_id: &str) -> String {
     json!({
         "msgid": msgid, "aibotid": "bot1", "chatid": CHAT, "chattype": "group",
@@ -285,17 +297,11 @@ async fn an_approver_click_updates_the_card_for_everyone_and_a_stranger_changes_
     assert!(template.to_string().contains("echo hi"), "{template:#}");
     let task_id = template["task_id"].as_str().unwrap().to_owned();
     let task_id = task_id.as_str();
-    let once = template["button_list"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b["key"].as_str().unwrap())
-        .find(|k| k.contains(item.id.as_str()) && k.contains("once"))
-        .unwrap_or_else(|| panic!("no approve-once button in {template:#}"));
+    let once = once_key(&template);
 
     // A stranger's click: only the stranger's copy of the card changes, saying why; the item
     // is still pending.
-    let (status, answer) = app.post(&click("C1", "stranger", once, task_id)).await;
+    let (status, answer) = app.post(&click("C1", "stranger", &once, task_id)).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(answer["userids"], json!(["stranger"]), "{answer:#}");
     assert!(
@@ -314,7 +320,7 @@ async fn an_approver_click_updates_the_card_for_everyone_and_a_stranger_changes_
 
     // The admin approves: the answer replaces the card for everyone (no `userids`) within 5 s.
     let started = Instant::now();
-    let (status, answer) = app.post(&click("C2", "boss", once, task_id)).await;
+    let (status, answer) = app.post(&click("C2", "boss", &once, task_id)).await;
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(status, StatusCode::OK);
     assert_eq!(
@@ -335,7 +341,7 @@ async fn an_approver_click_updates_the_card_for_everyone_and_a_stranger_changes_
     assert!(seen.last().unwrap().contains("Done."), "{seen:#?}");
     assert!(calls(&app.fake, "/response/").await.is_empty());
     // A repeated click changes nothing: the card still shows who approved.
-    let (_, again) = app.post(&click("C3", "ana", once, task_id)).await;
+    let (_, again) = app.post(&click("C3", "ana", &once, task_id)).await;
     assert!(again.to_string().contains("Approved by boss"), "{again:#}");
 }
 

@@ -170,13 +170,7 @@ async fn an_approval_rides_on_the_stream_and_a_click_updates_it_for_everyone() {
     };
     assert_eq!(card["card_type"], "button_interaction");
     let task_id = card["task_id"].as_str().unwrap();
-    let once = card["button_list"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b["key"].as_str().unwrap())
-        .find(|k| k.contains("once"))
-        .unwrap();
+    let once = super::once_key(&card);
     let click = json!({"msgid": "E1", "aibotid": "aibot-1", "chatid": CHAT, "chattype": "group",
         "from": {"userid": "boss"}, "msgtype": "event", "event": {"eventtype": "template_card_event",
         "template_card_event": {"card_type": "button_interaction", "event_key": once, "task_id": task_id}}});
@@ -245,13 +239,7 @@ async fn a_second_person_writing_while_an_approval_waits_leaves_each_answer_on_i
     }
 
     let task_id = card["task_id"].as_str().unwrap();
-    let once = card["button_list"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b["key"].as_str().unwrap())
-        .find(|k| k.contains("once"))
-        .unwrap();
+    let once = super::once_key(&card);
     let click = json!({"msgid": "E2", "aibotid": "aibot-1", "chatid": CHAT, "chattype": "group",
         "from": {"userid": "ana"}, "msgtype": "event", "event": {"eventtype": "template_card_event",
         "template_card_event": {"card_type": "button_interaction", "event_key": once, "task_id": task_id}}});

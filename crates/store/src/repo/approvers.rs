@@ -6,8 +6,16 @@
 
 use workmate_protocol::{TenantId, UserId};
 
+use super::opt_outs::OptOut;
 use crate::row::col;
 use crate::{Result, Store};
+
+/// Who turned approval notices off (`/workmate notify off`).
+const NOTICES: OptOut = OptOut {
+    select: "SELECT since_ms FROM approval_notices_off WHERE tenant_id = ? AND user_id = ?",
+    delete: "DELETE FROM approval_notices_off WHERE tenant_id = ? AND user_id = ?",
+    insert: "INSERT INTO approval_notices_off (tenant_id, user_id, since_ms) VALUES (?, ?, ?)",
+};
 
 /// Approvers listed at most.
 const MAX_APPROVERS: i64 = 200;
@@ -57,37 +65,11 @@ impl<'s> ApproverRepo<'s> {
 
     /// Whether `user` is told of prompts that wait for them (the default).
     pub async fn notices_on(&self, tenant: &TenantId, user: &UserId) -> Result<bool> {
-        let row = self
-            .store
-            .dialect
-            .query("SELECT since_ms FROM approval_notices_off WHERE tenant_id = ? AND user_id = ?")
-            .bind(tenant.as_str().to_owned())
-            .bind(user.as_str().to_owned())
-            .fetch_optional(&self.store.pool)
-            .await?;
-        Ok(row.is_none())
+        NOTICES.is_on(self.store, tenant, user).await
     }
 
     /// Turns `user`'s notices on or off.
     pub async fn set_notices(&self, tenant: &TenantId, user: &UserId, on: bool) -> Result<()> {
-        let query = if on {
-            self.store
-                .dialect
-                .query("DELETE FROM approval_notices_off WHERE tenant_id = ? AND user_id = ?")
-                .bind(tenant.as_str().to_owned())
-                .bind(user.as_str().to_owned())
-        } else {
-            self.store
-                .dialect
-                .insert_ignoring_duplicates(
-                    "INSERT INTO approval_notices_off (tenant_id, user_id, since_ms) VALUES (?, ?, ?)",
-                    "since_ms",
-                )
-                .bind(tenant.as_str().to_owned())
-                .bind(user.as_str().to_owned())
-                .bind(self.store.clock_ms())
-        };
-        query.execute(&self.store.pool).await?;
-        Ok(())
+        NOTICES.set(self.store, tenant, user, on).await
     }
 }

@@ -4,8 +4,16 @@ use serde::{Deserialize, Serialize};
 use sqlx::any::AnyRow;
 use workmate_protocol::{TenantId, UserId};
 
+use super::opt_outs::OptOut;
 use crate::row::{col, enum_col, new_id, to_word};
 use crate::{Result, Store};
+
+/// Who turned memory saving off.
+const SAVING: OptOut = OptOut {
+    select: "SELECT since_ms FROM memory_saving_off WHERE tenant_id = ? AND user_id = ?",
+    delete: "DELETE FROM memory_saving_off WHERE tenant_id = ? AND user_id = ?",
+    insert: "INSERT INTO memory_saving_off (tenant_id, user_id, since_ms) VALUES (?, ?, ?)",
+};
 
 /// Where a memory applies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -112,38 +120,12 @@ impl<'s> MemoryRepo<'s> {
 
     /// Whether `user` lets memories be saved (the default; `/workmate memory off` stops it).
     pub async fn saving_on(&self, tenant: &TenantId, user: &UserId) -> Result<bool> {
-        let row = self
-            .store
-            .dialect
-            .query("SELECT since_ms FROM memory_saving_off WHERE tenant_id = ? AND user_id = ?")
-            .bind(tenant.as_str().to_owned())
-            .bind(user.as_str().to_owned())
-            .fetch_optional(&self.store.pool)
-            .await?;
-        Ok(row.is_none())
+        SAVING.is_on(self.store, tenant, user).await
     }
 
     /// Turns memory saving on or off for `user`.
     pub async fn set_saving(&self, tenant: &TenantId, user: &UserId, on: bool) -> Result<()> {
-        let query = if on {
-            self.store
-                .dialect
-                .query("DELETE FROM memory_saving_off WHERE tenant_id = ? AND user_id = ?")
-                .bind(tenant.as_str().to_owned())
-                .bind(user.as_str().to_owned())
-        } else {
-            self.store
-                .dialect
-                .insert_ignoring_duplicates(
-                    "INSERT INTO memory_saving_off (tenant_id, user_id, since_ms) VALUES (?, ?, ?)",
-                    "since_ms",
-                )
-                .bind(tenant.as_str().to_owned())
-                .bind(user.as_str().to_owned())
-                .bind(self.store.clock_ms())
-        };
-        query.execute(&self.store.pool).await?;
-        Ok(())
+        SAVING.set(self.store, tenant, user, on).await
     }
 
     /// One memory, if the tenant has it.

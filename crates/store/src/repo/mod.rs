@@ -21,6 +21,7 @@ pub(crate) mod message_sessions;
 pub(crate) mod messages;
 pub(crate) mod offboarding;
 pub(crate) mod open_turns;
+mod opt_outs;
 pub(crate) mod personas;
 pub(crate) mod roles;
 pub(crate) mod secrets;
