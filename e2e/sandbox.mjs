@@ -33,6 +33,10 @@ const PLATFORMS = { slack: "Slack", feishu: "Feishu", wecom: "WeCom", dingtalk: 
 // Who asks, by the name the page's person picker shows; on DingTalk, who checks the card after.
 const ASKER = { slack: "Alice", feishu: "Alice", wecom: "张三", dingtalk: "Alice" };
 const OTHER = { dingtalk: "Bob" };
+// Who writes second, in the same group: their own exchange.
+const SECOND = { slack: "Bob", feishu: "Bob", wecom: "李四", dingtalk: "Bob" };
+// The demo's answer to anything but the report.
+const GREETING = "running on the offline demo script";
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -72,12 +76,7 @@ async function fail(reason) {
     console.error(await pageText());
     console.error("-----------------");
     try {
-      // Status icons are drawn by the page itself, not left to an emoji font.
-  const drawn = await page.locator("#threads img.icon").count();
-  if (drawn === 0) throw new Error("no status icon was drawn");
-  console.log(`${drawn} status icons drawn`);
-
-  mkdirSync(dirname(screenshot), { recursive: true });
+      mkdirSync(dirname(screenshot), { recursive: true });
       await page.screenshot({ path: screenshot.replace(/\.png$/, "-failure.png"), fullPage: true, timeout: 5_000 });
     } catch {
       // best effort
@@ -182,6 +181,23 @@ async function main() {
     }
     console.log(`${OTHER[platform]} sees the approval too`);
   }
+
+  // A second person writes in the same group: they get their own answer, and nobody on the
+  // page is named by an internal id.
+  const second = SECOND[platform];
+  await page.selectOption("#user", { label: second });
+  await page.fill("#text", "hello");
+  await page.click("#composer button[type=submit]");
+  await page.locator("#threads", { hasText: GREETING }).waitFor({ timeout: 20_000 });
+  const everything = await page.locator("#threads").innerText();
+  const internal = everything.match(/\b(slack|feishu|wecom|dingtalk)-[A-Za-z0-9_]+/);
+  if (internal) throw new Error(`an internal id is shown: ${internal[0]}`);
+  console.log(`${second} got their own answer; no internal id is shown`);
+
+  // Status icons are drawn by the page itself, not left to an emoji font.
+  const drawn = await page.locator("#threads img.icon").count();
+  if (drawn === 0) throw new Error("no status icon was drawn");
+  console.log(`${drawn} status icons drawn`);
 
   mkdirSync(dirname(screenshot), { recursive: true });
   await page.screenshot({ path: screenshot, fullPage: true });
