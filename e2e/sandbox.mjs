@@ -35,8 +35,8 @@ const ASKER = { slack: "Alice", feishu: "Alice", wecom: "张三", dingtalk: "Ali
 const OTHER = { dingtalk: "Bob" };
 // Who writes second, in the same group: their own exchange.
 const SECOND = { slack: "Bob", feishu: "Bob", wecom: "李四", dingtalk: "Bob" };
-// The demo's answer to anything but the report.
-const GREETING = "running on the offline demo script";
+// The end of the demo's answer to anything but the report.
+const GREETING_END = "an approval and a streamed answer.";
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -188,7 +188,16 @@ async function main() {
   await page.selectOption("#user", { label: second });
   await page.fill("#text", "hello");
   await page.click("#composer button[type=submit]");
-  await page.locator("#threads", { hasText: GREETING }).waitFor({ timeout: 20_000 });
+  await page.locator("#threads", { hasText: GREETING_END }).waitFor({ timeout: 20_000 });
+  // Wait for the answer to finish: no Stop button, nothing still typing.
+  const settledBy = Date.now() + 15_000;
+  while (
+    (await page.locator("#threads button", { hasText: "Stop" }).count()) > 0 ||
+    (await page.locator("#threads .typing").count()) > 0
+  ) {
+    if (Date.now() > settledBy) throw new Error(`${second}'s answer never finished`);
+    await page.waitForTimeout(250);
+  }
   const everything = await page.locator("#threads").innerText();
   const internal = everything.match(/\b(slack|feishu|wecom|dingtalk)-[A-Za-z0-9_]+/);
   if (internal) throw new Error(`an internal id is shown: ${internal[0]}`);
