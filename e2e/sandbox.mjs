@@ -201,6 +201,10 @@ async function main() {
   const everything = await page.locator("#threads").innerText();
   const internal = everything.match(/\b(slack|feishu|wecom|dingtalk)-[A-Za-z0-9_]+/);
   if (internal) throw new Error(`an internal id is shown: ${internal[0]}`);
+  // WeCom's robot gives only userids: the names come through the self-built app.
+  if (platform === "wecom" && !everything.includes("Approved by 张三")) {
+    throw new Error("WeCom names 张三 by userid, not by name");
+  }
   console.log(`${second} got their own answer; no internal id is shown`);
 
   // Status icons are drawn by the page itself, not left to an emoji font.

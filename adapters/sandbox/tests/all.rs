@@ -14,6 +14,7 @@ mod feishu_api;
 mod feishu_deliver;
 mod page;
 mod support;
+mod wecom_app;
 mod wecom_deliver;
 mod wecom_response;
 mod wecom_stub;

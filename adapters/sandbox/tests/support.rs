@@ -19,6 +19,7 @@ pub(crate) const VERIFICATION_TOKEN: &str = "feishu-verification-token";
 pub(crate) const CORP_ID: &str = "ww_sandbox_test";
 pub(crate) const WECOM_TOKEN: &str = "wecom-token";
 pub(crate) const WECOM_KEY: &str = "jWmYm7qr5nMoAUwZRjGtBxmz3KA1tkAj3ykkR6q2B2C";
+pub(crate) const WECOM_APP_SECRET: &str = "wecom-app-secret";
 pub(crate) const DINGTALK_CLIENT_ID: &str = "dingsandboxtest";
 pub(crate) const DINGTALK_SECRET: &str = "dingtalk-app-secret";
 pub(crate) const DINGTALK_TEMPLATE: &str = "tpl-approval.schema";
@@ -41,6 +42,7 @@ pub(crate) fn config(workmate_base: &str) -> SandboxConfig {
             corp_id: CORP_ID.into(),
             token: WECOM_TOKEN.into(),
             encoding_aes_key: WECOM_KEY.into(),
+            app_secret: WECOM_APP_SECRET.into(),
         },
         dingtalk: DingTalkSandbox {
             client_id: DINGTALK_CLIENT_ID.into(),

@@ -21,6 +21,8 @@ use crate::error::StartupError;
 const FEISHU_APP_ID: &str = "cli_sandbox";
 /// The sandbox corp's id on the WeCom side.
 const WECOM_CORP_ID: &str = "wwsandbox";
+/// The self-built app beside the WeCom robot.
+const WECOM_AGENT_ID: &str = "1000002";
 /// The sandbox app's Client ID on the DingTalk side.
 const DINGTALK_CLIENT_ID: &str = "dingsandboxapp";
 /// The approval card's template id on the DingTalk side.
@@ -129,13 +131,17 @@ impl DemoSandbox {
             corp_id: WECOM_CORP_ID.to_owned(),
             token: uuid::Uuid::new_v4().simple().to_string(),
             encoding_aes_key: random_aes_key(),
+            app_secret: random_secret(""),
         };
-        let wecom = WeComConfig::callback(
+        let mut wecom = WeComConfig::callback(
             &wecom_side.corp_id,
             SecretString::from(wecom_side.token.clone()),
             SecretString::from(wecom_side.encoding_aes_key.clone()),
             &format!("{base}/sandbox/wecom"),
         );
+        // The self-built app beside the robot: people's names, and messages to one person.
+        wecom.agent_id = Some(WECOM_AGENT_ID.to_owned());
+        wecom.secret = Some(SecretString::from(wecom_side.app_secret.clone()));
         let dingtalk_side = DingTalkSandbox {
             client_id: DINGTALK_CLIENT_ID.to_owned(),
             client_secret: random_secret(""),

@@ -13,9 +13,12 @@
 //!   `update_template_card` answer replaces every card with that `task_id`, for everyone; an
 //!   empty answer changes nothing ([`deliver`]).
 //!
-//! workmate's smart robot needs no API base (it answers only through streams and response
-//! URLs), so the sandbox's response URLs point at `workmate_base`, where the sandbox is served
-//! beside workmate.
+//! - The self-built app beside the robot gives workmate people's names and takes its messages
+//!   to one person (a private notice, an approver's copy), shown as that person's direct chat
+//!   with workmate ([`app`]).
+//!
+//! The robot answers only through streams and response URLs, which point at `workmate_base`,
+//! where the sandbox is served beside workmate; the app's API is served there too.
 //!
 //! Invariants: every callback is encrypted for the smart robot (receive id empty) with the
 //! configured EncodingAESKey and signed with the configured Token, and every passive reply is
@@ -25,6 +28,7 @@
 //! [`USERS`]. WeCom has no threads: a message's thread on the page is the message and what
 //! answered it.
 
+mod app;
 mod callbacks;
 mod cards;
 mod deliver;
@@ -62,6 +66,8 @@ pub struct WeComSandbox {
     pub token: String,
     /// `encoding_aes_key`: 43 characters; encrypts the callbacks and workmate's replies.
     pub encoding_aes_key: String,
+    /// The self-built app's `secret`: its token reads people's names and sends them messages.
+    pub app_secret: String,
 }
 
 /// The WeCom stand-in's memory: the chat's messages, the callback crypto, the response URLs
@@ -70,6 +76,10 @@ pub struct WeComSandbox {
 pub(crate) struct Stand {
     store: Store,
     crypto: Crypto,
+    /// The corp the sandbox people belong to.
+    corp_id: String,
+    /// The self-built app's secret.
+    app_secret: String,
     /// The `msgid`s whose `response_url` took its answer, oldest first.
     answered: Mutex<VecDeque<String>>,
     /// Streams being refreshed now.
@@ -79,12 +89,19 @@ pub(crate) struct Stand {
 impl Stand {
     /// The stand-in for `config`; an error when its EncodingAESKey is not one.
     pub(crate) fn new(config: &WeComSandbox) -> Result<Self> {
-        const NAMES: &[(&str, &str)] = &[(CHAT_ID, "general")];
+        // The group, and each person's direct chat with the app.
+        const NAMES: &[(&str, &str)] = &[
+            (CHAT_ID, "general"),
+            (USERS[0].0, USERS[0].1),
+            (USERS[1].0, USERS[1].1),
+        ];
         let crypto = Crypto::new(&config.token, &config.encoding_aes_key, RECEIVE_ID)
             .map_err(|e| Error::Config(format!("WeCom: {e}")))?;
         Ok(Self {
             store: Store::new(IdStyle::WeCom, NAMES),
             crypto,
+            corp_id: config.corp_id.clone(),
+            app_secret: config.app_secret.clone(),
             answered: Mutex::default(),
             following: AtomicUsize::new(0),
         })
@@ -128,5 +145,11 @@ pub(crate) fn routes() -> Router<AppState> {
         .route(
             "/sandbox/wecom/response/{msgid}",
             post(response::response_url),
+        )
+        .route("/sandbox/wecom/cgi-bin/gettoken", get(app::gettoken))
+        .route("/sandbox/wecom/cgi-bin/user/get", get(app::user_get))
+        .route(
+            "/sandbox/wecom/cgi-bin/message/send",
+            post(app::message_send),
         )
 }
