@@ -17,7 +17,7 @@ use axum::extract::{Query, State};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{BOT_NAME, cards, user_name};
+use super::{BAD_MSGTYPE, BAD_PARAMETER, BOT_NAME, NOT_JSON, cards, refused, user_name};
 use crate::AppState;
 use crate::store::NewMessage;
 
@@ -27,18 +27,6 @@ const ACCESS_TOKEN: &str = "sandbox-app-token";
 const BAD_CREDENTIAL: i64 = 40_001;
 /// No such userid.
 const NO_USER: i64 = 60_111;
-/// The body is not JSON.
-const NOT_JSON: i64 = 47_001;
-/// A message type the sandbox does not show.
-const BAD_MSGTYPE: i64 = 40_008;
-/// A parameter is wrong.
-const BAD_PARAMETER: i64 = 40_058;
-
-fn refused(errcode: i64, errmsg: impl Into<String>) -> Json<Value> {
-    let errmsg = errmsg.into();
-    tracing::warn!(errcode, %errmsg, "The sandbox's WeCom app refused a call.");
-    Json(json!({ "errcode": errcode, "errmsg": errmsg }))
-}
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct TokenQuery {

@@ -128,6 +128,20 @@ impl Stand {
     }
 }
 
+/// WeCom's code for a body that is not JSON.
+const NOT_JSON: i64 = 47_001;
+/// WeCom's code for a message type the call does not take.
+const BAD_MSGTYPE: i64 = 40_008;
+/// WeCom's code for a wrong parameter.
+const BAD_PARAMETER: i64 = 40_058;
+
+/// WeCom's refusal: HTTP 200 with a non-zero `errcode` and what was wrong, logged.
+fn refused(errcode: i64, errmsg: impl Into<String>) -> axum::Json<serde_json::Value> {
+    let errmsg = errmsg.into();
+    tracing::warn!(errcode, %errmsg, "The sandbox's WeCom refused a call.");
+    axum::Json(serde_json::json!({ "errcode": errcode, "errmsg": errmsg }))
+}
+
 /// The name of a sandbox person.
 fn user_name(userid: &str) -> Option<&'static str> {
     USERS

@@ -15,24 +15,12 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use serde_json::{Value, json};
 
-use super::{BOT_NAME, CHAT_ID, cards, user_name};
+use super::{BAD_MSGTYPE, BAD_PARAMETER, BOT_NAME, CHAT_ID, NOT_JSON, cards, refused, user_name};
 use crate::AppState;
 use crate::store::NewMessage;
 
-/// The body is not JSON.
-const NOT_JSON: i64 = 47_001;
-/// The URL does not take this `msgtype`.
-const BAD_MSGTYPE: i64 = 40_008;
-/// A parameter is wrong.
-const BAD_PARAMETER: i64 = 40_058;
 /// The URL already took its answer.
 const USED: i64 = 45_009;
-
-fn refused(errcode: i64, errmsg: impl Into<String>) -> Json<Value> {
-    let errmsg = errmsg.into();
-    tracing::warn!(errcode, %errmsg, "The sandbox's WeCom refused a response_url answer.");
-    Json(json!({ "errcode": errcode, "errmsg": errmsg }))
-}
 
 /// What the answer shows, or why WeCom would refuse it.
 fn content(body: &Value) -> Result<(), (i64, String)> {
