@@ -10,8 +10,10 @@
 //! [`Pumps::idle`] without events unless it was asked for again in that time (checked under the
 //! map's lock, which [`Pumps::ensure`] also takes), and every pump is joined on shutdown.
 //! A new card goes to the target of the newest [`Pumps::ensure`] that carried an answer handle
-//! ([`ChatTarget::reply`]), so on a platform that answers a message only through it, a turn's
-//! cards answer the message that started the turn.
+//! ([`ChatTarget::reply`]), except a turn's cards (its segments and prompts): they go to the
+//! target that was newest when the turn started (bound at its `turn_start`, forgotten at its
+//! `turn_end`), so on a platform that answers a message only through its handle a turn's cards
+//! answer the message that started it, whatever anyone writes meanwhile.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
