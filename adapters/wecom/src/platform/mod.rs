@@ -28,6 +28,7 @@
 
 mod private;
 mod prompt;
+mod render;
 mod reply;
 mod stream;
 mod to_app;
@@ -41,12 +42,13 @@ use workmate_adapter::{
     AdapterError, BoxFuture, ChatAdapter, ChatTarget, Downloaded, InboundFile, Platform,
     PostedCard, Profile,
 };
-use workmate_cards::{Block, ButtonAction, CONTINUED_BELOW, Card, Inline};
+use workmate_cards::Card;
 use workmate_protocol::Surface;
 
-use crate::card::{MAX_STREAM_BYTES, markdown, split_stream, task_id, template_card};
+use crate::card::{MAX_STREAM_BYTES, markdown, split_stream};
 use crate::ws::{RESPOND_MSG, SEND_MSG, SendError, Sender};
 
+use render::stream_part;
 pub use reply::{ReplyHandle, stream_id};
 pub use stream::HAND_OVER_AFTER;
 use stream::Stream;
@@ -370,33 +372,6 @@ pub fn stream_message(stream_id: &str, content: &str, finish: bool) -> Value {
     })
 }
 
-/// The inbox item a prompt card answers, from its first answer button.
-fn prompt_item(card: &Card) -> Option<String> {
-    card.blocks.iter().find_map(|block| match block {
-        Block::Actions(buttons) => buttons.iter().find_map(|b| match &b.action {
-            ButtonAction::Resolve { item_id, .. } => Some(item_id.to_string()),
-            ButtonAction::Stop { .. } => None,
-        }),
-        _ => None,
-    })
-}
-
-/// Whether a card says more is coming: it has a Stop button, or it continues below.
-fn more_to_come(card: &Card) -> bool {
-    card.blocks.iter().any(|block| match block {
-        Block::Actions(buttons) => buttons
-            .iter()
-            .any(|b| matches!(b.action, ButtonAction::Stop { .. })),
-        block => is_continued_below(block),
-    })
-}
-
-/// Whether a block is the "↓ Continued below" line of a card whose turn goes on in another.
-fn is_continued_below(block: &Block) -> bool {
-    matches!(block, Block::Context(inlines)
-        if inlines.iter().any(|i| matches!(i, Inline::Text(t) if t == CONTINUED_BELOW)))
-}
-
 impl ChatAdapter for WeComPlatform {
     fn surface(&self) -> Surface {
         Surface::Wecom
@@ -406,21 +381,7 @@ impl ChatAdapter for WeComPlatform {
     /// without its "↓ Continued below" line (what follows comes right below, in the same
     /// stream).
     fn render(&self, card: &Card) -> Value {
-        match prompt_item(card) {
-            Some(item) => json!({ "template_card": template_card(card, &task_id(&item)) }),
-            None => {
-                // The rest follows in the same stream, right below: no need to say so.
-                let shown = Card {
-                    blocks: card
-                        .blocks
-                        .iter()
-                        .filter(|b| !is_continued_below(b))
-                        .cloned()
-                        .collect(),
-                };
-                json!({ "markdown": markdown(&shown), "more": more_to_come(card) })
-            }
-        }
+        render::rendered(card)
     }
 
     fn post<'a>(
@@ -506,20 +467,6 @@ pub(crate) fn failed(error: SendError) -> AdapterError {
     } else {
         AdapterError::Rejected(error.to_string())
     }
-}
-
-/// A rendered stream card's markdown and whether more is to come.
-fn stream_part(rendered: &Value) -> (String, bool) {
-    let markdown = rendered
-        .get("markdown")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let more = rendered
-        .get("more")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    (markdown, more)
 }
 
 impl Platform for WeComPlatform {
