@@ -116,7 +116,9 @@ pub async fn dispatch_app(
                 platform.settled_by_click(&task, &user, true);
             }
             let reply = sink.click(inbound).await?;
-            let updated = match (reply.refused_card().or(reply.card), code) {
+            let refused = reply.refused_card();
+            let settles = refused.is_none();
+            let updated = match (refused.or(reply.card), code) {
                 (Some(card), Some(code)) => {
                     let card = template_card(&card, &task);
                     let updated = platform.update_app_card(&code, &user, &card).await;
@@ -127,7 +129,8 @@ pub async fn dispatch_app(
                 }
                 _ => false,
             };
-            if !updated {
+            // A refused click settled nothing: the person is told once someone else answers.
+            if !(updated && settles) {
                 platform.settled_by_click(&task, &user, false);
             }
         }
