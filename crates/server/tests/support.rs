@@ -437,6 +437,21 @@ pub(crate) async fn separation_of_duties(
         .unwrap();
 }
 
+/// Where inbox item `item` of `tenant` stands now.
+pub(crate) async fn inbox_state(
+    store: &workmate_store::Store,
+    tenant: &workmate_protocol::TenantId,
+    item: &workmate_protocol::InboxItemId,
+) -> workmate_store::InboxItemState {
+    store
+        .inbox()
+        .get(tenant, item)
+        .await
+        .unwrap()
+        .unwrap_or_else(|| panic!("no inbox item {item}"))
+        .state
+}
+
 /// The texts of the user messages of the conversation at `thread` of `chat`, once there are
 /// `count`.
 pub(crate) async fn texts_in(

@@ -10,7 +10,7 @@ use workmate_store::InboxItemState;
 use super::{
     ROOT, SHELL, TENANT_KEY, button_values, card_of, click, feishu_app, mention, parked, post,
 };
-use crate::support::wait_for;
+use crate::support::{inbox_state, wait_for};
 
 /// A second person writes in Ana's thread while her approval waits: they are told privately,
 /// by name, whose conversation it is, and Ana's approval still finishes her turn in its card.
@@ -75,12 +75,8 @@ async fn a_second_person_writing_while_an_approval_waits_is_told_privately_by_na
         |calls| calls.iter().any(|c| c.body.to_string().contains("Done.")),
     )
     .await;
-    let stored = app
-        .store
-        .inbox()
-        .get(&tenant, &item.id)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(stored.state, InboxItemState::Resolved);
+    assert_eq!(
+        inbox_state(&app.store, &tenant, &item.id).await,
+        InboxItemState::Resolved
+    );
 }

@@ -9,7 +9,7 @@ use workmate_protocol::Surface;
 use workmate_store::InboxItemState;
 
 use super::{CHAT, CORP, WeComApp, click, parked, wecom_app};
-use crate::support::{texts_in, thread_session};
+use crate::support::{inbox_state, texts_in, thread_session};
 
 const SCRIPT: &str = r#"{"conversations": [
   {"when": "hello from ana", "turns": [
@@ -88,25 +88,17 @@ async fn two_people_in_one_group_each_have_their_own_conversation() {
     );
     assert!(!shown.contains("wecom-"), "names, not ids: {answer:#}");
     let tenant = workmate_chat::tenant_of(Surface::Wecom, CORP);
-    let state = |app: &WeComApp| {
-        let tenant = tenant.clone();
-        let id = item.id.clone();
-        let store = app.store.clone();
-        async move {
-            store
-                .inbox()
-                .get(&tenant, &id)
-                .await
-                .unwrap()
-                .unwrap()
-                .state
-        }
-    };
-    assert_eq!(state(&app).await, InboxItemState::Pending);
+    assert_eq!(
+        inbox_state(&app.store, &tenant, &item.id).await,
+        InboxItemState::Pending
+    );
     let (status, answer) = app.post(&click("C2", "ana", &once, &task_id)).await;
     assert_eq!(status, StatusCode::OK);
     assert!(answer.to_string().contains("Approved by ana"), "{answer:#}");
-    assert_eq!(state(&app).await, InboxItemState::Resolved);
+    assert_eq!(
+        inbox_state(&app.store, &tenant, &item.id).await,
+        InboxItemState::Resolved
+    );
     let seen = app.follow(&write).await;
     assert!(seen.last().unwrap().contains("Written."), "{seen:#?}");
 }
@@ -163,6 +155,8 @@ async fn in_a_shared_group_an_answer_goes_to_the_message_that_asked_for_it() {
             .contains("Written, EU numbers included."),
         "{seen:#?}"
     );
-    let stored = app.store.inbox().get(&tenant, &item.id).await.unwrap();
-    assert_eq!(stored.unwrap().state, InboxItemState::Resolved);
+    assert_eq!(
+        inbox_state(&app.store, &tenant, &item.id).await,
+        InboxItemState::Resolved
+    );
 }

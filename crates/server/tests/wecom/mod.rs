@@ -309,14 +309,10 @@ async fn an_approver_click_updates_the_card_for_everyone_and_a_stranger_changes_
         "{answer:#}"
     );
     let tenant = workmate_chat::tenant_of(Surface::Wecom, CORP);
-    let pending = app
-        .store
-        .inbox()
-        .get(&tenant, &item.id)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(pending.state, InboxItemState::Pending);
+    assert_eq!(
+        crate::support::inbox_state(&app.store, &tenant, &item.id).await,
+        InboxItemState::Pending
+    );
 
     // The admin approves: the answer replaces the card for everyone (no `userids`) within 5 s.
     let started = Instant::now();
