@@ -386,6 +386,7 @@ impl SlotOwner {
         let rendered = adapter.render(state);
         let Some(posted) = &message.posted else {
             let posted = adapter.post(target, &rendered).await?;
+            workmate_faults::kill_point("card.posted");
             debug!(card = %self.card, platform = platform.as_str(), message = %posted.message_id, "Card posted.");
             // Remember it before recording: if recording fails, the retry updates this message
             // instead of posting a second one.

@@ -12,7 +12,10 @@
 //!   claims it), so two workers or two replicas never run it at once; a worker that dies loses
 //!   its lease and the row runs again. A claimed row that waited in the channel for half its
 //!   lease renews it first, on condition that it is still on its first attempt (nobody took it
-//!   over), and is dropped otherwise; rows still waiting at shutdown are given back.
+//!   over), and is dropped otherwise; rows still waiting at shutdown are given back. A claim
+//!   names the replica that holds it and when it claimed it, and a replica that starts gives
+//!   back at once whatever its name claimed before it was made (its killed predecessor's rows),
+//!   before its first sweep.
 //! - A message's row is finished by the engine, in the transaction that stores the message, so
 //!   a crash in between runs it again rather than losing it or running it twice. While the
 //!   message waits to join a running turn, its lease is renewed.
@@ -26,7 +29,7 @@ use tracing::Instrument;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tracing::{debug, info, warn};
 use workmate_adapter::{Inbound, Taken, dedupe_ttl};
-use workmate_store::{Delivery, IntakeKey, NewDelivery};
+use workmate_store::{Delivery, IntakeKey, NewDelivery, Queue};
 
 use crate::identity::tenant_of;
 use crate::jobs::{self, Handled};
@@ -161,7 +164,11 @@ async fn store(chat: &Chat, inbound: &Inbound, claimed: Option<i64>) -> Result<O
     let received_at_ms = chat.store().clock_ms();
     let new_row = match claimed {
         None => intake.accept(&tenant, &new).await?,
-        Some(lease) => intake.accept_claimed(&tenant, &new, lease).await?,
+        Some(lease) => {
+            intake
+                .accept_claimed(&tenant, &new, chat.replica(), lease)
+                .await?
+        }
     };
     // Durable now (stored, or stored before): remembered for the platform's window, off the
     // acknowledgement's path.
@@ -193,6 +200,7 @@ pub(crate) fn start(chat: &Chat) {
     let chat = chat.clone();
     let tasks = chat.inner.tasks.clone();
     tasks.spawn(async move {
+        chat.take_back_own_rows().await;
         let mut sweep = tokio::time::interval(chat.inner.config.sweep_every);
         sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut purge = tokio::time::interval(PURGE_EVERY);
@@ -235,6 +243,33 @@ impl Chat {
         millis(self.inner.config.lease)
     }
 
+    /// This process's replica name, which its intake claims carry.
+    fn replica(&self) -> &str {
+        &self.inner.hub.config().replica
+    }
+
+    /// Gives back the rows this replica's previous life claimed before this layer was made (it
+    /// was killed holding them), so the first sweep runs them now rather than after their leases
+    /// lapse.
+    async fn take_back_own_rows(&self) {
+        match self
+            .store()
+            .intake()
+            .release_claims_of(Queue::Chat, self.replica(), self.inner.started_ms)
+            .await
+        {
+            Ok(0) => {}
+            Ok(released) => info!(
+                deliveries = released,
+                replica = self.replica(),
+                "Took back the deliveries this replica held before it restarted."
+            ),
+            Err(e) => {
+                warn!(error = %e, "Cannot take back this replica's earlier deliveries; they run once their leases lapse.")
+            }
+        }
+    }
+
     /// Claims as many unfinished rows as there are free workers, and runs them.
     async fn sweep(&self) {
         let free = self.inner.intake.permits.available_permits();
@@ -245,7 +280,7 @@ impl Chat {
         let due = match self
             .store()
             .intake()
-            .claim_due(limit, self.lease_ms())
+            .claim_due(Queue::Chat, limit, self.replica(), self.lease_ms())
             .await
         {
             Ok(due) => due,
@@ -331,13 +366,8 @@ impl Chat {
         let intake = self.store().intake();
         let recorded = match outcome {
             Ok(Handled::Done) => intake.finish(&key).await,
-            Ok(Handled::ByEngine) => {
-                let (keeper, kept) = (self.clone(), key.clone());
-                self.inner
-                    .tasks
-                    .spawn(async move { keeper.keep_leased(kept).await });
-                Ok(())
-            }
+            // The engine keeps the row leased until it stores the message.
+            Ok(Handled::ByEngine) => Ok(()),
             // Another replica drives the session (its turn runs there): this one tries again
             // soon, until that turn is over and its lease can be taken, for a few minutes.
             Err(e @ ChatError::Engine(workmate_engine::Error::DrivenElsewhere(_)))
@@ -364,26 +394,6 @@ impl Chat {
             warn!(delivery = %key.delivery_id, error = %e, "Cannot record a delivery's outcome; its lease will lapse and it runs again.");
         }
         in_flight.fetch_sub(1, Ordering::Relaxed);
-    }
-
-    /// Renews the lease of a message the engine has not stored yet (it waits to join a running
-    /// turn), until the engine finishes its row. If this process stops first, the lease lapses
-    /// and the message runs again.
-    async fn keep_leased(self, key: IntakeKey) {
-        let every = self.inner.config.lease / 3;
-        loop {
-            tokio::select! {
-                () = self.inner.stop.cancelled() => return,
-                () = tokio::time::sleep(every) => {}
-            }
-            match self.store().intake().renew(&key, self.lease_ms()).await {
-                Ok(true) => {}
-                Ok(false) => return,
-                Err(e) => {
-                    warn!(delivery = %key.delivery_id, error = %e, "Cannot renew a delivery's lease.");
-                }
-            }
-        }
     }
 }
 

@@ -291,7 +291,13 @@ impl Chat {
         for _ in 0..BUSY_RETRIES {
             match self
                 .hub()
-                .submit_delivery(&person.tenant, &session.id, command.clone(), delivery.key())
+                .submit_delivery(
+                    &person.tenant,
+                    &session.id,
+                    command.clone(),
+                    delivery.key(),
+                    self.inner.config.lease,
+                )
                 .await
             {
                 Err(workmate_engine::Error::Busy(_)) => tokio::time::sleep(BUSY_PAUSE).await,

@@ -127,12 +127,16 @@ pub(crate) struct Inner {
     pub(crate) tenants: crate::identity::KnownTenants,
     pub(crate) stop: CancellationToken,
     pub(crate) tasks: TaskTracker,
+    /// When this layer was made, by the store's clock: whatever this replica's name claimed
+    /// before was claimed by an earlier process (see [`crate::intake`]).
+    pub(crate) started_ms: i64,
 }
 
 impl Chat {
     /// The chat layer over `hub`, storing deliveries in `store`. Register the platforms, then
     /// [`Chat::start`] the workers.
     pub fn new(hub: SessionHub, store: Store, config: ChatConfig) -> Self {
+        let store_started = store.clock_ms();
         let chat = Self {
             inner: Arc::new(Inner {
                 hub,
@@ -149,6 +153,7 @@ impl Chat {
                 observer: OnceLock::new(),
                 stop: CancellationToken::new(),
                 tasks: TaskTracker::new(),
+                started_ms: store_started,
             }),
         };
         // Turns of a platform's tenants may post to its other chats (`send_message`).

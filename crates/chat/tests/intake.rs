@@ -91,13 +91,13 @@ async fn deliveries_a_crash_left_run_exactly_once_after_a_restart() {
     }
     store
         .intake()
-        .claim(&key(&first, "Ev2"), 1)
+        .claim(&key(&first, "Ev2"), "other-replica", 1)
         .await
         .unwrap()
         .unwrap();
     store
         .intake()
-        .claim(&key(&first, "Ev3"), 1)
+        .claim(&key(&first, "Ev3"), "other-replica", 1)
         .await
         .unwrap()
         .unwrap();
@@ -130,6 +130,51 @@ async fn deliveries_a_crash_left_run_exactly_once_after_a_restart() {
             .unwrap()
             .is_none(),
         "a delivery done before the crash is not run again"
+    );
+}
+
+#[tokio::test]
+async fn a_restarted_replica_takes_back_its_own_rows_without_waiting_for_their_leases() {
+    let first = TestChat::new(DONE).await;
+    let tenant = first.tenant.clone();
+    let store = first.store.clone();
+    first.chat.shutdown(Duration::from_secs(1)).await;
+    // Killed while it ran Ev1; Ev2 is held by another replica, alive. Both leases last ten
+    // minutes.
+    let replica = workmate_engine::EngineConfig::default().replica;
+    for (id, thread, holder) in [
+        ("Ev1", "t1", replica.as_str()),
+        ("Ev2", "t2", "other-replica"),
+    ] {
+        let inbound = message(id, "U1", thread, "hello");
+        let new = NewDelivery {
+            platform: SURFACE.as_str().into(),
+            delivery_id: id.into(),
+            kind: "message".into(),
+            payload: serde_json::to_value(&inbound).unwrap(),
+            ttl_ms: 3_600_000,
+        };
+        assert!(
+            store
+                .intake()
+                .accept_claimed(&tenant, &new, holder, 600_000)
+                .await
+                .unwrap()
+        );
+    }
+    // The replica starts again a moment after it was killed.
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let chat = first.restarted(DONE).await;
+    let session = chat.session("t1").await;
+    eventually("its own row runs at once", || async {
+        state(&chat, "Ev1").await == Some(IntakeState::Done)
+    })
+    .await;
+    assert_eq!(chat.turns(&session).await, 1);
+    assert_eq!(
+        state(&chat, "Ev2").await,
+        Some(IntakeState::Running),
+        "another replica's row stays with it while its lease holds"
     );
 }
 

@@ -28,8 +28,8 @@ mod turn;
 pub use config::EngineConfig;
 pub use error::{Error, Result};
 pub use hub::{
-    Accepted, Drained, EngineParts, Reply, SessionHub, Verdict, check_mode, parse_reply,
-    reply_token,
+    Accepted, Drained, EngineParts, KEY_WINDOW, Reply, SessionHub, Submitted, Verdict, check_mode,
+    parse_reply, reply_token,
 };
 pub use scheduler::{
     NoObserver, ObserverFuture, RunObserver, Scheduler, SchedulerConfig, TickObserver, TickReport,

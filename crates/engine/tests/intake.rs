@@ -30,7 +30,7 @@ async fn claimed(h: &Harness, id: &str, kind: &str) -> IntakeKey {
     };
     h.store
         .intake()
-        .claim(&key, LEASE_MS)
+        .claim(&key, "w1", LEASE_MS)
         .await
         .unwrap()
         .unwrap();
@@ -70,7 +70,13 @@ async fn deliver(
     key: &IntakeKey,
 ) -> workmate_engine::Result<Accepted> {
     h.hub
-        .submit_delivery(&h.tenant, &h.session, command, key.clone())
+        .submit_delivery(
+            &h.tenant,
+            &h.session,
+            command,
+            key.clone(),
+            std::time::Duration::from_secs(15),
+        )
         .await
 }
 

@@ -2,6 +2,9 @@
 //! whose lease ran out because the replica that drove them died, and at once for sessions a
 //! draining replica released.
 //!
+//! Stored API commands a crash (or a replica that died) left unfinished run again the same way:
+//! this replica's own at once at start-up, after the turns it takes up, then every second.
+//!
 //! Invariant: a session's cards are made live (its card pump subscribed) before its turn is
 //! taken up, so the turn card a person watched reaches its final state.
 
@@ -18,6 +21,10 @@ use crate::metrics::Metrics;
 
 /// How often open turns of sessions another replica lost are looked for.
 pub(crate) const SWEEP_EVERY: Duration = Duration::from_secs(10);
+/// How long a replica's claim on a stored API command lasts without renewal.
+pub(crate) const COMMAND_LEASE: Duration = Duration::from_secs(15);
+/// How often stored API commands nobody runs are looked for.
+const COMMANDS_EVERY: Duration = Duration::from_secs(1);
 
 /// Takes up every open turn this process may take now (see [`SessionHub::open_turns`]); how
 /// many it took up.
@@ -73,6 +80,24 @@ pub(crate) fn sweep(hub: SessionHub, chat: Chat, metrics: Arc<Metrics>, stop: Ca
                 },
             }
             recover_open_turns(&hub, &chat, &metrics, false).await;
+        }
+    });
+}
+
+/// Runs this replica's stored API commands a restart left, then every [`COMMANDS_EVERY`] those
+/// nobody runs, until `stop`.
+pub(crate) async fn run_stored_commands(hub: SessionHub, stop: CancellationToken) {
+    let ran = hub.run_stored_commands(true, COMMAND_LEASE).await;
+    if ran > 0 {
+        tracing::info!(commands = ran, "Ran API commands a restart left.");
+    }
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = tokio::time::sleep(COMMANDS_EVERY) => {}
+            }
+            hub.run_stored_commands(false, COMMAND_LEASE).await;
         }
     });
 }

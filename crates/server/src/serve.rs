@@ -217,6 +217,7 @@ async fn open_and_run(
                 "Resumed sessions with unanswered tool calls."
             );
         }
+        recovery::run_stored_commands(hub.clone(), token.clone()).await;
         recovery::sweep(hub.clone(), chat.clone(), metrics.clone(), token.clone());
         metrics.watch_coordinator(hub.coordinator());
         hub.evict_idle_continuously(token.clone());

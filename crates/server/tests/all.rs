@@ -20,6 +20,7 @@ mod dingtalk;
 mod documents;
 #[path = "../../../tests/drain.rs"]
 mod drain;
+mod durable_commands;
 mod engine_metrics;
 mod explain;
 mod feishu;
@@ -28,6 +29,8 @@ mod idle;
 mod intake_crash;
 #[path = "../../../tests/kill.rs"]
 mod kill;
+#[path = "../../../tests/kill_reads.rs"]
+mod kill_reads;
 mod models;
 mod observability;
 mod offboarding;

@@ -273,6 +273,25 @@ impl Server {
         }
     }
 
+    /// Waits for the process to die by itself (at a kill point), for at most 10 s.
+    pub(crate) fn died(mut self) -> ExitStatus {
+        let mut child = self.child.take().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                return status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!(
+                    "still running 10 s after its kill point: {}",
+                    self.log_text()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Sends SIGTERM and returns the exit status, failing if it takes longer than `limit`.
     pub(crate) fn terminate(mut self, limit: Duration) -> ExitStatus {
         let mut child = self.child.take().unwrap();

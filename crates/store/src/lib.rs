@@ -42,7 +42,9 @@ pub use repo::inbox::{
     Answer, CountedApproval, InboxFilter, InboxItem, InboxItemState, InboxRepo, NewInboxItem,
     ResolveOutcome, agreed,
 };
-pub use repo::intake::{Delivery, IntakeKey, IntakeRepo, IntakeState, NewDelivery};
+pub use repo::intake::{
+    API_COMMANDS, Delivery, IntakeKey, IntakeRepo, IntakeState, NewDelivery, Queue,
+};
 pub use repo::leases::LeaseRepo;
 pub use repo::mcp_servers::{McpServerRecord, McpServerRepo};
 pub use repo::memories::{Memory, MemoryRepo, MemoryScope, NewMemory};

@@ -191,6 +191,13 @@ const MIGRATIONS: &[Migration] = &[
         mysql: include_str!("../../../migrations/mysql/0025_approval_notices_off.sql"),
         postgres: include_str!("../../../migrations/postgres/0025_approval_notices_off.sql"),
     },
+    Migration {
+        version: 26,
+        name: "0026_intake_claimed_by",
+        sqlite: include_str!("../../../migrations/sqlite/0026_intake_claimed_by.sql"),
+        mysql: include_str!("../../../migrations/mysql/0026_intake_claimed_by.sql"),
+        postgres: include_str!("../../../migrations/postgres/0026_intake_claimed_by.sql"),
+    },
 ];
 
 /// What a migration run did.

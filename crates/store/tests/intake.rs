@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use workmate_protocol::{EventKind, Message, SessionId, TenantId, UserContent};
-use workmate_store::{IntakeKey, IntakeState, NewDelivery, Store};
+use workmate_store::{IntakeKey, IntakeState, NewDelivery, Queue, Store};
 
 use crate::support::tenant_with_session;
 
@@ -72,13 +72,13 @@ backend_matrix! {
         let t = tenant(&ctx.store, "intake").await;
         let k = key(&t, "Ev1");
         ctx.store.intake().accept(&t, &delivery("Ev1")).await.unwrap();
-        let claimed = ctx.store.intake().claim(&k, LEASE).await.unwrap().unwrap();
+        let claimed = ctx.store.intake().claim(&k, "w1", LEASE).await.unwrap().unwrap();
         assert_eq!((claimed.state, claimed.attempts), (IntakeState::Running, 1));
-        assert!(ctx.store.intake().claim(&k, LEASE).await.unwrap().is_none(), "held by the first claim");
+        assert!(ctx.store.intake().claim(&k, "w1", LEASE).await.unwrap().is_none(), "held by the first claim");
         ctx.clock.advance_ms(LEASE);
-        assert!(ctx.store.intake().claim(&k, LEASE).await.unwrap().is_none(), "the lease holds up to its last millisecond");
+        assert!(ctx.store.intake().claim(&k, "w1", LEASE).await.unwrap().is_none(), "the lease holds up to its last millisecond");
         ctx.clock.advance_ms(1);
-        let again = ctx.store.intake().claim(&k, LEASE).await.unwrap().unwrap();
+        let again = ctx.store.intake().claim(&k, "w1", LEASE).await.unwrap().unwrap();
         assert_eq!(again.attempts, 2, "a dead worker's row is claimed again");
     }
 
@@ -87,11 +87,11 @@ backend_matrix! {
         let k = key(&t, "Ev1");
         ctx.store.intake().accept(&t, &delivery("Ev1")).await.unwrap();
         assert!(!ctx.store.intake().renew(&k, LEASE).await.unwrap(), "a pending row has no lease to renew");
-        ctx.store.intake().claim(&k, LEASE).await.unwrap().unwrap();
+        ctx.store.intake().claim(&k, "w1", LEASE).await.unwrap().unwrap();
         ctx.clock.advance_ms(LEASE - 1);
         assert!(ctx.store.intake().renew(&k, LEASE).await.unwrap());
         ctx.clock.advance_ms(LEASE - 1);
-        assert!(ctx.store.intake().claim(&k, LEASE).await.unwrap().is_none(), "the renewal holds");
+        assert!(ctx.store.intake().claim(&k, "w1", LEASE).await.unwrap().is_none(), "the renewal holds");
         ctx.store.intake().finish(&k).await.unwrap();
         assert!(!ctx.store.intake().renew(&k, LEASE).await.unwrap(), "a finished row stops its renewals");
     }
@@ -100,14 +100,14 @@ backend_matrix! {
         let t = tenant(&ctx.store, "intake").await;
         let k = key(&t, "Ev1");
         let intake = ctx.store.intake();
-        assert!(intake.accept_claimed(&t, &delivery("Ev1"), LEASE).await.unwrap());
+        assert!(intake.accept_claimed(&t, &delivery("Ev1"), "w1", LEASE).await.unwrap());
         let row = intake.get(&k).await.unwrap().unwrap();
         assert_eq!((row.state, row.attempts), (IntakeState::Running, 1), "stored as its first claim");
-        assert!(intake.claim(&k, LEASE).await.unwrap().is_none(), "held by the claiming insert");
+        assert!(intake.claim(&k, "w1", LEASE).await.unwrap().is_none(), "held by the claiming insert");
         assert!(intake.renew_attempt(&k, 1, LEASE).await.unwrap(), "the first attempt renews its own lease");
         assert!(!intake.renew_attempt(&k, 2, LEASE).await.unwrap(), "another attempt's renewal is refused");
         ctx.clock.advance_ms(LEASE + 1);
-        let taken = intake.claim(&k, LEASE).await.unwrap().unwrap();
+        let taken = intake.claim(&k, "w1", LEASE).await.unwrap().unwrap();
         assert_eq!(taken.attempts, 2, "a lapsed lease is taken over");
         assert!(!intake.renew_attempt(&k, 1, LEASE).await.unwrap(), "the first attempt lost the row");
         assert!(intake.renew_attempt(&k, 2, LEASE).await.unwrap());
@@ -119,14 +119,14 @@ backend_matrix! {
         let t = tenant(&ctx.store, "intake").await;
         let k = key(&t, "Ev1");
         ctx.store.intake().accept(&t, &delivery("Ev1")).await.unwrap();
-        ctx.store.intake().claim(&k, LEASE).await.unwrap().unwrap();
+        ctx.store.intake().claim(&k, "w1", LEASE).await.unwrap().unwrap();
         ctx.store.intake().finish(&k).await.unwrap();
         ctx.store.intake().finish(&k).await.unwrap();
         let row = ctx.store.intake().get(&k).await.unwrap().unwrap();
         assert_eq!(row.state, IntakeState::Done);
         assert_eq!(row.payload, serde_json::json!({}), "the payload is cleared");
         ctx.clock.advance_ms(LEASE + 1);
-        assert!(ctx.store.intake().claim(&k, LEASE).await.unwrap().is_none());
+        assert!(ctx.store.intake().claim(&k, "w1", LEASE).await.unwrap().is_none());
         ctx.store.intake().retry_later(&k, 0, "late").await.unwrap();
         ctx.store.intake().fail(&k, "late").await.unwrap();
         assert_eq!(state(&ctx.store, &k).await, IntakeState::Done);
@@ -136,7 +136,7 @@ backend_matrix! {
         // A failed row is final too.
         let f = key(&t, "Ev2");
         ctx.store.intake().accept(&t, &delivery("Ev2")).await.unwrap();
-        ctx.store.intake().claim(&f, LEASE).await.unwrap().unwrap();
+        ctx.store.intake().claim(&f, "w1", LEASE).await.unwrap().unwrap();
         ctx.store.intake().fail(&f, "no such channel").await.unwrap();
         ctx.store.intake().finish(&f).await.unwrap();
         let row = ctx.store.intake().get(&f).await.unwrap().unwrap();
@@ -151,17 +151,42 @@ backend_matrix! {
             ctx.clock.advance_ms(10);
         }
         // Ev1 is running under a live lease, Ev2 is done, Ev3 and Ev4 are pending.
-        ctx.store.intake().claim(&key(&t, "Ev1"), LEASE).await.unwrap().unwrap();
+        ctx.store.intake().claim(&key(&t, "Ev1"), "w1", LEASE).await.unwrap().unwrap();
         ctx.store.intake().finish(&key(&t, "Ev2")).await.unwrap();
         let ids = |ds: Vec<workmate_store::Delivery>| ds.into_iter().map(|d| d.delivery_id).collect::<Vec<_>>();
-        assert_eq!(ids(ctx.store.intake().claim_due(1, LEASE).await.unwrap()), vec!["Ev3"]);
-        assert_eq!(ids(ctx.store.intake().claim_due(10, LEASE).await.unwrap()), vec!["Ev4"]);
-        assert!(ctx.store.intake().claim_due(10, LEASE).await.unwrap().is_empty());
+        assert_eq!(ids(ctx.store.intake().claim_due(Queue::Chat, 1, "w1", LEASE).await.unwrap()), vec!["Ev3"]);
+        assert_eq!(ids(ctx.store.intake().claim_due(Queue::Chat, 10, "w1", LEASE).await.unwrap()), vec!["Ev4"]);
+        assert!(ctx.store.intake().claim_due(Queue::Chat, 10, "w1", LEASE).await.unwrap().is_empty());
         // Every lease lapses: the running rows come back, oldest first, the done one never.
         ctx.clock.advance_ms(LEASE + 1);
-        let again = ctx.store.intake().claim_due(10, LEASE).await.unwrap();
+        let again = ctx.store.intake().claim_due(Queue::Chat, 10, "w1", LEASE).await.unwrap();
         assert!(again.iter().all(|d| d.state == IntakeState::Running));
         assert_eq!(ids(again), vec!["Ev1", "Ev3", "Ev4"]);
+    }
+
+    async fn a_restarted_replica_gets_back_only_its_own_rows_of_one_queue(ctx: Ctx) {
+        let t = tenant(&ctx.store, "intake").await;
+        let command = NewDelivery { platform: workmate_store::API_COMMANDS.into(), ..delivery("Cmd1") };
+        let intake = ctx.store.intake();
+        assert!(intake.accept_claimed(&t, &delivery("Ev1"), "r1", LEASE).await.unwrap());
+        assert!(intake.accept_claimed(&t, &delivery("Ev2"), "r2", LEASE).await.unwrap());
+        assert!(intake.accept_claimed(&t, &command, "r1", LEASE).await.unwrap());
+        // Every lease is live: nothing is due. Replica r1 starts again a moment later.
+        assert!(intake.claim_due(Queue::Chat, 10, "r1", LEASE).await.unwrap().is_empty());
+        ctx.clock.advance_ms(1);
+        let started = ctx.store.clock_ms();
+        assert_eq!(intake.release_claims_of(Queue::Chat, "r1", started).await.unwrap(), 1);
+        assert_eq!(state(&ctx.store, &key(&t, "Ev1")).await, IntakeState::Pending);
+        assert_eq!(state(&ctx.store, &key(&t, "Ev2")).await, IntakeState::Running, "another replica's row");
+        let ids = |ds: Vec<workmate_store::Delivery>| ds.into_iter().map(|d| d.delivery_id).collect::<Vec<_>>();
+        assert_eq!(ids(intake.claim_due(Queue::Chat, 10, "r1", LEASE).await.unwrap()), vec!["Ev1"]);
+        // What the new life claimed is its own: not given back by a second look.
+        assert_eq!(intake.release_claims_of(Queue::Chat, "r1", started).await.unwrap(), 0);
+        // The API's commands are another queue: released and claimed only as such.
+        assert!(intake.claim_due(Queue::ApiCommands, 10, "r1", LEASE).await.unwrap().is_empty());
+        assert_eq!(intake.release_claims_of(Queue::ApiCommands, "r1", started).await.unwrap(), 1);
+        assert!(intake.claim_due(Queue::Chat, 10, "r1", LEASE).await.unwrap().is_empty());
+        assert_eq!(ids(intake.claim_due(Queue::ApiCommands, 10, "r1", LEASE).await.unwrap()), vec!["Cmd1"]);
     }
 
     async fn concurrent_claim_due_never_hands_out_a_row_twice(ctx: Ctx) {
@@ -175,7 +200,7 @@ backend_matrix! {
             workers.push(tokio::spawn(async move {
                 let mut mine = Vec::new();
                 loop {
-                    let batch = store.intake().claim_due(5, LEASE).await.unwrap();
+                    let batch = store.intake().claim_due(Queue::Chat, 5, "w1", LEASE).await.unwrap();
                     // A worker whose candidates were all taken stops; whoever took them goes on,
                     // so the last worker stops only when no row is left.
                     if batch.is_empty() {
@@ -194,21 +219,21 @@ backend_matrix! {
         assert_eq!(all.len(), 40, "every row was claimed");
         let running = ctx.store.intake().unfinished().await.unwrap();
         assert_eq!(running, 40);
-        assert!(ctx.store.intake().claim_due(40, LEASE).await.unwrap().is_empty());
+        assert!(ctx.store.intake().claim_due(Queue::Chat, 40, "w1", LEASE).await.unwrap().is_empty());
     }
 
     async fn retry_later_delays_the_next_claim(ctx: Ctx) {
         let t = tenant(&ctx.store, "intake").await;
         let k = key(&t, "Ev1");
         ctx.store.intake().accept(&t, &delivery("Ev1")).await.unwrap();
-        ctx.store.intake().claim(&k, LEASE).await.unwrap().unwrap();
+        ctx.store.intake().claim(&k, "w1", LEASE).await.unwrap().unwrap();
         ctx.store.intake().retry_later(&k, 5_000, "rate limited").await.unwrap();
         let row = ctx.store.intake().get(&k).await.unwrap().unwrap();
         assert_eq!((row.state, row.error.as_deref()), (IntakeState::Pending, Some("rate limited")));
-        assert!(ctx.store.intake().claim(&k, LEASE).await.unwrap().is_none());
-        assert!(ctx.store.intake().claim_due(10, LEASE).await.unwrap().is_empty());
+        assert!(ctx.store.intake().claim(&k, "w1", LEASE).await.unwrap().is_none());
+        assert!(ctx.store.intake().claim_due(Queue::Chat, 10, "w1", LEASE).await.unwrap().is_empty());
         ctx.clock.advance_ms(5_000);
-        let due = ctx.store.intake().claim_due(10, LEASE).await.unwrap();
+        let due = ctx.store.intake().claim_due(Queue::Chat, 10, "w1", LEASE).await.unwrap();
         assert_eq!(due.len(), 1);
         assert_eq!(due[0].attempts, 2);
     }
@@ -220,7 +245,7 @@ backend_matrix! {
         }
         ctx.store.intake().finish(&key(&t, "Done")).await.unwrap();
         ctx.store.intake().fail(&key(&t, "Failed"), "bad").await.unwrap();
-        ctx.store.intake().claim(&key(&t, "Running"), TTL * 10).await.unwrap().unwrap();
+        ctx.store.intake().claim(&key(&t, "Running"), "w1", TTL * 10).await.unwrap().unwrap();
         assert_eq!(ctx.store.intake().purge_expired(100).await.unwrap(), 0, "nothing expired yet");
         ctx.clock.advance_ms(TTL);
         assert_eq!(ctx.store.intake().purge_expired(1).await.unwrap(), 1, "at most the limit");
@@ -237,7 +262,7 @@ backend_matrix! {
         let t = tenant(&ctx.store, "intake").await;
         let k = key(&t, "Ev1");
         ctx.store.intake().accept(&t, &delivery("Ev1")).await.unwrap();
-        ctx.store.intake().claim(&k, LEASE).await.unwrap().unwrap();
+        ctx.store.intake().claim(&k, "w1", LEASE).await.unwrap().unwrap();
         ctx.store.intake().finish(&k).await.unwrap();
         ctx.clock.advance_ms(TTL - 1);
         assert!(!ctx.store.intake().accept(&t, &delivery("Ev1")).await.unwrap());
@@ -253,18 +278,18 @@ backend_matrix! {
         let b = tenant(&ctx.store, "intake-b").await;
         assert!(ctx.store.intake().accept(&a, &delivery("Ev1")).await.unwrap());
         assert!(ctx.store.intake().accept(&b, &delivery("Ev1")).await.unwrap(), "same id, other tenant");
-        ctx.store.intake().claim(&key(&a, "Ev1"), LEASE).await.unwrap().unwrap();
+        ctx.store.intake().claim(&key(&a, "Ev1"), "w1", LEASE).await.unwrap().unwrap();
         ctx.store.intake().finish(&key(&a, "Ev1")).await.unwrap();
         assert_eq!(state(&ctx.store, &key(&a, "Ev1")).await, IntakeState::Done);
         assert_eq!(state(&ctx.store, &key(&b, "Ev1")).await, IntakeState::Pending);
-        assert!(ctx.store.intake().claim(&key(&b, "Ev1"), LEASE).await.unwrap().is_some());
+        assert!(ctx.store.intake().claim(&key(&b, "Ev1"), "w1", LEASE).await.unwrap().is_some());
     }
 
     async fn an_append_marks_its_delivery_done_in_the_same_transaction(ctx: Ctx) {
         let (t, session) = tenant_with_session(&ctx.store, "intake").await;
         let k = key(&t, "Ev1");
         ctx.store.intake().accept(&t, &delivery("Ev1")).await.unwrap();
-        ctx.store.intake().claim(&k, LEASE).await.unwrap().unwrap();
+        ctx.store.intake().claim(&k, "w1", LEASE).await.unwrap().unwrap();
         let user = Message::User {
             content: UserContent::Text("hello Ev1".into()),
             ts: 1,

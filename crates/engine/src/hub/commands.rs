@@ -54,15 +54,16 @@ impl SessionHub {
 
     /// [`SessionHub::submit`] for a command that came from the intake row `delivery`, which is
     /// marked done once the command is applied: a user message in the same transaction that writes
-    /// it to history (possibly later, when it steers a running turn), any other command as soon
-    /// as it took effect. On an error (busy, rejected, shutting down, …) the row is left as it is,
-    /// for the caller to retry or fail.
+    /// it to history (possibly later, when it steers a running turn; meanwhile the hub renews the
+    /// row's `lease`), any other command as soon as it took effect. On an error (busy, rejected,
+    /// shutting down, …) the row is left as it is, for the caller to retry or fail.
     pub async fn submit_delivery(
         &self,
         tenant: &TenantId,
         session: &SessionId,
         command: Command,
         delivery: IntakeKey,
+        lease: std::time::Duration,
     ) -> Result<Accepted> {
         if &delivery.tenant_id != tenant {
             return Err(Error::Rejected(format!(
@@ -74,7 +75,9 @@ impl SessionHub {
         let accepted = self
             .submit_with(tenant, session, command, Some(delivery.clone()))
             .await?;
-        if !message {
+        if message {
+            self.keep_leased(delivery, lease);
+        } else {
             self.store().intake().finish(&delivery).await?;
         }
         Ok(accepted)

@@ -18,6 +18,7 @@ mod recover;
 mod relay;
 mod replies;
 mod rules;
+mod stored_commands;
 mod turns;
 
 use std::collections::HashMap;
@@ -44,6 +45,7 @@ pub use authority::check_mode;
 pub use commands::Accepted;
 pub use drain::Drained;
 pub use replies::{Reply, Verdict, parse_reply, reply_token};
+pub use stored_commands::{KEY_WINDOW, Submitted};
 
 /// What the hub is built from.
 #[derive(Debug)]
@@ -78,6 +80,9 @@ struct Inner {
     hot: hot::HotHistories,
     /// This process's name as a lease holder.
     replica: String,
+    /// When the hub was made, by the store's clock: whatever this replica's name claimed before
+    /// was claimed by an earlier process.
+    started_ms: i64,
     /// The workspaces folder, created and resolved once (see [`SessionHub::roots`]).
     workspaces: std::sync::OnceLock<std::path::PathBuf>,
 }
@@ -96,6 +101,7 @@ impl SessionHub {
         coordinator: Arc<dyn workmate_coordinator::Coordinator>,
     ) -> Self {
         let hot_histories = parts.config.hot_histories;
+        let started_ms = parts.store.clock_ms();
         let replica = parts.config.replica.clone();
         let deps = Deps {
             store: parts.store,
@@ -118,6 +124,7 @@ impl SessionHub {
                 tasks: TaskTracker::new(),
                 hot: hot::HotHistories::new(hot_histories),
                 replica,
+                started_ms,
                 workspaces: std::sync::OnceLock::new(),
             }),
         }

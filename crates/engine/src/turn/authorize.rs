@@ -5,7 +5,8 @@
 //! resumed turn never asks twice and an already-given answer applies at once); a stop while
 //! waiting answers the call "interrupted by user" and leaves the item pending; on resume the
 //! ledger decides: a call already answered is replayed from its stored outcome, a call found
-//! started is never re-run unless its tool is idempotent.
+//! started is never re-run unless running it again cannot change anything
+//! ([`Turn::repeatable`]).
 
 use workmate_protocol::{EventKind, ToolCall, ToolStatus, Visibility};
 use workmate_store::{InboxItem, NewInboxItem, ToolCallState};
@@ -60,11 +61,7 @@ impl Turn {
                     return Ok(None);
                 }
                 ToolCallState::Started => {
-                    let idempotent = self
-                        .tools
-                        .metadata(&call.name)
-                        .is_some_and(|m| m.idempotent);
-                    if idempotent && !self.cancel.is_cancelled() {
+                    if self.repeatable(&call) && !self.cancel.is_cancelled() {
                         return Ok(Some(call));
                     }
                     self.answer(&call, Outcome::failed(OUTCOME_UNKNOWN)).await?;

@@ -165,12 +165,8 @@ impl Turn {
             audit: vec![self.audit_record(call, "tool_started", None, detail)],
             ..Step::default()
         })?;
-        let idempotent = self
-            .tools
-            .metadata(&call.name)
-            .is_some_and(|m| m.idempotent);
-        if idempotent {
-            // Re-running it is harmless: an idempotent call re-run after a restart is `false`.
+        if self.repeatable(call) {
+            // Re-running it is harmless: a repeatable call re-run after a restart is `false`.
             return Ok(true);
         }
         Ok(written

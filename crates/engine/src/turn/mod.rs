@@ -21,6 +21,7 @@ mod persona;
 mod plan;
 mod preview;
 mod recover;
+mod repeat;
 pub use recover::RESTARTED_NOTICE;
 pub(crate) use recover::{Recovery, plan as plan_recovery};
 mod run_policy;
@@ -191,6 +192,7 @@ impl Turn {
                 content,
                 deliveries,
             } => {
+                workmate_faults::kill_point("turn.message_unstored");
                 let message = Message::User {
                     content,
                     ts: self.now(),

@@ -114,10 +114,62 @@ impl Delivery {
     }
 }
 
+/// The platform name of the rows that hold commands sent to the HTTP API: they share the table
+/// with chat deliveries, but a different worker runs them.
+pub const API_COMMANDS: &str = "http";
+
+/// Which rows a worker runs: a sweep claims only its own kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Queue {
+    /// Deliveries from chat platforms: every platform but [`API_COMMANDS`].
+    Chat,
+    /// Commands sent to the HTTP API ([`API_COMMANDS`]).
+    ApiCommands,
+}
+
+/// Due rows of one queue, oldest first (the platform condition, then the limit, are spliced in).
+macro_rules! due_rows {
+    ($platform:literal) => {
+        concat!(
+            "SELECT tenant_id, platform, delivery_id FROM intake WHERE ((state = 'pending' AND not_before_ms <= ?) OR (state = 'running' AND lease_until_ms < ?)) AND ",
+            $platform,
+            " ORDER BY received_at_ms, tenant_id, platform, delivery_id LIMIT ?"
+        )
+    };
+}
+
+/// A replica's running rows of one queue, given back.
+macro_rules! release_rows {
+    ($platform:literal) => {
+        concat!(
+            "UPDATE intake SET state = 'pending', not_before_ms = ?, claimed_by = NULL, lease_until_ms = NULL WHERE state = 'running' AND claimed_by = ? AND claimed_at_ms < ? AND ",
+            $platform
+        )
+    };
+}
+
+impl Queue {
+    /// The query of this queue's due rows.
+    fn due(self) -> &'static str {
+        match self {
+            Self::Chat => due_rows!("platform <> 'http'"),
+            Self::ApiCommands => due_rows!("platform = 'http'"),
+        }
+    }
+
+    /// The update that gives back a replica's rows of this queue.
+    fn release(self) -> &'static str {
+        match self {
+            Self::Chat => release_rows!("platform <> 'http'"),
+            Self::ApiCommands => release_rows!("platform = 'http'"),
+        }
+    }
+}
+
 const SELECT: &str = "SELECT tenant_id, platform, delivery_id, kind, payload_json, state, attempts, received_at_ms, error FROM intake WHERE tenant_id = ? AND platform = ? AND delivery_id = ?";
 
 /// The claim: due pending rows, or running rows whose worker's lease lapsed.
-const CLAIM: &str = "UPDATE intake SET state = 'running', lease_until_ms = ?, attempts = attempts + 1 WHERE tenant_id = ? AND platform = ? AND delivery_id = ? AND ((state = 'pending' AND not_before_ms <= ?) OR (state = 'running' AND lease_until_ms < ?))";
+const CLAIM: &str = "UPDATE intake SET state = 'running', claimed_by = ?, claimed_at_ms = ?, lease_until_ms = ?, attempts = attempts + 1 WHERE tenant_id = ? AND platform = ? AND delivery_id = ? AND ((state = 'pending' AND not_before_ms <= ?) OR (state = 'running' AND lease_until_ms < ?))";
 
 /// Inbound deliveries.
 #[derive(Debug)]
@@ -138,27 +190,28 @@ impl<'s> IntakeRepo<'s> {
         self.insert(tenant, new, None).await
     }
 
-    /// Like [`IntakeRepo::accept`], but the new row is already claimed by the caller (running,
-    /// first attempt, leased for `lease_ms`): for deliveries run while their request waits, which
-    /// no worker may take in between.
+    /// Like [`IntakeRepo::accept`], but the new row is already claimed by the caller, replica
+    /// `claimer` (running, first attempt, leased for `lease_ms`): for deliveries run while their
+    /// request waits, which no worker may take in between.
     pub async fn accept_claimed(
         &self,
         tenant: &TenantId,
         new: &NewDelivery,
+        claimer: &str,
         lease_ms: i64,
     ) -> Result<bool> {
-        self.insert(tenant, new, Some(lease_ms)).await
+        self.insert(tenant, new, Some((claimer, lease_ms))).await
     }
 
     async fn insert(
         &self,
         tenant: &TenantId,
         new: &NewDelivery,
-        lease_ms: Option<i64>,
+        claim: Option<(&str, i64)>,
     ) -> Result<bool> {
         // The common case, a new delivery, is one insert. Only a key already present is checked
         // for an expired, finished row, which is replaced: it counts as new.
-        if self.try_insert(tenant, new, lease_ms).await? {
+        if self.try_insert(tenant, new, claim).await? {
             return Ok(true);
         }
         let expired = self
@@ -175,7 +228,7 @@ impl<'s> IntakeRepo<'s> {
             return Ok(false);
         }
         // Of concurrent replacements, the primary key again lets one through.
-        self.try_insert(tenant, new, lease_ms).await
+        self.try_insert(tenant, new, claim).await
     }
 
     /// One insert; `false` when the key is taken.
@@ -183,22 +236,24 @@ impl<'s> IntakeRepo<'s> {
         &self,
         tenant: &TenantId,
         new: &NewDelivery,
-        lease_ms: Option<i64>,
+        claim: Option<(&str, i64)>,
     ) -> Result<bool> {
         let now = self.store.clock_ms();
         let inserted = self
             .store
             .dialect
-            .query("INSERT INTO intake (tenant_id, platform, delivery_id, kind, payload_json, state, attempts, not_before_ms, lease_until_ms, received_at_ms, finished_at_ms, expires_at_ms, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL)")
+            .query("INSERT INTO intake (tenant_id, platform, delivery_id, kind, payload_json, state, attempts, not_before_ms, claimed_by, claimed_at_ms, lease_until_ms, received_at_ms, finished_at_ms, expires_at_ms, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL)")
             .bind(tenant.as_str().to_owned())
             .bind(new.platform.clone())
             .bind(new.delivery_id.clone())
             .bind(new.kind.clone())
             .bind(to_json(&new.payload)?)
-            .bind(if lease_ms.is_some() { "running" } else { "pending" })
-            .bind(i64::from(lease_ms.is_some()))
+            .bind(if claim.is_some() { "running" } else { "pending" })
+            .bind(i64::from(claim.is_some()))
             .bind(now)
-            .bind(lease_ms.map(|lease| now.saturating_add(lease)))
+            .bind(claim.map(|(claimer, _)| claimer.to_owned()))
+            .bind(claim.map(|_| now))
+            .bind(claim.map(|(_, lease)| now.saturating_add(lease)))
             .bind(now)
             .bind(now.saturating_add(new.ttl_ms))
             .execute(&self.store.writes)
@@ -263,14 +318,24 @@ impl<'s> IntakeRepo<'s> {
         }))
     }
 
-    /// Claims one row for processing: pending and due, or running with a lapsed lease (a worker
-    /// that died). Sets it running with a lease of `lease_ms` and counts the attempt, in one
-    /// conditional update; `None` if someone else holds it, it is not due, or it is finished.
-    pub async fn claim(&self, key: &IntakeKey, lease_ms: i64) -> Result<Option<Delivery>> {
+    /// Claims one row for replica `claimer`: pending and due, or running with a lapsed lease (a
+    /// worker that died). Sets it running with a lease of `lease_ms` and counts the attempt, in
+    /// one conditional update; `None` if someone else holds it, it is not due, or it is finished.
+    pub async fn claim(
+        &self,
+        key: &IntakeKey,
+        claimer: &str,
+        lease_ms: i64,
+    ) -> Result<Option<Delivery>> {
         let now = self.store.clock_ms();
         let d = self.store.dialect;
         let mut tx = self.store.begin_write().await?;
-        let claimed = bind_key(d.query(CLAIM).bind(now.saturating_add(lease_ms)), key)
+        let claim = d
+            .query(CLAIM)
+            .bind(claimer.to_owned())
+            .bind(now)
+            .bind(now.saturating_add(lease_ms));
+        let claimed = bind_key(claim, key)
             .bind(now)
             .bind(now)
             .execute(&mut *tx)
@@ -310,15 +375,21 @@ impl<'s> IntakeRepo<'s> {
         Ok(renewed.rows_affected() == 1)
     }
 
-    /// Claims up to `limit` due rows across all tenants, oldest first: recovery after a restart,
+    /// Claims up to `limit` due rows of `queue` across all tenants, oldest first: recovery after a restart,
     /// rows an in-process queue could not take, rows of a replica that died. Each is claimed with
     /// the same conditional update as [`IntakeRepo::claim`], so two replicas never both get one.
-    pub async fn claim_due(&self, limit: u32, lease_ms: i64) -> Result<Vec<Delivery>> {
+    pub async fn claim_due(
+        &self,
+        queue: Queue,
+        limit: u32,
+        claimer: &str,
+        lease_ms: i64,
+    ) -> Result<Vec<Delivery>> {
         let now = self.store.clock_ms();
         let rows = self
             .store
             .dialect
-            .query("SELECT tenant_id, platform, delivery_id FROM intake WHERE (state = 'pending' AND not_before_ms <= ?) OR (state = 'running' AND lease_until_ms < ?) ORDER BY received_at_ms, tenant_id, platform, delivery_id LIMIT ?")
+            .query(queue.due())
             .bind(now)
             .bind(now)
             .bind(i64::from(limit))
@@ -328,11 +399,35 @@ impl<'s> IntakeRepo<'s> {
         for row in &rows {
             let key = key_from_row(row)?;
             // A row another replica claimed since the select is simply skipped.
-            if let Some(delivery) = self.claim(&key, lease_ms).await? {
+            if let Some(delivery) = self.claim(&key, claimer, lease_ms).await? {
                 claimed.push(delivery);
             }
         }
         Ok(claimed)
+    }
+
+    /// Gives back every row of `queue` that replica `claimer` claimed before `started_ms`, due at
+    /// once: called when that replica starts (its start time), since whatever its name claimed
+    /// before was claimed by its previous life, killed mid-run; rows this life claims meanwhile
+    /// are left alone. Replica names must be unique among live processes. How many rows were
+    /// given back.
+    pub async fn release_claims_of(
+        &self,
+        queue: Queue,
+        claimer: &str,
+        started_ms: i64,
+    ) -> Result<u64> {
+        let now = self.store.clock_ms();
+        let released = self
+            .store
+            .dialect
+            .query(queue.release())
+            .bind(now)
+            .bind(claimer.to_owned())
+            .bind(started_ms)
+            .execute(&self.store.writes)
+            .await?;
+        Ok(released.rows_affected())
     }
 
     /// Extends the lease of a row still running (its worker is alive and waiting on the engine);

@@ -3,10 +3,10 @@
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Extension, Path, Query, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use workmate_engine::Accepted;
+use workmate_engine::{Accepted, Submitted};
 use workmate_protocol::{Command, PermissionMode, SessionId, Surface};
 use workmate_store::{NewSession, ResolveOutcome, SessionKey};
 
@@ -14,6 +14,7 @@ use super::Principal;
 use super::dto::{inbox_item, session as session_json};
 use super::visible;
 use crate::http::{ApiError, AppState};
+use crate::recovery::COMMAND_LEASE;
 
 /// `POST /v1/sessions` body; every field optional.
 #[derive(Debug, Default, Deserialize)]
@@ -116,12 +117,20 @@ pub(crate) async fn get_one(
 
 /// `POST /v1/sessions/{id}/commands`: a [`Command`] as JSON. Who sends it is the token's user,
 /// whatever the body says.
+/// The command is stored before it is applied and before the answer: a `2xx` means it is
+/// durable and runs exactly once, across crashes. An optional `Idempotency-Key` header (per
+/// caller, remembered for a day) makes a repeated request change nothing: it answers `202`
+/// `{"accepted": "duplicate"}`. A command that cannot run yet (another replica drives the
+/// session) answers `202` `{"accepted": "queued"}` and runs as soon as it can.
 pub(crate) async fn command(
     State(state): State<AppState>,
     Extension(caller): Extension<Principal>,
     Path(id): Path<String>,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let idempotency_key =
+        idempotency_key(&headers)?.map(|key| format!("{}:{key}", caller.actor.user_id));
     let mut value: Value = serde_json::from_slice(&body)
         .map_err(|e| ApiError::BadRequest(format!("the body is not JSON: {e}")))?;
     let Some(object) = value.as_object_mut() else {
@@ -139,7 +148,28 @@ pub(crate) async fn command(
     // Authority is the engine's (only the owner or an admin acts on a session): a command from
     // anyone else is refused with 403 and the reason, and changes nothing.
     let session = SessionId::from(id);
-    let accepted = state.hub.submit(&caller.tenant, &session, command).await?;
+    let submitted = state
+        .hub
+        .submit_stored(
+            &caller.tenant,
+            &session,
+            command,
+            idempotency_key.as_deref(),
+            COMMAND_LEASE,
+        )
+        .await?;
+    let accepted = match submitted {
+        Submitted::Applied(accepted) => accepted,
+        Submitted::Queued => {
+            return Ok((StatusCode::ACCEPTED, Json(json!({ "accepted": "queued" }))));
+        }
+        Submitted::Duplicate => {
+            return Ok((
+                StatusCode::ACCEPTED,
+                Json(json!({ "accepted": "duplicate" })),
+            ));
+        }
+    };
     Ok(match accepted {
         Accepted::TurnStarted(turn) => (
             StatusCode::ACCEPTED,
@@ -153,6 +183,26 @@ pub(crate) async fn command(
         Accepted::Resolved(outcome) => return resolved(*outcome),
         _ => (StatusCode::OK, Json(json!({ "accepted": "updated" }))),
     })
+}
+
+/// The longest `Idempotency-Key` taken.
+const MAX_KEY: usize = 255;
+
+/// The request's `Idempotency-Key`, if it sent one: 1 to 255 visible ASCII characters.
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
+    let Some(value) = headers.get("idempotency-key") else {
+        return Ok(None);
+    };
+    let key = value
+        .to_str()
+        .ok()
+        .filter(|k| !k.is_empty() && k.len() <= MAX_KEY && k.bytes().all(|b| b.is_ascii_graphic()))
+        .ok_or_else(|| {
+            ApiError::BadRequest(format!(
+                "Idempotency-Key must be 1 to {MAX_KEY} visible ASCII characters (a UUID, say)"
+            ))
+        })?;
+    Ok(Some(key))
 }
 
 /// The answer to a resolve: the item, or 409 with the item as someone else resolved it.
