@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
-use workmate_adapter::{ChatAdapter, ChatTarget, Platform, PostedCard};
+use workmate_adapter::{ChatAdapter, ChatTarget, Platform, PostedCard, Posting};
 use workmate_cards::testing::{Story, item, turn};
 use workmate_cards::{Card, approval_card, notice_card, turn_card};
 use workmate_dingtalk::card::approval_param_map;
@@ -37,9 +37,19 @@ fn group() -> ChatTarget {
     }
 }
 
+/// A first post under a key of its own.
+fn first_post() -> Posting {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Posting::first(format!("key{n}"))
+}
+
 /// Renders and posts `card` into `target`.
 async fn post(platform: &DingTalkPlatform, target: &ChatTarget, card: &Card) -> PostedCard {
-    platform.post(target, &platform.render(card)).await.unwrap()
+    platform
+        .post(target, &platform.render(card), &first_post())
+        .await
+        .unwrap()
 }
 
 async fn update(platform: &DingTalkPlatform, posted: &PostedCard, card: &Card, version: i64) {
@@ -236,7 +246,7 @@ async fn a_finished_card_that_still_changes_is_updated_by_key_not_streamed() {
 }
 
 #[tokio::test]
-async fn a_retried_post_reuses_its_out_track_id_and_another_card_gets_its_own() {
+async fn a_post_key_names_one_out_track_id_and_a_post_made_before_is_updated_not_created() {
     let server = MockServer::start().await;
     mount_token(&server, "t", 7_200).await;
     Mock::given(method("POST"))
@@ -250,21 +260,48 @@ async fn a_retried_post_reuses_its_out_track_id_and_another_card_gets_its_own() 
     let platform = platform(&server);
     let card = notice_card("Model switched");
     let rendered = platform.render(&card);
-    assert!(platform.post(&group(), &rendered).await.is_err());
-    let posted = platform.post(&group(), &rendered).await.unwrap();
-    let again = platform.post(&group(), &rendered).await.unwrap();
+    let first = Posting::first("key-a");
+    let reserved = platform
+        .reserve(&group(), &rendered, &first.key)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(reserved.message_id, "wm_key-a", "known before the post");
+    assert!(platform.post(&group(), &rendered, &first).await.is_err());
+    let posted = platform.post(&group(), &rendered, &first).await.unwrap();
+    let other = platform
+        .post(&group(), &rendered, &Posting::first("key-b"))
+        .await
+        .unwrap();
     let ids: Vec<Value> = bodies(&server, "POST", CREATE)
         .await
         .into_iter()
         .map(|b| b["outTrackId"].clone())
         .collect();
-    assert_eq!(ids[0], ids[1], "the retry is the same card");
-    assert_eq!(ids[1], json!(posted.message_id));
-    assert_ne!(
-        again.message_id, posted.message_id,
-        "a second card does not collide"
+    assert_eq!(
+        ids,
+        [json!("wm_key-a"), json!("wm_key-a"), json!("wm_key-b")]
     );
-    assert_eq!(ids[2], json!(again.message_id));
+    assert_eq!(posted, reserved);
+    assert_eq!(
+        other.message_id, "wm_key-b",
+        "another card does not collide"
+    );
+
+    // Posted again by a process that does not know whether the first post was made: the card
+    // is there, so it is updated, and nothing is created.
+    let again = Posting {
+        again: true,
+        reserved: Some(reserved.clone()),
+        ..first
+    };
+    assert_eq!(
+        platform.post(&group(), &rendered, &again).await.unwrap(),
+        reserved
+    );
+    assert_eq!(bodies(&server, "POST", CREATE).await.len(), 3);
+    let updated = bodies(&server, "PUT", INSTANCES).await;
+    assert_eq!(updated.last().unwrap()["outTrackId"], "wm_key-a");
 }
 
 #[tokio::test]
@@ -365,7 +402,7 @@ async fn with_http_clicks_an_approval_card_gives_each_decider_their_own_key_priv
     // The store cannot say who decides: the post fails to be retried, no card without keys.
     let failing = bound(None);
     let err = failing
-        .post(&group(), &failing.render(&card))
+        .post(&group(), &failing.render(&card), &first_post())
         .await
         .unwrap_err();
     assert!(

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path, path_regex};
 use wiremock::{Mock, MockServer, ResponseTemplate};
-use workmate_adapter::{ChatAdapter, ChatTarget};
+use workmate_adapter::{ChatAdapter, ChatTarget, Posting};
 use workmate_feishu::FeishuPlatform;
 use workmate_feishu::web::FeishuWeb;
 
@@ -87,7 +87,7 @@ async fn a_card_that_streamed_past_its_budget_is_closed_and_then_updated_whole()
         person: None,
     };
     let posted = platform
-        .post(&target, &streaming_card("One"))
+        .post(&target, &streaming_card("One"), &Posting::first("k1"))
         .await
         .unwrap();
 
@@ -139,4 +139,64 @@ async fn a_card_that_streamed_past_its_budget_is_closed_and_then_updated_whole()
         ("PUT", "/open-apis/cardkit/v1/cards/card_1")
     );
     assert_eq!(after[0].2["sequence"], 7);
+}
+
+#[tokio::test]
+async fn a_card_is_made_before_its_message_and_a_repeated_post_sends_the_same_uuid() {
+    let server = fake_feishu().await;
+    let web =
+        Arc::new(FeishuWeb::new(&server.uri(), "cli_test", "secret".to_owned().into()).unwrap());
+    let platform = FeishuPlatform::new(web);
+    let target = ChatTarget {
+        chat_id: "oc_chat".into(),
+        thread_id: Some("om_root".into()),
+        reply: None,
+        person: None,
+    };
+    let rendered = streaming_card("One");
+    let reserved = platform
+        .reserve(&target, &rendered, "key-1")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        reserved.message_id, "card_1",
+        "the card entity's id, before any message"
+    );
+    let first = Posting {
+        reserved: Some(reserved.clone()),
+        ..Posting::first("key-1")
+    };
+    // Posted, then posted again by a process that did not know the first post was made.
+    let again = Posting {
+        again: true,
+        ..first.clone()
+    };
+    for posting in [&first, &again] {
+        let posted = platform.post(&target, &rendered, posting).await.unwrap();
+        assert_eq!(posted, reserved);
+    }
+    let replies: Vec<Value> = server
+        .received_requests()
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|r| r.url.path().ends_with("/reply"))
+        .map(|r| serde_json::from_slice(&r.body).unwrap())
+        .collect();
+    assert_eq!(replies.len(), 2);
+    for reply in &replies {
+        // Feishu sends at most one message per uuid within an hour.
+        assert_eq!(reply["uuid"], "key-1");
+        let content: Value = serde_json::from_str(reply["content"].as_str().unwrap()).unwrap();
+        assert_eq!(content["data"]["card_id"], "card_1");
+    }
+    let created = server
+        .received_requests()
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|r| r.url.path() == "/open-apis/cardkit/v1/cards")
+        .count();
+    assert_eq!(created, 1, "one card entity");
 }

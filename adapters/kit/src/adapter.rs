@@ -53,6 +53,33 @@ pub struct PostedCard {
     pub message_id: String,
 }
 
+/// What a post knows about earlier attempts to post the same card, so that a post repeated
+/// after a timeout or a crash never leaves a second message in the chat.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Posting {
+    /// The card's post key: the same for every attempt to post this card, in any process. A
+    /// platform that can make a post idempotent, or find it again, uses it (Feishu's `uuid`,
+    /// Slack's message metadata, DingTalk's `outTrackId`).
+    pub key: String,
+    /// The id [`ChatAdapter::reserve`] gave the card before it was posted, on a platform that
+    /// gives one.
+    pub reserved: Option<PostedCard>,
+    /// Whether an earlier attempt may have reached the platform (a process died, or a call timed
+    /// out, after it started): the post must then not make a second message.
+    pub again: bool,
+}
+
+impl Posting {
+    /// A first post under `key`, with no id reserved.
+    pub fn first(key: impl Into<String>) -> Self {
+        Self {
+            key: key.into(),
+            reserved: None,
+            again: false,
+        }
+    }
+}
+
 /// How a platform call failed; the variant decides whether and when it is retried.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -80,12 +107,38 @@ pub trait ChatAdapter: Send + Sync + Debug {
     /// The platform's card JSON for `card`, within the platform's size limits.
     fn render(&self, card: &Card) -> Value;
 
-    /// Posts a new card message.
+    /// Posts a new card message, as `posting` says (see [`Posting`]).
     fn post<'a>(
         &'a self,
         target: &'a ChatTarget,
         rendered: &'a Value,
+        posting: &'a Posting,
     ) -> BoxFuture<'a, Result<PostedCard, AdapterError>>;
+
+    /// Gives the card the id it will have before anything is shown, on a platform where the
+    /// caller can know it in advance (a Feishu card entity, a DingTalk `outTrackId`), so it is
+    /// stored before the post and a post cut short is finished in the same message. `None`
+    /// (the default) where the id comes only with the post.
+    fn reserve<'a>(
+        &'a self,
+        _target: &'a ChatTarget,
+        _rendered: &'a Value,
+        _key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<PostedCard>, AdapterError>> {
+        Box::pin(async { Ok(None) })
+    }
+
+    /// Looks in `target` for the message an earlier post of the card `key` made, when the
+    /// process that posted it died before storing its id (Slack: by the message's metadata).
+    /// `None` when there is none, or (the default) when the platform cannot tell: the card is
+    /// then posted.
+    fn find_posted<'a>(
+        &'a self,
+        _target: &'a ChatTarget,
+        _key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<PostedCard>, AdapterError>> {
+        Box::pin(async { Ok(None) })
+    }
 
     /// Replaces a posted card's content. `version` grows strictly with every call for one card,
     /// across processes (Feishu rejects a sequence that is not larger than the last).

@@ -8,9 +8,12 @@
 //! - the latest submitted state is always sent eventually; an older state is never sent after a
 //!   newer one (states are taken newest-first by one task, and a retry sends the newest state,
 //!   not the one that failed);
-//! - the first send posts the card and records its message id; every later send, by this or any
-//!   other process after a restart, updates that message with a version from
-//!   [`CardStore::next_version`], strictly increasing.
+//! - the first send announces the post ([`CardStore::intend`]), posts the card and records its
+//!   message id; every later send, by this or any other process after a restart, updates that
+//!   message with a version from [`CardStore::next_version`], strictly increasing;
+//! - a post announced but not recorded (the attempt failed, or the process died) is finished,
+//!   never repeated as a second message: the platform finds the message again, or reposts under
+//!   the id it reserved and the same idempotency key (see [`crate::Posting`]).
 //!
 //! Shape: one tokio task per *active* card, spawned by the first [`Coalescer::submit`] and ending
 //! once an interval has passed with nothing new to send. A card therefore costs nothing when idle,
@@ -19,8 +22,9 @@
 //! latest unsent state per card, so memory is bounded by the number of active cards, whatever the
 //! submit rate. No lock is held across an `.await`.
 //!
-//! Not covered: a post that times out but did reach the platform is posted again on retry (the
-//! platforms offer no idempotency key for it), and pacing is per message, not per channel.
+//! Not covered: on a platform that can neither reserve an id nor find a post again (WeCom), a
+//! post that reached the platform but was not recorded is posted again; pacing is per message,
+//! not per channel.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -36,7 +40,7 @@ use tracing::{debug, warn};
 use workmate_cards::Card;
 
 use crate::{
-    AdapterError, CardId, CardStore, ChatAdapter, ChatTarget, Error, PostedCard, Result,
+    AdapterError, CardId, CardStore, ChatAdapter, ChatTarget, Error, PostedCard, Posting, Result,
     RetryPolicy,
 };
 
@@ -257,6 +261,9 @@ struct Message {
     loaded: bool,
     posted: Option<PostedCard>,
     recorded: bool,
+    /// A post announced but not known to be made (by an attempt that failed, or a process that
+    /// died): what it reserved.
+    announced: Option<PostedCard>,
 }
 
 type Taken = (Card, ChatTarget, u64);
@@ -378,25 +385,23 @@ impl SlotOwner {
                 .await
                 .map_err(|e| transient(&e))?
             {
-                message.posted = Some(stored.posted);
-                message.recorded = true;
+                if stored.confirmed {
+                    message.posted = Some(stored.posted);
+                    message.recorded = true;
+                } else {
+                    message.announced = Some(stored.posted);
+                }
             }
             message.loaded = true;
         }
         let rendered = adapter.render(state);
-        let Some(posted) = &message.posted else {
-            let posted = adapter.post(target, &rendered).await?;
-            workmate_faults::kill_point("card.posted");
-            debug!(card = %self.card, platform = platform.as_str(), message = %posted.message_id, "Card posted.");
-            // Remember it before recording: if recording fails, the retry updates this message
-            // instead of posting a second one.
-            let posted = message.posted.insert(posted);
-            store
-                .record(&self.card, platform, posted)
-                .await
-                .map_err(|e| transient(&e))?;
-            message.recorded = true;
+        if message.posted.is_none() && self.post(message, target, &rendered).await? {
             return Ok(());
+        }
+        let Some(posted) = &message.posted else {
+            return Err(AdapterError::Transient(
+                "the card's message is not known".into(),
+            ));
         };
         if !message.recorded {
             store
@@ -410,6 +415,75 @@ impl SlotOwner {
             .await
             .map_err(|e| transient(&e))?;
         adapter.update(posted, &rendered, version).await
+    }
+
+    /// Puts the card on the platform: announces the post, then makes it; or, when an earlier
+    /// attempt announced one, finishes that post in the message it made (found again, or under
+    /// the id it reserved) rather than making a second. `true` when the message now shows
+    /// `rendered`; `false` when it shows an earlier state and still needs an update.
+    async fn post(
+        &self,
+        message: &mut Message,
+        target: &ChatTarget,
+        rendered: &serde_json::Value,
+    ) -> Result<bool, AdapterError> {
+        let adapter = &self.inner.adapter;
+        let store = &self.inner.store;
+        let platform = adapter.surface();
+        let key = self.card.post_key();
+        let posting = match message.announced.clone() {
+            Some(announced) if announced.message_id.is_empty() => {
+                if let Some(found) = adapter.find_posted(target, &key).await? {
+                    debug!(card = %self.card, platform = platform.as_str(), message = %found.message_id, "Found the card an earlier attempt posted.");
+                    message.posted = Some(found);
+                    message.recorded = false;
+                    message.announced = None;
+                    return Ok(false);
+                }
+                Posting {
+                    key,
+                    reserved: None,
+                    again: true,
+                }
+            }
+            Some(announced) => Posting {
+                key,
+                reserved: Some(announced),
+                again: true,
+            },
+            None => {
+                let reserved = adapter.reserve(target, rendered, &key).await?;
+                let announced = reserved.clone().unwrap_or_else(|| PostedCard {
+                    chat_id: target.chat_id.clone(),
+                    message_id: String::new(),
+                });
+                store
+                    .intend(&self.card, platform, &announced)
+                    .await
+                    .map_err(|e| transient(&e))?;
+                message.announced = Some(announced);
+                Posting {
+                    key,
+                    reserved,
+                    again: false,
+                }
+            }
+        };
+        let posted = adapter.post(target, rendered, &posting).await?;
+        workmate_faults::kill_point("card.posted");
+        debug!(card = %self.card, platform = platform.as_str(), message = %posted.message_id, again = posting.again, "Card posted.");
+        message.announced = None;
+        // Remember it before recording: if recording fails, the retry updates this message
+        // instead of posting a second one.
+        let posted = message.posted.insert(posted);
+        store
+            .record(&self.card, platform, posted)
+            .await
+            .map_err(|e| transient(&e))?;
+        message.recorded = true;
+        // A post that finished an earlier attempt's under the id it reserved shows what that
+        // attempt made the card with, which may be an older state.
+        Ok(!(posting.again && posting.reserved.is_some()))
     }
 }
 

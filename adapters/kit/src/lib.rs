@@ -35,7 +35,7 @@ mod retry;
 pub mod testing;
 mod token;
 
-pub use adapter::{AdapterError, BoxFuture, ChatAdapter, ChatTarget, PostedCard};
+pub use adapter::{AdapterError, BoxFuture, ChatAdapter, ChatTarget, PostedCard, Posting};
 pub use card_store::{CardId, CardStore, MemoryCardStore, StoredCard};
 pub use coalesce::Coalescer;
 pub use connection::{

@@ -3,7 +3,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use workmate_adapter::{AdapterError, CardStore, Coalescer, Error, MemoryCardStore};
+use workmate_adapter::{AdapterError, CardStore, Coalescer, Error, MemoryCardStore, PostedCard};
+use workmate_protocol::Surface;
 
 use crate::support::{Call, FakePlatform, card, policy, state, target};
 
@@ -197,6 +198,49 @@ async fn a_card_posted_before_a_restart_is_updated_after_it() {
         matches!(&calls[0], Call::Update { message_id, version: 1, state, .. } if message_id == "m1" && state == 2),
         "{calls:#?}"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_post_cut_short_before_its_id_was_stored_is_finished_not_repeated() {
+    // A process announced the post and died: once after the platform took it, once before.
+    for (on_the_platform, expected) in [(true, "update"), (false, "post")] {
+        let store = Arc::new(MemoryCardStore::new());
+        let platform = FakePlatform::new(SECOND);
+        let announced = PostedCard {
+            chat_id: target().chat_id,
+            message_id: String::new(),
+        };
+        store
+            .intend(&card("turn:1"), Surface::Sandbox, &announced)
+            .await
+            .unwrap();
+        if on_the_platform {
+            platform.already_posted(&card("turn:1"), "m-before");
+        }
+        let c = coalescer(&platform, &store);
+        c.submit(card("turn:1"), target(), state(5)).unwrap();
+        c.flush(&card("turn:1")).await.unwrap();
+        let calls = platform.calls();
+        assert_eq!(calls.len(), 1, "{expected}: {calls:#?}");
+        match (&calls[0], expected) {
+            (
+                Call::Update {
+                    message_id, state, ..
+                },
+                "update",
+            ) => {
+                assert_eq!((message_id.as_str(), state.as_i64()), ("m-before", Some(5)));
+            }
+            (Call::Post { state, .. }, "post") => assert_eq!(state.as_i64(), Some(5)),
+            (call, _) => panic!("{expected} expected: {call:#?}"),
+        }
+        let stored = store
+            .get(&card("turn:1"), Surface::Sandbox)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(stored.confirmed, "{expected}");
+    }
 }
 
 #[tokio::test(start_paused = true)]

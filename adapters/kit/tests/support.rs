@@ -1,6 +1,6 @@
 //! A fake platform that records every call.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 use workmate_adapter::{
-    AdapterError, BoxFuture, CardId, ChatAdapter, ChatTarget, PostedCard, RetryPolicy,
+    AdapterError, BoxFuture, CardId, ChatAdapter, ChatTarget, PostedCard, Posting, RetryPolicy,
 };
 use workmate_cards::{Block, Card};
 use workmate_protocol::Surface;
@@ -58,9 +58,24 @@ pub(crate) struct FakePlatform {
     calls: Mutex<Vec<Call>>,
     failures: Mutex<VecDeque<Option<AdapterError>>>,
     ids: AtomicU64,
+    /// The messages on the platform by the post key they were posted under, as a platform that
+    /// can find a post again keeps them.
+    by_key: Mutex<HashMap<String, PostedCard>>,
 }
 
 impl FakePlatform {
+    /// Puts a message on the platform as if a post of `card` had been made (by a process that
+    /// died before it stored the message's id).
+    pub(crate) fn already_posted(&self, card: &CardId, message_id: &str) {
+        self.by_key.lock().unwrap().insert(
+            card.post_key(),
+            PostedCard {
+                chat_id: target().chat_id,
+                message_id: message_id.to_owned(),
+            },
+        );
+    }
+
     pub(crate) fn new(interval: Duration) -> Arc<Self> {
         Self::with_latency(interval, Duration::ZERO)
     }
@@ -72,6 +87,7 @@ impl FakePlatform {
             latency,
             calls: Mutex::new(Vec::new()),
             failures: Mutex::new(VecDeque::new()),
+            by_key: Mutex::new(HashMap::new()),
             ids: AtomicU64::new(1),
         })
     }
@@ -115,6 +131,7 @@ impl ChatAdapter for FakePlatform {
         &'a self,
         target: &'a ChatTarget,
         rendered: &'a Value,
+        posting: &'a Posting,
     ) -> BoxFuture<'a, Result<PostedCard, AdapterError>> {
         Box::pin(async move {
             self.call(|at, ok| Call::Post {
@@ -124,11 +141,25 @@ impl ChatAdapter for FakePlatform {
                 ok,
             })
             .await?;
-            Ok(PostedCard {
+            let posted = PostedCard {
                 chat_id: target.chat_id.clone(),
                 message_id: format!("m{}", self.ids.fetch_add(1, Ordering::SeqCst)),
-            })
+            };
+            self.by_key
+                .lock()
+                .unwrap()
+                .insert(posting.key.clone(), posted.clone());
+            Ok(posted)
         })
+    }
+
+    fn find_posted<'a>(
+        &'a self,
+        _target: &'a ChatTarget,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<PostedCard>, AdapterError>> {
+        let found = self.by_key.lock().unwrap().get(key).cloned();
+        Box::pin(async move { Ok(found) })
     }
 
     fn update<'a>(

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 use workmate_adapter::{
     AdapterError, BoxFuture, ChatAdapter, ChatTarget, Downloaded, InboundFile, Platform,
-    PostedCard, Profile, bounded_profile,
+    PostedCard, Posting, Profile, bounded_profile,
 };
 use workmate_cards::Card;
 use workmate_protocol::Surface;
@@ -103,22 +103,49 @@ impl ChatAdapter for SlackPlatform {
         json!({ "blocks": blocks::render(card), "text": blocks::fallback_text(card) })
     }
 
+    /// The post key rides as the message's metadata, so a post cut short is found again.
     fn post<'a>(
         &'a self,
         target: &'a ChatTarget,
         rendered: &'a Value,
+        posting: &'a Posting,
     ) -> BoxFuture<'a, Result<PostedCard, AdapterError>> {
         Box::pin(async move {
             let (blocks, text) = parts(rendered);
             let posted = self
                 .web
-                .post_message(&target.chat_id, target.thread_id.as_deref(), blocks, text)
+                .post_keyed(
+                    &target.chat_id,
+                    target.thread_id.as_deref(),
+                    blocks,
+                    text,
+                    Some(&posting.key),
+                )
                 .await
                 .map_err(|e| classify(&e))?;
             Ok(PostedCard {
                 chat_id: posted.channel,
                 message_id: posted.ts,
             })
+        })
+    }
+
+    /// Looks through the thread (or the channel's newest messages) for the post's metadata.
+    fn find_posted<'a>(
+        &'a self,
+        target: &'a ChatTarget,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<PostedCard>, AdapterError>> {
+        Box::pin(async move {
+            let found = self
+                .web
+                .find_keyed(&target.chat_id, target.thread_id.as_deref(), key)
+                .await
+                .map_err(|e| classify(&e))?;
+            Ok(found.map(|m| PostedCard {
+                chat_id: m.channel,
+                message_id: m.ts,
+            }))
         })
     }
 

@@ -105,6 +105,11 @@ impl Default for RetryPolicy {
     }
 }
 
+/// The metadata event type of workmate's cards: their post key rides in its payload.
+const CARD_EVENT: &str = "workmate_card";
+/// How many messages [`SlackWeb::find_keyed`] reads.
+const FIND_PAGE: u32 = 200;
+
 /// A message that Slack accepted: its id is `(channel, ts)`.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[non_exhaustive]
@@ -179,11 +184,80 @@ impl SlackWeb {
         blocks: &Value,
         text: &str,
     ) -> Result<PostedMessage> {
+        self.post_keyed(channel, thread_ts, blocks, text, None)
+            .await
+    }
+
+    /// `chat.postMessage` of a card whose post key (see `workmate_adapter::Posting`) travels as
+    /// the message's metadata, so [`SlackWeb::find_keyed`] can find the message again.
+    pub async fn post_keyed(
+        &self,
+        channel: &str,
+        thread_ts: Option<&str>,
+        blocks: &Value,
+        text: &str,
+        key: Option<&str>,
+    ) -> Result<PostedMessage> {
         let mut body = json!({ "channel": channel, "text": text, "blocks": blocks });
-        if let (Some(thread_ts), Some(object)) = (thread_ts, body.as_object_mut()) {
-            object.insert("thread_ts".into(), thread_ts.into());
+        if let Some(object) = body.as_object_mut() {
+            if let Some(thread_ts) = thread_ts {
+                object.insert("thread_ts".into(), thread_ts.into());
+            }
+            if let Some(key) = key {
+                object.insert(
+                    "metadata".into(),
+                    json!({ "event_type": CARD_EVENT, "event_payload": { "key": key } }),
+                );
+            }
         }
         self.call("chat.postMessage", &body).await
+    }
+
+    /// The message posted with the post key `key` ([`SlackWeb::post_keyed`]) in `thread_ts` of
+    /// `channel` (`conversations.replies`), or among the channel's newest messages without a
+    /// thread (`conversations.history`); `None` when there is none. Reads one page of
+    /// [`FIND_PAGE`] messages, newest first where Slack sorts so.
+    pub async fn find_keyed(
+        &self,
+        channel: &str,
+        thread_ts: Option<&str>,
+        key: &str,
+    ) -> Result<Option<PostedMessage>> {
+        #[derive(Deserialize)]
+        struct Found {
+            #[serde(default)]
+            messages: Vec<Value>,
+        }
+        let (method, form) = {
+            let limit = FIND_PAGE.to_string();
+            let mut form = form_urlencoded::Serializer::new(String::new());
+            form.append_pair("channel", channel)
+                .append_pair("include_all_metadata", "true")
+                .append_pair("limit", &limit);
+            let method = match thread_ts {
+                Some(thread_ts) => {
+                    form.append_pair("ts", thread_ts);
+                    "conversations.replies"
+                }
+                None => "conversations.history",
+            };
+            (method, form.finish().into_bytes())
+        };
+        let found: Found = self
+            .send(method, "application/x-www-form-urlencoded", form)
+            .await?;
+        Ok(found
+            .messages
+            .iter()
+            .find(|m| {
+                m["metadata"]["event_type"] == CARD_EVENT
+                    && m["metadata"]["event_payload"]["key"] == key
+            })
+            .and_then(|m| m["ts"].as_str())
+            .map(|ts| PostedMessage {
+                channel: channel.to_owned(),
+                ts: ts.to_owned(),
+            }))
     }
 
     /// `chat.update`: replaces the text and blocks of the message `(channel, ts)`.

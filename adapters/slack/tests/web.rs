@@ -304,3 +304,45 @@ async fn user_info_is_asked_with_form_fields_and_prefers_the_display_name() {
     let bare = web.user_info("U43").await.unwrap();
     assert_eq!((bare.name.as_deref(), bare.tz), (Some("bot-ish"), None));
 }
+
+#[tokio::test]
+async fn a_keyed_post_carries_its_key_as_metadata_and_is_found_again_in_its_thread() {
+    let (server, web) = slack().await;
+    Mock::given(path("/api/chat.postMessage"))
+        .respond_with(ok(json!({"ok": true, "channel": "C1", "ts": "5.0"})))
+        .mount(&server)
+        .await;
+    Mock::given(path("/api/conversations.replies"))
+        .respond_with(ok(json!({"ok": true, "messages": [
+            {"ts": "1.0", "text": "the question"},
+            {"ts": "4.0", "metadata": {"event_type": "workmate_card", "event_payload": {"key": "other"}}},
+            {"ts": "5.0", "metadata": {"event_type": "workmate_card", "event_payload": {"key": "k-1"}}}
+        ]})))
+        .mount(&server)
+        .await;
+    web.post_keyed("C1", Some("1.0"), &json!([]), "Done", Some("k-1"))
+        .await
+        .unwrap();
+    let sent: Value = serde_json::from_slice(&requests(&server).await[0].body).unwrap();
+    assert_eq!(
+        sent["metadata"],
+        json!({"event_type": "workmate_card", "event_payload": {"key": "k-1"}})
+    );
+
+    let found = web
+        .find_keyed("C1", Some("1.0"), "k-1")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((found.channel.as_str(), found.ts.as_str()), ("C1", "5.0"));
+    let asked = &requests(&server).await[1];
+    let form = String::from_utf8(asked.body.clone()).unwrap();
+    assert!(
+        form.contains("ts=1.0") && form.contains("include_all_metadata=true"),
+        "{form}"
+    );
+    assert_eq!(
+        web.find_keyed("C1", Some("1.0"), "missing").await.unwrap(),
+        None
+    );
+}

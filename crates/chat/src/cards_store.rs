@@ -1,7 +1,8 @@
 //! Posted cards remembered in the SQL store, so any replica updates a card after a restart
 //! instead of posting it again.
 //!
-//! Invariant: a card's message id is recorded once per platform; `next_version` hands out
+//! Invariant: a card's post is announced before it is made and its message id recorded once per
+//! platform; `next_version` hands out
 //! strictly increasing numbers per card, across processes (an atomic increment in the store).
 
 use workmate_adapter::{BoxFuture, CardId, CardStore, Error, PostedCard, StoredCard};
@@ -44,7 +45,23 @@ impl CardStore for StoreCards {
                     message_id: m.platform_message_id,
                 },
                 version: m.version,
+                confirmed: m.confirmed,
             }))
+        })
+    }
+
+    fn intend<'a>(
+        &'a self,
+        card: &'a CardId,
+        platform: Surface,
+        reserved: &'a PostedCard,
+    ) -> BoxFuture<'a, workmate_adapter::Result<()>> {
+        Box::pin(async move {
+            self.0
+                .cards()
+                .intend(&card.tenant, &message(card, platform, reserved, false))
+                .await
+                .map_err(failed)
         })
     }
 
@@ -55,19 +72,9 @@ impl CardStore for StoreCards {
         posted: &'a PostedCard,
     ) -> BoxFuture<'a, workmate_adapter::Result<()>> {
         Box::pin(async move {
-            let message = CardMessage {
-                session_id: card.session.clone(),
-                card_key: card.card_key.clone(),
-                platform: platform.as_str().to_owned(),
-                chat_id: posted.chat_id.clone(),
-                platform_message_id: posted.message_id.clone(),
-                version: 0,
-                // The store stamps its own clock.
-                updated_at_ms: 0,
-            };
             self.0
                 .cards()
-                .record(&card.tenant, &message)
+                .record(&card.tenant, &message(card, platform, posted, true))
                 .await
                 .map_err(failed)
         })
@@ -90,5 +97,20 @@ impl CardStore for StoreCards {
                 .await
                 .map_err(failed)
         })
+    }
+}
+
+/// The row of `card` posted (or about to be) as `posted`.
+fn message(card: &CardId, platform: Surface, posted: &PostedCard, confirmed: bool) -> CardMessage {
+    CardMessage {
+        session_id: card.session.clone(),
+        card_key: card.card_key.clone(),
+        platform: platform.as_str().to_owned(),
+        chat_id: posted.chat_id.clone(),
+        platform_message_id: posted.message_id.clone(),
+        version: 0,
+        // The store stamps its own clock.
+        updated_at_ms: 0,
+        confirmed,
     }
 }

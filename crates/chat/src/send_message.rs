@@ -13,7 +13,7 @@ use std::sync::{Arc, Weak};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use workmate_adapter::{ChatTarget, with_retry};
+use workmate_adapter::{CardId, ChatTarget, Posting, with_retry};
 use workmate_protocol::{Surface, TenantId, ToolSpec};
 use workmate_tools::{
     RiskLevel, Tool, ToolContext, ToolError, ToolFuture, ToolMetadata, ToolScope, ToolSource,
@@ -174,7 +174,20 @@ impl Tool for SendMessage {
                 reply: None,
                 person: None,
             };
-            let posted = with_retry(&slot.retry, || slot.platform.post(&to, &rendered))
+            // One key for every retry of this send, so a retry of a post that did arrive makes
+            // no second message where the platform dedupes posts.
+            let sent_at = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos());
+            let posting = Posting::first(
+                CardId {
+                    tenant: ctx.tenant_id.clone(),
+                    session: ctx.session_id.clone(),
+                    card_key: format!("send_message:{sent_at}"),
+                }
+                .post_key(),
+            );
+            let posted = with_retry(&slot.retry, || slot.platform.post(&to, &rendered, &posting))
                 .await
                 .map_err(|e| {
                     ToolError::new(format!(

@@ -198,6 +198,13 @@ const MIGRATIONS: &[Migration] = &[
         mysql: include_str!("../../../migrations/mysql/0026_intake_claimed_by.sql"),
         postgres: include_str!("../../../migrations/postgres/0026_intake_claimed_by.sql"),
     },
+    Migration {
+        version: 27,
+        name: "0027_card_posts_confirmed",
+        sqlite: include_str!("../../../migrations/sqlite/0027_card_posts_confirmed.sql"),
+        mysql: include_str!("../../../migrations/mysql/0027_card_posts_confirmed.sql"),
+        postgres: include_str!("../../../migrations/postgres/0027_card_posts_confirmed.sql"),
+    },
 ];
 
 /// What a migration run did.

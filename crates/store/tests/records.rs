@@ -109,7 +109,7 @@ backend_matrix! {
     async fn card_versions_only_grow(ctx: Ctx) {
         let (tenant, session) = tenant_with_session(&ctx.store, "cards").await;
         let cards = ctx.store.cards();
-        let card = CardMessage { session_id: session.id.clone(), card_key: "turn:1".into(), platform: "feishu".into(), chat_id: "oc_1".into(), platform_message_id: "om_1".into(), version: 1, updated_at_ms: 0 };
+        let card = CardMessage { session_id: session.id.clone(), card_key: "turn:1".into(), platform: "feishu".into(), chat_id: "oc_1".into(), platform_message_id: "om_1".into(), version: 1, updated_at_ms: 0, confirmed: true };
         cards.record(&tenant, &card).await.unwrap();
         assert_eq!(cards.next_version(&tenant, &session.id, "turn:1", "feishu").await.unwrap(), 2);
         assert_eq!(cards.next_version(&tenant, &session.id, "turn:1", "feishu").await.unwrap(), 3);
@@ -122,6 +122,24 @@ backend_matrix! {
         let stored = cards.get(&tenant, &session.id, "turn:1", "feishu").await.unwrap().unwrap();
         assert_eq!((stored.chat_id.as_str(), stored.platform_message_id.as_str(), stored.version), ("oc_2", "om_2", 3));
         assert_eq!(cards.next_version(&tenant, &session.id, "turn:1", "feishu").await.unwrap(), 4);
+    }
+
+    async fn a_card_post_is_announced_then_confirmed(ctx: Ctx) {
+        let (tenant, session) = tenant_with_session(&ctx.store, "cards").await;
+        let cards = ctx.store.cards();
+        let get = || cards.get(&tenant, &session.id, "turn:9", "dingtalk");
+        let announced = CardMessage { session_id: session.id.clone(), card_key: "turn:9".into(), platform: "dingtalk".into(), chat_id: "cid1".into(), platform_message_id: "reserved-1".into(), version: 0, updated_at_ms: 0, confirmed: false };
+        cards.intend(&tenant, &announced).await.unwrap();
+        let stored = get().await.unwrap().unwrap();
+        assert_eq!((stored.platform_message_id.as_str(), stored.confirmed), ("reserved-1", false));
+        // A second announcement changes nothing; the post confirms it.
+        cards.intend(&tenant, &CardMessage { platform_message_id: "reserved-2".into(), ..announced.clone() }).await.unwrap();
+        assert_eq!(get().await.unwrap().unwrap().platform_message_id, "reserved-1");
+        cards.record(&tenant, &CardMessage { confirmed: true, ..announced.clone() }).await.unwrap();
+        assert!(get().await.unwrap().unwrap().confirmed);
+        // Announcing a card already posted leaves it posted.
+        cards.intend(&tenant, &announced).await.unwrap();
+        assert!(get().await.unwrap().unwrap().confirmed);
     }
 }
 

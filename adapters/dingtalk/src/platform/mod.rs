@@ -11,10 +11,10 @@
 //!   `thread_id` is ignored.
 //! - `outTrackId`: an approval card's is [`crate::card::out_track_id`] of its item in a group,
 //!   and [`crate::card::personal_out_track_id`] in a person's chat with the robot (an approver's
-//!   copy is a card of its own), so a click names its item. Any other card's is derived from the
-//!   chat and the whole IR card (its buttons' session and turn ids included), so a retried post
-//!   reuses it; a different card with the same content in the same chat gets a numbered one
-//!   instead of colliding.
+//!   copy is a card of its own), so a click names its item. Any other card's is `wm_` and the
+//!   card's post key (see `workmate_adapter::Posting`): the same for every attempt to post that
+//!   card, in any process, so the id is stored before the card is delivered and a post cut short
+//!   is finished in the same card (it is updated if it is there, else created).
 //! - Updates (see `update.rs`): an approval card's shared data is set for everyone; an answer
 //!   card streams its whole markdown while it runs and is finalized when it stops. The last
 //!   state sent of recent cards is remembered, so a state already shown costs no call.
@@ -35,7 +35,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use workmate_adapter::{
     AdapterError, BoxFuture, ChatAdapter, ChatTarget, Deciders, Downloaded, InboundFile, Platform,
-    PostedCard, Profile,
+    PostedCard, Posting, Profile,
 };
 use workmate_cards::Card;
 use workmate_protocol::Surface;
@@ -50,7 +50,7 @@ pub const MIN_UPDATE_INTERVAL: Duration = Duration::from_secs(1);
 /// AI card within about 3 KB; a longer answer goes on in the next card. The status line and the
 /// steps come on top of it.
 pub const ANSWER_BUDGET: usize = 3_000;
-/// Cards whose last state sent is remembered, and `outTrackId`s remembered as taken.
+/// Cards whose last state sent is remembered.
 const REMEMBERED_CARDS: u64 = 4_096;
 /// The title of a private notice in the chat list.
 const NOTICE_TITLE: &str = "workmate";
@@ -91,8 +91,6 @@ pub struct DingTalkPlatform {
     config: DingTalkConfig,
     /// The last state sent of recent cards, by `outTrackId`.
     last: moka::sync::Cache<String, Arc<Rendered>>,
-    /// The `outTrackId`s this process posted.
-    taken: moka::sync::Cache<String, ()>,
     /// In HTTP callback mode: each decider's click key, put in an approval card's private data.
     binding: Option<ClickBinding>,
 }
@@ -111,7 +109,6 @@ impl DingTalkPlatform {
             web,
             config,
             last: moka::sync::Cache::new(REMEMBERED_CARDS),
-            taken: moka::sync::Cache::new(REMEMBERED_CARDS),
             binding: None,
         }
     }
@@ -148,23 +145,20 @@ impl DingTalkPlatform {
     pub fn config(&self) -> &DingTalkConfig {
         &self.config
     }
+}
 
-    /// The `outTrackId` of a new card without an inbox item (see the module docs).
-    fn fresh_id(&self, target: &ChatTarget, next: &Rendered) -> String {
-        let base = format!(
-            "wm_{}",
-            key_of(&[&target.chat_id, next.template.as_str(), &next.fingerprint])
-        );
-        (1..)
-            .map(|n: u32| {
-                if n == 1 {
-                    base.clone()
-                } else {
-                    format!("{base}_{n}")
-                }
-            })
-            .find(|id| !self.taken.contains_key(id))
-            .unwrap_or(base)
+/// A card's `outTrackId` (see the module docs): an approval card's names its item, any other's
+/// is its post key's.
+fn out_track_id(target: &ChatTarget, next: &Rendered, key: &str) -> String {
+    match &next.item_id {
+        Some(item) if next.template == Template::Approval => {
+            if is_group(&target.chat_id) {
+                card::out_track_id(item)
+            } else {
+                card::personal_out_track_id(item, &target.chat_id)
+            }
+        }
+        _ => format!("wm_{key}"),
     }
 }
 
@@ -213,13 +207,51 @@ impl ChatAdapter for DingTalkPlatform {
         card::render(card)
     }
 
+    /// The `outTrackId` is chosen by workmate: known before the card is delivered.
+    fn reserve<'a>(
+        &'a self,
+        target: &'a ChatTarget,
+        rendered: &'a Value,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<PostedCard>, AdapterError>> {
+        Box::pin(async move {
+            let next = Rendered::from_value(rendered).ok_or_else(unreadable)?;
+            Ok(Some(PostedCard {
+                chat_id: target.chat_id.clone(),
+                message_id: out_track_id(target, &next, key),
+            }))
+        })
+    }
+
+    /// Creates and delivers the card under its `outTrackId`; a post that may have been made
+    /// before (`again`) first tries to update that card, and creates it only if that fails.
     fn post<'a>(
         &'a self,
         target: &'a ChatTarget,
         rendered: &'a Value,
+        posting: &'a Posting,
     ) -> BoxFuture<'a, Result<PostedCard, AdapterError>> {
         Box::pin(async move {
             let next = Rendered::from_value(rendered).ok_or_else(unreadable)?;
+            let out_track_id = match &posting.reserved {
+                Some(reserved) => reserved.message_id.clone(),
+                None => out_track_id(target, &next, &posting.key),
+            };
+            let posted = PostedCard {
+                chat_id: target.chat_id.clone(),
+                message_id: out_track_id.clone(),
+            };
+            if posting.again
+                && self
+                    .web
+                    .update_card_data(&out_track_id, &next.params)
+                    .await
+                    .is_ok()
+            {
+                tracing::debug!(card = %out_track_id, "The card an earlier attempt posted is there; updated it.");
+                self.last.insert(out_track_id, Arc::new(next));
+                return Ok(posted);
+            }
             let (template_id, callback) = match next.template {
                 Template::Approval => (
                     &self.config.approval_template_id,
@@ -227,17 +259,11 @@ impl ChatAdapter for DingTalkPlatform {
                 ),
                 Template::Answer => (&self.config.answer_template_id, None),
             };
-            let (out_track_id, private_data) = match &next.item_id {
+            let private_data = match &next.item_id {
                 Some(item) if next.template == Template::Approval => {
-                    let id = if is_group(&target.chat_id) {
-                        card::out_track_id(item)
-                    } else {
-                        card::personal_out_track_id(item, &target.chat_id)
-                    };
-                    let private_data = self.private_data(&id, item).await?;
-                    (id, private_data)
+                    self.private_data(&out_track_id, item).await?
                 }
-                _ => (self.fresh_id(target, &next), Map::new()),
+                _ => Map::new(),
             };
             self.web
                 .create_and_deliver(
@@ -252,12 +278,8 @@ impl ChatAdapter for DingTalkPlatform {
                     callback,
                 )
                 .await?;
-            self.taken.insert(out_track_id.clone(), ());
-            self.last.insert(out_track_id.clone(), Arc::new(next));
-            Ok(PostedCard {
-                chat_id: target.chat_id.clone(),
-                message_id: out_track_id,
-            })
+            self.last.insert(out_track_id, Arc::new(next));
+            Ok(posted)
         })
     }
 
@@ -335,9 +357,6 @@ impl Platform for DingTalkPlatform {
     }
 
     fn cached_items(&self) -> Vec<(&'static str, u64)> {
-        vec![
-            ("dingtalk_card_states", self.last.entry_count()),
-            ("dingtalk_cards_posted", self.taken.entry_count()),
-        ]
+        vec![("dingtalk_card_states", self.last.entry_count())]
     }
 }

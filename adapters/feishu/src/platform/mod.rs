@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use workmate_adapter::{
     AdapterError, BoxFuture, ChatAdapter, ChatTarget, Downloaded, InboundFile, PROFILE_LOOKUP,
-    Platform, PostedCard, Profile, bounded_profile,
+    Platform, PostedCard, Posting, Profile, bounded_profile,
 };
 use workmate_cards::Card;
 use workmate_protocol::Surface;
@@ -181,20 +181,39 @@ impl ChatAdapter for FeishuPlatform {
         card::render(card)
     }
 
+    /// The card entity is made first: its id is the card's, known before any message shows it.
+    fn reserve<'a>(
+        &'a self,
+        target: &'a ChatTarget,
+        rendered: &'a Value,
+        _key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<PostedCard>, AdapterError>> {
+        Box::pin(async move {
+            let card_id = self.web.create_card(rendered).await?;
+            Ok(Some(PostedCard {
+                chat_id: target.chat_id.clone(),
+                message_id: card_id,
+            }))
+        })
+    }
+
+    /// Sends the message that shows the reserved card entity, with the post key as its `uuid`:
+    /// Feishu sends at most one message per `uuid` within an hour, so a post repeated after a
+    /// crash or a timeout shows no second card.
     fn post<'a>(
         &'a self,
         target: &'a ChatTarget,
         rendered: &'a Value,
+        posting: &'a Posting,
     ) -> BoxFuture<'a, Result<PostedCard, AdapterError>> {
         Box::pin(async move {
-            let card_id = self.web.create_card(rendered).await?;
+            let card_id = match &posting.reserved {
+                Some(reserved) => reserved.message_id.clone(),
+                None => self.web.create_card(rendered).await?,
+            };
             let content = json!({ "type": "card", "data": { "card_id": card_id } });
-            let uuid = key_of(&[
-                &target.chat_id,
-                target.thread_id.as_deref().unwrap_or(""),
-                &card_id,
-            ]);
-            self.send_to(target, "interactive", &content, &uuid).await?;
+            self.send_to(target, "interactive", &content, &posting.key)
+                .await?;
             self.last.insert(
                 card_id.clone(),
                 Arc::new(Sent {

@@ -40,7 +40,7 @@ use secrecy::ExposeSecret as _;
 use serde_json::{Value, json};
 use workmate_adapter::{
     AdapterError, BoxFuture, ChatAdapter, ChatTarget, Downloaded, InboundFile, Platform,
-    PostedCard, Profile,
+    PostedCard, Posting, Profile,
 };
 use workmate_cards::Card;
 use workmate_protocol::Surface;
@@ -384,10 +384,13 @@ impl ChatAdapter for WeComPlatform {
         render::rendered(card)
     }
 
+    /// WeCom gives no idempotency key and no way to find a message again: a post cut short
+    /// after it reached WeCom is posted again.
     fn post<'a>(
         &'a self,
         target: &'a ChatTarget,
         rendered: &'a Value,
+        _posting: &'a Posting,
     ) -> BoxFuture<'a, Result<PostedCard, AdapterError>> {
         Box::pin(async move {
             let handle = ReplyHandle::decode(target.reply.as_deref())

@@ -160,6 +160,7 @@ impl ChatAdapter for FakePlatform {
         &'a self,
         target: &'a ChatTarget,
         rendered: &'a Value,
+        _posting: &'a workmate_adapter::Posting,
     ) -> BoxFuture<'a, Result<PostedCard, AdapterError>> {
         let id = self.ids.fetch_add(1, Ordering::SeqCst);
         self.record(Sent::Post {

@@ -26,12 +26,15 @@ pub struct CardMessage {
     pub version: i64,
     /// When it was last updated.
     pub updated_at_ms: i64,
+    /// Whether the post was made; `false` while it is only announced
+    /// ([`CardRepo::intend`]), when `platform_message_id` is the id reserved for it, if any.
+    pub confirmed: bool,
 }
 
 /// The insert of a posted card; [`CardRepo::record`] adds the backend's upsert clause.
 macro_rules! record_sql {
     () => {
-        "INSERT INTO card_messages (tenant_id, session_id, card_key, platform, chat_id, platform_message_id, version, updated_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+        "INSERT INTO card_messages (tenant_id, session_id, card_key, platform, chat_id, platform_message_id, version, updated_at_ms, confirmed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
     };
 }
 
@@ -53,19 +56,44 @@ impl<'s> CardRepo<'s> {
         Self { store }
     }
 
-    /// Records where a card was posted; recording it again replaces chat and message id and
-    /// keeps the version. One upsert statement.
+    /// Records where a card was posted (confirmed); recording it again replaces chat and message
+    /// id and keeps the version. One upsert statement.
     pub async fn record(&self, tenant: &TenantId, card: &CardMessage) -> Result<()> {
         let sql = match self.store.dialect {
             Dialect::Sqlite | Dialect::Postgres => concat!(
                 record_sql!(),
-                " ON CONFLICT (tenant_id, session_id, card_key, platform) DO UPDATE SET chat_id = excluded.chat_id, platform_message_id = excluded.platform_message_id, updated_at_ms = excluded.updated_at_ms"
+                " ON CONFLICT (tenant_id, session_id, card_key, platform) DO UPDATE SET chat_id = excluded.chat_id, platform_message_id = excluded.platform_message_id, updated_at_ms = excluded.updated_at_ms, confirmed = 1"
             ),
             Dialect::Mysql => concat!(
                 record_sql!(),
-                " ON DUPLICATE KEY UPDATE chat_id = VALUES(chat_id), platform_message_id = VALUES(platform_message_id), updated_at_ms = VALUES(updated_at_ms)"
+                " ON DUPLICATE KEY UPDATE chat_id = VALUES(chat_id), platform_message_id = VALUES(platform_message_id), updated_at_ms = VALUES(updated_at_ms), confirmed = 1"
             ),
         };
+        self.write(sql, tenant, card, true).await
+    }
+
+    /// Announces that a card is about to be posted: a row, not confirmed, holding the id the
+    /// platform reserved for it (empty where it reserves none). A row already there, announced
+    /// or posted, is left as it is.
+    pub async fn intend(&self, tenant: &TenantId, card: &CardMessage) -> Result<()> {
+        let sql = match self.store.dialect {
+            Dialect::Sqlite | Dialect::Postgres => concat!(
+                record_sql!(),
+                " ON CONFLICT (tenant_id, session_id, card_key, platform) DO NOTHING"
+            ),
+            // A no-op assignment: the row stays as it is.
+            Dialect::Mysql => concat!(record_sql!(), " ON DUPLICATE KEY UPDATE version = version"),
+        };
+        self.write(sql, tenant, card, false).await
+    }
+
+    async fn write(
+        &self,
+        sql: &'static str,
+        tenant: &TenantId,
+        card: &CardMessage,
+        confirmed: bool,
+    ) -> Result<()> {
         self.store
             .dialect
             .query(sql)
@@ -77,6 +105,7 @@ impl<'s> CardRepo<'s> {
             .bind(card.platform_message_id.clone())
             .bind(card.version)
             .bind(self.store.clock_ms())
+            .bind(i64::from(confirmed))
             .execute(&self.store.writes)
             .await?;
         Ok(())
@@ -93,7 +122,7 @@ impl<'s> CardRepo<'s> {
         let row = self
             .store
             .dialect
-            .query("SELECT session_id, card_key, platform, chat_id, platform_message_id, version, updated_at_ms FROM card_messages WHERE tenant_id = ? AND session_id = ? AND card_key = ? AND platform = ?")
+            .query("SELECT session_id, card_key, platform, chat_id, platform_message_id, version, updated_at_ms, confirmed FROM card_messages WHERE tenant_id = ? AND session_id = ? AND card_key = ? AND platform = ?")
             .bind(tenant.as_str().to_owned())
             .bind(session.as_str().to_owned())
             .bind(card_key.to_owned())
@@ -161,5 +190,6 @@ fn from_row(row: &AnyRow) -> Result<CardMessage> {
         platform_message_id: col(row, T, "platform_message_id")?,
         version: col(row, T, "version")?,
         updated_at_ms: col(row, T, "updated_at_ms")?,
+        confirmed: col::<i64>(row, T, "confirmed")? != 0,
     })
 }
