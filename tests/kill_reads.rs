@@ -52,12 +52,12 @@ fn script(dir: &Path) -> Vec<(String, String)> {
 }
 
 /// Answers every reader of `gate` after [`STEP`], until `stop`.
-fn answer_reads(gate: PathBuf, stop: Arc<AtomicBool>) {
+fn answer_reads(gate: &Path, stop: &AtomicBool) {
     while !stop.load(Ordering::Relaxed) {
         let opened = std::fs::OpenOptions::new()
             .write(true)
             .custom_flags(O_NONBLOCK)
-            .open(&gate);
+            .open(gate);
         let Ok(mut pipe) = opened else {
             std::thread::sleep(Duration::from_millis(10));
             continue;
@@ -219,7 +219,7 @@ fn reads_cut_by_sigkills_run_again_and_writes_never_twice() {
         .iter()
         .map(|(_, workspace)| {
             let (gate, stop) = (workspace.join("gate"), Arc::clone(&stop));
-            std::thread::spawn(move || answer_reads(gate, stop))
+            std::thread::spawn(move || answer_reads(&gate, &stop))
         })
         .collect();
     for (id, _) in &sessions {

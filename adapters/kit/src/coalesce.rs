@@ -469,6 +469,7 @@ impl SlotOwner {
                 }
             }
         };
+        workmate_faults::kill_point("card.posting");
         let posted = adapter.post(target, rendered, &posting).await?;
         workmate_faults::kill_point("card.posted");
         debug!(card = %self.card, platform = platform.as_str(), message = %posted.message_id, again = posting.again, "Card posted.");

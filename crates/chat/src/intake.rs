@@ -265,7 +265,7 @@ impl Chat {
                 "Took back the deliveries this replica held before it restarted."
             ),
             Err(e) => {
-                warn!(error = %e, "Cannot take back this replica's earlier deliveries; they run once their leases lapse.")
+                warn!(error = %e, "Cannot take back this replica's earlier deliveries; they run once their leases lapse.");
             }
         }
     }

@@ -13,9 +13,12 @@
 //! ([`ChatTarget::reply`]), except a turn's cards (its segments and prompts): they go to the
 //! target that was newest when the turn started (bound at its `turn_start`, forgotten at its
 //! `turn_end`), so on a platform that answers a message only through its handle a turn's cards
-//! answer the message that started it, whatever anyone writes meanwhile.
+//! answer the message that started it, whatever anyone writes meanwhile. A card is opened only
+//! once the event that opens it is stored, so a crash never leaves a card of a turn or a prompt
+//! the store does not know. A pump started for a session a killed process drove
+//! ([`Pumps::redraw`]) first sends its recent cards again as they stand.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -66,6 +69,18 @@ pub(crate) struct Pumps {
     kept: moka::sync::Cache<Key, SessionView>,
     tracker: TaskTracker,
     stop: CancellationToken,
+}
+
+/// Why a pump starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Start {
+    /// Asked for (a delivery, a click, a recovered turn).
+    Wanted,
+    /// For a session its caller has just created.
+    Created,
+    /// For a session a killed process drove: the cards changed in this last span of its events
+    /// are sent again.
+    Redraw(Duration),
 }
 
 impl Running {
@@ -130,7 +145,7 @@ impl Pumps {
         session: &SessionId,
         target: ChatTarget,
     ) -> crate::Result<()> {
-        self.start(tenant, session, target, false).await
+        self.start(tenant, session, target, Start::Wanted).await
     }
 
     /// [`Pumps::ensure`] for a session the caller has just created (see the module docs).
@@ -140,7 +155,22 @@ impl Pumps {
         session: &SessionId,
         target: ChatTarget,
     ) -> crate::Result<()> {
-        self.start(tenant, session, target, true).await
+        self.start(tenant, session, target, Start::Created).await
+    }
+
+    /// [`Pumps::ensure`] for a session a killed process drove: every card changed in the last
+    /// `window` of its events (by their time, up to its newest) is sent again as it stands, so
+    /// a card whose last update died with the process reaches its final state, and a card it
+    /// never posted is posted. A pump already running shows the session's cards already.
+    pub(crate) async fn redraw(
+        self: &Arc<Self>,
+        tenant: &TenantId,
+        session: &SessionId,
+        target: ChatTarget,
+        window: Duration,
+    ) -> crate::Result<()> {
+        self.start(tenant, session, target, Start::Redraw(window))
+            .await
     }
 
     async fn start(
@@ -148,7 +178,7 @@ impl Pumps {
         tenant: &TenantId,
         session: &SessionId,
         target: ChatTarget,
-        created: bool,
+        how: Start,
     ) -> crate::Result<()> {
         let key = (tenant.clone(), session.clone());
         if self.touch(&key, &target) {
@@ -160,11 +190,28 @@ impl Pumps {
         let (rx, published) = self.hub.subscribe_live(tenant, session).await?;
         let mut view = self.kept.remove(&key).unwrap_or_default();
         // The first event of a session is its `session_created` (seq 1).
-        let nothing_shown = created && published <= 1 && view.last_seq() == 0;
+        let nothing_shown = how == Start::Created && published <= 1 && view.last_seq() == 0;
+        // What each stored event changed, with its time, when the cards are to be redrawn.
+        let mut changed: Vec<(i64, CardRef)> = Vec::new();
         if !nothing_shown {
             for event in self.stored_after(tenant, session, view.last_seq()).await? {
-                view.apply(&event);
+                let refs = view.apply(&event);
+                if matches!(how, Start::Redraw(_)) {
+                    changed.extend(refs.into_iter().map(|r| (event.at_ms, r)));
+                }
             }
+        }
+        if let Start::Redraw(window) = how {
+            let newest = changed.iter().map(|(at, _)| *at).max().unwrap_or(0);
+            let since =
+                newest.saturating_sub(i64::try_from(window.as_millis()).unwrap_or(i64::MAX));
+            let mut seen = std::collections::HashSet::new();
+            let recent: Vec<CardRef> = changed
+                .into_iter()
+                .filter(|(at, r)| *at >= since && seen.insert(r.clone()))
+                .map(|(_, r)| r)
+                .collect();
+            self.resend(&key, &mut view, &target, &recent);
         }
         {
             let mut running = self.lock();
@@ -268,19 +315,25 @@ impl Pumps {
         let (tenant, session) = &key;
         let mut seen = 0;
         let mut pages = PagesShown::default();
+        // The cards this pump has opened (see `show`).
+        let mut opened = HashSet::new();
         loop {
             let received = tokio::select! {
                 () = self.stop.cancelled() => break,
                 received = tokio::time::timeout(self.idle, rx.recv()) => received,
             };
             match received {
-                Ok(Ok(event)) => self.show(&mut view, &mut pages, &event, &key),
+                Ok(Ok(event)) => {
+                    self.show(&mut view, &mut pages, &mut opened, &event, &key)
+                        .await;
+                }
                 Ok(Err(RecvError::Lagged(missed))) => {
                     warn!(tenant = %tenant, session = %session, missed, "Card pump lagged; catching up from the store.");
                     match self.stored_after(tenant, session, view.last_seq()).await {
                         Ok(events) => {
                             for event in events {
-                                self.show(&mut view, &mut pages, &event, &key);
+                                self.show(&mut view, &mut pages, &mut opened, &event, &key)
+                                    .await;
                             }
                         }
                         Err(e) => warn!(error = %e, "Cannot read the session's events."),
@@ -305,10 +358,29 @@ impl Pumps {
         self.lock().remove(&key);
     }
 
-    /// Folds one event and hands every card it changed to the coalescer.
-    fn show(&self, view: &mut SessionView, pages: &mut PagesShown, event: &Event, key: &Key) {
+    /// Folds one event and hands every card it changed to the coalescer. A card the pump has
+    /// not opened yet (a turn's, a prompt's) waits until the session's queued steps are stored:
+    /// events are published as their step is queued, and a card posted for a turn or a prompt
+    /// whose step a crash then lost would stay in the thread beside the card of the turn that
+    /// runs the message again.
+    async fn show(
+        &self,
+        view: &mut SessionView,
+        pages: &mut PagesShown,
+        opened: &mut HashSet<CardRef>,
+        event: &Event,
+        key: &Key,
+    ) {
         let changed = view.apply(event);
         if changed.is_empty() {
+            return;
+        }
+        let mut opens = false;
+        for card in &changed {
+            opens |= opened.insert(card.clone());
+        }
+        if opens && let Err(e) = self.hub.flushed(&key.0, &key.1).await {
+            warn!(error = %e, "A new card's event is not stored; the card is not shown.");
             return;
         }
         let Some(targets) = self.targets(key, event, view, &changed) else {
@@ -352,6 +424,24 @@ impl Pumps {
                 };
                 if let Err(e) = self.coalescer.submit(id, target.clone(), card) {
                     warn!(error = %e, "Cannot queue a card update.");
+                }
+            }
+        }
+    }
+
+    /// Hands the current state of each card in `refs` to the coalescer, to `target`.
+    fn resend(&self, key: &Key, view: &mut SessionView, target: &ChatTarget, refs: &[CardRef]) {
+        view.name_people(target.person.is_some());
+        let mut pages = PagesShown::default();
+        for changed in refs {
+            for (card_key, card) in pages.settle(cards_for(view, changed, self.answer_budget)) {
+                let id = CardId {
+                    tenant: key.0.clone(),
+                    session: key.1.clone(),
+                    card_key,
+                };
+                if let Err(e) = self.coalescer.submit(id, target.clone(), card) {
+                    warn!(error = %e, "Cannot queue a card to redraw.");
                 }
             }
         }

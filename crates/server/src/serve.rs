@@ -201,8 +201,16 @@ async fn open_and_run(
         // `/workmate automations run` starts runs through it.
         chat.attach_scheduler(scheduler.clone());
         chat.start();
-        // Turns a crash cut short first, once their cards can show them; then sessions whose
-        // calls were left open by a version that did not record open turns.
+        // The cards a kill left behind first, then the turns a crash cut short, once their
+        // cards can show them; then sessions whose calls were left open by a version that did
+        // not record open turns.
+        let redrawn = chat.redraw_after_restart().await;
+        if redrawn > 0 {
+            info!(
+                sessions = redrawn,
+                "Redrew the cards of sessions a restart left."
+            );
+        }
         let recovered = recovery::recover_open_turns(&hub, &chat, &metrics, true).await;
         if recovered > 0 {
             info!(turns = recovered, "Took up turns a restart cut short.");

@@ -1,15 +1,19 @@
-//! The durable intake's acceptance test: `workmate serve` acknowledges 200 signed Slack events,
-//! is killed with SIGKILL right after the last acknowledgement, and is started again on the same
-//! data. Every acknowledged event must run exactly one turn: one session, one user message and
-//! one `turn_start`, and no intake row left unfinished. Every turn ends once, the ones the kill
-//! cut mid-answer too (taken up by the next start under their own turn), and the turn card of a
-//! cut turn ends showing the answer or the restart notice, never still working.
+//! The durable intake's acceptance test: `workmate serve` takes 200 signed Slack events and is
+//! killed: with SIGKILL right after the last acknowledgement, or at a kill point (see
+//! `workmate-faults`) that hits one crash window every time: before a card is posted, after it
+//! is posted but before its id is stored, mid-stream, after the answer's last delta. It is
+//! started again on the same data, and the events it did not acknowledge are sent again, as
+//! Slack would. Every event must run exactly one turn: one session, one user message and one
+//! `turn_start`, and no intake row left unfinished. Every turn ends once, the ones the kill cut
+//! too (taken up by the next start under their own turn), and every thread shows exactly one
+//! card, in its final state: the answer or the restart notice, never still working.
+
+mod slack_fake;
 
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::json;
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, Request, ResponseTemplate};
+use wiremock::MockServer;
 use workmate_protocol::{EventKind, Message, Surface, TenantId, UserContent};
 use workmate_store::{ConnectOptions, SessionKey, Store};
 
@@ -66,74 +70,11 @@ pub(crate) fn post(server: &Server, i: usize) -> u16 {
     .map_or(0, |(status, _)| status)
 }
 
-/// A fake Slack Web API that accepts every call the server makes.
-pub(crate) async fn fake_slack() -> MockServer {
-    let fake = MockServer::start().await;
-    let answers = [
-        (
-            "/auth.test",
-            json!({"team_id": "T1", "user_id": "UBOT", "bot_id": "BBOT"}),
-        ),
-        (
-            "/chat.update",
-            json!({"channel": "C1", "ts": "1700000000.0001"}),
-        ),
-        (
-            "/chat.postEphemeral",
-            json!({"message_ts": "1700000000.0009"}),
-        ),
-        (
-            "/users.info",
-            json!({"user": {"id": "U1", "name": "ana", "real_name": "Ana Lima",
-                            "profile": {"display_name": "", "real_name": "Ana Lima"}}}),
-        ),
-    ];
-    // Each thread's card gets a ts of its own, made from the thread's, so the test can follow
-    // the updates of one event's card.
-    Mock::given(method("POST"))
-        .and(path("/chat.postMessage"))
-        .respond_with(|request: &Request| {
-            let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap_or_default();
-            let thread = body["thread_ts"].as_str().unwrap_or("0");
-            ResponseTemplate::new(200)
-                .set_body_json(json!({"ok": true, "channel": "C1", "ts": card_ts(thread)}))
-        })
-        .mount(&fake)
-        .await;
-    for (route, extra) in answers {
-        let mut body = json!({"ok": true});
-        body.as_object_mut()
-            .unwrap()
-            .extend(extra.as_object().unwrap().clone());
-        Mock::given(method("POST"))
-            .and(path(route))
-            .respond_with(ResponseTemplate::new(200).set_body_json(body))
-            .mount(&fake)
-            .await;
-    }
-    fake
-}
+pub(crate) use slack_fake::fake_slack;
 
-/// The ts of the card posted in `thread`.
-fn card_ts(thread: &str) -> String {
-    format!("9{thread}")
-}
-
-/// What the card of event `i`'s turn shows last: the body of its last update (or its post).
-async fn last_card(fake: &MockServer, i: usize) -> String {
-    let ts = card_ts(&thread_of(i));
-    let requests = fake.received_requests().await.unwrap_or_default();
-    let mut last = String::new();
-    for request in requests {
-        let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap_or_default();
-        let posted = request.url.path() == "/chat.postMessage"
-            && body["thread_ts"].as_str() == Some(thread_of(i).as_str());
-        let updated = request.url.path() == "/chat.update" && body["ts"].as_str() == Some(&ts);
-        if posted || updated {
-            last = body.to_string();
-        }
-    }
-    last
+/// The cards posted in event `i`'s thread, as they show last.
+async fn cards_of(fake: &MockServer, i: usize) -> Vec<String> {
+    slack_fake::cards_in(fake, &thread_of(i)).await
 }
 
 /// Whether a turn card shows the turn over: the answer or the restart notice, and no Stop.
@@ -244,12 +185,17 @@ fn a_turn_cut_mid_stream_ends_on_its_card_after_the_restart() {
     let env = slack_env(dir.path(), &script, None, &fake);
     let server = start(dir.path(), &env);
     assert_eq!(post(&server, 0), 200);
+    let last = |i| {
+        runtime
+            .block_on(cards_of(&fake, i))
+            .pop()
+            .unwrap_or_default()
+    };
     eventually("the turn card streaming", || {
-        let card = runtime.block_on(last_card(&fake, 0));
-        card.contains("Done,").then_some(())
+        last(0).contains("Done,").then_some(())
     });
     server.crash();
-    let streamed = runtime.block_on(last_card(&fake, 0));
+    let streamed = last(0);
     assert!(
         !streamed.contains(ANSWER),
         "cut before the answer was whole: {streamed}"
@@ -262,8 +208,9 @@ fn a_turn_cut_mid_stream_ends_on_its_card_after_the_restart() {
     let server = start(dir.path(), &env);
     eventually(
         "the card to end with the answer or the restart notice",
-        || final_card(&runtime.block_on(last_card(&fake, 0))).then_some(()),
+        || final_card(&last(0)).then_some(()),
     );
+    assert_eq!(runtime.block_on(cards_of(&fake, 0)).len(), 1, "one card");
     assert_eq!(
         server.terminate(std::time::Duration::from_secs(10)).code(),
         Some(0)
@@ -272,14 +219,60 @@ fn a_turn_cut_mid_stream_ends_on_its_card_after_the_restart() {
 
 on_every_backend!(every_acknowledged_slack_event_runs_exactly_one_turn_after_a_sigkill);
 
-#[allow(
-    clippy::print_stderr,
-    reason = "the test output documents how much work the kill interrupted"
-)]
 fn every_acknowledged_slack_event_runs_exactly_one_turn_after_a_sigkill(backend: Backend) {
     let Some(database) = backend.database() else {
         return;
     };
+    crash_run(&format!("{backend:?}"), database.as_deref(), None);
+}
+
+/// One run per crash window, on SQLite: each kill point's `#n` makes the process die the n-th
+/// time it gets there, while many turns run.
+#[test]
+fn every_thread_shows_one_final_card_whatever_the_kill_point() {
+    for point in [
+        "card.posting#40",
+        "card.posted#40",
+        "model.delta#300",
+        "turn.answered#40",
+    ] {
+        crash_run("Sqlite", None, Some(point));
+    }
+}
+
+/// Sends [`EVENTS`] events from [`SENDERS`] threads; the ones acknowledged, sorted.
+fn send_all(server: &Server, events: &[usize]) -> Vec<usize> {
+    let mut acked: Vec<usize> = std::thread::scope(|scope| {
+        let senders: Vec<_> = (0..SENDERS)
+            .map(|first| {
+                scope.spawn(move || {
+                    events
+                        .iter()
+                        .copied()
+                        .skip(first)
+                        .step_by(SENDERS)
+                        .filter(|&i| post(server, i) == 200)
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        senders
+            .into_iter()
+            .flat_map(|s| s.join().unwrap())
+            .collect()
+    });
+    acked.sort_unstable();
+    acked
+}
+
+/// Sends the events to a server that is killed (right after the last acknowledgement, or at
+/// `kill_at`), starts it again, sends again what it did not acknowledge, and checks every
+/// thread. Prints what the kill cut.
+#[allow(
+    clippy::print_stderr,
+    reason = "the test output documents how much work the kill interrupted"
+)]
+fn crash_run(name: &str, database: Option<&str>, kill_at: Option<&str>) {
     let began = Instant::now();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -291,39 +284,30 @@ fn every_acknowledged_slack_event_runs_exactly_one_turn_after_a_sigkill(backend:
     // Several streamed words with a pause between them, so the kill lands while turns run.
     let script = json!({"conversations": [{"when": "*", "turns": [
         {"text": ANSWER, "chunk_delay_ms": 15}]}]});
-    let url = Backend::store_url(database.as_deref(), dir.path());
-    let env = slack_env(dir.path(), &script, database.as_deref(), &fake);
-    let server = start(dir.path(), &env);
-
-    let acked: Vec<usize> = std::thread::scope(|scope| {
-        let senders: Vec<_> = (0..SENDERS)
-            .map(|first| {
-                let server = &server;
-                scope.spawn(move || {
-                    (first..EVENTS)
-                        .step_by(SENDERS)
-                        .filter(|&i| post(server, i) == 200)
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        let mut acked: Vec<usize> = senders
-            .into_iter()
-            .flat_map(|s| s.join().unwrap())
-            .collect();
-        acked.sort_unstable();
-        acked
-    });
+    let url = Backend::store_url(database, dir.path());
+    let env = slack_env(dir.path(), &script, database, &fake);
+    let mut armed = env.clone();
+    if let Some(point) = kill_at {
+        armed.push((workmate_faults::ENV.into(), point.into()));
+    }
+    let server = start(dir.path(), &armed);
+    let all: Vec<usize> = (0..EVENTS).collect();
+    let acked = send_all(&server, &all);
     let log = server.log_text();
-    server.crash();
-    assert_eq!(acked.len(), EVENTS, "every event acknowledged: {log}");
+    match kill_at {
+        None => {
+            server.crash();
+            assert_eq!(acked.len(), EVENTS, "every event acknowledged: {log}");
+        }
+        Some(point) => assert!(!server.died().success(), "killed at {point}"),
+    }
 
     let tenant = workmate_chat::tenant_of(Surface::Slack, "T1");
     let (done_before, cut) = runtime.block_on(async {
         let store = open(&url).await;
         let mut done = 0;
         let mut cut = Vec::new();
-        for &i in &acked {
+        for i in 0..EVENTS {
             let found = outcome(&store, &tenant, i).await;
             done += usize::from(found.finished());
             if found.turn_starts > 0 && !found.finished() {
@@ -336,25 +320,31 @@ fn every_acknowledged_slack_event_runs_exactly_one_turn_after_a_sigkill(backend:
     let started_before = done_before + cut.len();
 
     let server = start(dir.path(), &env);
+    // Slack sends again what was not acknowledged.
+    let missing: Vec<usize> = all.iter().copied().filter(|i| !acked.contains(i)).collect();
+    let resent = send_all(&server, &missing);
+    assert_eq!(
+        resent, missing,
+        "every event acknowledged after the restart"
+    );
     let store = runtime.block_on(open(&url));
     // What was still unfinished at the last look, so a timeout names the events.
     let mut waiting = Vec::new();
     let waited = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        eventually("every acknowledged event's turn", || {
+        eventually("every event's turn", || {
             runtime.block_on(async {
-                let mut all = Vec::with_capacity(acked.len());
+                let mut outcomes = Vec::with_capacity(EVENTS);
                 waiting.clear();
-                for &i in &acked {
+                for i in 0..EVENTS {
                     let found = outcome(&store, &tenant, i).await;
-                    let done = found.taken() && found.finished();
-                    if !done {
+                    if !(found.taken() && found.finished()) {
                         waiting.push((i, found));
                         continue;
                     }
-                    all.push((i, found));
+                    outcomes.push((i, found));
                 }
                 let drained = store.intake().unfinished().await.unwrap() == 0;
-                (waiting.is_empty() && drained).then_some(all)
+                (waiting.is_empty() && drained).then_some(outcomes)
             })
         })
     }));
@@ -362,7 +352,7 @@ fn every_acknowledged_slack_event_runs_exactly_one_turn_after_a_sigkill(backend:
         // Whether anything also ran twice or went missing, besides the turns left open.
         let doubled = runtime.block_on(async {
             let mut doubled = Vec::new();
-            for &i in &acked {
+            for i in 0..EVENTS {
                 let found = outcome(&store, &tenant, i).await;
                 if found.user_texts.len() != 1 || found.turn_starts != 1 {
                     let key = workmate_store::IntakeKey {
@@ -377,11 +367,10 @@ fn every_acknowledged_slack_event_runs_exactly_one_turn_after_a_sigkill(backend:
             doubled
         });
         panic!(
-            "{} of {} acknowledged events never ran their turn (done before the kill: \
-             {done_before}, started: {started_before}; events without exactly one message and \
-             one turn_start, with their intake rows: {doubled:#?}); first ones: {:#?}",
+            "{name} {kill_at:?}: {} of {EVENTS} events never ran their turn (done before the \
+             kill: {done_before}, started: {started_before}; events without exactly one \
+             message and one turn_start, with their intake rows: {doubled:#?}); first ones: {:#?}",
             waiting.len(),
-            acked.len(),
             &waiting[..waiting.len().min(3)]
         );
     };
@@ -399,19 +388,24 @@ fn every_acknowledged_slack_event_runs_exactly_one_turn_after_a_sigkill(backend:
     let sessions = runtime
         .block_on(store.sessions().list(&tenant, 10_000))
         .unwrap();
-    assert_eq!(sessions.len(), acked.len(), "one session per event");
-    let unfinished = runtime.block_on(store.intake().unfinished()).unwrap();
-    assert_eq!(unfinished, 0, "no intake row left unfinished");
-    // The cards of the turns the kill cut end in their final state (card updates trail the
-    // stored events by the coalescer's pause).
+    assert_eq!(sessions.len(), EVENTS, "one session per event");
+    // Every thread shows one card, in its final state (card updates trail the stored events by
+    // the coalescer's pause).
     let (mut answered, mut noticed) = (0, 0);
-    for &i in &cut {
-        let what = format!("event {i}'s card to show the answer or the restart notice, no Stop");
-        let card = eventually(&what, || {
-            let card = runtime.block_on(last_card(&fake, i));
-            final_card(&card).then_some(card)
+    for i in 0..EVENTS {
+        let what = format!(
+            "{name} {kill_at:?}: event {i}'s one card to show the answer or the restart notice"
+        );
+        let cards = eventually(&what, || {
+            let cards = runtime.block_on(cards_of(&fake, i));
+            (cards.len() > 1 || cards.first().is_some_and(|c| final_card(c))).then_some(cards)
         });
-        if card.contains(ANSWER) {
+        assert_eq!(
+            cards.len(),
+            1,
+            "{name} {kill_at:?}: event {i} shows two cards: {cards:#?}"
+        );
+        if cards[0].contains(ANSWER) {
             answered += 1;
         } else {
             noticed += 1;
@@ -423,12 +417,13 @@ fn every_acknowledged_slack_event_runs_exactly_one_turn_after_a_sigkill(backend:
         Some(0)
     );
     eprintln!(
-        "intake crash on {backend:?}: {} acked, {done_before} done before the kill, {} cut \
-         mid-turn by it (their cards end with the answer: {answered}, the restart notice: \
-         {noticed}), {} run after the restart, in {:.1} s",
+        "intake crash on {name}, killed {}: {} acknowledged before the kill, {done_before} done \
+         before it, {} cut mid-turn by it, {} run after the restart; {answered} threads show the \
+         answer, {noticed} the restart notice, none two cards; {:.1} s",
+        kill_at.unwrap_or("after the last acknowledgement"),
         acked.len(),
         cut.len(),
-        acked.len() - started_before,
+        EVENTS - started_before,
         began.elapsed().as_secs_f64()
     );
 }

@@ -144,7 +144,7 @@ impl SessionHub {
                     );
                 }
                 Err(e) => {
-                    warn!(error = %e, "Cannot take back this replica's earlier API commands.")
+                    warn!(error = %e, "Cannot take back this replica's earlier API commands.");
                 }
             }
         }

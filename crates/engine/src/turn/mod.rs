@@ -290,6 +290,7 @@ impl Turn {
                 if self.inject_steering()? {
                     continue;
                 }
+                workmate_faults::kill_point("turn.answered");
                 let iterations = self.iterations;
                 self.emit.state(EventKind::TurnEnd {
                     status: TurnEndStatus::Completed,

@@ -122,6 +122,7 @@ impl Turn {
                 Some(Ok(StreamEvent::TextDelta(text))) => {
                     partial.text.push_str(&text);
                     self.emit.transport(EventKind::AssistantDelta { text });
+                    workmate_faults::kill_point("model.delta");
                 }
                 Some(Ok(StreamEvent::ReasoningDelta(text))) => {
                     partial.reasoning.push_str(&text);

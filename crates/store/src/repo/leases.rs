@@ -8,7 +8,7 @@
 use sqlx::Row;
 use workmate_protocol::{SessionId, TenantId};
 
-use crate::row::to_i64;
+use crate::row::{col, to_i64};
 use crate::{Counters, Result, Store};
 
 /// The take: a free or lapsed lease, or `holder`'s own. The token grows only when the holder
@@ -103,6 +103,28 @@ impl<'s> LeaseRepo<'s> {
         let taken = token_of(&row)?;
         tx.commit().await?;
         Ok(Some(taken))
+    }
+
+    /// The sessions whose lease `holder` took and never gave up (see [`LeaseRepo::release`]),
+    /// lapsed or not, at most `limit`: for a replica that starts again under its name, the
+    /// sessions its previous life was driving when it stopped without releasing them.
+    pub async fn held_by(&self, holder: &str, limit: u32) -> Result<Vec<(TenantId, SessionId)>> {
+        let rows = self
+            .store
+            .dialect
+            .query("SELECT tenant_id, session_id FROM sessions WHERE lease_holder = ? AND lease_until_ms > 0 ORDER BY lease_until_ms DESC LIMIT ?")
+            .bind(holder.to_owned())
+            .bind(i64::from(limit))
+            .fetch_all(&self.store.pool)
+            .await?;
+        rows.iter()
+            .map(|row| {
+                Ok((
+                    TenantId::from(col::<String>(row, "sessions", "tenant_id")?),
+                    SessionId::from(col::<String>(row, "sessions", "session_id")?),
+                ))
+            })
+            .collect()
     }
 
     /// Gives up `holder`'s lease on a session, so another process may take it at once.
