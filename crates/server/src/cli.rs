@@ -51,6 +51,20 @@ pub enum Command {
     /// the stored secrets use.
     #[command(subcommand)]
     Vault(VaultCommand),
+    /// Copy an embedded deployment while it runs, into one file: a consistent copy of its
+    /// database, its local object store, and which vault keys its secrets need (never a key).
+    Backup {
+        /// The backup file to write; it must not exist.
+        #[arg(long)]
+        to: PathBuf,
+    },
+    /// Put a backup back into an empty data folder, then check it: the vault keys it needs are
+    /// configured, the schema is brought up to date, every audit chain verifies.
+    Restore {
+        /// The backup file.
+        #[arg(long)]
+        from: PathBuf,
+    },
     /// The audit trail: export a tenant's records as JSON lines, or verify the hash chains.
     #[command(subcommand)]
     Audit(AuditCommand),

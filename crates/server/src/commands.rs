@@ -10,7 +10,8 @@ use crate::config::Config;
 use crate::engine::Script;
 use crate::error::StartupError;
 use crate::{
-    audit, bench, data_dir, database, doctor, explain, models, roles, serve, telemetry, vault,
+    audit, backup, bench, data_dir, database, doctor, explain, models, roles, serve, telemetry,
+    vault,
 };
 
 /// Runs the command line's subcommand. `working_dir` is where `workmate.toml` is looked for and
@@ -62,6 +63,8 @@ pub fn run(
             (report, false) => Err(StartupError::DoctorFailed(report)),
         },
         Command::Migrate => runtime.block_on(migrate(&config)).map(Some),
+        Command::Backup { ref to } => runtime.block_on(backup::backup(&config, to)).map(Some),
+        Command::Restore { ref from } => runtime.block_on(backup::restore(&config, from)).map(Some),
         Command::Role(ref action) => runtime.block_on(roles::run(&config, action)).map(Some),
         Command::Audit(ref action) => runtime.block_on(audit::run(&config, action)).map(Some),
         Command::Vault(ref action) => runtime

@@ -118,6 +118,9 @@ pub enum StartupError {
     /// A database statement failed after the database was opened.
     #[error("the database failed: {0}")]
     Store(workmate_store::Error),
+    /// A backup could not be taken or restored; nothing was left half-written.
+    #[error("{0}")]
+    Backup(String),
 }
 
 impl StartupError {
@@ -143,7 +146,8 @@ impl StartupError {
             | Self::Serve(_)
             | Self::Bench(_)
             | Self::Refused(_)
-            | Self::Store(_) => 1,
+            | Self::Store(_)
+            | Self::Backup(_) => 1,
         }
     }
 

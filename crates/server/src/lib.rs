@@ -4,6 +4,7 @@
 //! wires the HTTP surface. `src/main.rs` only parses the command line, calls [`run`] and prints.
 
 pub mod audit;
+mod backup;
 pub mod bench;
 pub mod cli;
 mod commands;

@@ -9,6 +9,7 @@ mod authority;
 mod automation_rules;
 mod automations_api;
 mod backends;
+mod backup;
 #[path = "../../../tests/chaos/mod.rs"]
 mod chaos;
 mod cli;

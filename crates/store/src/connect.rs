@@ -116,6 +116,41 @@ async fn open_pool(
 }
 
 /// Checks the URL's shape and fills in what workmate always wants (SQLite: create the file).
+/// The file a SQLite URL names (`sqlite://data/workmate.db`, `sqlite:x.db?mode=rwc`), with its
+/// `%XX` escapes decoded; `None` for another database or an in-memory one.
+pub fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
+    if url == MEMORY_URL || Dialect::from_url(url).ok()? != Dialect::Sqlite {
+        return None;
+    }
+    let rest = url.split_once(':')?.1;
+    let path = rest.trim_start_matches("//").split('?').next()?;
+    if path.is_empty() || path == ":memory:" {
+        return None;
+    }
+    let bytes = path.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escaped = (bytes[i] == b'%')
+            .then(|| path.get(i + 1..i + 3))
+            .flatten()
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+        match escaped {
+            Some(byte) => {
+                decoded.push(byte);
+                i += 3;
+            }
+            None => {
+                decoded.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(decoded)
+        .ok()
+        .map(std::path::PathBuf::from)
+}
+
 fn normalized_url(dialect: Dialect, url: &str) -> Result<String> {
     if url == MEMORY_URL {
         return Ok(url.to_owned());
@@ -188,6 +223,21 @@ pub fn validate_url(url: &str) -> Result<Dialect> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sqlite_url_names_its_file() {
+        let file = |url| sqlite_file(url).map(|p| p.display().to_string());
+        assert_eq!(
+            file("sqlite://data/workmate.db").as_deref(),
+            Some("data/workmate.db")
+        );
+        assert_eq!(
+            file("sqlite:///var/lib/w%3Fm%25.db?mode=rwc").as_deref(),
+            Some("/var/lib/w?m%.db")
+        );
+        assert_eq!(file("sqlite::memory:"), None);
+        assert_eq!(file("postgres://u@h/db"), None);
+    }
 
     #[test]
     fn sqlite_urls_create_the_file() {

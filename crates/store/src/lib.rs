@@ -11,6 +11,7 @@
 mod catalog_cache;
 mod clock;
 mod connect;
+mod copy;
 mod dialect;
 mod error;
 mod identity_cache;
@@ -23,10 +24,10 @@ mod visibility;
 mod writer;
 
 pub use clock::{Clock, SystemClock};
-pub use connect::{ConnectOptions, validate_url};
+pub use connect::{ConnectOptions, sqlite_file, validate_url};
 pub use dialect::Dialect;
 pub use error::{Error, Result};
-pub use migrate::MigrationReport;
+pub use migrate::{MigrationReport, migration_names};
 pub use repo::approvers::ApproverRepo;
 pub use repo::audit::{AuditQuery, AuditRecord, AuditRepo, NewAuditRecord};
 pub use repo::audit_chain::{ChainBreak, ChainReport, GENESIS};

@@ -207,6 +207,11 @@ const MIGRATIONS: &[Migration] = &[
     },
 ];
 
+/// The names of every migration this version knows, oldest first.
+pub fn migration_names() -> impl Iterator<Item = &'static str> {
+    MIGRATIONS.iter().map(|m| m.name)
+}
+
 /// What a migration run did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MigrationReport {

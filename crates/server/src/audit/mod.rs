@@ -166,6 +166,11 @@ async fn export(
     Ok(String::new())
 }
 
+/// Verifies every tenant's audit chain: the report, or [`StartupError::AuditBroken`].
+pub(crate) async fn verify_all(store: &Store) -> Result<String, StartupError> {
+    verify(store, None).await
+}
+
 async fn verify(store: &Store, tenant: Option<&str>) -> Result<String, StartupError> {
     let tenants = match tenant {
         Some(t) => vec![TenantId::from(t)],

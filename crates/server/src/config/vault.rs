@@ -49,6 +49,16 @@ impl VaultSettings {
         self.key_file.is_some() || self.key_env.is_some()
     }
 
+    /// Where the current master key comes from (its file, or the environment variable), for an
+    /// operator to find it again; `None` when none is configured. Never the key itself.
+    pub fn key_source(&self) -> Option<String> {
+        match (&self.key_file, &self.key_env) {
+            (Some(path), _) => Some(format!("[vault] key_file {}", path.display())),
+            (None, Some(_)) => Some(VAULT_KEY_ENV.to_owned()),
+            (None, None) => None,
+        }
+    }
+
     /// The configured keys (reading the key files), or `None` when no key is configured.
     pub fn keyring(&self) -> Result<Option<Keyring>, workmate_vault::Error> {
         let current = match (&self.key_file, &self.key_env) {
