@@ -88,7 +88,8 @@ impl Talk {
     }
 
     /// After a restart: a message the API accepted (202) just before the kill, before its turn
-    /// stored it, is sent again; 1 if so.
+    /// stored it, is sent again under its key (which changes nothing: the command was stored
+    /// before its 202); 1 if so.
     fn forgotten(&mut self, server: &Server) -> usize {
         let Some(history) = self.history(server) else {
             return 0;
@@ -116,7 +117,15 @@ impl Talk {
         let message = json!({"type": "user_message", "text": format!("count {}", self.sent)});
         let path = format!("/v1/sessions/{}/commands", self.id);
         let body = message.to_string();
-        match http_request(server.addr, "POST", &path, Some(TOKEN), Some(&body)) {
+        // One key per message, the same for a message sent again: a command stored before its
+        // answer was lost is not applied twice.
+        let key = format!("{}-{}", self.id, self.sent);
+        let bearer = format!("Bearer {TOKEN}");
+        let headers = [
+            ("Authorization", bearer.as_str()),
+            ("Idempotency-Key", key.as_str()),
+        ];
+        match crate::support::http_send(server.addr, "POST", &path, &headers, Some(&body)) {
             Ok((202, _)) => {
                 self.sent += 1;
                 self.waiting = true;

@@ -209,19 +209,17 @@ fn a_client_of_one_process_watches_live_a_turn_the_other_drives(variable: &str) 
         item,
         _dirs,
     } = park_on_first_coordinated(variable, &url, Some((&redis, &prefix)));
-    // A message sent to b while a's turn runs is refused with a reason, not lost in a 500.
+    // A message sent to b while a's turn runs is stored and waits for the replica that drives
+    // the session, which takes it up (it joins the running turn, or runs after it).
     let message = serde_json::json!({"type": "user_message", "text": "and another"});
-    let (status, refused) = call(
+    let (status, queued) = call(
         &b,
         "POST",
         &format!("/v1/sessions/{session}/commands"),
         Some(message),
     );
-    assert_eq!(status, 409, "{variable}: {refused}");
-    assert!(
-        refused.to_string().contains("another workmate process"),
-        "{variable}: {refused}"
-    );
+    assert_eq!(status, 202, "{variable}: {queued}");
+    assert_eq!(queued["accepted"], "queued", "{variable}: {queued}");
     // Live events only (no replay from the store): the answer's deltas are never stored, so
     // seeing them on b means they came from a, which drives the session.
     let events = format!("/v1/sessions/{session}/events");
@@ -264,6 +262,16 @@ fn a_client_of_one_process_watches_live_a_turn_the_other_drives(variable: &str) 
     assert_eq!(series(&a, "workmate_coordinator_shared"), 1);
     assert!(series(&a, "workmate_coordinator_events_published_total") > 0);
     assert!(series(&b, "workmate_coordinator_events_received_total") > 0);
+    // The message b stored reached the session once.
+    eventually("the queued message", || {
+        let (_, body) = call(&a, "GET", &format!("/v1/sessions/{session}/messages"), None);
+        let sent = body["messages"]
+            .as_array()?
+            .iter()
+            .filter(|m| m["role"] == "user" && m["content"] == "and another")
+            .count();
+        (sent == 1).then_some(())
+    });
 }
 
 #[test]

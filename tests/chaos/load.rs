@@ -2,7 +2,7 @@
 //! signed mentions (some delivered again, to another replica, after they were acknowledged),
 //! and one-shot and cron automations (the approver is in `approve.rs`). Every request goes to a
 //! random replica that is up; what is refused or unanswered is sent again later, as a client or
-//! Slack would.
+//! Slack would (a command under its `Idempotency-Key`).
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -58,7 +58,8 @@ pub(crate) struct Load {
     pub(crate) answer_at: HashMap<String, Duration>,
     /// The replica that acknowledged something last (a kill aims there half the time).
     pub(crate) last_ack: Option<usize>,
-    /// Messages accepted (202) by a replica killed before it stored them, sent again.
+    /// Messages accepted (202) by a replica killed before their turn stored them (never sent
+    /// again: the command was stored before its 202).
     pub(crate) resent: usize,
     /// Requests refused or unanswered (a replica down, a session driven elsewhere…).
     pub(crate) refused: usize,
@@ -88,6 +89,18 @@ pub(super) fn call(
         Ok((status, text)) => (status, serde_json::from_str(&text).unwrap_or(Value::Null)),
         Err(_) => (0, Value::Null),
     }
+}
+
+/// Sends a command as a careful client does: under an `Idempotency-Key`, the same for every
+/// retry, so a retry of a command that was stored before its answer was lost changes nothing.
+fn command(cluster: &Cluster, index: usize, path: &str, body: &Value, key: &str) -> u16 {
+    let Some(server) = cluster.server(index) else {
+        return 0;
+    };
+    let bearer = format!("Bearer {TOKEN}");
+    let headers = [("Authorization", bearer.as_str()), ("Idempotency-Key", key)];
+    crate::support::http_send(server.addr, "POST", path, &headers, Some(&body.to_string()))
+        .map_or(0, |(status, _)| status)
 }
 
 impl Load {
@@ -156,7 +169,7 @@ impl Load {
             };
             let message = json!({"type": "user_message", "text": talk.text});
             let path = format!("/v1/sessions/{session}/commands");
-            match call(cluster, r, "POST", &path, Some(&message)).0 {
+            match command(cluster, r, &path, &message, &talk.text.replace(' ', "-")) {
                 202 => {
                     talk.accepted_by = Some(r);
                     self.last_ack = Some(r);
@@ -200,15 +213,16 @@ impl Load {
         }
     }
 
-    /// After replica `killed` died: a message it accepted but had not stored is sent again.
+    /// After replica `killed` died: counts the messages it accepted whose turn had not stored
+    /// them yet. They are not sent again: an accepted command is stored before its `202`, and
+    /// the run checks that each one reaches its session once.
     pub(crate) fn after_kill(&mut self, killed: usize, db: &Db) {
-        for talk in &mut self.talks {
+        for talk in &self.talks {
             if talk.done || talk.accepted_by != Some(killed) {
                 continue;
             }
             let session = talk.session.as_deref().unwrap_or_default();
             if !db.has_user_message(&api_tenant(), session, &talk.text) {
-                talk.accepted_by = None;
                 self.resent += 1;
             }
         }

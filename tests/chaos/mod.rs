@@ -245,8 +245,9 @@ fn three_replicas_survive_random_kills(variable: &str) {
         ),
         format!(
             "acknowledged Slack deliveries {} (events delivered again {}), automation runs {} \
-             (missed or unfinished {}), messages sent again (accepted, not stored when killed) \
-             {}, requests refused or unanswered {}, Slack posts {posts}, updates {updates}, \
+             (missed or unfinished {}), messages accepted but not yet in their session when \
+             killed (not sent again) {}, requests refused or unanswered {}, Slack posts \
+             {posts}, updates {updates}, \
              \"could not take\" notices {}",
             t.acked_events,
             load.redelivered(),

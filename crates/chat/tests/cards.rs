@@ -100,7 +100,10 @@ async fn the_thread_reads_in_the_order_things_happened() {
             _ => None,
         })
         .collect();
-    let approval = posts.iter().position(|t| t.contains("echo hi")).unwrap();
+    let approval = posts
+        .iter()
+        .position(|t| t.contains("[Approve once]"))
+        .unwrap();
     let first_turn_card = 0;
     assert!(first_turn_card < approval, "{posts:#?}");
     let answer_card = posts.len() - 1;

@@ -1,4 +1,5 @@
-//! The durable intake's acceptance test: `workmate serve` takes 200 signed Slack events and is
+//! The durable intake's acceptance test: `workmate serve` takes 200 signed Slack events (and, once
+//! each, 200 Feishu and DingTalk ones) and is
 //! killed: with SIGKILL right after the last acknowledgement, or at a kill point (see
 //! `workmate-faults`) that hits one crash window every time: before a card is posted, after it
 //! is posted but before its id is stored, mid-stream, after the answer's last delta. It is
@@ -8,73 +9,48 @@
 //! too (taken up by the next start under their own turn), and every thread shows exactly one
 //! card, in its final state: the answer or the restart notice, never still working.
 
+mod dingtalk_fake;
+mod feishu_fake;
 mod slack_fake;
 
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use serde_json::json;
-use wiremock::MockServer;
-use workmate_protocol::{EventKind, Message, Surface, TenantId, UserContent};
+use tokio::runtime::Runtime;
+use workmate_protocol::{EventKind, Message, TenantId, UserContent};
 use workmate_store::{ConnectOptions, SessionKey, Store};
 
 use crate::backends::{Backend, on_every_backend};
 use crate::crash::{eventually, scripted, start, with_database};
-use crate::support::{Server, http_send};
+use crate::support::Server;
 
-const SECRET: &str = "intake-crash-signing-secret";
+use dingtalk_fake::DingTalkFake;
+use feishu_fake::FeishuFake;
+pub(crate) use slack_fake::{SlackFake, fake_slack, post, slack_env};
+
 const EVENTS: usize = 200;
 const SENDERS: usize = 8;
 /// The scripted model's answer, streamed word by word.
 const ANSWER: &str = "Done, all of it, nothing left.";
 
-/// The thread (and so the session) of event `i`.
-fn thread_of(i: usize) -> String {
-    format!("1700000100.{i:06}")
-}
-
 fn text_of(i: usize) -> String {
     format!("event number {i}")
 }
 
-fn mention(i: usize) -> String {
-    let ts = thread_of(i);
-    json!({
-        "type": "event_callback", "team_id": "T1", "api_app_id": "A1",
-        "event_id": format!("EvCrash{i:04}"), "event_time": 1_700_000_100,
-        "event": {"type": "app_mention", "user": "U1", "text": format!("<@UBOT> {}", text_of(i)),
-                  "ts": ts, "channel": "C1", "event_ts": ts}
-    })
-    .to_string()
-}
-
-/// Posts event `i` signed as Slack does; the status code.
-pub(crate) fn post(server: &Server, i: usize) -> u16 {
-    let body = mention(i);
-    let timestamp = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-        .to_string();
-    let signature = workmate_slack::sign(SECRET.as_bytes(), &timestamp, body.as_bytes());
-    let headers = [
-        ("X-Slack-Request-Timestamp", timestamp.as_str()),
-        ("X-Slack-Signature", signature.as_str()),
-    ];
-    http_send(
-        server.addr,
-        "POST",
-        "/v1/platforms/slack/events",
-        &headers,
-        Some(&body),
-    )
-    .map_or(0, |(status, _)| status)
-}
-
-pub(crate) use slack_fake::fake_slack;
-
-/// The cards posted in event `i`'s thread, as they show last.
-async fn cards_of(fake: &MockServer, i: usize) -> Vec<String> {
-    slack_fake::cards_in(fake, &thread_of(i)).await
+/// A chat platform's side of a crash run: how its events reach workmate, and what its threads
+/// show.
+pub(crate) trait Fake: Sync {
+    /// The platform, as the run's output names it.
+    fn name(&self) -> &'static str;
+    /// The server's settings that point the platform at the fake.
+    fn settings(&self) -> Vec<(String, String)>;
+    /// Sends event `i` (asking for [`text_of`]) as the platform does; the status, 0 when the
+    /// connection broke.
+    fn send(&self, server: &Server, i: usize) -> u16;
+    /// Where event `i`'s session is.
+    fn session(&self, i: usize) -> (TenantId, SessionKey);
+    /// What each card shown for event `i` shows last, in the order they were shown.
+    fn cards(&self, runtime: &Runtime, i: usize) -> Vec<String>;
 }
 
 /// Whether a turn card shows the turn over: the answer or the restart notice, and no Stop.
@@ -104,12 +80,9 @@ impl Outcome {
     }
 }
 
-async fn outcome(store: &Store, tenant: &TenantId, i: usize) -> Outcome {
-    let key = SessionKey {
-        surface: Surface::Slack,
-        chat_id: "C1".into(),
-        thread_id: thread_of(i),
-    };
+async fn outcome(store: &Store, fake: &dyn Fake, i: usize) -> Outcome {
+    let (tenant, key) = fake.session(i);
+    let tenant = &tenant;
     let Some(session) = store.sessions().find_by_key(tenant, &key).await.unwrap() else {
         return Outcome::default();
     };
@@ -150,26 +123,6 @@ async fn open(url: &str) -> Store {
         .unwrap()
 }
 
-/// A server's environment: the scripted model playing `script`, Slack over HTTP to `fake`.
-pub(crate) fn slack_env(
-    dir: &std::path::Path,
-    script: &serde_json::Value,
-    database: Option<&str>,
-    fake: &MockServer,
-) -> Vec<(String, String)> {
-    let mut env = with_database(scripted(dir, script), database);
-    env.extend(
-        [
-            ("WORKMATE__PLATFORMS__SLACK__SIGNING_SECRET", SECRET),
-            ("WORKMATE__PLATFORMS__SLACK__BOT_TOKEN", "xoxb-crash-test"),
-            ("WORKMATE__PLATFORMS__SLACK__API_BASE", &fake.uri()),
-            ("WORKMATE__PLATFORMS__SLACK__MODE", "http"),
-        ]
-        .map(|(k, v)| (k.to_owned(), v.to_owned())),
-    );
-    env
-}
-
 #[test]
 fn a_turn_cut_mid_stream_ends_on_its_card_after_the_restart() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -177,20 +130,15 @@ fn a_turn_cut_mid_stream_ends_on_its_card_after_the_restart() {
         .enable_all()
         .build()
         .unwrap();
-    let fake = runtime.block_on(fake_slack());
+    let fake = SlackFake(runtime.block_on(fake_slack()));
     let dir = tempfile::tempdir().unwrap();
     // A long, slow answer: the kill lands while it streams into the posted card.
     let script = json!({"conversations": [{"when": "*", "turns": [
         {"text": ANSWER, "chunk_delay_ms": 400}]}]});
-    let env = slack_env(dir.path(), &script, None, &fake);
+    let env = slack_env(dir.path(), &script, None, &fake.0);
     let server = start(dir.path(), &env);
     assert_eq!(post(&server, 0), 200);
-    let last = |i| {
-        runtime
-            .block_on(cards_of(&fake, i))
-            .pop()
-            .unwrap_or_default()
-    };
+    let last = |i| fake.cards(&runtime, i).pop().unwrap_or_default();
     eventually("the turn card streaming", || {
         last(0).contains("Done,").then_some(())
     });
@@ -210,7 +158,7 @@ fn a_turn_cut_mid_stream_ends_on_its_card_after_the_restart() {
         "the card to end with the answer or the restart notice",
         || final_card(&last(0)).then_some(()),
     );
-    assert_eq!(runtime.block_on(cards_of(&fake, 0)).len(), 1, "one card");
+    assert_eq!(fake.cards(&runtime, 0).len(), 1, "one card");
     assert_eq!(
         server.terminate(std::time::Duration::from_secs(10)).code(),
         Some(0)
@@ -223,25 +171,62 @@ fn every_acknowledged_slack_event_runs_exactly_one_turn_after_a_sigkill(backend:
     let Some(database) = backend.database() else {
         return;
     };
-    crash_run(&format!("{backend:?}"), database.as_deref(), None);
+    let runtime = runtime();
+    let fake = SlackFake(runtime.block_on(fake_slack()));
+    crash_run(
+        &runtime,
+        &fake,
+        &format!("{backend:?}"),
+        database.as_deref(),
+        None,
+    );
 }
 
-/// One run per crash window, on SQLite: each kill point's `#n` makes the process die the n-th
-/// time it gets there, while many turns run.
+/// The crash windows a kill point hits: each one's `#n` makes the process die the n-th time it
+/// gets there, while many turns run.
+const KILL_POINTS: [&str; 4] = [
+    "card.posting#40",
+    "card.posted#40",
+    "model.delta#300",
+    "turn.answered#40",
+];
+
+/// One run per crash window, on SQLite.
 #[test]
-fn every_thread_shows_one_final_card_whatever_the_kill_point() {
-    for point in [
-        "card.posting#40",
-        "card.posted#40",
-        "model.delta#300",
-        "turn.answered#40",
-    ] {
-        crash_run("Sqlite", None, Some(point));
+fn every_slack_thread_shows_one_final_card_whatever_the_kill_point() {
+    let runtime = runtime();
+    for point in KILL_POINTS {
+        let fake = SlackFake(runtime.block_on(fake_slack()));
+        crash_run(&runtime, &fake, "Sqlite", None, Some(point));
     }
 }
 
+/// The same on Feishu, once: a kill after a card is posted but before its id is stored.
+#[test]
+fn every_feishu_thread_shows_one_final_card_after_a_kill() {
+    let runtime = runtime();
+    let fake = runtime.block_on(FeishuFake::start());
+    crash_run(&runtime, &fake, "Sqlite", None, Some("card.posted#40"));
+}
+
+/// The same on DingTalk, once: a kill after a card is posted but before its id is stored.
+#[test]
+fn every_dingtalk_chat_shows_one_final_card_after_a_kill() {
+    let runtime = runtime();
+    let fake = runtime.block_on(DingTalkFake::start());
+    crash_run(&runtime, &fake, "Sqlite", None, Some("card.posted#40"));
+}
+
+fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// Sends [`EVENTS`] events from [`SENDERS`] threads; the ones acknowledged, sorted.
-fn send_all(server: &Server, events: &[usize]) -> Vec<usize> {
+fn send_all(fake: &dyn Fake, server: &Server, events: &[usize]) -> Vec<usize> {
     let mut acked: Vec<usize> = std::thread::scope(|scope| {
         let senders: Vec<_> = (0..SENDERS)
             .map(|first| {
@@ -251,7 +236,7 @@ fn send_all(server: &Server, events: &[usize]) -> Vec<usize> {
                         .copied()
                         .skip(first)
                         .step_by(SENDERS)
-                        .filter(|&i| post(server, i) == 200)
+                        .filter(|&i| fake.send(server, i) == 200)
                         .collect::<Vec<_>>()
                 })
             })
@@ -272,27 +257,29 @@ fn send_all(server: &Server, events: &[usize]) -> Vec<usize> {
     clippy::print_stderr,
     reason = "the test output documents how much work the kill interrupted"
 )]
-fn crash_run(name: &str, database: Option<&str>, kill_at: Option<&str>) {
+fn crash_run(
+    runtime: &Runtime,
+    fake: &dyn Fake,
+    name: &str,
+    database: Option<&str>,
+    kill_at: Option<&str>,
+) {
     let began = Instant::now();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let fake = runtime.block_on(fake_slack());
+    let name = format!("{} on {name}", fake.name());
     let dir = tempfile::tempdir().unwrap();
     // Several streamed words with a pause between them, so the kill lands while turns run.
     let script = json!({"conversations": [{"when": "*", "turns": [
         {"text": ANSWER, "chunk_delay_ms": 15}]}]});
     let url = Backend::store_url(database, dir.path());
-    let env = slack_env(dir.path(), &script, database, &fake);
+    let mut env = with_database(scripted(dir.path(), &script), database);
+    env.extend(fake.settings());
     let mut armed = env.clone();
     if let Some(point) = kill_at {
         armed.push((workmate_faults::ENV.into(), point.into()));
     }
     let server = start(dir.path(), &armed);
     let all: Vec<usize> = (0..EVENTS).collect();
-    let acked = send_all(&server, &all);
+    let acked = send_all(fake, &server, &all);
     let log = server.log_text();
     match kill_at {
         None => {
@@ -302,13 +289,12 @@ fn crash_run(name: &str, database: Option<&str>, kill_at: Option<&str>) {
         Some(point) => assert!(!server.died().success(), "killed at {point}"),
     }
 
-    let tenant = workmate_chat::tenant_of(Surface::Slack, "T1");
     let (done_before, cut) = runtime.block_on(async {
         let store = open(&url).await;
         let mut done = 0;
         let mut cut = Vec::new();
         for i in 0..EVENTS {
-            let found = outcome(&store, &tenant, i).await;
+            let found = outcome(&store, fake, i).await;
             done += usize::from(found.finished());
             if found.turn_starts > 0 && !found.finished() {
                 cut.push(i);
@@ -322,7 +308,7 @@ fn crash_run(name: &str, database: Option<&str>, kill_at: Option<&str>) {
     let server = start(dir.path(), &env);
     // Slack sends again what was not acknowledged.
     let missing: Vec<usize> = all.iter().copied().filter(|i| !acked.contains(i)).collect();
-    let resent = send_all(&server, &missing);
+    let resent = send_all(fake, &server, &missing);
     assert_eq!(
         resent, missing,
         "every event acknowledged after the restart"
@@ -336,7 +322,7 @@ fn crash_run(name: &str, database: Option<&str>, kill_at: Option<&str>) {
                 let mut outcomes = Vec::with_capacity(EVENTS);
                 waiting.clear();
                 for i in 0..EVENTS {
-                    let found = outcome(&store, &tenant, i).await;
+                    let found = outcome(&store, fake, i).await;
                     if !(found.taken() && found.finished()) {
                         waiting.push((i, found));
                         continue;
@@ -353,23 +339,19 @@ fn crash_run(name: &str, database: Option<&str>, kill_at: Option<&str>) {
         let doubled = runtime.block_on(async {
             let mut doubled = Vec::new();
             for i in 0..EVENTS {
-                let found = outcome(&store, &tenant, i).await;
+                let found = outcome(&store, fake, i).await;
                 if found.user_texts.len() != 1 || found.turn_starts != 1 {
-                    let key = workmate_store::IntakeKey {
-                        tenant_id: tenant.clone(),
-                        platform: "slack".into(),
-                        delivery_id: format!("EvCrash{i:04}"),
-                    };
-                    let row = store.intake().get(&key).await.unwrap();
-                    doubled.push((i, found, row.map(|r| (r.state, r.attempts, r.error))));
+                    doubled.push((i, found));
                 }
             }
             doubled
         });
+        let unfinished = runtime.block_on(store.intake().unfinished()).unwrap_or(0);
         panic!(
             "{name} {kill_at:?}: {} of {EVENTS} events never ran their turn (done before the \
-             kill: {done_before}, started: {started_before}; events without exactly one \
-             message and one turn_start, with their intake rows: {doubled:#?}); first ones: {:#?}",
+             kill: {done_before}, started: {started_before}; intake rows unfinished: \
+             {unfinished}; events without exactly one message and one turn_start: \
+             {doubled:#?}); first ones: {:#?}",
             waiting.len(),
             &waiting[..waiting.len().min(3)]
         );
@@ -386,7 +368,7 @@ fn crash_run(name: &str, database: Option<&str>, kill_at: Option<&str>) {
         }
     }
     let sessions = runtime
-        .block_on(store.sessions().list(&tenant, 10_000))
+        .block_on(store.sessions().list(&fake.session(0).0, 10_000))
         .unwrap();
     assert_eq!(sessions.len(), EVENTS, "one session per event");
     // Every thread shows one card, in its final state (card updates trail the stored events by
@@ -397,7 +379,7 @@ fn crash_run(name: &str, database: Option<&str>, kill_at: Option<&str>) {
             "{name} {kill_at:?}: event {i}'s one card to show the answer or the restart notice"
         );
         let cards = eventually(&what, || {
-            let cards = runtime.block_on(cards_of(&fake, i));
+            let cards = fake.cards(runtime, i);
             (cards.len() > 1 || cards.first().is_some_and(|c| final_card(c))).then_some(cards)
         });
         assert_eq!(

@@ -214,13 +214,19 @@ impl ChatAdapter for FeishuPlatform {
             let content = json!({ "type": "card", "data": { "card_id": card_id } });
             self.send_to(target, "interactive", &content, &posting.key)
                 .await?;
-            self.last.insert(
-                card_id.clone(),
-                Arc::new(Sent {
-                    card: rendered.clone(),
-                    streaming_since: diff::streaming(rendered).then(Instant::now),
-                }),
-            );
+            if posting.again {
+                // The card was made by an earlier attempt, maybe in a process that died: what it
+                // shows is not known here, so the next update sends it whole.
+                self.last.invalidate(&card_id);
+            } else {
+                self.last.insert(
+                    card_id.clone(),
+                    Arc::new(Sent {
+                        card: rendered.clone(),
+                        streaming_since: diff::streaming(rendered).then(Instant::now),
+                    }),
+                );
+            }
             Ok(PostedCard {
                 chat_id: target.chat_id.clone(),
                 message_id: card_id,

@@ -1,14 +1,118 @@
-//! The fake Slack of the intake crash tests: it takes every call, gives each posted message a
-//! `ts` of its own (so a second card in a thread shows as one), keeps each post's metadata so
-//! `conversations.replies` finds it again as Slack would, and reads back what each thread's
-//! cards show last.
+//! Slack in the intake crash tests: signed `app_mention` events, one thread each, and a fake Web
+//! API that takes every call, gives each posted message a `ts` of its own (so a second card in a
+//! thread shows as one), keeps each post's metadata so `conversations.replies` finds it again as
+//! Slack would, and reads back what each thread's cards show last.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
+use tokio::runtime::Runtime;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
+use workmate_protocol::{Surface, TenantId};
+use workmate_store::SessionKey;
+
+use super::{Fake, text_of};
+use crate::crash::{scripted, with_database};
+use crate::support::{Server, http_send};
+
+const SECRET: &str = "intake-crash-signing-secret";
+
+/// The thread (and so the session) of event `i`.
+fn thread_of(i: usize) -> String {
+    format!("1700000100.{i:06}")
+}
+
+fn mention(i: usize) -> String {
+    let ts = thread_of(i);
+    json!({
+        "type": "event_callback", "team_id": "T1", "api_app_id": "A1",
+        "event_id": format!("EvCrash{i:04}"), "event_time": 1_700_000_100,
+        "event": {"type": "app_mention", "user": "U1", "text": format!("<@UBOT> {}", text_of(i)),
+                  "ts": ts, "channel": "C1", "event_ts": ts}
+    })
+    .to_string()
+}
+
+/// Posts event `i` signed as Slack does; the status code.
+pub(crate) fn post(server: &Server, i: usize) -> u16 {
+    let body = mention(i);
+    let timestamp = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        .to_string();
+    let signature = workmate_slack::sign(SECRET.as_bytes(), &timestamp, body.as_bytes());
+    let headers = [
+        ("X-Slack-Request-Timestamp", timestamp.as_str()),
+        ("X-Slack-Signature", signature.as_str()),
+    ];
+    http_send(
+        server.addr,
+        "POST",
+        "/v1/platforms/slack/events",
+        &headers,
+        Some(&body),
+    )
+    .map_or(0, |(status, _)| status)
+}
+
+/// The settings of Slack over HTTP to `fake`.
+fn settings(fake: &MockServer) -> Vec<(String, String)> {
+    [
+        ("WORKMATE__PLATFORMS__SLACK__SIGNING_SECRET", SECRET),
+        ("WORKMATE__PLATFORMS__SLACK__BOT_TOKEN", "xoxb-crash-test"),
+        ("WORKMATE__PLATFORMS__SLACK__API_BASE", &fake.uri()),
+        ("WORKMATE__PLATFORMS__SLACK__MODE", "http"),
+    ]
+    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .to_vec()
+}
+
+/// A server's environment: the scripted model playing `script`, Slack over HTTP to `fake`.
+pub(crate) fn slack_env(
+    dir: &Path,
+    script: &Value,
+    database: Option<&str>,
+    fake: &MockServer,
+) -> Vec<(String, String)> {
+    let mut env = with_database(scripted(dir, script), database);
+    env.extend(settings(fake));
+    env
+}
+
+/// Slack's side of a crash run.
+pub(crate) struct SlackFake(pub(crate) MockServer);
+
+impl Fake for SlackFake {
+    fn name(&self) -> &'static str {
+        "Slack"
+    }
+
+    fn settings(&self) -> Vec<(String, String)> {
+        settings(&self.0)
+    }
+
+    fn send(&self, server: &Server, i: usize) -> u16 {
+        post(server, i)
+    }
+
+    fn session(&self, i: usize) -> (TenantId, SessionKey) {
+        let key = SessionKey {
+            surface: Surface::Slack,
+            chat_id: "C1".into(),
+            thread_id: thread_of(i),
+        };
+        (workmate_chat::tenant_of(Surface::Slack, "T1"), key)
+    }
+
+    fn cards(&self, runtime: &Runtime, i: usize) -> Vec<String> {
+        runtime.block_on(cards_in(&self.0, &thread_of(i)))
+    }
+}
 
 /// Posts so far, per thread: each one's metadata.
 type Posts = Arc<Mutex<HashMap<String, Vec<Value>>>>;

@@ -94,7 +94,7 @@ async fn approvers_get_a_private_copy_and_every_copy_shows_who_answered() {
     })
     .await;
     assert!(!updates.is_empty());
-    wait_for(&app.fake, "chat.update", "the answer", |updates| {
+    wait_shown(&app.fake, "the answer", |updates| {
         updates.iter().any(|u| u.to_string().contains("Done."))
     })
     .await;

@@ -39,7 +39,7 @@ async fn a_long_thread_is_compacted_on_its_own_and_on_request() {
                 .any(|u| u.to_string().contains(&format!("Answer {n}:")))
         }
     };
-    wait_for(&app.fake, "chat.update", "the first answer", answered(1)).await;
+    wait_shown(&app.fake, "the first answer", answered(1)).await;
     for n in 2..=8 {
         let text = format!(
             "<@UBOT> point {n}: {}",
@@ -52,7 +52,7 @@ async fn a_long_thread_is_compacted_on_its_own_and_on_request() {
             &text,
         );
         signed(&app, "events", &event, SECRET).await;
-        wait_for(&app.fake, "chat.update", "the answer", answered(n)).await;
+        wait_shown(&app.fake, "the answer", answered(n)).await;
     }
     let compacted = |updates: &[Value]| {
         updates
@@ -84,7 +84,7 @@ async fn a_long_thread_is_compacted_on_its_own_and_on_request() {
         "<@UBOT> one more point",
     );
     signed(&app, "events", &next, SECRET).await;
-    wait_for(&app.fake, "chat.update", "the answer", answered(9)).await;
+    wait_shown(&app.fake, "the answer", answered(9)).await;
     let command = in_thread(
         "Ev10",
         "1700000000.0950",
@@ -105,12 +105,6 @@ async fn a_long_thread_is_compacted_on_its_own_and_on_request() {
     assert!(later.summary.contains("Goal: a long chat."), "{later:?}");
     let ask = in_thread("Ev11", "1700000000.1000", "app_mention", "<@UBOT> and now?");
     signed(&app, "events", &ask, SECRET).await;
-    wait_for(
-        &app.fake,
-        "chat.update",
-        "the answer after compacting",
-        answered(10),
-    )
-    .await;
+    wait_shown(&app.fake, "the answer after compacting", answered(10)).await;
     app.chat.shutdown(Duration::from_secs(2)).await;
 }

@@ -59,7 +59,7 @@ async fn a_shared_pdf_reaches_a_model_that_does_not_read_pdfs_as_its_text() {
 
     signed(&app, "events", &mention("Ev1"), SECRET).await;
     let session = app.session_of(THREAD).await;
-    wait_for(&app.fake, "chat.update", "the first answer", |updates| {
+    wait_shown(&app.fake, "the first answer", |updates| {
         updates.iter().any(|u| u.to_string().contains("Hello."))
     })
     .await;
@@ -75,16 +75,11 @@ async fn a_shared_pdf_reaches_a_model_that_does_not_read_pdfs_as_its_text() {
 
     let (status, _) = signed(&app, "events", &mention_with_files(&app.fake), SECRET).await;
     assert_eq!(status, StatusCode::OK);
-    wait_for(
-        &app.fake,
-        "chat.update",
-        "the answer about the PDF",
-        |updates| {
-            updates
-                .iter()
-                .any(|u| u.to_string().contains("Revenue grew 12 percent."))
-        },
-    )
+    wait_shown(&app.fake, "the answer about the PDF", |updates| {
+        updates
+            .iter()
+            .any(|u| u.to_string().contains("Revenue grew 12 percent."))
+    })
     .await;
     let history = app
         .store

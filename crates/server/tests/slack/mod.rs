@@ -254,6 +254,24 @@ pub(crate) async fn wait_for(
     bodies(&seen, api)
 }
 
+/// Polls until `check` holds on what the thread's cards showed, in order: every post and every
+/// update (a card's first post may already show what a later update would), for at most 10 s.
+pub(crate) async fn wait_shown(
+    fake: &MockServer,
+    what: &str,
+    check: impl Fn(&[Value]) -> bool,
+) -> Vec<Value> {
+    let shown = |calls: &[Call]| -> Vec<Value> {
+        calls
+            .iter()
+            .filter(|c| c.path == "/chat.postMessage" || c.path == "/chat.update")
+            .map(|c| c.body.clone())
+            .collect()
+    };
+    let seen = support::wait_for(fake, "/chat.", what, |seen| check(&shown(seen))).await;
+    shown(&seen)
+}
+
 /// The bodies of the calls of `api` itself, not of a longer method name that starts with it.
 fn bodies(calls: &[Call], api: &str) -> Vec<Value> {
     calls
@@ -393,7 +411,7 @@ async fn a_mention_runs_a_turn_with_an_approval_in_the_thread() {
         |posts| posts.len() >= 3,
     )
     .await;
-    wait_for(&app.fake, "chat.update", "the answer", |updates| {
+    wait_shown(&app.fake, "the answer", |updates| {
         updates.iter().any(|u| u.to_string().contains("Done."))
     })
     .await;

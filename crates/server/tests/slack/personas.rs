@@ -98,16 +98,11 @@ async fn a_persona_waits_for_consent_then_answers_the_channel_and_loads_a_skill(
     signed(&app, "events", &mention("Ev1"), SECRET).await;
     let session = app.session_of(THREAD).await;
     assert_eq!(session.persona, "oncall");
-    wait_for(
-        &app.fake,
-        "chat.update",
-        "the answer after the skill",
-        |updates| {
-            updates
-                .iter()
-                .any(|u| u.to_string().contains("Handover done"))
-        },
-    )
+    wait_shown(&app.fake, "the answer after the skill", |updates| {
+        updates
+            .iter()
+            .any(|u| u.to_string().contains("Handover done"))
+    })
     .await;
 
     // In the thread, its owner switches it back to the default persona.

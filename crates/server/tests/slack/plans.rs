@@ -30,7 +30,7 @@ async fn a_plan_approved_into_auto_mode_on_its_card_runs_the_write_unasked() {
     signed(&app, "events", &mention("Ev1"), SECRET).await;
     let session = app.session_of(THREAD).await;
     let tenant = tenant_of("T1");
-    wait_for(&app.fake, "chat.update", "the first answer", |updates| {
+    wait_shown(&app.fake, "the first answer", |updates| {
         updates
             .iter()
             .any(|u| u.to_string().contains("plan mode and ask"))

@@ -113,7 +113,7 @@ async fn in_a_shared_thread_only_the_asker_or_an_approver_answers_a_prompt() {
         {"text": "Done."}]}]}"#;
     let app = slack_app_admins(script, &["UADMIN"]).await;
     shared_thread(&app).await;
-    wait_for(&app.fake, "chat.update", "the first answer", |updates| {
+    wait_shown(&app.fake, "the first answer", |updates| {
         updates.iter().any(|u| u.to_string().contains("Hello."))
     })
     .await;
