@@ -209,8 +209,8 @@ fn a_client_of_one_process_watches_live_a_turn_the_other_drives(variable: &str) 
         item,
         _dirs,
     } = park_on_first_coordinated(variable, &url, Some((&redis, &prefix)));
-    // A message sent to b while a's turn runs is stored and waits for the replica that drives
-    // the session, which takes it up (it joins the running turn, or runs after it).
+    // A message sent to b while a's turn runs is stored and handed to a, which drives the
+    // session: it steers the running turn there, as it would have had it been sent to a.
     let message = serde_json::json!({"type": "user_message", "text": "and another"});
     let (status, queued) = call(
         &b,
@@ -262,16 +262,26 @@ fn a_client_of_one_process_watches_live_a_turn_the_other_drives(variable: &str) 
     assert_eq!(series(&a, "workmate_coordinator_shared"), 1);
     assert!(series(&a, "workmate_coordinator_events_published_total") > 0);
     assert!(series(&b, "workmate_coordinator_events_received_total") > 0);
-    // The message b stored reached the session once.
-    eventually("the queued message", || {
+    // The message b stored reached the session once, inside a's turn: after the approved
+    // call's result, before the answer.
+    let history = eventually("the steering message", || {
         let (_, body) = call(&a, "GET", &format!("/v1/sessions/{session}/messages"), None);
-        let sent = body["messages"]
-            .as_array()?
-            .iter()
-            .filter(|m| m["role"] == "user" && m["content"] == "and another")
-            .count();
-        (sent == 1).then_some(())
+        let history = body["messages"].as_array()?.clone();
+        let last = history.last()?;
+        (last["role"] == "assistant" && last["content"] == "done").then_some(history)
     });
+    let steered: Vec<usize> = history
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m["role"] == "user" && m["content"] == "and another")
+        .map(|(i, _)| i)
+        .collect();
+    let result = history.iter().position(|m| m["role"] == "tool");
+    assert_eq!(steered.len(), 1, "{variable}: stored once: {history:#?}");
+    assert!(
+        result.is_some_and(|r| r < steered[0]) && steered[0] < history.len() - 1,
+        "{variable}: it steered a's turn: {history:#?}"
+    );
 }
 
 #[test]

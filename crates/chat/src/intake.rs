@@ -26,10 +26,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tracing::Instrument;
 
+use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tracing::{debug, info, warn};
 use workmate_adapter::{Inbound, Taken, dedupe_ttl};
-use workmate_store::{Delivery, IntakeKey, NewDelivery, Queue};
+use workmate_engine::Signal;
+use workmate_protocol::SessionId;
+use workmate_store::{API_COMMANDS, Delivery, IntakeKey, NewDelivery, Queue};
 
 use crate::identity::tenant_of;
 use crate::jobs::{self, Handled};
@@ -201,6 +204,7 @@ pub(crate) fn start(chat: &Chat) {
     let tasks = chat.inner.tasks.clone();
     tasks.spawn(async move {
         chat.take_back_own_rows().await;
+        let mut signals = chat.hub().coordinator().signals();
         let mut sweep = tokio::time::interval(chat.inner.config.sweep_every);
         sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut purge = tokio::time::interval(PURGE_EVERY);
@@ -219,6 +223,16 @@ pub(crate) fn start(chat: &Chat) {
                     chat.inner.tasks.spawn(async move { worker.run_queued(queued, permit).await });
                 }
                 _ = sweep.tick() => chat.sweep().await,
+                signal = signals.recv() => match signal {
+                    Ok(Signal::DeliveryWaiting { tenant, session, platform, delivery_id })
+                        if platform != API_COMMANDS =>
+                    {
+                        let key = IntakeKey { tenant_id: tenant, platform, delivery_id };
+                        chat.take_waiting(&session, key).await;
+                    }
+                    Err(RecvError::Closed) => signals = chat.hub().coordinator().signals(),
+                    _ => {}
+                },
                 _ = purge.tick() => chat.purge().await,
             }
         }
@@ -306,6 +320,42 @@ impl Chat {
         }
     }
 
+    /// Runs at once a delivery that waits for the replica driving `session`, if that is this
+    /// one (a turn of it runs here): a message then steers that turn, as it would have had it
+    /// arrived here. Another replica's session, or a row someone took meanwhile, is left alone.
+    async fn take_waiting(&self, session: &SessionId, key: IntakeKey) {
+        if !self
+            .hub()
+            .is_running(&key.tenant_id, session)
+            .await
+            .unwrap_or(false)
+        {
+            return;
+        }
+        let claimed = self
+            .store()
+            .intake()
+            .claim_waiting(&key, self.replica(), self.lease_ms())
+            .await;
+        let delivery = match claimed {
+            Ok(Some(delivery)) => delivery,
+            Ok(None) => return,
+            Err(e) => {
+                warn!(delivery = %key.delivery_id, error = %e, "Cannot take up a delivery that waits for this replica; it runs at its retry.");
+                return;
+            }
+        };
+        debug!(delivery = %key.delivery_id, "Took up a delivery another replica could not run: its session runs here.");
+        let Some(permit) = permit(self).await else {
+            self.give_back_claimed(&key).await;
+            return;
+        };
+        let worker = self.clone();
+        self.inner
+            .tasks
+            .spawn(async move { worker.run(delivery, permit).await });
+    }
+
     /// Deletes finished rows whose dedupe window has passed.
     async fn purge(&self) {
         match self.store().intake().purge_expired(PURGE_BATCH).await {
@@ -341,10 +391,14 @@ impl Chat {
     /// Gives a row that waited in the channel back to the table at shutdown, so the next start
     /// (or another replica) runs it at once rather than after its lease.
     async fn give_back(&self, queued: Queued) {
-        let key = queued.delivery.key();
+        self.give_back_claimed(&queued.delivery.key()).await;
+    }
+
+    /// Puts a claimed row back, due at once.
+    async fn give_back_claimed(&self, key: &IntakeKey) {
         let intake = self.store().intake();
         if let Err(e) = intake
-            .retry_later(&key, 0, "not run before the process stopped")
+            .retry_later(key, 0, "not run before the process stopped")
             .await
         {
             debug!(error = %e, delivery = %key.delivery_id, "A waiting delivery runs again once its lease lapses.");
@@ -370,13 +424,22 @@ impl Chat {
             Ok(Handled::ByEngine) => Ok(()),
             // Another replica drives the session (its turn runs there): this one tries again
             // soon, until that turn is over and its lease can be taken, for a few minutes.
-            Err(e @ ChatError::Engine(workmate_engine::Error::DrivenElsewhere(_)))
+            Err(ChatError::Engine(workmate_engine::Error::DrivenElsewhere(session)))
                 if delivery.attempts < self.inner.config.max_attempts * DRIVEN_ELSEWHERE_ROUNDS =>
             {
+                let e = workmate_engine::Error::DrivenElsewhere(session.clone());
                 debug!(delivery = %key.delivery_id, error = %e, "Delivery waits for the replica that drives its session.");
-                intake
+                let waiting = intake
                     .retry_later(&key, millis(DRIVEN_ELSEWHERE_WAIT), &e.to_string())
-                    .await
+                    .await;
+                // The replica that drives the session takes it up at once, to steer its turn.
+                self.hub().coordinator().signal(Signal::DeliveryWaiting {
+                    tenant: key.tenant_id.clone(),
+                    session,
+                    platform: key.platform.clone(),
+                    delivery_id: key.delivery_id.clone(),
+                });
+                waiting
             }
             Err(e) if retryable(&e) && delivery.attempts < self.inner.config.max_attempts => {
                 let wait = backoff(self.inner.config.backoff, delivery.attempts);

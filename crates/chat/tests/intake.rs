@@ -6,7 +6,7 @@ use std::time::Duration;
 use workmate_chat::Taken;
 use workmate_store::{IntakeKey, IntakeState, NewDelivery};
 
-use crate::support::{DONE, SURFACE, TestChat, eventually, message};
+use crate::support::{DONE, SHELL, SURFACE, TestChat, eventually, message};
 
 fn key(chat: &TestChat, id: &str) -> IntakeKey {
     IntakeKey {
@@ -241,4 +241,67 @@ async fn nothing_is_acknowledged_when_it_cannot_be_stored() {
         "{}",
         reply.text
     );
+}
+
+#[tokio::test]
+async fn a_message_that_reaches_another_replica_steers_the_turn_where_it_runs() {
+    let a = TestChat::new(SHELL).await;
+    a.send(message("Ev1", "U1", "t1", "run it")).await;
+    let approve = crate::support::eventually_some("the approval card's buttons", || {
+        std::future::ready(
+            a.platform
+                .buttons()
+                .into_iter()
+                .find(|b| matches!(b, workmate_cards::ButtonAction::Resolve { .. })),
+        )
+    })
+    .await;
+    // The turn waits for its approval on replica a; the next message reaches replica b.
+    let b = a.sharing("replica-b", SHELL);
+    assert_eq!(
+        b.accept(message("Ev2", "U1", "t1", "and also this"))
+            .await
+            .unwrap(),
+        Taken::Stored
+    );
+    eventually(
+        "b hands the message to a, which steers its turn",
+        || async {
+            state(&a, "Ev2").await == Some(IntakeState::Running)
+                || state(&a, "Ev2").await == Some(IntakeState::Done)
+        },
+    )
+    .await;
+    a.send(crate::support::click("Cl1", "U1", "t1", approve))
+        .await;
+    let session = a.session("t1").await;
+    eventually("the turn ends", || async {
+        a.last_turn_ended(&session).await
+    })
+    .await;
+    assert_eq!(
+        a.turns(&session).await,
+        1,
+        "the message joined the running turn"
+    );
+    let history = a
+        .store
+        .messages()
+        .list(&a.tenant, &session.id)
+        .await
+        .unwrap();
+    let users: Vec<String> = history
+        .iter()
+        .filter_map(|m| match m {
+            workmate_protocol::Message::User {
+                content: workmate_protocol::UserContent::Text(t),
+                ..
+            } => Some(t.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(users.len(), 2, "{history:#?}");
+    assert!(users[1].contains("and also this"), "{users:?}");
+    assert_eq!(state(&a, "Ev2").await, Some(IntakeState::Done));
+    b.shutdown(Duration::from_secs(1)).await;
 }

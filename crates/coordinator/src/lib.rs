@@ -59,6 +59,19 @@ pub enum Signal {
         /// The session.
         session: SessionId,
     },
+    /// A stored delivery (a chat message, an API command) waits for the replica that drives its
+    /// session: that replica takes the row up now, so the message steers the turn it runs
+    /// rather than waiting for it to end.
+    DeliveryWaiting {
+        /// The session's tenant.
+        tenant: TenantId,
+        /// The session.
+        session: SessionId,
+        /// The intake row's platform.
+        platform: String,
+        /// The intake row's delivery id.
+        delivery_id: String,
+    },
 }
 
 /// What replicas share besides the database. [`InProcess`] is the embedded default;

@@ -85,17 +85,34 @@ pub(crate) fn sweep(hub: SessionHub, chat: Chat, metrics: Arc<Metrics>, stop: Ca
 }
 
 /// Runs this replica's stored API commands a restart left, then every [`COMMANDS_EVERY`] those
-/// nobody runs, until `stop`.
+/// nobody runs, and at once those another replica says wait for a session this one drives,
+/// until `stop`.
 pub(crate) async fn run_stored_commands(hub: SessionHub, stop: CancellationToken) {
     let ran = hub.run_stored_commands(true, COMMAND_LEASE).await;
     if ran > 0 {
         tracing::info!(commands = ran, "Ran API commands a restart left.");
     }
+    let mut signals = hub.coordinator().signals();
     tokio::spawn(async move {
+        let mut every = tokio::time::interval(COMMANDS_EVERY);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
                 () = stop.cancelled() => return,
-                () = tokio::time::sleep(COMMANDS_EVERY) => {}
+                _ = every.tick() => {}
+                signal = signals.recv() => {
+                    match signal {
+                        Ok(Signal::DeliveryWaiting { tenant, session, platform, delivery_id })
+                            if platform == workmate_store::API_COMMANDS =>
+                        {
+                            hub.take_waiting_command(&tenant, &session, &delivery_id, COMMAND_LEASE)
+                                .await;
+                        }
+                        Err(RecvError::Closed) => signals = hub.coordinator().signals(),
+                        _ => {}
+                    }
+                    continue;
+                }
             }
             hub.run_stored_commands(false, COMMAND_LEASE).await;
         }

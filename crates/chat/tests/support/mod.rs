@@ -134,6 +134,19 @@ impl TestChat {
         chat
     }
 
+    /// Another replica's chat layer (named `replica`), started, that shares this one's
+    /// coordinator, as replicas sharing a Redis do: each hears the other's signals.
+    pub fn sharing(&self, replica: &str, script: &str) -> Chat {
+        let hub = SessionHub::with_coordinator(
+            parts(&self.store, self.dir.path(), script, replica),
+            Arc::clone(self.hub.coordinator()),
+        );
+        let chat = Chat::new(hub, self.store.clone(), config());
+        chat.register(FakePlatform::new(), PlatformSettings::default());
+        chat.start();
+        chat
+    }
+
     /// Another replica (named `replica`) that takes at most `per_minute` deliveries a minute
     /// from one installation.
     pub fn limited(&self, replica: &str, script: &str, per_minute: u32) -> Chat {
@@ -230,12 +243,17 @@ fn hub(store: &Store, dir: &std::path::Path, script: &str) -> SessionHub {
 }
 
 fn hub_as(store: &Store, dir: &std::path::Path, script: &str, replica: &str) -> SessionHub {
+    SessionHub::new(parts(store, dir, script, replica))
+}
+
+/// A hub's parts: the store, the scripted model playing `script`, the builtin tools.
+fn parts(store: &Store, dir: &std::path::Path, script: &str, replica: &str) -> EngineParts {
     let mut providers = ProviderRouter::new("scripted");
     providers.register(
         "scripted",
         Arc::new(ScriptedProvider::from_json(script).unwrap()),
     );
-    SessionHub::new(EngineParts {
+    EngineParts {
         store: store.clone(),
         providers,
         tools: builtin_registry(&BuiltinOptions::default()),
@@ -248,7 +266,7 @@ fn hub_as(store: &Store, dir: &std::path::Path, script: &str, replica: &str) -> 
             ..EngineConfig::default()
         },
         clock: Arc::new(workmate_store::SystemClock),
-    })
+    }
 }
 
 /// A delivery from `user` in the test chat.

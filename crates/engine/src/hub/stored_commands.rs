@@ -12,7 +12,9 @@
 //!   caller, for [`KEY_WINDOW`]) finds the row and changes nothing;
 //! - a command the engine refuses (forbidden, invalid) fails its row with the reason the caller
 //!   is given, and never runs behind their back; one that cannot run yet (another replica drives
-//!   the session, the process is stopping) waits in its row and runs as soon as it can.
+//!   the session, the process is stopping) waits in its row and runs as soon as it can; the
+//!   replica that drives the session is told through the coordinator and takes it up at once,
+//!   so a message steers the turn it runs there.
 
 use std::time::Duration;
 
@@ -22,6 +24,7 @@ use workmate_store::{API_COMMANDS, Delivery, IntakeKey, NewDelivery, Queue};
 
 use super::SessionHub;
 use super::commands::Accepted;
+use crate::Signal;
 use crate::{Error, Result};
 
 /// How long an `Idempotency-Key` is remembered.
@@ -110,6 +113,7 @@ impl SessionHub {
                 intake
                     .retry_later(&key, millis(WAIT), &e.to_string())
                     .await?;
+                self.tell_driver(&e, &key);
                 Ok(Submitted::Queued)
             }
             Err(e) => {
@@ -199,7 +203,9 @@ impl SessionHub {
                 Ok(())
             }
             Err(e) if can_wait(&e) && delivery.attempts < MAX_ATTEMPTS => {
-                intake.retry_later(&key, millis(WAIT), &e.to_string()).await
+                let waiting = intake.retry_later(&key, millis(WAIT), &e.to_string()).await;
+                self.tell_driver(&e, &key);
+                waiting
             }
             Err(e) => {
                 warn!(delivery = %key.delivery_id, session = %stored.session_id, error = %e, "Stored API command given up.");
@@ -208,6 +214,51 @@ impl SessionHub {
         };
         if let Err(e) = recorded {
             warn!(delivery = %key.delivery_id, error = %e, "Cannot record a stored command's outcome; it runs again once its lease lapses.");
+        }
+    }
+
+    /// When `error` says another replica drives the session, tells it (through the
+    /// coordinator) that `key` waits for it, so it takes the command up at once.
+    fn tell_driver(&self, error: &Error, key: &IntakeKey) {
+        if let Error::DrivenElsewhere(session) = error {
+            self.inner.deps.coordinator.signal(Signal::DeliveryWaiting {
+                tenant: key.tenant_id.clone(),
+                session: session.clone(),
+                platform: key.platform.clone(),
+                delivery_id: key.delivery_id.clone(),
+            });
+        }
+    }
+
+    /// Runs at once a stored API command that waits for the replica driving `session`, if that
+    /// is this one (a turn of it runs here): a message then steers that turn. Another
+    /// replica's session, or a row someone took meanwhile, is left alone.
+    pub async fn take_waiting_command(
+        &self,
+        tenant: &TenantId,
+        session: &SessionId,
+        delivery_id: &str,
+        lease: Duration,
+    ) {
+        if !self.is_running(tenant, session).await.unwrap_or(false) {
+            return;
+        }
+        let key = IntakeKey {
+            tenant_id: tenant.clone(),
+            platform: API_COMMANDS.to_owned(),
+            delivery_id: delivery_id.to_owned(),
+        };
+        let claimed = self
+            .store()
+            .intake()
+            .claim_waiting(&key, &self.inner.replica, millis(lease))
+            .await;
+        match claimed {
+            Ok(Some(delivery)) => self.run_stored(delivery, lease).await,
+            Ok(None) => {}
+            Err(e) => {
+                warn!(delivery = %key.delivery_id, error = %e, "Cannot take up an API command that waits for this replica; it runs at its retry.");
+            }
         }
     }
 

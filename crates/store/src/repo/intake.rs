@@ -170,6 +170,8 @@ const SELECT: &str = "SELECT tenant_id, platform, delivery_id, kind, payload_jso
 
 /// The claim: due pending rows, or running rows whose worker's lease lapsed.
 const CLAIM: &str = "UPDATE intake SET state = 'running', claimed_by = ?, claimed_at_ms = ?, lease_until_ms = ?, attempts = attempts + 1 WHERE tenant_id = ? AND platform = ? AND delivery_id = ? AND ((state = 'pending' AND not_before_ms <= ?) OR (state = 'running' AND lease_until_ms < ?))";
+/// The claim of a row waiting for a retry, now: pending rows, due or not.
+const CLAIM_WAITING: &str = "UPDATE intake SET state = 'running', claimed_by = ?, claimed_at_ms = ?, lease_until_ms = ?, attempts = attempts + 1 WHERE tenant_id = ? AND platform = ? AND delivery_id = ? AND state = 'pending'";
 
 /// Inbound deliveries.
 #[derive(Debug)]
@@ -327,19 +329,45 @@ impl<'s> IntakeRepo<'s> {
         claimer: &str,
         lease_ms: i64,
     ) -> Result<Option<Delivery>> {
+        self.claim_with(CLAIM, true, key, claimer, lease_ms).await
+    }
+
+    /// Claims a pending row for replica `claimer` now, even before its retry is due: for the
+    /// replica that drives the row's session, told the row waits for it (see
+    /// `Signal::DeliveryWaiting`). `None` if it is running or finished.
+    pub async fn claim_waiting(
+        &self,
+        key: &IntakeKey,
+        claimer: &str,
+        lease_ms: i64,
+    ) -> Result<Option<Delivery>> {
+        self.claim_with(CLAIM_WAITING, false, key, claimer, lease_ms)
+            .await
+    }
+
+    /// One claim by the conditional update `sql`; `due`: whether it ends with two parameters
+    /// for the time (the due and lapsed conditions of [`CLAIM`]).
+    async fn claim_with(
+        &self,
+        sql: &'static str,
+        due: bool,
+        key: &IntakeKey,
+        claimer: &str,
+        lease_ms: i64,
+    ) -> Result<Option<Delivery>> {
         let now = self.store.clock_ms();
         let d = self.store.dialect;
         let mut tx = self.store.begin_write().await?;
         let claim = d
-            .query(CLAIM)
+            .query(sql)
             .bind(claimer.to_owned())
             .bind(now)
             .bind(now.saturating_add(lease_ms));
-        let claimed = bind_key(claim, key)
-            .bind(now)
-            .bind(now)
-            .execute(&mut *tx)
-            .await?;
+        let mut claim = bind_key(claim, key);
+        if due {
+            claim = claim.bind(now).bind(now);
+        }
+        let claimed = claim.execute(&mut *tx).await?;
         if claimed.rows_affected() != 1 {
             tx.rollback().await?;
             return Ok(None);
