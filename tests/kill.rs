@@ -302,6 +302,23 @@ async fn count(store: &Store, talks: &[Talk]) -> Counts {
     counts
 }
 
+/// What `read` finds in the SQLite store of the stopped server that ran in `dir`.
+pub(crate) fn read_store<T>(dir: &Path, read: impl AsyncFnOnce(&Store) -> T) -> T {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let url = format!("sqlite://{}/data/workmate.db", dir.display());
+        let store = Store::connect(&url, ConnectOptions::default())
+            .await
+            .unwrap();
+        let found = read(&store).await;
+        store.close().await;
+        found
+    })
+}
+
 #[test]
 #[allow(
     clippy::print_stderr,
@@ -363,19 +380,7 @@ fn sigkills_during_200_tool_turns_lose_and_repeat_nothing() {
     }
     assert_eq!(server.terminate(Duration::from_secs(10)).code(), Some(0));
 
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let counts = runtime.block_on(async {
-        let url = format!("sqlite://{}/data/workmate.db", dir.path().display());
-        let store = Store::connect(&url, ConnectOptions::default())
-            .await
-            .unwrap();
-        let counts = count(&store, &talks).await;
-        store.close().await;
-        counts
-    });
+    let counts = read_store(dir.path(), async |store| count(store, &talks).await);
     eprintln!(
         "kill test (seed {seed}): {kills} SIGKILLs over {ticks} ticks, {:.1} s, sessions \
          mid-turn at each kill {in_flight:?}\n  turns {} (ended \

@@ -17,9 +17,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 use workmate_protocol::{EventKind, Message, SessionId, TenantId};
-use workmate_store::{ConnectOptions, Store};
+use workmate_store::Store;
 
 use crate::crash::{call, eventually, scripted, start};
+use crate::kill::read_store;
 use crate::support::Server;
 
 const SESSIONS: usize = 40;
@@ -246,19 +247,7 @@ fn reads_cut_by_sigkills_run_again_and_writes_never_twice() {
         gate.join().unwrap();
     }
 
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let counts = runtime.block_on(async {
-        let url = format!("sqlite://{}/data/workmate.db", dir.path().display());
-        let store = Store::connect(&url, ConnectOptions::default())
-            .await
-            .unwrap();
-        let counts = count(&store, &sessions).await;
-        store.close().await;
-        counts
-    });
+    let counts = read_store(dir.path(), async |store| count(store, &sessions).await);
     eprintln!(
         "kill test of reads (seed {seed}): {KILLS} SIGKILLs, {:.1} s\n  reads {}: cut and run \
          again {}, \"outcome unknown\" {}\n  writes {}: \"outcome unknown\" {}, run twice {}",

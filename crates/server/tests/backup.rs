@@ -4,15 +4,14 @@
 //! vault key its secrets need, or that would overwrite a deployment, is refused and writes
 //! nothing.
 
-use std::io::Write as _;
 use std::path::Path;
-use std::process::{Output, Stdio};
+use std::process::Output;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::crash::{call, scripted, start};
-use crate::support::{Server, workmate};
+use crate::support::{Server, run_with_input};
 
 const SESSIONS: usize = 100;
 /// The vault's master key (32 bytes, base64).
@@ -32,21 +31,8 @@ fn settings(dir: &Path) -> Vec<(String, String)> {
 
 /// Runs `workmate args…` in `dir` with `env`, `input` on its standard input.
 fn cli(dir: &Path, args: &[&str], env: &[(String, String)], input: &str) -> Output {
-    let mut child = workmate(dir)
-        .args(args)
-        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    run_with_input(dir, args, &env, input)
 }
 
 fn text(output: &Output) -> String {

@@ -40,6 +40,31 @@ pub(crate) fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
         .unwrap()
 }
 
+/// Runs `workmate` to completion with `env`, `input` on its standard input.
+pub(crate) fn run_with_input(
+    dir: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    input: &str,
+) -> Output {
+    use std::process::Stdio;
+    let mut child = workmate(dir)
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
 /// A port nothing listens on right now.
 /// The clock in Unix seconds, as text: the timestamp a platform signs a fresh request with.
 pub(crate) fn unix_now_s() -> String {

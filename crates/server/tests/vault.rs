@@ -337,21 +337,7 @@ fn vault_keys_must_be_usable() {
 
 /// Runs `workmate args` with `input` on standard input.
 fn workmate_with_input(dir: &Path, args: &[&str], input: &str) -> Outcome {
-    use std::io::Write as _;
-    let mut child = crate::support::workmate(dir)
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
+    let output = crate::support::run_with_input(dir, args, &[], input);
     Outcome {
         code: output.status.code(),
         stdout: String::from_utf8(output.stdout).unwrap(),
