@@ -31,6 +31,7 @@ pub mod net;
 mod platform;
 mod pool;
 mod retry;
+mod shared;
 #[cfg(feature = "test-support")]
 pub mod testing;
 mod token;
@@ -52,4 +53,5 @@ pub use inbound::{Inbound, InboundFile, InboundKind, InboundUser, menu_command};
 pub use platform::{PROFILE_LOOKUP, Platform, Profile, bounded_profile};
 pub use pool::AckPool;
 pub use retry::{RetryPolicy, with_retry};
+pub use shared::SharedValues;
 pub use token::{AccessToken, REFRESH_AHEAD};

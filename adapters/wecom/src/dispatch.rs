@@ -36,7 +36,9 @@ pub async fn dispatch_robot(
 ) -> Result<Option<Value>, NotTaken> {
     let bot_name = None;
     match callback {
-        RobotCallback::StreamRefresh(refresh) => Ok(Some(platform.refresh(&refresh.stream_id))),
+        RobotCallback::StreamRefresh(refresh) => {
+            Ok(Some(platform.refresh(&refresh.stream_id).await))
+        }
         RobotCallback::Message(message) => {
             let stream = stream_id(&message.msgid);
             let Some(mut inbound) = robot_inbound(callback, corp_id, bot_name) else {

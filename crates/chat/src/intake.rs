@@ -363,6 +363,16 @@ impl Chat {
             Ok(purged) => debug!(purged, "Expired deliveries purged."),
             Err(e) => warn!(error = %e, "Cannot purge expired deliveries."),
         }
+        match self
+            .store()
+            .shared_values()
+            .purge_expired(PURGE_BATCH)
+            .await
+        {
+            Ok(0) => {}
+            Ok(purged) => debug!(purged, "Expired shared values purged."),
+            Err(e) => warn!(error = %e, "Cannot purge expired shared values."),
+        }
         let before = self.store().clock_ms() - crate::recall::REMEMBERED_MS;
         if let Err(e) = self.store().message_sessions().forget_before(before).await {
             warn!(error = %e, "Cannot forget old messages' conversations.");

@@ -162,6 +162,14 @@ impl Chat {
         chat
     }
 
+    /// Values every replica reads: in the coordinator when it is shared, else in the database.
+    pub fn shared_values(&self) -> Arc<dyn workmate_adapter::SharedValues> {
+        Arc::new(crate::shared_values::ReplicaValues {
+            coordinator: Arc::clone(self.inner.hub.coordinator()),
+            store: self.inner.store.clone(),
+        })
+    }
+
     /// Starts the intake workers, which also pick up what an earlier process left unfinished.
     /// Call it once the platforms are registered (a delivery for a platform not registered yet
     /// would wait for a retry). Must be called inside a tokio runtime; a second call does

@@ -44,6 +44,7 @@ mod recall;
 mod runs;
 mod send_message;
 mod session_commands;
+mod shared_values;
 mod text;
 mod trace;
 

@@ -163,7 +163,7 @@ async fn wecom_sends_it_as_an_app_message_and_the_group_only_hears_that_it_went(
         path.starts_with("/cgi-bin/message/send") && body["touser"] == ANA
     });
     // What the group's reply stream shows (WeCom asks for it again and again): not the link.
-    let shown = wecom.refresh(&stream).to_string();
+    let shown = wecom.refresh(&stream).await.to_string();
     assert!(!shown.contains("ANA-ONLY"), "{shown}");
     assert!(shown.contains("private message"), "{shown}");
 }
@@ -175,7 +175,7 @@ async fn wecom_without_an_app_asks_her_to_write_privately_and_shows_nothing_else
     let wecom = Arc::new(workmate_wecom::WeComPlatform::new(links));
     let (target, stream) = robot_group_reply(&format!("{}/response", api.uri()));
     wecom.private_notice(&target, ANA, &notice()).await.unwrap();
-    let shown = wecom.refresh(&stream).to_string();
+    let shown = wecom.refresh(&stream).await.to_string();
     assert!(!shown.contains("ANA-ONLY"), "{shown}");
     assert!(shown.contains("message me directly"), "{shown}");
     assert!(
@@ -190,5 +190,11 @@ async fn wecom_without_an_app_asks_her_to_write_privately_and_shows_nothing_else
     let stream = handle.stream.clone().unwrap();
     let direct = group(ANA, Some(handle.encode()));
     wecom.private_notice(&direct, ANA, &notice()).await.unwrap();
-    assert!(wecom.refresh(&stream).to_string().contains("ANA-ONLY"));
+    assert!(
+        wecom
+            .refresh(&stream)
+            .await
+            .to_string()
+            .contains("ANA-ONLY")
+    );
 }

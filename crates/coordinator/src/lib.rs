@@ -111,6 +111,15 @@ pub trait Coordinator: Send + Sync + Debug {
     /// Remembers that delivery `key` is durably stored, for `ttl`.
     fn remember<'a>(&'a self, key: &'a str, ttl: Duration) -> BoxFuture<'a, ()>;
 
+    /// Keeps `value` under `key` for `ttl`, for every replica to read with
+    /// [`Coordinator::value`] (in process: for this one); a value that cannot be kept is
+    /// logged and dropped.
+    fn put_value<'a>(&'a self, key: &'a str, value: &'a str, ttl: Duration) -> BoxFuture<'a, ()>;
+
+    /// The value kept under `key`, unless it expired; `None` also when the coordinator cannot
+    /// be asked.
+    fn value<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Option<String>>;
+
     /// Tells every replica (this one included) `signal`.
     fn signal(&self, signal: Signal);
 

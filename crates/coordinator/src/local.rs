@@ -2,10 +2,12 @@
 //!
 //! Invariants: events need no fan-out (a replica's subscribers get its own events directly);
 //! limits are counted in this process; no delivery is remembered (the intake table decides);
-//! signals reach this process's own listeners.
+//! signals reach this process's own listeners; kept values are this process's, dropped when they
+//! expire.
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use tokio::sync::broadcast;
 use workmate_protocol::{Event, SessionId, TenantId};
@@ -21,6 +23,8 @@ pub(crate) const SIGNAL_BUFFER: usize = 256;
 pub struct InProcess {
     windows: SlidingWindows,
     signals: broadcast::Sender<Signal>,
+    /// Kept values and when each expires.
+    values: Mutex<HashMap<String, (String, Instant)>>,
 }
 
 impl Default for InProcess {
@@ -28,6 +32,7 @@ impl Default for InProcess {
         Self {
             windows: SlidingWindows::default(),
             signals: broadcast::channel(SIGNAL_BUFFER).0,
+            values: Mutex::default(),
         }
     }
 }
@@ -72,6 +77,26 @@ impl Coordinator for InProcess {
         Box::pin(async {})
     }
 
+    fn put_value<'a>(&'a self, key: &'a str, value: &'a str, ttl: Duration) -> BoxFuture<'a, ()> {
+        let now = Instant::now();
+        let mut values = self.values.lock().unwrap_or_else(PoisonError::into_inner);
+        values.retain(|_, (_, until)| *until > now);
+        values.insert(key.to_owned(), (value.to_owned(), now + ttl));
+        Box::pin(async {})
+    }
+
+    fn value<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Option<String>> {
+        let now = Instant::now();
+        let found = self
+            .values
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(key)
+            .filter(|(_, until)| *until > now)
+            .map(|(value, _)| value.clone());
+        Box::pin(async move { found })
+    }
+
     fn signal(&self, signal: Signal) {
         // Nobody listening is fine: a signal only makes something happen sooner.
         let _ = self.signals.send(signal);
@@ -87,5 +112,21 @@ impl Coordinator for InProcess {
 
     fn stats(&self) -> Stats {
         Stats::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_kept_value_is_read_until_it_expires() {
+        let local = InProcess::default();
+        local.put_value("k", "one", Duration::from_secs(60)).await;
+        local.put_value("k", "two", Duration::from_secs(60)).await;
+        local.put_value("gone", "x", Duration::ZERO).await;
+        assert_eq!(local.value("k").await.as_deref(), Some("two"));
+        assert_eq!(local.value("gone").await, None);
+        assert_eq!(local.value("never").await, None);
     }
 }

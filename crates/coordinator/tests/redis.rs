@@ -121,6 +121,21 @@ async fn a_delivery_remembered_on_one_replica_is_seen_on_the_other_until_it_expi
 }
 
 #[tokio::test]
+async fn a_value_kept_on_one_replica_is_read_on_the_other_until_it_expires() {
+    let Some((a, b)) = two_replicas().await else {
+        return;
+    };
+    assert_eq!(b.value("wecom:stream:s1").await, None, "unknown before");
+    a.put_value("wecom:stream:s1", "first", Duration::from_millis(300))
+        .await;
+    a.put_value("wecom:stream:s1", "second", Duration::from_millis(300))
+        .await;
+    assert_eq!(b.value("wecom:stream:s1").await.as_deref(), Some("second"));
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(b.value("wecom:stream:s1").await, None, "gone after its TTL");
+}
+
+#[tokio::test]
 async fn a_signal_reaches_both_replicas_once() {
     let Some((a, b)) = two_replicas().await else {
         return;

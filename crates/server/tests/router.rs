@@ -50,6 +50,12 @@ pub(crate) async fn app_with_script(script: &str) -> App {
         .ensure(&"default".into(), "Default")
         .await
         .unwrap();
+    app_on(store, dir, script, &EngineConfig::default().replica)
+}
+
+/// An app on `store` (already migrated), as the replica named `replica`, whose sessions run
+/// `script`, working in `dir`.
+pub(crate) fn app_on(store: Store, dir: tempfile::TempDir, script: &str, replica: &str) -> App {
     let mut providers = ProviderRouter::new("scripted");
     providers.register(
         "scripted",
@@ -57,6 +63,7 @@ pub(crate) async fn app_with_script(script: &str) -> App {
     );
     let config = EngineConfig {
         workspaces_dir: dir.path().join("workspaces"),
+        replica: replica.to_owned(),
         ..EngineConfig::default()
     };
     let hub = SessionHub::new(EngineParts {

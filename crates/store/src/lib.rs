@@ -59,6 +59,7 @@ pub use repo::personas::{NewPersona, PersonaRecord, PersonaRepo, PersonaState};
 pub use repo::roles::RoleChange;
 pub use repo::secrets::SecretRepo;
 pub use repo::sessions::{NewSession, SessionKey, SessionRecord, SessionRepo};
+pub use repo::shared_values::SharedValueRepo;
 pub use repo::skills::{SkillRecord, SkillRepo, SkillScope};
 pub use repo::spent_links::SpentLinkRepo;
 pub use repo::tenants::{NewUser, Role, Tenant, TenantRepo, User};
@@ -244,6 +245,11 @@ impl Store {
     /// Inbound chat deliveries, stored before they are acknowledged.
     pub fn intake(&self) -> IntakeRepo<'_> {
         IntakeRepo::new(self)
+    }
+
+    /// Short-lived values every replica reads (when replicas share only the database).
+    pub fn shared_values(&self) -> SharedValueRepo<'_> {
+        SharedValueRepo::new(self)
     }
 
     /// Token usage per model call.

@@ -205,6 +205,13 @@ const MIGRATIONS: &[Migration] = &[
         mysql: include_str!("../../../migrations/mysql/0027_card_posts_confirmed.sql"),
         postgres: include_str!("../../../migrations/postgres/0027_card_posts_confirmed.sql"),
     },
+    Migration {
+        version: 28,
+        name: "0028_shared_values",
+        sqlite: include_str!("../../../migrations/sqlite/0028_shared_values.sql"),
+        mysql: include_str!("../../../migrations/mysql/0028_shared_values.sql"),
+        postgres: include_str!("../../../migrations/postgres/0028_shared_values.sql"),
+    },
 ];
 
 /// The names of every migration this version knows, oldest first.

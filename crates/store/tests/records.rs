@@ -124,6 +124,19 @@ backend_matrix! {
         assert_eq!(cards.next_version(&tenant, &session.id, "turn:1", "feishu").await.unwrap(), 4);
     }
 
+    async fn a_shared_value_is_replaced_read_until_it_expires_and_purged(ctx: Ctx) {
+        let values = ctx.store.shared_values();
+        values.put("wecom:stream:s1", "first", 1_000).await.unwrap();
+        values.put("wecom:stream:s1", "second", 1_000).await.unwrap();
+        values.put("wecom:stream:s2", "other", 5_000).await.unwrap();
+        assert_eq!(values.get("wecom:stream:s1").await.unwrap().as_deref(), Some("second"));
+        assert_eq!(values.get("missing").await.unwrap(), None);
+        ctx.clock.advance_ms(1_000);
+        assert_eq!(values.get("wecom:stream:s1").await.unwrap(), None, "expired");
+        assert_eq!(values.purge_expired(100).await.unwrap(), 1);
+        assert_eq!(values.get("wecom:stream:s2").await.unwrap().as_deref(), Some("other"));
+    }
+
     async fn a_card_post_is_announced_then_confirmed(ctx: Ctx) {
         let (tenant, session) = tenant_with_session(&ctx.store, "cards").await;
         let cards = ctx.store.cards();

@@ -18,9 +18,12 @@
 //! - notices and private replies (a command's answer) go into the stream too;
 //! - a message to the self-built app is answered with app messages (see `to_app`).
 //!
-//! Streams are kept in this process for an hour (WeCom stops asking after 6 minutes), so in
-//! callback mode the replica that ran a turn must be the one asked for its stream (ADR 0012, "As
-//! built"). After a restart, a card the chat layer updates brings its stream back.
+//! Streams are kept in this process for an hour (WeCom stops asking after 6 minutes). In callback
+//! mode each change of a stream also keeps its answer where every replica reads it
+//! ([`WeComPlatform::with_shared`]), so a refresh that reaches another replica (or this one after
+//! a restart) shows the stream as it stands; a card riding on the stream is shown by the replica
+//! that runs the turn, at its next refresh. After a restart, a card the chat layer updates
+//! brings its stream back.
 //!
 //! Limits of callback mode: a stream carries one card and a message takes one further answer, so
 //! a turn with more than two prompts, or an answer longer than two messages, is cut, with a log
@@ -40,7 +43,7 @@ use secrecy::ExposeSecret as _;
 use serde_json::{Value, json};
 use workmate_adapter::{
     AdapterError, BoxFuture, ChatAdapter, ChatTarget, Downloaded, InboundFile, Platform,
-    PostedCard, Posting, Profile,
+    PostedCard, Posting, Profile, SharedValues,
 };
 use workmate_cards::Card;
 use workmate_protocol::Surface;
@@ -85,6 +88,9 @@ pub struct WeComPlatform {
     used: moka::sync::Cache<String, ()>,
     /// The robot's EncodingAESKey: callbacks' files are encrypted with it.
     media_key: Option<secrecy::SecretString>,
+    /// Where, in callback mode, each stream's latest answer is kept for the other replicas, any
+    /// of which WeCom may ask for it.
+    shared: Option<Arc<dyn SharedValues>>,
 }
 
 impl WeComPlatform {
@@ -99,7 +105,16 @@ impl WeComPlatform {
             streams: kept(),
             used: kept(),
             media_key: None,
+            shared: None,
         }
+    }
+
+    /// The same platform keeping, in callback mode, each stream's latest answer in `shared`,
+    /// so a refresh that reaches another replica shows the stream too.
+    #[must_use]
+    pub fn with_shared(mut self, shared: Arc<dyn SharedValues>) -> Self {
+        self.shared = Some(shared);
+        self
     }
 
     /// The same platform decrypting callbacks' files with the robot's EncodingAESKey.
@@ -135,9 +150,19 @@ impl WeComPlatform {
     }
 
     /// The answer to a stream refresh: the stream's content now (plaintext JSON, to be sealed).
-    /// A stream that just became complete with more than fits sends the rest.
-    pub fn refresh(self: &Arc<Self>, stream_id: &str) -> Value {
-        let stream = self.stream(stream_id);
+    /// A stream that just became complete with more than fits sends the rest. A stream this
+    /// replica does not have (another one runs its turn, or this one restarted) is answered
+    /// with what was last kept for the other replicas, if anything.
+    pub async fn refresh(self: &Arc<Self>, stream_id: &str) -> Value {
+        let Some(stream) = self.streams.get(stream_id) else {
+            if let Some(shared) = &self.shared
+                && let Some(kept) = shared.get(&shared_key(stream_id)).await
+                && let Ok(answer) = serde_json::from_str(&kept)
+            {
+                return answer;
+            }
+            return stream_message(stream_id, "", false);
+        };
         let (snapshot, card, tail, url) = {
             let mut s = lock(&stream);
             let snapshot = s.snapshot(Instant::now());
@@ -160,6 +185,19 @@ impl WeComPlatform {
         })
     }
 
+    /// Keeps the stream's answer now (its content, without a riding card, which this replica
+    /// shows once) for the other replicas, in callback mode.
+    pub(super) async fn share(&self, stream_id: &str, stream: &Mutex<Stream>) {
+        let Some(shared) = &self.shared else { return };
+        let answer = {
+            let snapshot = lock(stream).snapshot(Instant::now());
+            stream_message(stream_id, &snapshot.content, snapshot.finish)
+        };
+        shared
+            .put(&shared_key(stream_id), answer.to_string(), KEPT_FOR)
+            .await;
+    }
+
     /// Replaces a card in its stream, then [`WeComPlatform::sync`]s the stream.
     async fn set_part(
         &self,
@@ -177,6 +215,7 @@ impl WeComPlatform {
     /// long connection, its new snapshot.
     async fn sync(&self, stream_id: &str, stream: &Mutex<Stream>) -> Result<(), AdapterError> {
         let Some(sender) = &self.socket else {
+            self.share(stream_id, stream).await;
             let (tail, url) = {
                 let mut s = lock(stream);
                 (s.take_tail(), s.response_url.clone())
@@ -344,6 +383,11 @@ fn kept<V: Clone + Send + Sync + 'static>() -> moka::sync::Cache<String, V> {
 
 pub(crate) fn lock(stream: &Mutex<Stream>) -> std::sync::MutexGuard<'_, Stream> {
     stream.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The key a stream's latest answer is kept under for the other replicas.
+fn shared_key(stream_id: &str) -> String {
+    format!("wecom:stream:{stream_id}")
 }
 
 /// Over the long connection nobody asks for a stream again: at [`HAND_OVER_AFTER`] a stream not

@@ -243,6 +243,31 @@ impl Shared {
         Ok(found > 0)
     }
 
+    async fn set_value(&self, key: &str, value: &str, ttl: Duration) -> Result<()> {
+        let mut connection = self.connection().await?;
+        let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        let () = timed(
+            redis::cmd("SET")
+                .arg(format!("{}:value:{key}", self.prefix))
+                .arg(value)
+                .arg("PX")
+                .arg(ttl_ms)
+                .query_async(&mut connection),
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn get_value(&self, key: &str) -> Result<Option<String>> {
+        let mut connection = self.connection().await?;
+        timed(
+            redis::cmd("GET")
+                .arg(format!("{}:value:{key}", self.prefix))
+                .query_async(&mut connection),
+        )
+        .await
+    }
+
     async fn set_seen(&self, key: &str, ttl: Duration) -> Result<()> {
         let mut connection = self.connection().await?;
         let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
@@ -341,6 +366,26 @@ impl Coordinator for RedisCoordinator {
         Box::pin(async move {
             if let Err(e) = self.shared.set_seen(key, ttl).await {
                 self.shared.failed("remember a delivery", &e);
+            }
+        })
+    }
+
+    fn put_value<'a>(&'a self, key: &'a str, value: &'a str, ttl: Duration) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            if let Err(e) = self.shared.set_value(key, value, ttl).await {
+                self.shared.failed("keep a value", &e);
+            }
+        })
+    }
+
+    fn value<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async move {
+            match self.shared.get_value(key).await {
+                Ok(value) => value,
+                Err(e) => {
+                    self.shared.failed("read a value", &e);
+                    None
+                }
             }
         })
     }

@@ -5,6 +5,7 @@
 
 mod app;
 mod groups;
+mod replicas;
 mod socket;
 
 use std::sync::Arc;
@@ -54,7 +55,11 @@ pub(crate) async fn wecom_app(script: &str) -> WeComApp {
         )
         .mount(&fake)
         .await;
-    let app = app_with_script(script).await;
+    serve(app_with_script(script).await, fake)
+}
+
+/// WeCom in callback mode on `app`, answering through `fake`.
+fn serve(app: crate::router::App, fake: MockServer) -> WeComApp {
     let config = WeComConfig::callback(CORP, TOKEN.into(), AES_KEY.into(), &fake.uri())
         .with_admins(vec!["boss".into()]);
     let chat = app.state.chat.clone();
@@ -77,6 +82,25 @@ pub(crate) async fn wecom_app(script: &str) -> WeComApp {
 }
 
 impl WeComApp {
+    /// Another replica (named `replica`) serving the same robot on the same database, with a
+    /// coordinator of its own: they share only the database.
+    pub(crate) async fn replica(&self, replica: &str, script: &str) -> WeComApp {
+        let app = crate::router::app_on(
+            self.store.clone(),
+            tempfile::tempdir().unwrap(),
+            script,
+            replica,
+        );
+        let fake = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(
+                ResponseTemplate::new(200).set_body_json(json!({"errcode": 0, "errmsg": "ok"})),
+            )
+            .mount(&fake)
+            .await;
+        serve(app, fake)
+    }
+
     /// Posts `plaintext` encrypted and signed, as WeCom does; the status and the decrypted
     /// reply (`Null` for an empty one).
     pub(crate) async fn post(&self, plaintext: &str) -> (StatusCode, Value) {
@@ -118,7 +142,7 @@ impl WeComApp {
     }
 
     /// The stream's content as WeCom sees it on a refresh.
-    async fn refresh(&self, stream_id: &str) -> (String, bool) {
+    pub(crate) async fn refresh(&self, stream_id: &str) -> (String, bool) {
         let (status, reply) = self.post(&refresh(stream_id)).await;
         assert_eq!(status, StatusCode::OK);
         assert_eq!(reply["msgtype"], "stream");

@@ -26,6 +26,7 @@ pub(crate) mod personas;
 pub(crate) mod roles;
 pub(crate) mod secrets;
 pub(crate) mod sessions;
+pub(crate) mod shared_values;
 pub(crate) mod skills;
 pub(crate) mod spent_links;
 pub(crate) mod tenants;

@@ -89,6 +89,9 @@ impl WeComSurface {
         }
         if let Some(client) = &client {
             platform = platform.with_socket(client.sender());
+        } else {
+            // WeCom may ask any replica for a stream another one runs.
+            platform = platform.with_shared(chat.shared_values());
         }
         // Over the long connection `secret` is the robot's; otherwise, with an `agent_id`, the
         // self-built app's.
