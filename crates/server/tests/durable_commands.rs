@@ -54,6 +54,17 @@ fn new_session(server: &Server) -> String {
     created["session_id"].as_str().unwrap().to_owned()
 }
 
+/// A session made in `dir`, and a server started again there that dies at the kill point
+/// `point`.
+fn armed_at(dir: &std::path::Path, env: &[(String, String)], point: &str) -> (String, Server) {
+    let server = start(dir, env);
+    let session = new_session(&server);
+    server.terminate(std::time::Duration::from_secs(10));
+    let mut armed = env.to_vec();
+    armed.push((workmate_faults::ENV.into(), point.into()));
+    (session, start(dir, &armed))
+}
+
 on_every_backend!(
     a_command_killed_before_its_answer_runs_once_after_the_restart,
     a_command_answered_before_its_message_was_stored_is_not_lost,
@@ -68,13 +79,7 @@ fn a_command_killed_before_its_answer_runs_once_after_the_restart(backend: Backe
     for point in ["api_command.stored", "api_command.applied"] {
         let dir = tempfile::tempdir().unwrap();
         let env = env(dir.path(), database.as_deref());
-        let server = start(dir.path(), &env);
-        let session = new_session(&server);
-        server.terminate(std::time::Duration::from_secs(10));
-
-        let mut armed = env.clone();
-        armed.push((workmate_faults::ENV.into(), point.into()));
-        let server = start(dir.path(), &armed);
+        let (session, server) = armed_at(dir.path(), &env, point);
         let key = format!("retry-{point}");
         let answered = send(&server, &session, "hello", &key);
         assert_eq!(answered, None, "{point}: killed before the answer");
@@ -103,13 +108,7 @@ fn a_command_answered_before_its_message_was_stored_is_not_lost(backend: Backend
     };
     let dir = tempfile::tempdir().unwrap();
     let env = env(dir.path(), database.as_deref());
-    let server = start(dir.path(), &env);
-    let session = new_session(&server);
-    server.terminate(std::time::Duration::from_secs(10));
-
-    let mut armed = env.clone();
-    armed.push((workmate_faults::ENV.into(), "turn.message_unstored".into()));
-    let server = start(dir.path(), &armed);
+    let (session, server) = armed_at(dir.path(), &env, "turn.message_unstored");
     // Whether the 202 left before the process died is a race; either way nothing is lost.
     let answered = send(&server, &session, "hello", "kill-after-202");
     assert!(!server.died().success());

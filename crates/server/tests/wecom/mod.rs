@@ -48,6 +48,11 @@ pub(crate) struct WeComApp {
 }
 
 pub(crate) async fn wecom_app(script: &str) -> WeComApp {
+    serve(app_with_script(script).await, fake_wecom().await)
+}
+
+/// A fake WeCom that takes every answer sent through a `response_url`.
+async fn fake_wecom() -> MockServer {
     let fake = MockServer::start().await;
     Mock::given(method("POST"))
         .respond_with(
@@ -55,7 +60,7 @@ pub(crate) async fn wecom_app(script: &str) -> WeComApp {
         )
         .mount(&fake)
         .await;
-    serve(app_with_script(script).await, fake)
+    fake
 }
 
 /// WeCom in callback mode on `app`, answering through `fake`.
@@ -91,14 +96,7 @@ impl WeComApp {
             script,
             replica,
         );
-        let fake = MockServer::start().await;
-        Mock::given(method("POST"))
-            .respond_with(
-                ResponseTemplate::new(200).set_body_json(json!({"errcode": 0, "errmsg": "ok"})),
-            )
-            .mount(&fake)
-            .await;
-        serve(app, fake)
+        serve(app, fake_wecom().await)
     }
 
     /// Posts `plaintext` encrypted and signed, as WeCom does; the status and the decrypted
