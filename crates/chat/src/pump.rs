@@ -205,7 +205,7 @@ impl Pumps {
             let newest = changed.iter().map(|(at, _)| *at).max().unwrap_or(0);
             let since =
                 newest.saturating_sub(i64::try_from(window.as_millis()).unwrap_or(i64::MAX));
-            let mut seen = std::collections::HashSet::new();
+            let mut seen = HashSet::new();
             let recent: Vec<CardRef> = changed
                 .into_iter()
                 .filter(|(at, r)| *at >= since && seen.insert(r.clone()))

@@ -264,14 +264,18 @@ async fn a_message_that_reaches_another_replica_steers_the_turn_where_it_runs() 
             .unwrap(),
         Taken::Stored
     );
+    // b's own claim was the first attempt; a's, once b told it the row waits, is the second
+    // (b tries again only after a pause).
     eventually(
         "b hands the message to a, which steers its turn",
         || async {
-            state(&a, "Ev2").await == Some(IntakeState::Running)
-                || state(&a, "Ev2").await == Some(IntakeState::Done)
+            let row = a.store.intake().get(&key(&a, "Ev2")).await.unwrap();
+            row.is_some_and(|r| r.attempts >= 2 && r.state == IntakeState::Running)
         },
     )
     .await;
+    // a joins it to the parked turn as it would a message of its own.
+    tokio::time::sleep(Duration::from_millis(500)).await;
     a.send(crate::support::click("Cl1", "U1", "t1", approve))
         .await;
     let session = a.session("t1").await;

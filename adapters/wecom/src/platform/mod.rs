@@ -31,6 +31,7 @@
 
 mod private;
 mod prompt;
+mod refresh;
 mod render;
 mod reply;
 mod stream;
@@ -149,53 +150,10 @@ impl WeComPlatform {
         self.app()?.update_card(response_code, user, card).await
     }
 
-    /// The answer to a stream refresh: the stream's content now (plaintext JSON, to be sealed).
-    /// A stream that just became complete with more than fits sends the rest. A stream this
-    /// replica does not have (another one runs its turn, or this one restarted) is answered
-    /// with what was last kept for the other replicas, if anything.
-    pub async fn refresh(self: &Arc<Self>, stream_id: &str) -> Value {
-        let Some(stream) = self.streams.get(stream_id) else {
-            if let Some(shared) = &self.shared
-                && let Some(kept) = shared.get(&shared_key(stream_id)).await
-                && let Ok(answer) = serde_json::from_str(&kept)
-            {
-                return answer;
-            }
-            return stream_message(stream_id, "", false);
-        };
-        let (snapshot, card, tail, url) = {
-            let mut s = lock(&stream);
-            let snapshot = s.snapshot(Instant::now());
-            let card = s.card_to_show();
-            (snapshot, card, s.take_tail(), s.response_url.clone())
-        };
-        if let (Some(tail), Some(url)) = (tail, url) {
-            let platform = Arc::clone(self);
-            tokio::spawn(async move { platform.send_tail(&url, &tail).await });
-        }
-        match card {
-            Some(card) => prompt::with_card(stream_id, &snapshot.content, snapshot.finish, &card),
-            None => stream_message(stream_id, &snapshot.content, snapshot.finish),
-        }
-    }
-
     fn stream(&self, stream_id: &str) -> Arc<Mutex<Stream>> {
         self.streams.get_with(stream_id.to_owned(), || {
             Arc::new(Mutex::new(Stream::new(Instant::now())))
         })
-    }
-
-    /// Keeps the stream's answer now (its content, without a riding card, which this replica
-    /// shows once) for the other replicas, in callback mode.
-    pub(super) async fn share(&self, stream_id: &str, stream: &Mutex<Stream>) {
-        let Some(shared) = &self.shared else { return };
-        let answer = {
-            let snapshot = lock(stream).snapshot(Instant::now());
-            stream_message(stream_id, &snapshot.content, snapshot.finish)
-        };
-        shared
-            .put(&shared_key(stream_id), answer.to_string(), KEPT_FOR)
-            .await;
     }
 
     /// Replaces a card in its stream, then [`WeComPlatform::sync`]s the stream.
@@ -383,11 +341,6 @@ fn kept<V: Clone + Send + Sync + 'static>() -> moka::sync::Cache<String, V> {
 
 pub(crate) fn lock(stream: &Mutex<Stream>) -> std::sync::MutexGuard<'_, Stream> {
     stream.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// The key a stream's latest answer is kept under for the other replicas.
-fn shared_key(stream_id: &str) -> String {
-    format!("wecom:stream:{stream_id}")
 }
 
 /// Over the long connection nobody asks for a stream again: at [`HAND_OVER_AFTER`] a stream not
