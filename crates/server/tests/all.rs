@@ -32,6 +32,7 @@ mod intake_crash;
 mod kill;
 #[path = "../../../tests/kill_reads.rs"]
 mod kill_reads;
+mod layout;
 mod models;
 mod observability;
 mod offboarding;
