@@ -40,7 +40,10 @@ fn the_readme_layout_lists_every_workspace_crate() {
     let listed = listed(&readme);
     assert!(members.len() > 20, "{members:?}");
     let missing: Vec<&String> = members.difference(&listed).collect();
-    assert!(missing.is_empty(), "crates the README's layout does not list: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "crates the README's layout does not list: {missing:?}"
+    );
     // Every listed path exists.
     for path in &listed {
         assert!(
