@@ -40,10 +40,10 @@ fn script(dir: &Path) -> Vec<(String, String)> {
 }
 
 /// A small deterministic generator, seeded from the clock (the seed is printed).
-struct Dice(u64);
+pub(crate) struct Dice(pub(crate) u64);
 
 impl Dice {
-    fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.0 = self
             .0
             .wrapping_mul(6_364_136_223_846_793_005)

@@ -20,7 +20,7 @@ use workmate_protocol::{EventKind, Message, SessionId, TenantId};
 use workmate_store::Store;
 
 use crate::crash::{call, eventually, scripted, start};
-use crate::kill::read_store;
+use crate::kill::{Dice, read_store};
 use crate::support::Server;
 
 const SESSIONS: usize = 40;
@@ -202,13 +202,7 @@ fn reads_cut_by_sigkills_run_again_and_writes_never_twice() {
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_nanos() as u64;
-    let mut dice = seed;
-    let mut below = |n: u64| {
-        dice = dice
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (dice >> 33) % n
-    };
+    let mut dice = Dice(seed);
     let dir = tempfile::tempdir().unwrap();
     let env = script(dir.path());
     let mut server = start(dir.path(), &env);
@@ -234,7 +228,7 @@ fn reads_cut_by_sigkills_run_again_and_writes_never_twice() {
         assert_eq!(status, 202);
     }
     for _ in 0..KILLS {
-        std::thread::sleep(Duration::from_millis(300 + below(900)));
+        std::thread::sleep(Duration::from_millis(300 + dice.below(900)));
         server.crash();
         server = start(dir.path(), &env);
     }

@@ -396,9 +396,10 @@ async fn unpack_and_check<R: Read + std::io::Seek>(
 /// `root` joined with a manifest's relative `path`, refused if it would leave `root`.
 fn safe_join(root: &Path, path: &str) -> Result<PathBuf, StartupError> {
     let relative = Path::new(path);
-    let plain = relative
-        .components()
-        .all(|c| matches!(c, std::path::Component::Normal(_)));
+    let plain = relative.components().next().is_some()
+        && relative
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
     if !plain {
         return Err(StartupError::Backup(format!(
             "the backup names the object {path:?}, outside the object store"
@@ -429,4 +430,27 @@ fn unpack<R: Read + std::io::Seek>(
     std::io::copy(&mut entry, &mut out).map_err(|e| failed(&format!("cannot write {name}"), e))?;
     out.flush()
         .map_err(|e| failed(&format!("cannot write {name}"), e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_manifest_cannot_name_an_object_outside_the_object_store() {
+        let root = Path::new("/srv/workmate/data/objects");
+        assert_eq!(
+            safe_join(root, "default/s1/a1/report.md").unwrap(),
+            root.join("default/s1/a1/report.md")
+        );
+        for hostile in [
+            "../workmate.db",
+            "/etc/passwd",
+            "a/../../admin_token",
+            "./x",
+            "",
+        ] {
+            assert!(safe_join(root, hostile).is_err(), "{hostile:?}");
+        }
+    }
 }

@@ -30,19 +30,26 @@ fn ok(data: &Value) -> ResponseTemplate {
 /// The fake, with every endpoint workmate calls.
 pub(crate) async fn feishu() -> MockServer {
     let fake = MockServer::start().await;
+    mount_identity(&fake).await;
+    mount_cards(&fake).await;
+    fake
+}
+
+/// The token, the bot's own info, and people's names.
+pub(crate) async fn mount_identity(fake: &MockServer) {
     Mock::given(method("POST"))
         .and(path("/open-apis/auth/v3/tenant_access_token/internal"))
         .respond_with(ResponseTemplate::new(200).set_body_json(
             json!({"code": 0, "msg": "ok", "tenant_access_token": "t-test", "expire": 7200}),
         ))
-        .mount(&fake)
+        .mount(fake)
         .await;
     Mock::given(method("GET"))
         .and(path("/open-apis/bot/v3/info"))
         .respond_with(ResponseTemplate::new(200).set_body_json(
             json!({"code": 0, "msg": "ok", "bot": {"open_id": "ou_bot", "app_name": "workmate"}}),
         ))
-        .mount(&fake)
+        .mount(fake)
         .await;
     Mock::given(method("GET"))
         .and(path_regex("^/open-apis/contact/v3/users/"))
@@ -61,8 +68,12 @@ pub(crate) async fn feishu() -> MockServer {
             };
             ok(&json!({"user": {"open_id": id, "name": name}}))
         })
-        .mount(&fake)
+        .mount(fake)
         .await;
+}
+
+/// CardKit and messages: every card and message created gets an id of its own.
+async fn mount_cards(fake: &MockServer) {
     Mock::given(method("POST"))
         .and(path("/open-apis/cardkit/v1/cards"))
         .respond_with(NewIds {
@@ -70,7 +81,7 @@ pub(crate) async fn feishu() -> MockServer {
             field: "card_id",
             prefix: "card_",
         })
-        .mount(&fake)
+        .mount(fake)
         .await;
     Mock::given(method("POST"))
         .and(path_regex("^/open-apis/im/v1/messages"))
@@ -79,14 +90,13 @@ pub(crate) async fn feishu() -> MockServer {
             field: "message_id",
             prefix: "om_sent_",
         })
-        .mount(&fake)
+        .mount(fake)
         .await;
     for verb in ["PUT", "PATCH"] {
         Mock::given(method(verb))
             .and(path_regex("^/open-apis/cardkit/v1/cards/"))
             .respond_with(ok(&json!({})))
-            .mount(&fake)
+            .mount(fake)
             .await;
     }
-    fake
 }

@@ -8,7 +8,8 @@ use workmate_protocol::Surface;
 use workmate_store::InboxItemState;
 
 use super::{
-    ROOT, SHELL, TENANT_KEY, button_values, card_of, click, feishu_app, mention, parked, post,
+    ROOT, SHELL, TENANT_KEY, approve_once, button_values, card_of, click, feishu_app, mention,
+    parked, post,
 };
 use crate::support::{inbox_state, wait_for};
 
@@ -57,16 +58,8 @@ async fn a_second_person_writing_while_an_approval_waits_is_told_privately_by_na
         },
     )
     .await;
-    let values: Vec<Value> = created
-        .iter()
-        .filter(|c| c.method == "POST")
-        .flat_map(|c| button_values(&card_of(c)))
-        .collect();
-    let once = values
-        .iter()
-        .find(|v| v.to_string().contains(item.id.as_str()) && v.to_string().contains("once"))
-        .unwrap();
-    let (_, answer) = post(&app, "card", &click("Cb1", "ou_ana", once)).await;
+    let once = approve_once(&created, &item);
+    let (_, answer) = post(&app, "card", &click("Cb1", "ou_ana", &once)).await;
     assert_eq!(answer["toast"]["type"], "success", "{answer:#}");
     wait_for(
         &app.fake,

@@ -1,7 +1,7 @@
 //! The Feishu surface end to end, in process: encrypted, signed events and card callbacks in,
 //! open-platform calls out to a fake Feishu.
 
-mod fake;
+pub(crate) mod fake;
 mod groups;
 mod link;
 
@@ -163,6 +163,21 @@ fn card_of(call: &Call) -> Value {
     serde_json::from_str(data).unwrap()
 }
 
+/// The "Approve once" button value of `item` among the cards `created` (the approval card's;
+/// the turn card may show the call too).
+fn approve_once(created: &[Call], item: &InboxItem) -> Value {
+    let values: Vec<Value> = created
+        .iter()
+        .filter(|c| c.method == "POST")
+        .flat_map(|c| button_values(&card_of(c)))
+        .collect();
+    values
+        .iter()
+        .find(|v| v.to_string().contains(item.id.as_str()) && v.to_string().contains("once"))
+        .cloned()
+        .unwrap_or_else(|| panic!("no approve-once button in {values:#?}"))
+}
+
 /// Every button value of a card.
 fn button_values(card: &Value) -> Vec<Value> {
     let mut out = Vec::new();
@@ -321,17 +336,7 @@ async fn an_approver_click_gets_toast_and_card_at_once_and_a_stranger_changes_no
         },
     )
     .await;
-    // The approval card: the one created with the item's buttons (the turn card may show the
-    // call too).
-    let values: Vec<Value> = created
-        .iter()
-        .filter(|c| c.method == "POST")
-        .flat_map(|c| button_values(&card_of(c)))
-        .collect();
-    let approve = values
-        .iter()
-        .find(|v| v.to_string().contains(item.id.as_str()) && v.to_string().contains("once"))
-        .unwrap_or_else(|| panic!("no approve-once button in {values:#?}"));
+    let approve = &approve_once(&created, &item);
 
     // A stranger's click: an error toast, no card, the item still pending.
     let (status, answer) = post(&app, "card", &click("Cb1", "ou_stranger", approve)).await;

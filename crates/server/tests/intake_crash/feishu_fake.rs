@@ -159,27 +159,7 @@ fn set_element(card: &mut Value, id: &str, content: &Value) {
 async fn fake_feishu() -> (MockServer, Shared) {
     let fake = MockServer::start().await;
     let world = Shared::default();
-    Mock::given(method("POST"))
-        .and(path("/open-apis/auth/v3/tenant_access_token/internal"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(
-            json!({"code": 0, "msg": "ok", "tenant_access_token": "t-test", "expire": 7200}),
-        ))
-        .mount(&fake)
-        .await;
-    Mock::given(method("GET"))
-        .and(path("/open-apis/bot/v3/info"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(
-            json!({"code": 0, "msg": "ok", "bot": {"open_id": "ou_bot", "app_name": "workmate"}}),
-        ))
-        .mount(&fake)
-        .await;
-    Mock::given(method("GET"))
-        .and(path_regex("^/open-apis/contact/v3/users/"))
-        .respond_with(ok(
-            &json!({"user": {"open_id": "ou_ana", "name": "Ana Lima"}}),
-        ))
-        .mount(&fake)
-        .await;
+    crate::feishu::fake::mount_identity(&fake).await;
     let cards = Arc::clone(&world);
     Mock::given(method("POST"))
         .and(path("/open-apis/cardkit/v1/cards"))
