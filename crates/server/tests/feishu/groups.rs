@@ -7,10 +7,7 @@ use serde_json::{Value, json};
 use workmate_protocol::Surface;
 use workmate_store::InboxItemState;
 
-use super::{
-    ROOT, SHELL, TENANT_KEY, approve_once, button_values, card_of, click, feishu_app, mention,
-    parked, post,
-};
+use super::{ROOT, SHELL, TENANT_KEY, approve_once, click, feishu_app, mention, parked, post};
 use crate::support::{inbox_state, wait_for};
 
 /// A second person writes in Ana's thread while her approval waits: they are told privately,
@@ -47,18 +44,7 @@ async fn a_second_person_writing_while_an_approval_waits_is_told_privately_by_na
 
     // Ana approves; her turn finishes in its own card.
     let tenant = workmate_chat::tenant_of(Surface::Feishu, TENANT_KEY);
-    let created = wait_for(
-        &app.fake,
-        "/open-apis/cardkit/v1/cards",
-        "the approval card",
-        |calls| {
-            calls
-                .iter()
-                .any(|c| c.method == "POST" && !button_values(&card_of(c)).is_empty())
-        },
-    )
-    .await;
-    let once = approve_once(&created, &item);
+    let once = approve_once(&app, &item).await;
     let (_, answer) = post(&app, "card", &click("Cb1", "ou_ana", &once)).await;
     assert_eq!(answer["toast"]["type"], "success", "{answer:#}");
     wait_for(

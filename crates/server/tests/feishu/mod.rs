@@ -163,19 +163,24 @@ fn card_of(call: &Call) -> Value {
     serde_json::from_str(data).unwrap()
 }
 
-/// The "Approve once" button value of `item` among the cards `created` (the approval card's;
-/// the turn card may show the call too).
-fn approve_once(created: &[Call], item: &InboxItem) -> Value {
-    let values: Vec<Value> = created
-        .iter()
-        .filter(|c| c.method == "POST")
-        .flat_map(|c| button_values(&card_of(c)))
-        .collect();
-    values
-        .iter()
-        .find(|v| v.to_string().contains(item.id.as_str()) && v.to_string().contains("once"))
-        .cloned()
-        .unwrap_or_else(|| panic!("no approve-once button in {values:#?}"))
+/// The "Approve once" button value of `item`, once a created card carries it (the approval
+/// card's; the turn card, which may show the call too, is created first).
+async fn approve_once(app: &FeishuApp, item: &InboxItem) -> Value {
+    let find = |calls: &[Call]| -> Option<Value> {
+        calls
+            .iter()
+            .filter(|c| c.method == "POST")
+            .flat_map(|c| button_values(&card_of(c)))
+            .find(|v| v.to_string().contains(item.id.as_str()) && v.to_string().contains("once"))
+    };
+    let created = wait_for(
+        &app.fake,
+        "/open-apis/cardkit/v1/cards",
+        "the approval card",
+        |calls| find(calls).is_some(),
+    )
+    .await;
+    find(&created).unwrap_or_default()
 }
 
 /// Every button value of a card.
@@ -323,20 +328,7 @@ async fn an_approver_click_gets_toast_and_card_at_once_and_a_stranger_changes_no
     let (status, _) = post(&app, "events", &mention("Ev1", "run it")).await;
     assert_eq!(status, StatusCode::OK);
     let item = parked(&app).await;
-    let created = wait_for(
-        &app.fake,
-        "/open-apis/cardkit/v1/cards",
-        "the approval card",
-        |calls| {
-            calls.iter().any(|c| {
-                c.method == "POST"
-                    && !button_values(&card_of(c)).is_empty()
-                    && card_of(c).to_string().contains("echo hi")
-            })
-        },
-    )
-    .await;
-    let approve = &approve_once(&created, &item);
+    let approve = &approve_once(&app, &item).await;
 
     // A stranger's click: an error toast, no card, the item still pending.
     let (status, answer) = post(&app, "card", &click("Cb1", "ou_stranger", approve)).await;
