@@ -37,6 +37,8 @@ pub fn dedupe_ttl(surface: Surface) -> Duration {
         Surface::Feishu => FEISHU_DEDUPE_TTL,
         Surface::Wecom => WECOM_DEDUPE_TTL,
         Surface::Dingtalk => DINGTALK_DEDUPE_TTL,
-        _ => FALLBACK_DEDUPE_TTL,
+        Surface::Http | Surface::Companion | Surface::Scheduler | Surface::System => {
+            FALLBACK_DEDUPE_TTL
+        }
     }
 }

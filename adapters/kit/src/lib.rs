@@ -8,6 +8,8 @@
 //!   [`bounded_profile`] keeps a platform's profile lookup within its time bound.
 //! - [`Connection`]: a long-lived connection mode (Socket Mode, long connection, Stream), which
 //!   hands deliveries to an [`InboundSink`] and acknowledges only what the sink stored.
+//!   [`ws::supervise`] runs every platform's WebSocket: dialing, reconnection, pings, the
+//!   handler pool, acks and drain; a platform supplies only a [`ws::Protocol`].
 //! - [`Coalescer`]: a live card gets many updates a second while an answer streams; the platform
 //!   takes about one per second per message. The coalescer sends the latest state at the
 //!   platform's pace, never an older state after a newer one, and records message ids and update
@@ -29,12 +31,12 @@ mod error;
 mod inbound;
 pub mod net;
 mod platform;
-mod pool;
 mod retry;
 mod shared;
 #[cfg(feature = "test-support")]
 pub mod testing;
 mod token;
+pub mod ws;
 
 pub use adapter::{AdapterError, BoxFuture, ChatAdapter, ChatTarget, PostedCard, Posting};
 pub use card_store::{CardId, CardStore, MemoryCardStore, StoredCard};
@@ -51,7 +53,6 @@ pub use download::{Downloaded, capped_fetch, capped_get, disposition_name, is_ht
 pub use error::{Error, Result};
 pub use inbound::{Inbound, InboundFile, InboundKind, InboundUser, menu_command};
 pub use platform::{PROFILE_LOOKUP, Platform, Profile, bounded_profile};
-pub use pool::AckPool;
 pub use retry::{RetryPolicy, with_retry};
 pub use shared::SharedValues;
 pub use token::{AccessToken, REFRESH_AHEAD};

@@ -1,49 +1,40 @@
 //! Socket Mode: Slack delivers events, interactions and slash commands over a WebSocket that
-//! workmate opens, instead of POSTing them to workmate's HTTP routes.
+//! workmate opens, instead of POSTing them to workmate's HTTP routes. The connection runs on
+//! the kit's supervisor ([`workmate_adapter::ws`]); this module is Slack's part of it.
 //!
 //! Invariants: the connection is authenticated by the app-level token (`xapp-…`) that
 //! `apps.connections.open` takes, so no request signature applies; an envelope is acked with
 //! `{"envelope_id": …}` once its handler took it (with the optional response payload of a slash
 //! command), or when the handler has not answered within [`RESPONSE_DEADLINE`], or at once when
 //! its payload cannot be decoded; an envelope the handler could not take ([`Handled::Retry`]) is
-//! left unacked, so Slack delivers it again instead of it being lost; a payload is decoded with the
-//! same decoders the HTTP routes use; on
-//! `disconnect` a new connection is opened before the old one is closed; a lost connection is
-//! reopened after a backoff that doubles from [`Backoff::initial`] up to [`Backoff::max`] and
-//! resets once a connection says `hello`; cancelling the token closes the socket and waits for
-//! the handlers already started. WebSocket pings are answered by tungstenite itself.
+//! left unacked, so Slack delivers it again; a payload is decoded with the same decoders the
+//! HTTP routes use; on `disconnect` a new connection is opened before the old one is closed; a
+//! connection that does not say `hello` within [`HELLO_TIMEOUT`] is given up; a lost connection
+//! is reopened after a jittered backoff from [`Backoff::initial`] up to [`Backoff::max`] that
+//! resets once a connection said `hello`. WebSocket pings are answered by tungstenite itself.
 
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::{SinkExt, StreamExt};
 use secrecy::SecretString;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::net::TcpStream;
-use tokio::sync::mpsc;
-use tokio::task::JoinSet;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
+use workmate_adapter::backoff;
+use workmate_adapter::ws::{self, Connector, Ended, Message, Protocol, Read, Settings, Status};
 
 use crate::inbound::{
     DecodeError, EventEnvelope, Interaction, SlashCommand, decode_event_envelope,
     decode_slash_command,
 };
-use crate::web::{SlackWeb, WebError, tls_config};
+use crate::web::{SlackWeb, WebError};
 
 /// How long a slash-command handler may take to produce the ack's payload (Slack allows 3 s).
 pub const RESPONSE_DEADLINE: Duration = Duration::from_millis(2500);
 /// How long a new connection may take to say `hello`.
-const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long the TCP, TLS and WebSocket handshakes may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long closing a replaced or cancelled socket may take.
-const CLOSE_TIMEOUT: Duration = Duration::from_secs(1);
-
-type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+pub const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What arrived over the socket, decoded as the HTTP routes decode the same payload.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,7 +88,7 @@ impl Default for Backoff {
 #[derive(Clone, Debug)]
 pub struct SocketMode {
     web: SlackWeb,
-    tls: Arc<rustls::ClientConfig>,
+    connector: Connector,
     backoff: Backoff,
 }
 
@@ -116,23 +107,12 @@ struct Envelope {
     reason: Option<String>,
 }
 
-/// Why a connection ended.
-#[derive(Debug)]
-enum Ended {
-    Cancelled,
-    /// Slack asked for a new connection; the old one is still open.
-    Refresh(Box<Ws>),
-    Lost {
-        greeted: bool,
-    },
-}
-
 impl SocketMode {
     /// A client calling `apps.connections.open` at `api_base` with `app_token`.
     pub fn new(api_base: &str, app_token: SecretString) -> Result<Self, WebError> {
         Ok(Self {
             web: SlackWeb::new(api_base, app_token)?,
-            tls: Arc::new(tls_config()?),
+            connector: Connector::new().map_err(WebError::Config)?,
             backoff: Backoff::default(),
         })
     }
@@ -147,189 +127,114 @@ impl SocketMode {
     /// Connects and delivers envelopes to `handler` until `cancel` fires, reconnecting as
     /// needed; returns once the socket is closed and every started handler has finished.
     pub async fn run<H: SocketHandler>(self, handler: Arc<H>, cancel: CancellationToken) {
-        let mut tasks = JoinSet::new();
-        let mut delay = self.backoff.initial;
-        let mut next: Option<Ws> = None;
-        loop {
-            let ws = match next.take() {
-                Some(ws) => Some(ws),
-                None => match self.dial(&cancel).await {
-                    Ok(ws) => Some(ws),
-                    Err(None) => break,
-                    Err(Some(error)) => {
-                        tracing::warn!(%error, "Slack Socket Mode connection failed.");
-                        None
-                    }
-                },
-            };
-            if let Some(ws) = ws {
-                match self.session(ws, &handler, &mut tasks, &cancel).await {
-                    Ended::Cancelled => break,
-                    Ended::Refresh(old) => {
-                        delay = self.backoff.initial;
-                        // The new connection first, then the old one goes.
-                        let dialed = self.dial(&cancel).await;
-                        close(*old).await;
-                        match dialed {
-                            Ok(ws) => {
-                                next = Some(ws);
-                                continue;
-                            }
-                            Err(None) => break,
-                            Err(Some(error)) => {
-                                tracing::warn!(%error, "Slack Socket Mode reconnection failed.");
-                            }
-                        }
-                    }
-                    Ended::Lost { greeted } => {
-                        if greeted {
-                            delay = self.backoff.initial;
-                        }
-                    }
-                }
-            }
-            tracing::info!(
-                wait_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-                "Slack Socket Mode will reconnect."
-            );
-            tokio::select! {
-                () = cancel.cancelled() => break,
-                () = tokio::time::sleep(delay) => {}
-            }
-            delay = delay.saturating_mul(2).min(self.backoff.max);
-        }
-        while tasks.join_next().await.is_some() {}
-        tracing::info!("Slack Socket Mode stopped.");
+        let settings = Settings {
+            connect_timeout: workmate_adapter::net::CALL_TIMEOUT,
+            drain: RESPONSE_DEADLINE * 2,
+            max_in_flight: 64,
+            max_waiting: None,
+        };
+        let backoff = backoff::Backoff::new(self.backoff.initial, self.backoff.max);
+        let mut session = Session {
+            mode: &self,
+            handler,
+            backoff,
+            greeted: false,
+        };
+        let status = watch::Sender::new(Status::Idle);
+        let _ = ws::supervise(&mut session, &settings, &status, &cancel).await;
+    }
+}
+
+/// One run of a [`SocketMode`] client.
+struct Session<'a, H> {
+    mode: &'a SocketMode,
+    handler: Arc<H>,
+    backoff: backoff::Backoff,
+    /// The current connection said `hello`.
+    greeted: bool,
+}
+
+impl<H: SocketHandler> Protocol for Session<'_, H> {
+    type Error = String;
+    const NAME: &'static str = "Slack Socket Mode";
+
+    /// `apps.connections.open`, then the WebSocket handshake.
+    async fn dial(&mut self) -> Result<ws::Ws, String> {
+        self.greeted = false;
+        let url = self.mode.web.apps_connections_open().await;
+        let url = url.map_err(|e| e.to_string())?;
+        let ws = self.mode.connector.open(&url).await;
+        ws.map_err(|e| format!("WebSocket handshake failed: {e}"))
     }
 
-    /// `apps.connections.open`, then the WebSocket handshake. `Err(None)`: cancelled.
-    async fn dial(&self, cancel: &CancellationToken) -> Result<Ws, Option<String>> {
-        let connect = async {
-            let url = self
-                .web
-                .apps_connections_open()
-                .await
-                .map_err(|e| e.to_string())?;
-            let handshake = tokio_tungstenite::connect_async_tls_with_config(
-                url.as_str(),
-                None,
-                true,
-                Some(Connector::Rustls(Arc::clone(&self.tls))),
-            );
-            match tokio::time::timeout(CONNECT_TIMEOUT, handshake).await {
-                Ok(Ok((ws, _response))) => Ok(ws),
-                Ok(Err(e)) => Err(format!("WebSocket handshake failed: {e}")),
-                Err(_) => Err("WebSocket handshake timed out".to_owned()),
+    fn unavailable(reason: String) -> String {
+        reason
+    }
+
+    fn silence(&self) -> Option<Duration> {
+        (!self.greeted).then_some(HELLO_TIMEOUT)
+    }
+
+    fn read(&mut self, message: Message) -> Read<String> {
+        let Ok(text) = message.to_text() else {
+            return Read::Skip;
+        };
+        let envelope: Envelope = match serde_json::from_str(text) {
+            Ok(envelope) => envelope,
+            Err(error) => {
+                tracing::warn!(%error, "Slack Socket Mode frame is not an envelope; ignored.");
+                return Read::Skip;
             }
         };
-        tokio::select! {
-            () = cancel.cancelled() => Err(None),
-            result = connect => result.map_err(Some),
+        let kind = envelope.kind.as_str();
+        match kind {
+            "hello" => {
+                self.greeted = true;
+                tracing::info!("Slack Socket Mode connected.");
+                return Read::Skip;
+            }
+            "disconnect" => {
+                let reason = envelope.reason.as_deref().unwrap_or("unknown");
+                tracing::info!(reason, "Slack Socket Mode asked to reconnect.");
+                return Read::Move;
+            }
+            _ => {}
         }
-    }
-
-    /// Reads one connection until it ends.
-    async fn session<H: SocketHandler>(
-        &self,
-        mut ws: Ws,
-        handler: &Arc<H>,
-        tasks: &mut JoinSet<()>,
-        cancel: &CancellationToken,
-    ) -> Ended {
-        let (acks, mut pending) = mpsc::unbounded_channel::<String>();
-        let mut greeted = false;
-        let hello = tokio::time::sleep(HELLO_TIMEOUT);
-        tokio::pin!(hello);
-        loop {
-            while tasks.try_join_next().is_some() {}
-            let frame = tokio::select! {
-                () = cancel.cancelled() => {
-                    close(ws).await;
-                    return Ended::Cancelled;
-                }
-                () = &mut hello, if !greeted => {
-                    tracing::warn!("Slack Socket Mode connection never said hello.");
-                    close(ws).await;
-                    return Ended::Lost { greeted };
-                }
-                Some(ack) = pending.recv() => {
-                    if let Err(error) = ws.send(Message::text(ack)).await {
-                        tracing::warn!(%error, "Slack Socket Mode ack failed.");
-                        return Ended::Lost { greeted };
-                    }
-                    continue;
-                }
-                frame = ws.next() => frame,
-            };
-            let text = match frame {
-                Some(Ok(Message::Text(text))) => text,
-                Some(Ok(Message::Close(_))) | None => {
-                    tracing::info!("Slack Socket Mode connection closed.");
-                    return Ended::Lost { greeted };
-                }
-                Some(Ok(_)) => continue,
-                Some(Err(error)) => {
-                    tracing::warn!(%error, "Slack Socket Mode connection lost.");
-                    return Ended::Lost { greeted };
-                }
-            };
-            let envelope: Envelope = match serde_json::from_str(text.as_str()) {
-                Ok(envelope) => envelope,
-                Err(error) => {
-                    tracing::warn!(%error, "Slack Socket Mode frame is not an envelope; ignored.");
-                    continue;
-                }
-            };
-            match envelope.kind.as_str() {
-                "hello" => {
-                    greeted = true;
-                    tracing::info!("Slack Socket Mode connected.");
-                }
-                "disconnect" => {
-                    tracing::info!(
-                        reason = envelope.reason.as_deref().unwrap_or("unknown"),
-                        "Slack Socket Mode asked to reconnect."
-                    );
-                    return Ended::Refresh(Box::new(ws));
-                }
-                kind => {
-                    let Some(id) = envelope.envelope_id else {
-                        tracing::debug!(kind, "Slack Socket Mode message without envelope id.");
-                        continue;
-                    };
-                    let respond = kind == "slash_commands" && envelope.accepts_response_payload;
-                    let Some(inbound) = decode(kind, envelope.payload) else {
-                        // Undecodable: a redelivery would not decode either.
-                        if let Err(error) = ws.send(Message::text(ack(&id, None))).await {
-                            tracing::warn!(%error, "Slack Socket Mode ack failed.");
-                            return Ended::Lost { greeted };
-                        }
-                        continue;
-                    };
-                    let handler = Arc::clone(handler);
-                    let acks = acks.clone();
-                    let kind = kind.to_owned();
-                    tasks.spawn(async move {
-                        let handled =
-                            tokio::time::timeout(RESPONSE_DEADLINE, handler.handle(inbound))
-                                .await
-                                .unwrap_or_else(|_| {
-                                    tracing::warn!(%kind, "Slack envelope missed the ack deadline.");
-                                    Handled::Ack(None)
-                                });
-                        let frame = match handled {
-                            Handled::Ack(payload) => ack(&id, payload.filter(|_| respond)),
-                            Handled::Retry => {
-                                tracing::warn!(%kind, "Slack envelope left unacked; Slack will redeliver it.");
-                                return;
-                            }
-                        };
-                        // The connection may be gone; Slack then redelivers or shows an error.
-                        let _ = acks.send(frame);
-                    });
+        let Some(id) = envelope.envelope_id else {
+            tracing::debug!(kind, "Slack Socket Mode message without envelope id.");
+            return Read::Skip;
+        };
+        let respond = kind == "slash_commands" && envelope.accepts_response_payload;
+        let Some(inbound) = decode(kind, envelope.payload) else {
+            // Undecodable: a redelivery would not decode either.
+            return Read::Reply(Message::text(ack(&id, None)));
+        };
+        let handler = Arc::clone(&self.handler);
+        let kind = kind.to_owned();
+        Read::Deliver(Box::pin(async move {
+            let handled = tokio::time::timeout(RESPONSE_DEADLINE, handler.handle(inbound)).await;
+            match handled.unwrap_or_else(|_| {
+                tracing::warn!(%kind, "Slack envelope missed the ack deadline.");
+                Handled::Ack(None)
+            }) {
+                Handled::Ack(payload) => Some(Message::text(ack(&id, payload.filter(|_| respond)))),
+                Handled::Retry => {
+                    tracing::warn!(%kind, "Slack envelope left unacked; Slack will redeliver it.");
+                    None
                 }
             }
+        }))
+    }
+
+    fn reconnect(&mut self, ended: &Ended<String>) -> Result<Duration, String> {
+        if ended.was_healthy() {
+            self.backoff.reset();
         }
+        Ok(match ended {
+            // The new connection at once; the old one goes once it is up.
+            Ended::Moved { .. } => Duration::ZERO,
+            _ => self.backoff.failed(),
+        })
     }
 }
 
@@ -340,11 +245,6 @@ fn ack(envelope_id: &str, payload: Option<Value>) -> String {
         object.insert("payload".into(), payload);
     }
     frame.to_string()
-}
-
-/// Closes a socket, politely and briefly.
-async fn close(mut ws: Ws) {
-    let _ = tokio::time::timeout(CLOSE_TIMEOUT, ws.close(None)).await;
 }
 
 /// Decodes an envelope's payload by the envelope's type; `None` (logged) when it cannot.

@@ -475,11 +475,6 @@ impl SlackWeb {
     }
 }
 
-/// The TLS client configuration of every Slack connection: ring, the platform's verifier.
-pub(crate) fn tls_config() -> Result<rustls::ClientConfig> {
-    workmate_adapter::net::tls_config().map_err(WebError::Config)
-}
-
 /// A 2xx body: `ok: true` and the method's fields, or `ok: false` and an error code.
 fn decode<T: DeserializeOwned>(method: &'static str, bytes: &[u8]) -> Result<T> {
     let value: Value =
