@@ -41,6 +41,20 @@ impl Backoff {
     }
 }
 
+impl Backoff {
+    /// The wait after a long connection `ended`: none when the platform asked for a new
+    /// connection, the next backoff otherwise, starting over after a connection that worked.
+    pub fn after<E>(&mut self, ended: &crate::ws::Ended<E>) -> Duration {
+        if ended.was_healthy() {
+            self.reset();
+        }
+        match ended {
+            crate::ws::Ended::Moved { .. } => Duration::ZERO,
+            _ => self.failed(),
+        }
+    }
+}
+
 /// `wait`, shortened by a random part of at most a quarter of it.
 pub fn jitter(wait: Duration) -> Duration {
     wait.saturating_sub(random_below(wait / 4))

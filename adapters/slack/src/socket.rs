@@ -227,14 +227,7 @@ impl<H: SocketHandler> Protocol for Session<'_, H> {
     }
 
     fn reconnect(&mut self, ended: &Ended<String>) -> Result<Duration, String> {
-        if ended.was_healthy() {
-            self.backoff.reset();
-        }
-        Ok(match ended {
-            // The new connection at once; the old one goes once it is up.
-            Ended::Moved { .. } => Duration::ZERO,
-            _ => self.backoff.failed(),
-        })
+        Ok(self.backoff.after(ended))
     }
 }
 

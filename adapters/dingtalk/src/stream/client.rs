@@ -1,17 +1,32 @@
-//! The Stream connection of one app: open, connect, serve, reconnect, until stopped.
+//! The Stream connection of one app, as a [`Protocol`] of the kit's supervisor: a fresh `open`
+//! per connection, SYSTEM frames answered, EVENT and CALLBACK frames to the handler and their
+//! acks back.
+//!
+//! Invariants: a callback is acked only with its handler's answer, and an event `SUCCESS` only
+//! when its handler succeeded (`LATER` otherwise, also when it overran [`HANDLER_TIMEOUT`]), so
+//! nothing is acked that was not taken; a connection silent for [`SILENT_PINGS`] ping intervals
+//! is given up; a refused `open` is logged with what to fix and retried at the backoff's pace.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use secrecy::SecretString;
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use workmate_adapter::backoff::Backoff;
+use workmate_adapter::ws::{self, Connector, Ended, Message, Protocol, Read, Settings, Status};
 
-use super::dial::{Dialer, Ws, close};
-use super::dispatch::Dispatcher;
-use super::error::Error;
-use super::handler::StreamHandler;
-use super::session::{self, Ended};
+use super::frame::{self, Class, Downstream};
+use super::open::{self, Endpoint};
+use super::{Error, FrameKind, StreamHandler};
+
+/// The most messages handled at once.
+pub const MAX_IN_FLIGHT: usize = 64;
+/// A handler still running after this is given up on (DingTalk pushes an un-acked message
+/// again after about a minute).
+pub const HANDLER_TIMEOUT: Duration = Duration::from_secs(30);
+/// A connection silent for this many ping intervals is presumed dead.
+pub const SILENT_PINGS: u32 = 3;
 
 /// The client's waits.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,7 +60,11 @@ impl Default for Timings {
 /// callbacks over a WebSocket the app opens, instead of DingTalk POSTing them to a public URL.
 #[derive(Debug)]
 pub struct StreamClient {
-    dialer: Dialer,
+    http: reqwest::Client,
+    connector: Connector,
+    api_base: String,
+    client_id: String,
+    client_secret: SecretString,
     timings: Timings,
 }
 
@@ -57,23 +76,19 @@ impl StreamClient {
         client_id: &str,
         client_secret: SecretString,
     ) -> Result<Self, Error> {
-        let http = workmate_adapter::net::http_client().map_err(Error::Setup)?;
-        let tls = workmate_adapter::net::tls_config().map_err(Error::Setup)?;
         Ok(Self {
-            dialer: Dialer {
-                http,
-                tls: Arc::new(tls),
-                api_base: api_base.to_owned(),
-                client_id: client_id.to_owned(),
-                client_secret,
-            },
+            http: workmate_adapter::net::http_client().map_err(Error::Setup)?,
+            connector: Connector::new().map_err(Error::Setup)?,
+            api_base: api_base.to_owned(),
+            client_id: client_id.to_owned(),
+            client_secret,
             timings: Timings::default(),
         })
     }
 
     /// The app it connects as.
     pub fn client_id(&self) -> &str {
-        &self.dialer.client_id
+        &self.client_id
     }
 
     /// The same client with other waits.
@@ -94,67 +109,114 @@ impl StreamClient {
         handler: Arc<dyn StreamHandler>,
         stop: CancellationToken,
     ) -> Result<(), Error> {
-        let mut dispatcher = Dispatcher::new(handler);
-        let mut backoff = Backoff::new(self.timings.backoff_first, self.timings.backoff_max);
-        let mut wait = Duration::ZERO;
-        // A connection DingTalk asked to leave, closed once its successor is dialed.
-        let mut old: Option<Box<Ws>> = None;
-        loop {
-            if !wait.is_zero() {
-                let wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
-                tracing::info!(wait_ms, "DingTalk Stream connection will reconnect.");
-                tokio::select! {
-                    () = stop.cancelled() => break,
-                    () = tokio::time::sleep(wait) => {}
-                }
-            }
-            let dialed = tokio::select! {
-                () = stop.cancelled() => break,
-                dialed = tokio::time::timeout(self.timings.connect_timeout, self.dialer.dial()) => {
-                    dialed.unwrap_or_else(|_| Err(Error::Unavailable("connecting timed out".to_owned())))
-                }
-            };
-            if let Some(ws) = old.take() {
-                close(*ws).await;
-            }
-            let ws = match dialed {
-                Ok(ws) => ws,
-                Err(error) => {
-                    wait = backoff.failed();
-                    if error.is_retryable() {
-                        tracing::warn!(%error, "DingTalk Stream connection failed.");
-                    } else {
-                        tracing::error!(%error, "DingTalk Stream connection refused.");
-                    }
-                    continue;
-                }
-            };
-            tracing::info!(client_id = %self.dialer.client_id, "DingTalk Stream connection open.");
-            match session::run(ws, &mut dispatcher, &self.timings, &stop).await {
-                Ended::Stopped => break,
-                Ended::Replace { ws } => {
-                    backoff.reset();
-                    old = Some(ws);
-                    wait = Duration::ZERO;
-                }
-                Ended::Lost { healthy } => {
-                    if healthy {
-                        backoff.reset();
-                    }
-                    wait = backoff.failed();
-                }
-            }
-        }
-        if let Some(ws) = old {
-            close(*ws).await;
-        }
-        // No connection to ack on: let running handlers finish, then cut the rest.
-        let _ = tokio::time::timeout(self.timings.drain, async {
-            while dispatcher.next_ack().await.is_some() {}
-        })
-        .await;
-        dispatcher.abort().await;
-        tracing::info!("DingTalk Stream connection stopped.");
-        Ok(())
+        let timings = &self.timings;
+        let settings = Settings {
+            connect_timeout: timings.connect_timeout,
+            drain: timings.drain,
+            max_in_flight: MAX_IN_FLIGHT,
+            max_waiting: None,
+        };
+        let mut session = Session {
+            client: self,
+            handler,
+            backoff: Backoff::new(timings.backoff_first, timings.backoff_max),
+        };
+        let status = watch::Sender::new(Status::Idle);
+        ws::supervise(&mut session, &settings, &status, &stop).await
     }
+}
+
+/// One run of a [`StreamClient`].
+struct Session<'a> {
+    client: &'a StreamClient,
+    handler: Arc<dyn StreamHandler>,
+    backoff: Backoff,
+}
+
+impl Protocol for Session<'_> {
+    type Error = Error;
+    const NAME: &'static str = "DingTalk Stream connection";
+
+    /// Calls `open` and connects to the endpoint it names.
+    async fn dial(&mut self) -> Result<ws::Ws, Error> {
+        let c = self.client;
+        let Endpoint(url) =
+            open::open(&c.http, &c.api_base, &c.client_id, &c.client_secret).await?;
+        let ws = c.connector.open(url.as_str()).await;
+        // The error text names the host, never the URL with its ticket.
+        ws.map_err(|e| Error::Unavailable(format!("WebSocket connection failed: {e}")))
+    }
+
+    fn unavailable(reason: String) -> Error {
+        Error::Unavailable(reason)
+    }
+
+    fn ping_every(&self) -> Option<Duration> {
+        Some(self.client.timings.ping_every)
+    }
+
+    fn silence(&self) -> Option<Duration> {
+        Some(self.client.timings.ping_every.saturating_mul(SILENT_PINGS))
+    }
+
+    fn read(&mut self, message: Message) -> Read<Error> {
+        let Message::Text(text) = message else {
+            return Read::Skip;
+        };
+        let message = match Downstream::parse(text.as_str()) {
+            Ok(message) => message,
+            Err(error) => {
+                tracing::warn!(%error, "DingTalk frame unreadable; ignored.");
+                return Read::Skip;
+            }
+        };
+        match message.class() {
+            Class::Ping => Read::Reply(Message::text(frame::pong(&message))),
+            Class::Disconnect => Read::Move,
+            Class::OtherSystem => {
+                tracing::debug!(topic = %message.headers.topic, "DingTalk system message ignored.");
+                Read::Skip
+            }
+            Class::Unknown => {
+                tracing::debug!(kind = %message.kind, "DingTalk message of an unknown type ignored.");
+                Read::Skip
+            }
+            Class::Handled(kind) => Read::Deliver(handle(Arc::clone(&self.handler), kind, message)),
+        }
+    }
+
+    fn reconnect(&mut self, ended: &Ended<Error>) -> Result<Duration, Error> {
+        if let Ended::Failed(error @ Error::Refused { .. }) = ended {
+            tracing::error!(%error, "DingTalk refused the Stream connection.");
+        }
+        Ok(self.backoff.after(ended))
+    }
+}
+
+/// Runs the handler on one message; the ack, if it is to have one.
+fn handle(handler: Arc<dyn StreamHandler>, kind: FrameKind, message: Downstream) -> ws::Task {
+    Box::pin(async move {
+        let Downstream { headers, data, .. } = message;
+        let id = headers.message_id.as_str();
+        let topic = headers.topic.as_str();
+        let outcome =
+            tokio::time::timeout(HANDLER_TIMEOUT, handler.handle(kind, topic, id, &data)).await;
+        let ack = match (kind, outcome) {
+            (FrameKind::Callback, Ok(Ok(response))) => frame::callback_ack(id, &response),
+            (FrameKind::Event, Ok(Ok(_))) => frame::event_ack(id, true, "OK"),
+            (FrameKind::Event, Ok(Err(error))) => {
+                tracing::warn!(message_id = %id, %topic, %error, "DingTalk event not handled; acked LATER.");
+                frame::event_ack(id, false, &error.0)
+            }
+            (FrameKind::Event, Err(_)) => {
+                tracing::warn!(message_id = %id, %topic, "DingTalk event handler overran; acked LATER.");
+                frame::event_ack(id, false, "handler timed out")
+            }
+            (FrameKind::Callback, outcome) => {
+                tracing::warn!(message_id = %id, %topic, timed_out = outcome.is_err(), "DingTalk callback not handled; left unacked so DingTalk pushes it again.");
+                return None;
+            }
+        };
+        Some(Message::text(ack))
+    })
 }

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::handler::FrameKind;
+use super::FrameKind;
 
 /// SYSTEM topic: a keep-alive, answered with its own `data`.
 pub const TOPIC_PING: &str = "ping";
