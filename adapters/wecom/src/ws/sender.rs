@@ -6,7 +6,8 @@
 //! an answer's `req_id` unambiguous); the per-`req_id` turn is a fair async mutex guarding no
 //! data, and its entry is removed when nobody holds or waits for it. A frame waits at most
 //! [`Timings::send_wait`] for a subscribed connection and is written at most once; a frame a
-//! closing connection did not write goes out on the next one.
+//! closing connection did not write goes out on the next one; every frame queued gets exactly
+//! one outcome: WeCom's answer, not written, or lost after writing.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -16,11 +17,41 @@ use serde_json::Value;
 use tokio::sync::{Mutex as Gate, OwnedMutexGuard, mpsc, oneshot, watch};
 use tokio::time::Instant;
 
-use super::Timings;
 use super::error::SendError;
-use super::frame;
-use super::outbox::{Outbox, Outcome, Outgoing};
-use super::status::Status;
+use super::{Status, Timings, frame};
+
+/// How many frames may wait for the writer of one connection.
+pub(crate) const OUTBOX: usize = 64;
+
+/// The writer of the current connection.
+pub(crate) type Outbox = mpsc::Sender<Outgoing>;
+
+/// A frame to write, and where its outcome goes: exactly one [`Outcome`].
+#[derive(Debug)]
+pub(crate) struct Outgoing {
+    pub(crate) req_id: String,
+    pub(crate) text: String,
+    pub(crate) outcome: oneshot::Sender<Outcome>,
+}
+
+/// What became of an [`Outgoing`].
+#[derive(Debug)]
+pub(crate) enum Outcome {
+    /// WeCom answered it.
+    Answered(Answer),
+    /// The connection ended before writing it: here is its text back, for the next one.
+    NotWritten(String),
+    /// It was written, then the connection was lost before an answer.
+    Lost,
+}
+
+/// WeCom's answer to a frame.
+#[derive(Debug)]
+pub(crate) struct Answer {
+    pub(crate) errcode: i64,
+    pub(crate) errmsg: String,
+    pub(crate) body: Value,
+}
 
 /// What a [`LongConnection`](super::LongConnection) shares with its senders.
 #[derive(Debug)]
