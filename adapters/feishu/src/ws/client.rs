@@ -1,18 +1,36 @@
-//! The long connection of one app: connect, serve, reconnect, until stopped.
+//! The long connection of one app, as a [`Protocol`] of the kit's supervisor: discovery and
+//! the upgrade, protobuf frames in and acks out, pings on the server's timing.
+//!
+//! Invariants: the first ping goes out as soon as a connection is open and then every
+//! `PingInterval`, which a pong may change at any time; a connection silent for
+//! [`SILENT_PINGS`] ping intervals is given up; a closed connection is replaced; an ack is
+//! produced only for `Ok` and [`HandlerError::Failed`], never for [`HandlerError::Retry`] or a
+//! handler that overran [`HANDLER_TIMEOUT`], so those payloads are pushed again; reconnection
+//! follows the server's [`ClientConfig`] and gives up on a refusal or after `ReconnectCount`.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use secrecy::SecretString;
+use tokio::sync::watch;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+use workmate_adapter::ws::{self, Connector, Ended, Message, Protocol, Read, Settings, Status};
 
 use super::backoff::Backoff;
-use super::dial::{Dialer, Ws, close};
-use super::dispatch::Dispatcher;
-use super::endpoint::ClientConfig;
-use super::error::Error;
-use super::handler::FrameHandler;
-use super::session::{self, Ended};
+use super::chunks::Reassembly;
+use super::endpoint::{self, ClientConfig, ConfigUpdate};
+use super::error::{Error, upgrade_error};
+use super::frame::{AckCode, Frame, FrameKind, MESSAGE_ID, SEQ, SUM, TRACE_ID};
+use super::{FrameHandler, HandlerError};
+
+/// The most payloads handled at once.
+pub const MAX_IN_FLIGHT: usize = 64;
+/// A handler still running after this is given up on and its payload left unacked (Feishu
+/// itself waits 3 s before pushing it again).
+pub const HANDLER_TIMEOUT: Duration = Duration::from_secs(10);
+/// A connection that has not sent a frame for this many ping intervals is presumed dead.
+pub const SILENT_PINGS: u32 = 3;
 
 /// The client's own waits. The server's [`ClientConfig`] sets the rest.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,7 +59,11 @@ impl Default for Timings {
 /// the app opens, instead of Feishu POSTing them to a public URL.
 #[derive(Debug)]
 pub struct LongConnection {
-    dialer: Dialer,
+    http: reqwest::Client,
+    connector: Connector,
+    base_url: String,
+    app_id: String,
+    app_secret: SecretString,
     timings: Timings,
 }
 
@@ -49,23 +71,19 @@ impl LongConnection {
     /// A client of app `app_id` against the open platform at `base_url`
     /// (`https://open.feishu.cn` or `https://open.larksuite.com`).
     pub fn new(base_url: &str, app_id: &str, app_secret: SecretString) -> Result<Self, Error> {
-        let http = workmate_adapter::net::http_client().map_err(Error::Setup)?;
-        let tls = workmate_adapter::net::tls_config().map_err(Error::Setup)?;
         Ok(Self {
-            dialer: Dialer {
-                http,
-                tls: Arc::new(tls),
-                base_url: base_url.to_owned(),
-                app_id: app_id.to_owned(),
-                app_secret,
-            },
+            http: workmate_adapter::net::http_client().map_err(Error::Setup)?,
+            connector: Connector::new().map_err(Error::Setup)?,
+            base_url: base_url.to_owned(),
+            app_id: app_id.to_owned(),
+            app_secret,
             timings: Timings::default(),
         })
     }
 
     /// The app it connects as.
     pub fn app_id(&self) -> &str {
-        &self.dialer.app_id
+        &self.app_id
     }
 
     /// The same client with other waits.
@@ -87,81 +105,176 @@ impl LongConnection {
         handler: Arc<dyn FrameHandler>,
         stop: CancellationToken,
     ) -> Result<(), Error> {
-        let mut dispatcher = Dispatcher::new(handler);
-        let mut config = ClientConfig::default();
-        let mut backoff = Backoff::new(self.timings.config_second);
-        let mut wait = Duration::ZERO;
-        // A replaced connection, closed once its successor is open (or failed to open).
-        let mut old: Option<Box<Ws>> = None;
-        let result = loop {
-            if !wait.is_zero() {
-                let wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
-                tracing::info!(wait_ms, "Feishu long connection will reconnect.");
-                tokio::select! {
-                    () = stop.cancelled() => break Ok(()),
-                    () = tokio::time::sleep(wait) => {}
-                }
-            }
-            let dialed = tokio::select! {
-                () = stop.cancelled() => break Ok(()),
-                dialed = tokio::time::timeout(self.timings.connect_timeout, self.dialer.dial()) => {
-                    dialed.unwrap_or_else(|_| Err(Error::Unavailable("connecting timed out".to_owned())))
-                }
-            };
-            if let Some(ws) = old.take() {
-                close(*ws).await;
-            }
-            let link = match dialed {
-                Ok(link) => link,
-                Err(error) if !error.is_retryable() => {
-                    tracing::error!(%error, "Feishu long connection refused; not retrying.");
-                    break Err(error);
-                }
-                Err(error) => {
-                    tracing::warn!(%error, "Feishu long connection failed.");
-                    match backoff.failed(&config) {
-                        Some(next) => wait = next,
-                        None => break Err(Error::GaveUp(backoff.failures())),
-                    }
-                    continue;
-                }
-            };
-            config.apply(link.config);
-            tracing::info!(device_id = %link.device_id, "Feishu long connection open.");
-            let (healthy, replaced) = match session::run(
-                link,
-                &mut dispatcher,
-                &mut config,
-                &self.timings,
-                &stop,
-            )
-            .await
-            {
-                Ended::Stopped => break Ok(()),
-                Ended::Lost { healthy } => (healthy, None),
-                Ended::Replace { ws, healthy } => (healthy, Some(ws)),
-            };
-            old = replaced;
-            if healthy {
-                wait = backoff.dropped(&config);
-            } else {
-                // Opened but never answered: as good as a failed attempt.
-                match backoff.failed(&config) {
-                    Some(next) => wait = next,
-                    None => break Err(Error::GaveUp(backoff.failures())),
-                }
+        let settings = Settings {
+            connect_timeout: self.timings.connect_timeout,
+            drain: self.timings.drain,
+            max_in_flight: MAX_IN_FLIGHT,
+            max_waiting: None,
+        };
+        let mut session = Session {
+            client: self,
+            handler,
+            config: ClientConfig::default(),
+            backoff: Backoff::new(self.timings.config_second),
+            reassembly: Reassembly::default(),
+            service_id: 0,
+            device_id: String::new(),
+        };
+        let status = watch::Sender::new(Status::Idle);
+        ws::supervise(&mut session, &settings, &status, &stop).await
+    }
+}
+
+/// One run of a [`LongConnection`].
+struct Session<'a> {
+    client: &'a LongConnection,
+    handler: Arc<dyn FrameHandler>,
+    config: ClientConfig,
+    backoff: Backoff,
+    /// Chunked payloads, across connections.
+    reassembly: Reassembly,
+    /// What every ping on the current connection carries.
+    service_id: i32,
+    /// Feishu's id of the current connection, for logs.
+    device_id: String,
+}
+
+impl Protocol for Session<'_> {
+    type Error = Error;
+    const NAME: &'static str = "Feishu long connection";
+    const MOVE_ON_CLOSE: bool = true;
+    const PING_AT_OPEN: bool = true;
+
+    /// Discovers the endpoint and opens a WebSocket to it.
+    async fn dial(&mut self) -> Result<ws::Ws, Error> {
+        let c = self.client;
+        let endpoint = endpoint::discover(&c.http, &c.base_url, &c.app_id, &c.app_secret).await?;
+        let ws = c.connector.open(endpoint.url.as_str()).await;
+        let ws = ws.map_err(upgrade_error)?;
+        self.config.apply(endpoint.config);
+        (self.service_id, self.device_id) = (endpoint.service_id, endpoint.device_id);
+        tracing::info!(device_id = %self.device_id, "Feishu long connection open.");
+        Ok(ws)
+    }
+
+    fn unavailable(reason: String) -> Error {
+        Error::Unavailable(reason)
+    }
+
+    fn ping_every(&self) -> Option<Duration> {
+        Some(self.config.ping_every(self.client.timings.config_second))
+    }
+
+    fn silence(&self) -> Option<Duration> {
+        self.ping_every()
+            .map(|every| every.saturating_mul(SILENT_PINGS))
+    }
+
+    fn ping(&mut self) -> Result<Option<Message>, String> {
+        Ok(Some(Message::binary(Frame::ping(self.service_id).encode())))
+    }
+
+    fn read(&mut self, message: Message) -> Read<Error> {
+        let device_id = &self.device_id;
+        let Message::Binary(bytes) = message else {
+            tracing::debug!(%device_id, "Feishu text message ignored.");
+            return Read::Skip;
+        };
+        let frame = match Frame::decode(&bytes) {
+            Ok(frame) => frame,
+            Err(error) => {
+                tracing::warn!(%device_id, %error, "Feishu frame undecodable; ignored.");
+                return Read::Skip;
             }
         };
-        if let Some(ws) = old {
-            close(*ws).await;
+        match frame.kind() {
+            Some(FrameKind::Control) => self.control(&frame),
+            Some(FrameKind::Data) => return self.data(frame),
+            None => {
+                let method = frame.method;
+                tracing::debug!(%device_id, method, "Feishu frame of an unknown method ignored.");
+            }
         }
-        // No connection to ack on: let running handlers finish storing, then cut the rest.
-        let _ = tokio::time::timeout(self.timings.drain, async {
-            while dispatcher.next_ack().await.is_some() {}
-        })
-        .await;
-        dispatcher.abort().await;
-        tracing::info!("Feishu long connection stopped.");
-        result
+        Read::Skip
+    }
+
+    fn reconnect(&mut self, ended: &Ended<Error>) -> Result<Duration, Error> {
+        match ended {
+            Ended::Failed(error) if !error.is_retryable() => Err(error.clone()),
+            // Opened but never answered: as good as a failed attempt.
+            _ if ended.was_healthy() => Ok(self.backoff.dropped(&self.config)),
+            _ => (self.backoff.failed(&self.config)).ok_or(Error::GaveUp(self.backoff.failures())),
+        }
+    }
+}
+
+impl Session<'_> {
+    /// A control frame: a pong may carry new timing.
+    fn control(&mut self, frame: &Frame) {
+        if frame.message_type() != "pong" {
+            return;
+        }
+        let Some(payload) = frame.payload.as_deref().filter(|p| !p.is_empty()) else {
+            return;
+        };
+        let device_id = &self.device_id;
+        match serde_json::from_slice::<ConfigUpdate>(payload) {
+            Ok(update) => {
+                self.config.apply(update);
+                let config = &self.config;
+                tracing::debug!(%device_id, ?config, "Feishu connection timing updated.");
+            }
+            Err(error) => {
+                tracing::warn!(%device_id, %error, "Feishu pong with an unreadable client config.");
+            }
+        }
+    }
+
+    /// A data frame: reassembled when chunked, then the whole payload to the handler.
+    fn data(&mut self, mut frame: Frame) -> Read<Error> {
+        let kind = frame.message_type().to_owned();
+        if kind != "event" && kind != "card" {
+            tracing::debug!(%kind, "Feishu data frame of an unknown type ignored.");
+            return Read::Skip;
+        }
+        let message_id = frame.header(MESSAGE_ID).unwrap_or_default().to_owned();
+        let index = |key| usize::try_from(frame.header_number(key)?).ok();
+        let (sum, seq) = (index(SUM).unwrap_or(1), index(SEQ).unwrap_or(0));
+        let chunk = frame.payload.take().unwrap_or_default();
+        let payload = match self
+            .reassembly
+            .add(Instant::now(), &message_id, sum, seq, chunk)
+        {
+            Ok(Some(payload)) => payload,
+            Ok(None) => return Read::Skip,
+            Err(refused) => {
+                tracing::warn!(%message_id, sum, seq, ?refused, "Feishu chunk with a bad index dropped.");
+                return Read::Skip;
+            }
+        };
+        let handler = Arc::clone(&self.handler);
+        Read::Deliver(Box::pin(async move {
+            let trace_id = frame.header(TRACE_ID).unwrap_or_default().to_owned();
+            let started = Instant::now();
+            let outcome =
+                tokio::time::timeout(HANDLER_TIMEOUT, handler.handle(&kind, payload)).await;
+            let elapsed_ms = ws::millis(started.elapsed());
+            let ack = match outcome {
+                Ok(Ok(response)) => frame.into_ack(AckCode::Ok, Some(&response), elapsed_ms),
+                Ok(Err(HandlerError::Failed(error))) => {
+                    tracing::warn!(%kind, %message_id, %trace_id, %error, "Feishu payload failed; acked with code 500.");
+                    frame.into_ack(AckCode::Failed, None, elapsed_ms)
+                }
+                Ok(Err(HandlerError::Retry)) => {
+                    tracing::warn!(%kind, %message_id, %trace_id, "Feishu payload not taken; left unacked so Feishu pushes it again.");
+                    return None;
+                }
+                Err(_) => {
+                    tracing::warn!(%kind, %message_id, %trace_id, elapsed_ms, "Feishu handler overran; payload left unacked.");
+                    return None;
+                }
+            };
+            Some(Message::binary(ack.encode()))
+        }))
     }
 }

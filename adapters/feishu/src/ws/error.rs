@@ -1,4 +1,10 @@
 //! Why the long connection could not be opened, and whether trying again can help.
+//!
+//! Invariant: a refused upgrade is reported with Feishu's `Handshake-Status`, `Handshake-Msg`
+//! and `Handshake-Autherrcode` headers, and is retried unless they say the app is forbidden
+//! or over its connection limit (as the SDKs decide); no message here contains the App Secret.
+
+use workmate_adapter::ws::tungstenite;
 
 /// Endpoint code: system busy (retried).
 pub(crate) const CODE_SYSTEM_BUSY: i64 = 1;
@@ -63,5 +69,108 @@ impl Error {
     /// Whether trying again later can succeed.
     pub fn is_retryable(&self) -> bool {
         matches!(self, Self::Unavailable(_))
+    }
+}
+
+/// A failed WebSocket upgrade as an [`Error`].
+pub(crate) fn upgrade_error(error: tungstenite::Error) -> Error {
+    let tungstenite::Error::Http(response) = error else {
+        return Error::Unavailable(format!("WebSocket connection failed: {error}"));
+    };
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let http_status = response.status().as_u16();
+    let status = header("Handshake-Status");
+    let msg = header("Handshake-Msg");
+    let auth_code = header("Handshake-Autherrcode");
+    let detail = format!(
+        "WebSocket upgrade refused with HTTP {http_status} (Handshake-Status {status:?}, \
+         Handshake-Msg {msg:?}, Handshake-Autherrcode {auth_code:?})"
+    );
+    let code = status
+        .trim()
+        .parse::<i64>()
+        .unwrap_or(i64::from(http_status));
+    let auth_code = auth_code.trim().parse::<i64>().ok();
+    match (code, auth_code) {
+        (CODE_AUTH_FAILED, Some(CODE_CONNECTION_LIMIT)) => {
+            Error::refused(CODE_CONNECTION_LIMIT, &detail)
+        }
+        (CODE_FORBIDDEN, _) => Error::refused(CODE_FORBIDDEN, &detail),
+        // Other auth failures are the ticket of the URL (a fresh discovery brings a new one)
+        // or Feishu's side; the credentials themselves were accepted by discovery.
+        _ => Error::Unavailable(detail),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(status: u16, headers: &[(&str, &str)]) -> Error {
+        let mut response = tungstenite::http::Response::builder().status(status);
+        for (name, value) in headers {
+            response = response.header(*name, *value);
+        }
+        upgrade_error(tungstenite::Error::Http(Box::new(
+            response.body(None).unwrap(),
+        )))
+    }
+
+    #[test]
+    fn upgrade_refusals_are_classified_like_the_sdk_does() {
+        let limit = refused(
+            200,
+            &[
+                ("Handshake-Status", "514"),
+                ("Handshake-Msg", "too many"),
+                ("Handshake-Autherrcode", "1000040350"),
+            ],
+        );
+        assert!(
+            matches!(
+                limit,
+                Error::Refused {
+                    code: CODE_CONNECTION_LIMIT,
+                    ..
+                }
+            ),
+            "{limit}"
+        );
+        assert!(limit.to_string().contains("too many"), "{limit}");
+        assert!(limit.to_string().contains("50 connections"), "{limit}");
+
+        let forbidden = refused(
+            403,
+            &[("Handshake-Status", "403"), ("Handshake-Msg", "banned")],
+        );
+        assert!(
+            matches!(
+                forbidden,
+                Error::Refused {
+                    code: CODE_FORBIDDEN,
+                    ..
+                }
+            ),
+            "{forbidden}"
+        );
+
+        let ticket = refused(
+            200,
+            &[("Handshake-Status", "514"), ("Handshake-Autherrcode", "1")],
+        );
+        assert!(ticket.is_retryable(), "{ticket}");
+        assert!(
+            ticket.to_string().contains("Handshake-Autherrcode \"1\""),
+            "{ticket}"
+        );
+
+        assert!(refused(502, &[]).is_retryable());
     }
 }
