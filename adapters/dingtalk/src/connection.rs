@@ -1,4 +1,4 @@
-//! [`DingTalkConnection`]: the Stream connection as the chat layer's [`Connection`].
+//! [`DingTalkConnection`]: the Stream connection for the chat layer, a [`Client`] of the kit.
 //!
 //! Invariant: a robot message or card click is acknowledged only once the chat layer took it
 //! (a message stored, a click run); one it could not take is left unacknowledged, so DingTalk
@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-use workmate_adapter::{BoxFuture, Connection, InboundSink};
+use workmate_adapter::{BoxFuture, Client, InboundSink};
 use workmate_protocol::Surface;
 
 use crate::dispatch;
@@ -29,27 +29,24 @@ impl DingTalkConnection {
     }
 }
 
-impl Connection for DingTalkConnection {
-    fn surface(&self) -> Surface {
-        Surface::Dingtalk
-    }
+impl Client for DingTalkConnection {
+    const SURFACE: Surface = Surface::Dingtalk;
 
     /// One per app: two apps' connections are held independently.
-    fn lease_name(&self) -> String {
-        format!("dingtalk:{}", self.client.client_id())
+    fn app_id(&self) -> Option<&str> {
+        Some(self.client.client_id())
     }
 
-    fn run(
+    async fn serve(
         self: Arc<Self>,
         sink: Arc<dyn InboundSink>,
         stop: CancellationToken,
-    ) -> BoxFuture<'static, ()> {
-        Box::pin(async move {
-            let handler = Arc::new(ToChat { sink });
-            if let Err(e) = self.client.run(handler, stop).await {
-                tracing::error!(error = %e, "The DingTalk Stream connection stopped.");
-            }
-        })
+    ) -> Result<(), String> {
+        let handler = Arc::new(ToChat { sink });
+        self.client
+            .run(handler, stop)
+            .await
+            .map_err(|e| e.to_string())
     }
 }
 

@@ -1,4 +1,4 @@
-//! [`FeishuConnection`]: the long connection as the chat layer's [`Connection`].
+//! [`FeishuConnection`]: the long connection for the chat layer, a [`Client`] of the kit.
 //!
 //! Invariant: a payload is acknowledged only once the chat layer took it (a message stored, a
 //! click run, a command run); one the chat layer could not take is left unacknowledged, so
@@ -7,7 +7,7 @@
 use std::sync::{Arc, OnceLock};
 
 use tokio_util::sync::CancellationToken;
-use workmate_adapter::{BoxFuture, Connection, InboundSink};
+use workmate_adapter::{BoxFuture, Client, InboundSink};
 use workmate_protocol::Surface;
 
 use crate::FeishuPlatform;
@@ -37,31 +37,29 @@ impl FeishuConnection {
     }
 }
 
-impl Connection for FeishuConnection {
-    fn surface(&self) -> Surface {
-        Surface::Feishu
-    }
+impl Client for FeishuConnection {
+    const SURFACE: Surface = Surface::Feishu;
 
     /// One per app: two apps' connections are held independently.
-    fn lease_name(&self) -> String {
-        format!("feishu:{}", self.client.app_id())
+    fn app_id(&self) -> Option<&str> {
+        Some(self.client.app_id())
     }
 
-    fn run(
+    async fn serve(
         self: Arc<Self>,
         sink: Arc<dyn InboundSink>,
         stop: CancellationToken,
-    ) -> BoxFuture<'static, ()> {
-        Box::pin(async move {
-            let handler = Arc::new(ToChat {
-                sink,
-                platform: Arc::clone(&self.platform),
-                bot: Arc::clone(&self.bot),
-            });
-            if let Err(e) = self.client.run(handler, stop).await {
-                tracing::error!(error = %e, "The Feishu long connection stopped.");
-            }
-        })
+    ) -> Result<(), String> {
+        let (platform, bot) = (Arc::clone(&self.platform), Arc::clone(&self.bot));
+        let handler = Arc::new(ToChat {
+            sink,
+            platform,
+            bot,
+        });
+        self.client
+            .run(handler, stop)
+            .await
+            .map_err(|e| e.to_string())
     }
 }
 

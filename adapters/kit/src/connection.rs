@@ -1,11 +1,15 @@
-//! Long-lived connection modes: Slack Socket Mode today; the Feishu long connection, DingTalk
-//! Stream and the WeCom smart-robot WebSocket next.
+//! Long-lived connection modes: Slack Socket Mode, the Feishu long connection, DingTalk Stream
+//! and the WeCom smart-robot WebSocket. Each is a [`Client`], for which the kit implements the
+//! chat layer's [`Connection`].
 //!
-//! Invariant: a connection acknowledges a delivery to its platform only after the
+//! Invariants: a connection acknowledges a delivery to its platform only after the
 //! [`InboundSink`] said it is durable ([`Taken::Stored`] or [`Taken::Duplicate`]); one the sink
-//! could not take is left unacknowledged, so the platform delivers it again.
+//! could not take is left unacknowledged, so the platform delivers it again; a connection is
+//! held under one lease per platform app (`<surface>:<app id>`), so replicas sharing a database
+//! open it once between them.
 
 use std::fmt::Debug;
+use std::future::Future;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
@@ -128,4 +132,48 @@ pub trait Connection: Send + Sync + Debug {
         sink: Arc<dyn InboundSink>,
         stop: CancellationToken,
     ) -> BoxFuture<'static, ()>;
+}
+
+/// A platform's long connection in the few lines that differ between platforms; the kit
+/// implements [`Connection`] for it.
+pub trait Client: Send + Sync + Debug + 'static {
+    /// The platform it connects to.
+    const SURFACE: Surface;
+
+    /// The app (or bot) it connects as, when each app has its own connection; `None`: one
+    /// connection per platform.
+    fn app_id(&self) -> Option<&str>;
+
+    /// Runs the platform's client with a handler feeding `sink`, until `stop` is cancelled;
+    /// `Err` when it gave up.
+    fn serve(
+        self: Arc<Self>,
+        sink: Arc<dyn InboundSink>,
+        stop: CancellationToken,
+    ) -> impl Future<Output = Result<(), String>> + Send;
+}
+
+impl<C: Client> Connection for C {
+    fn surface(&self) -> Surface {
+        C::SURFACE
+    }
+
+    fn lease_name(&self) -> String {
+        let surface = C::SURFACE.as_str();
+        self.app_id()
+            .map_or_else(|| surface.to_owned(), |id| format!("{surface}:{id}"))
+    }
+
+    fn run(
+        self: Arc<Self>,
+        sink: Arc<dyn InboundSink>,
+        stop: CancellationToken,
+    ) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            if let Err(error) = self.serve(sink, stop).await {
+                let surface = C::SURFACE.as_str();
+                tracing::error!(%surface, %error, "The long connection stopped.");
+            }
+        })
+    }
 }

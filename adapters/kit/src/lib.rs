@@ -42,7 +42,7 @@ pub use adapter::{AdapterError, BoxFuture, ChatAdapter, ChatTarget, PostedCard, 
 pub use card_store::{CardId, CardStore, MemoryCardStore, StoredCard};
 pub use coalesce::Coalescer;
 pub use connection::{
-    ClickReply, CommandReply, Connection, InboundSink, NotTaken, Taken, ToastKind,
+    ClickReply, Client, CommandReply, Connection, InboundSink, NotTaken, Taken, ToastKind,
 };
 pub use deciders::Deciders;
 pub use dedupe::{

@@ -1,5 +1,5 @@
-//! Socket Mode as a [`Connection`]: envelopes mapped to neutral deliveries and handed to the
-//! chat layer.
+//! Socket Mode for the chat layer, a [`Client`] of the kit: envelopes mapped to neutral
+//! deliveries and handed to the chat layer.
 //!
 //! Invariants: an event or a click is acked only once the sink stored it (or knew it already);
 //! one the sink could not store is left unacked, so Slack delivers it again; a slash command's
@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
-use workmate_adapter::{BoxFuture, Connection, Inbound, InboundSink};
+use workmate_adapter::{Client, Inbound, InboundSink};
 use workmate_protocol::Surface;
 
 use crate::inbound::{EventEnvelope, Interaction};
@@ -30,23 +30,25 @@ impl SlackConnection {
     }
 }
 
-impl Connection for SlackConnection {
-    fn surface(&self) -> Surface {
-        Surface::Slack
+impl Client for SlackConnection {
+    const SURFACE: Surface = Surface::Slack;
+
+    fn app_id(&self) -> Option<&str> {
+        None
     }
 
-    fn run(
+    async fn serve(
         self: Arc<Self>,
         sink: Arc<dyn InboundSink>,
         stop: CancellationToken,
-    ) -> BoxFuture<'static, ()> {
-        Box::pin(async move {
-            let handler = Arc::new(Sink {
-                sink,
-                platform: Arc::clone(&self.platform),
-            });
-            Box::pin(self.socket.clone().run(handler, stop)).await;
-        })
+    ) -> Result<(), String> {
+        let platform = Arc::clone(&self.platform);
+        let run = self
+            .socket
+            .clone()
+            .run(Arc::new(Sink { sink, platform }), stop);
+        Box::pin(run).await;
+        Ok(())
     }
 }
 

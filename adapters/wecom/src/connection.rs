@@ -1,4 +1,5 @@
-//! [`WeComConnection`]: the smart robot's long connection as the chat layer's [`Connection`].
+//! [`WeComConnection`]: the smart robot's long connection for the chat layer, a [`Client`] of
+//! the kit.
 //!
 //! Invariant: a message is answered (its stream opened) only once the chat layer stored it; one
 //! the chat layer could not take gets no answer, so the person sees it unanswered rather than
@@ -8,7 +9,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
-use workmate_adapter::{BoxFuture, Connection, InboundSink};
+use workmate_adapter::{BoxFuture, Client, InboundSink};
 use workmate_protocol::Surface;
 
 use crate::WeComPlatform;
@@ -35,32 +36,29 @@ impl WeComConnection {
     }
 }
 
-impl Connection for WeComConnection {
-    fn surface(&self) -> Surface {
-        Surface::Wecom
-    }
+impl Client for WeComConnection {
+    const SURFACE: Surface = Surface::Wecom;
 
     /// One per robot: WeCom keeps one connection per bot id, and a new one kicks the old.
-    fn lease_name(&self) -> String {
-        format!("wecom:{}", self.client.bot_id())
+    fn app_id(&self) -> Option<&str> {
+        Some(self.client.bot_id())
     }
 
-    fn run(
+    async fn serve(
         self: Arc<Self>,
         sink: Arc<dyn InboundSink>,
         stop: CancellationToken,
-    ) -> BoxFuture<'static, ()> {
-        Box::pin(async move {
-            let handler = Arc::new(ToChat {
-                sink,
-                platform: Arc::clone(&self.platform),
-                sender: self.client.sender(),
-                corp_id: self.corp_id.clone(),
-            });
-            if let Err(e) = self.client.run(handler, stop).await {
-                tracing::error!(error = %e, "The WeCom long connection stopped.");
-            }
-        })
+    ) -> Result<(), String> {
+        let handler = Arc::new(ToChat {
+            sink,
+            platform: Arc::clone(&self.platform),
+            sender: self.client.sender(),
+            corp_id: self.corp_id.clone(),
+        });
+        self.client
+            .run(handler, stop)
+            .await
+            .map_err(|e| e.to_string())
     }
 }
 
