@@ -17,7 +17,6 @@
 //! ([`workmate_store::SessionRecord::shared`]), never inferred from who writes.
 
 use workmate_adapter::{ChatTarget, Inbound};
-use workmate_protocol::Surface;
 use workmate_store::{NewSession, SessionKey, SessionRecord};
 
 use crate::identity::Person;
@@ -69,14 +68,6 @@ pub(crate) fn target_of(key: &SessionKey) -> ChatTarget {
     target
 }
 
-/// The surface sessions are keyed by (the sandbox stands in for Slack).
-fn keyed_surface(surface: Surface) -> Surface {
-    match surface {
-        Surface::Sandbox => Surface::Slack,
-        other => other,
-    }
-}
-
 impl Chat {
     /// The conversation `inbound` belongs to (see the module docs).
     pub(crate) async fn conversation_of(
@@ -86,7 +77,7 @@ impl Chat {
         inbound: &Inbound,
     ) -> Result<Conversation> {
         let mut key = SessionKey {
-            surface: keyed_surface(inbound.surface),
+            surface: inbound.surface.platform(),
             chat_id: inbound.chat_id.clone(),
             thread_id: inbound.thread_id.clone().unwrap_or_default(),
         };
@@ -202,7 +193,7 @@ mod tests {
             assert_eq!(personal_of(other), None, "{other:?}");
         }
         let key = SessionKey {
-            surface: Surface::Dingtalk,
+            surface: workmate_protocol::Surface::Dingtalk,
             chat_id: "cid1".into(),
             thread_id: personal_thread("ana", 2),
         };

@@ -19,11 +19,7 @@ use crate::{Chat, ChatError, Result};
 
 /// The tenant of a platform installation.
 pub fn tenant_of(surface: Surface, installation: &str) -> TenantId {
-    let platform = match surface {
-        Surface::Sandbox => Surface::Slack,
-        other => other,
-    };
-    TenantId::from(format!("{}-{installation}", platform.as_str()))
+    TenantId::from(format!("{}-{installation}", surface.platform().as_str()))
 }
 
 /// Tenants remembered at most; past it the set starts over (a forgotten tenant costs one more
@@ -84,13 +80,7 @@ impl Chat {
     /// The tenant and user behind a delivery, created on first sight.
     pub(crate) async fn person(&self, slot: &Slot, inbound: &Inbound) -> Result<Person> {
         let tenant = tenant_of(inbound.surface, &inbound.tenant_key);
-        let label = match inbound.surface {
-            Surface::Slack | Surface::Sandbox => "Slack",
-            Surface::Feishu => "Feishu",
-            Surface::Wecom => "WeCom",
-            Surface::Dingtalk => "DingTalk",
-            _ => "Chat",
-        };
+        let label = inbound.surface.platform().label();
         if !self.inner.tenants.contains(&tenant) {
             self.store()
                 .tenants()

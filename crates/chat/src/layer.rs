@@ -339,10 +339,7 @@ impl Chat {
 
     /// The registered platform that shows `surface`'s cards (the sandbox stands in for Slack).
     pub(crate) fn slot(&self, surface: Surface) -> Result<Arc<Slot>> {
-        let surface = match surface {
-            Surface::Sandbox => Surface::Slack,
-            other => other,
-        };
+        let surface = surface.platform();
         self.inner
             .platforms
             .read()

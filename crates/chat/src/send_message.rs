@@ -61,16 +61,15 @@ impl MessageTarget {
         let mut parts = target.trim().splitn(3, ':');
         let platform = parts.next().unwrap_or_default();
         let surface = match platform.to_ascii_lowercase().as_str() {
-            "slack" => Surface::Slack,
-            "feishu" | "lark" => Surface::Feishu,
-            "wecom" => Surface::Wecom,
-            "dingtalk" => Surface::Dingtalk,
-            _ => {
-                return Err(format!(
-                    "target {target:?} must start with slack:, feishu:, wecom: or dingtalk:"
-                ));
-            }
-        };
+            "lark" => Some(Surface::Feishu),
+            name => name
+                .parse::<Surface>()
+                .ok()
+                .filter(|s| s.is_chat() && s.platform() == *s),
+        }
+        .ok_or_else(|| {
+            format!("target {target:?} must start with slack:, feishu:, wecom: or dingtalk:")
+        })?;
         let chat_id = parts.next().unwrap_or_default().trim();
         if chat_id.is_empty() || chat_id.contains(char::is_whitespace) {
             return Err(format!(
@@ -100,13 +99,10 @@ pub fn send_message_metadata() -> ToolMetadata {
 /// The platform a tenant is an installation of (`slack-T1` is Slack's), if any.
 fn platform_of(tenant: &TenantId) -> Option<Surface> {
     let (platform, _) = tenant.as_str().split_once('-')?;
-    match platform {
-        "slack" => Some(Surface::Slack),
-        "feishu" => Some(Surface::Feishu),
-        "wecom" => Some(Surface::Wecom),
-        "dingtalk" => Some(Surface::Dingtalk),
-        _ => None,
-    }
+    platform
+        .parse::<Surface>()
+        .ok()
+        .filter(|s| s.is_chat() && s.platform() == *s)
 }
 
 /// The tool, bound to the chat layer.

@@ -4,7 +4,6 @@ use workmate_protocol::SessionId;
 
 /// What can go wrong driving a session.
 #[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
 pub enum Error {
     /// The store failed.
     #[error(transparent)]

@@ -7,7 +7,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::common::{Actor, PermissionMode, Surface};
+use crate::Surface;
+use crate::common::{Actor, PermissionMode};
 use crate::ids::InboxItemId;
 use crate::inbox::Resolution;
 

@@ -1,6 +1,6 @@
 //! Small types shared by events, commands and messages.
 //!
-//! Plain-string enums here (`Surface`, `PermissionMode`, `ApprovalChoice`) serialize as bare
+//! Plain-string enums here (`PermissionMode`, `ApprovalChoice`, and [`crate::Surface`]) serialize as bare
 //! snake_case strings, never as tagged objects, so they read the same in JSON, in a database column
 //! and in a card button's value. Their `as_str` always equals their serde form.
 
@@ -33,48 +33,6 @@ impl Actor {
         Self {
             user_id: user_id.into(),
             name: Some(name.into()),
-        }
-    }
-}
-
-/// Where a command came from or an event is shown: a chat platform, the API, or the server itself.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Surface {
-    /// The HTTP/SSE API.
-    Http,
-    /// Slack.
-    Slack,
-    /// Feishu (Lark).
-    Feishu,
-    /// WeCom (WeChat Work).
-    Wecom,
-    /// DingTalk.
-    Dingtalk,
-    /// The local sandbox that stands in for the chat platforms.
-    Sandbox,
-    /// The desktop companion.
-    Companion,
-    /// The automation scheduler (scheduled runs, self-wakes).
-    Scheduler,
-    /// The server itself (durable resume, housekeeping such as closing a deleted session's items).
-    System,
-}
-
-impl Surface {
-    /// The wire name, e.g. `"slack"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Http => "http",
-            Self::Slack => "slack",
-            Self::Feishu => "feishu",
-            Self::Wecom => "wecom",
-            Self::Dingtalk => "dingtalk",
-            Self::Sandbox => "sandbox",
-            Self::Companion => "companion",
-            Self::Scheduler => "scheduler",
-            Self::System => "system",
         }
     }
 }
@@ -220,9 +178,6 @@ mod tests {
 
     #[test]
     fn plain_enums_serialize_as_their_names() {
-        for s in [Surface::Http, Surface::Dingtalk, Surface::System] {
-            assert_eq!(serde_json::to_value(s).unwrap(), s.as_str());
-        }
         for m in [
             PermissionMode::Discuss,
             PermissionMode::Auto,

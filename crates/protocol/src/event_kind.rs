@@ -7,7 +7,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::common::{Actor, ApprovalChoice, PermissionMode, Surface, TokenUsage};
+use crate::Surface;
+use crate::common::{Actor, ApprovalChoice, PermissionMode, TokenUsage};
 use crate::event::{ToolStatus, TurnEndStatus};
 use crate::ids::{InboxItemId, ToolCallId, UserId};
 use crate::inbox::{InboxItemKind, Question, QuestionOption, Resolution, Visibility};

@@ -16,9 +16,10 @@ mod ids;
 mod inbox;
 mod message;
 mod schema;
+mod surface;
 
 pub use command::{Attachment, AttachmentKind, Command};
-pub use common::{Actor, ApprovalChoice, PermissionMode, Surface, TokenUsage, ToolCall, ToolSpec};
+pub use common::{Actor, ApprovalChoice, PermissionMode, TokenUsage, ToolCall, ToolSpec};
 pub use compaction::CompactionView;
 pub use event::{Event, ToolStatus, TurnEndStatus};
 pub use event_kind::EventKind;
@@ -30,3 +31,4 @@ pub use message::{
     ContentPart, FileData, ImageUrl, Message, NoticeKind, ProviderState, UserContent,
 };
 pub use schema::{command_schema, event_schema};
+pub use surface::{Surface, UnknownSurface};

@@ -94,7 +94,6 @@ impl Default for Capabilities {
 
 /// What kind of failure a provider reports; the engine and the gateway policy act on the kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum ProviderErrorKind {
     /// The backend is overloaded or failing (5xx, timeouts): another model may work.
     Unavailable,

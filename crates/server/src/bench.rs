@@ -46,6 +46,7 @@ use crate::http::api::Auth;
 use crate::http::{AppState, router};
 use crate::metrics::Metrics;
 use crate::platforms::slack::SlackSurface;
+use crate::platforms::{Mounted, Platforms};
 
 const SECRET: &str = "bench-signing-secret";
 const SCRIPT: &str = r#"{"conversations": [{"when": "*", "turns": [{"text": "Done."}]}]}"#;
@@ -217,10 +218,7 @@ impl Service {
                 workmate_engine::SchedulerConfig::default(),
             ),
             chat: chat.clone(),
-            slack: Some(Arc::clone(&slack)),
-            feishu: None,
-            wecom: None,
-            dingtalk: None,
+            platforms: Platforms::of([Arc::clone(&slack) as Arc<dyn Mounted>]),
             shutdown: token.clone(),
             personas: Arc::default(),
             streams: Arc::default(),

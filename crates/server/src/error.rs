@@ -11,7 +11,6 @@ use crate::config::ConfigError;
 
 /// A failure of a `workmate` command.
 #[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
 pub enum StartupError {
     /// The configuration is unusable.
     #[error(transparent)]

@@ -27,10 +27,7 @@ use crate::error::StartupError;
 use crate::http::api::{Auth, Sso, auth};
 use crate::http::{AppState, BoundedListener, ConnectPages, router_with};
 use crate::metrics::Metrics;
-use crate::platforms::dingtalk::DingTalkSurface;
-use crate::platforms::feishu::FeishuSurface;
-use crate::platforms::slack::SlackSurface;
-use crate::platforms::wecom::WeComSurface;
+use crate::platforms::Platforms;
 use crate::sandbox::DemoSandbox;
 use crate::{data_dir, database, recovery, shutdown};
 
@@ -158,38 +155,7 @@ async fn open_and_run(
         if let Some(sso) = admin.sso() {
             chat.set_account_links(Arc::new(sso.links()));
         }
-        let slack_config = sandbox.as_ref().map(|s| &s.slack);
-        let slack = match slack_config.or(config.platforms.slack.as_ref()) {
-            Some(slack) => Some(
-                SlackSurface::new(slack, &chat)
-                    .map_err(|e| StartupError::Usage(format!("[platforms.slack]: {e}")))?,
-            ),
-            None => None,
-        };
-        let feishu_config = sandbox.as_ref().map(|s| &s.feishu);
-        let feishu = match feishu_config.or(config.platforms.feishu.as_ref()) {
-            Some(feishu) => Some(
-                FeishuSurface::new(feishu, &chat)
-                    .map_err(|e| StartupError::Usage(format!("[platforms.feishu]: {e}")))?,
-            ),
-            None => None,
-        };
-        let wecom_config = sandbox.as_ref().map(|s| &s.wecom);
-        let wecom = match wecom_config.or(config.platforms.wecom.as_ref()) {
-            Some(wecom) => Some(
-                WeComSurface::new(wecom, &chat, &config.network.policy)
-                    .map_err(|e| StartupError::Usage(format!("[platforms.wecom]: {e}")))?,
-            ),
-            None => None,
-        };
-        let dingtalk_config = sandbox.as_ref().map(|s| &s.dingtalk);
-        let dingtalk = match dingtalk_config.or(config.platforms.dingtalk.as_ref()) {
-            Some(dingtalk) => Some(
-                DingTalkSurface::new(dingtalk, &chat, &config.network.policy)
-                    .map_err(|e| StartupError::Usage(format!("[platforms.dingtalk]: {e}")))?,
-            ),
-            None => None,
-        };
+        let platforms = Platforms::mount(config, sandbox.as_ref(), &chat)?;
         let scheduler = Scheduler::new(
             hub.clone(),
             Arc::new(chat.clone()),
@@ -240,10 +206,7 @@ async fn open_and_run(
             auth: Arc::new(admin),
             scheduler: scheduler.clone(),
             chat: chat.clone(),
-            slack: slack.clone(),
-            feishu: feishu.clone(),
-            wecom: wecom.clone(),
-            dingtalk: dingtalk.clone(),
+            platforms: platforms.clone(),
             shutdown: token.clone(),
             personas: Arc::new(workmate_personas::InstallPolicy {
                 network: Arc::clone(&config.network.policy),
@@ -282,18 +245,7 @@ async fn open_and_run(
         // running turns finish or are left, and every session lease is released.
         let deadline = stop.deadline(config.server.shutdown_grace);
         scheduler.shutdown().await;
-        if let Some(slack) = &slack {
-            slack.shutdown().await;
-        }
-        if let Some(feishu) = &feishu {
-            feishu.shutdown().await;
-        }
-        if let Some(wecom) = &wecom {
-            wecom.shutdown().await;
-        }
-        if let Some(dingtalk) = &dingtalk {
-            dingtalk.shutdown().await;
-        }
+        platforms.shutdown().await;
         chat.shutdown(deadline.saturating_duration_since(tokio::time::Instant::now()))
             .await;
         let drained = hub.drain(deadline, &stop.now).await;

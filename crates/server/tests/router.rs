@@ -15,6 +15,7 @@ use workmate_server::engine::DEMO_SCRIPT;
 use workmate_server::http::api::Auth;
 use workmate_server::http::{AppState, router};
 use workmate_server::metrics::Metrics;
+use workmate_server::platforms::Platforms;
 use workmate_store::{ConnectOptions, Store, SystemClock};
 use workmate_tools::{BuiltinOptions, builtin_registry};
 
@@ -91,10 +92,7 @@ pub(crate) fn app_on(store: Store, dir: tempfile::TempDir, script: &str, replica
         )])),
         scheduler,
         chat: workmate_chat::Chat::new(hub, store.clone(), workmate_chat::ChatConfig::default()),
-        slack: None,
-        feishu: None,
-        wecom: None,
-        dingtalk: None,
+        platforms: Platforms::default(),
         shutdown: tokio_util::sync::CancellationToken::new(),
         personas: Arc::default(),
         streams: Arc::default(),

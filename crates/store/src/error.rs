@@ -2,7 +2,6 @@
 
 /// What can go wrong talking to the database.
 #[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
 pub enum Error {
     /// The database URL cannot be used.
     #[error("invalid database URL: {reason}")]

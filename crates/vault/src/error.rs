@@ -4,7 +4,6 @@ use std::path::PathBuf;
 
 /// What can go wrong sealing, opening or loading keys.
 #[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
 pub enum Error {
     /// The row names a master key the provider does not hold.
     #[error("master key {key_id} is not available; configure it as the current or a previous key")]

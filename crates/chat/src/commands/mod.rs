@@ -117,10 +117,7 @@ impl Caller {
 
     /// The surface its sessions are keyed by (the sandbox stands in for Slack).
     pub(crate) fn session_surface(&self) -> Surface {
-        match self.surface {
-            Surface::Sandbox => Surface::Slack,
-            other => other,
-        }
+        self.surface.platform()
     }
 
     fn is_admin(&self) -> bool {

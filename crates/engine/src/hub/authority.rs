@@ -317,7 +317,7 @@ impl SessionHub {
             .await?;
         let role = user.as_ref().map(|u| u.role);
         if resolution_allows(resolution)
-            && is_chat(via)
+            && via.is_chat()
             && user.as_ref().is_none_or(|u| u.sso_subject.is_none())
         {
             let settings = self.tenant_settings(tenant).await?;
@@ -431,14 +431,6 @@ impl SessionHub {
             .filter(|name| !name.trim().is_empty())
             .unwrap_or_else(|| user.to_string()))
     }
-}
-
-/// Whether an answer came through a chat platform, where accounts may need a directory link.
-fn is_chat(via: Surface) -> bool {
-    matches!(
-        via,
-        Surface::Slack | Surface::Feishu | Surface::Wecom | Surface::Dingtalk | Surface::Sandbox
-    )
 }
 
 /// Whether an answer allows what was asked.

@@ -24,7 +24,6 @@ use crate::{Error, Result};
 
 /// What a command did.
 #[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
 pub enum Accepted {
     /// A turn started.
     TurnStarted(TurnId),

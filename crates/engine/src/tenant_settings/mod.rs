@@ -49,7 +49,6 @@ pub const AUDIT_STAGE: &str = "tenant_settings_changed";
 
 /// Why a settings change was not made.
 #[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
 pub enum SettingError {
     /// No such setting.
     #[error("unknown setting `{key}`; the settings are {}", KNOWN.join(", "))]

@@ -15,7 +15,6 @@ use crate::FinishReason;
 
 /// Why a script could not be loaded.
 #[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
 pub enum ScriptError {
     /// The script file could not be read.
     #[error("cannot read script file {}: {source}", path.display())]

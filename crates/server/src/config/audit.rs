@@ -56,7 +56,6 @@ pub(crate) struct RawNatsSink {
 
 /// `[audit]`: the sinks the trail is streamed to, besides the database.
 #[derive(Clone, Debug, Default)]
-#[non_exhaustive]
 pub struct AuditConfig {
     /// `[audit.redis]`, when configured.
     pub redis: Option<RedisSinkConfig>,
@@ -66,7 +65,6 @@ pub struct AuditConfig {
 
 /// `[audit.redis]`: one Redis stream per tenant.
 #[derive(Clone, Debug)]
-#[non_exhaustive]
 pub struct RedisSinkConfig {
     /// `url`: `redis://[:password@]host:port[/db]`.
     pub url: String,
@@ -76,7 +74,6 @@ pub struct RedisSinkConfig {
 
 /// `[audit.nats]`: a JetStream stream, one subject per tenant.
 #[derive(Clone, Debug)]
-#[non_exhaustive]
 pub struct NatsSinkConfig {
     /// `url`: `nats://host:port`.
     pub url: String,

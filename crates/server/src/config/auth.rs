@@ -67,7 +67,6 @@ pub(crate) struct RawGroups {
 
 /// `[auth]`.
 #[derive(Clone, Debug)]
-#[non_exhaustive]
 pub struct AuthConfig {
     /// `break_glass_admin_token`: whether the static admin token is accepted (default: `true`
     /// without `[auth.oidc]`, `false` with it).
@@ -82,7 +81,6 @@ pub struct AuthConfig {
 
 /// `[auth.oidc]`.
 #[derive(Clone, Debug)]
-#[non_exhaustive]
 pub struct OidcConfig {
     /// `issuer`: the provider's issuer URL (discovery is read below it).
     pub issuer: String,

@@ -47,7 +47,6 @@ pub(crate) struct RawOAuth {
 
 /// One connector's OAuth client.
 #[derive(Clone, Debug)]
-#[non_exhaustive]
 pub struct OAuthClientConfig {
     /// The connector it signs people in for (`gmail`).
     pub connector: String,
@@ -67,7 +66,6 @@ pub struct OAuthClientConfig {
 
 /// `[connectors]`.
 #[derive(Clone, Debug, Default)]
-#[non_exhaustive]
 pub struct ConnectorsConfig {
     /// `public_url`: the origin browsers reach workmate at, for connect links (default: that
     /// of `[auth.oidc] redirect_url`, else `http://<listen address>`).

@@ -46,7 +46,6 @@ impl RawCoordinator {
 
 /// `[coordinator]`.
 #[derive(Clone, Debug)]
-#[non_exhaustive]
 pub struct CoordinatorConfig {
     /// `redis_url`: the Redis that replicas share (event fan-out, per-minute limits, platform
     /// event dedupe, lease hand-over); unset: in-process.

@@ -56,7 +56,6 @@ pub(crate) struct RawDingTalk {
 
 /// `[platforms.dingtalk]`.
 #[derive(Clone, Debug)]
-#[non_exhaustive]
 pub struct DingTalkConfig {
     /// `client_id`: the app's Client ID (AppKey), which is also its robot code.
     pub client_id: String,
@@ -139,7 +138,6 @@ impl DingTalkConfig {
 
 /// How DingTalk reaches workmate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum DingTalkMode {
     /// A WebSocket workmate opens with the app's credentials (no public URL needed).
     Stream,

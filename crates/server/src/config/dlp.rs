@@ -25,7 +25,6 @@ impl RawDlp {
 
 /// `[dlp]`.
 #[derive(Clone, Debug, Default)]
-#[non_exhaustive]
 pub struct DlpConfig {
     /// `fields`: more JSON field names whose values are always hidden.
     pub fields: Vec<String>,

@@ -18,7 +18,6 @@ pub(crate) const DEFAULT_MODEL: &str = "scripted:demo";
 
 /// `[engine]`.
 #[derive(Clone, Debug)]
-#[non_exhaustive]
 pub struct EngineSettings {
     /// `max_iterations`: model calls per turn before `max_iterations_exceeded` (default 150).
     pub max_iterations: u32,
@@ -101,7 +100,6 @@ pub(crate) const DEFAULT_TICK_SECONDS: i64 = 30;
 
 /// `[scheduler]`.
 #[derive(Clone, Debug)]
-#[non_exhaustive]
 pub struct SchedulerSettings {
     /// `tick_seconds`: how often due automations and wakes are looked for (default 30).
     pub tick: std::time::Duration,

@@ -9,7 +9,6 @@ use super::Source;
 
 /// A configuration that cannot be used. The process reports it and exits with code 2.
 #[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
 pub enum ConfigError {
     /// `--config` names a file that does not exist.
     #[error("configuration file {} not found; check the --config path", path.display())]

@@ -68,7 +68,6 @@ pub const DEFAULT_CONFIG_FILE: &str = "workmate.toml";
 
 /// The resolved, validated configuration.
 #[derive(Clone, Debug)]
-#[non_exhaustive]
 pub struct Config {
     /// `[server]`.
     pub server: ServerConfig,
@@ -113,7 +112,6 @@ pub struct Config {
 
 /// `[server]`: the HTTP listener and local state.
 #[derive(Clone, Debug)]
-#[non_exhaustive]
 pub struct ServerConfig {
     /// `listen`: the address to accept HTTP on (default `127.0.0.1:8080`).
     pub listen: SocketAddr,
@@ -140,7 +138,6 @@ pub struct ServerConfig {
 
 /// `[database]`.
 #[derive(Clone, Debug)]
-#[non_exhaustive]
 pub struct DatabaseConfig {
     /// `url`: default `sqlite://<data_dir>/workmate.db`.
     pub url: DatabaseUrl,
@@ -150,7 +147,6 @@ pub struct DatabaseConfig {
 
 /// `[log]`.
 #[derive(Clone, Debug)]
-#[non_exhaustive]
 pub struct LogConfig {
     /// `format`: `text` (default) or `json` lines, on stderr.
     pub format: LogFormat,

@@ -58,7 +58,6 @@ impl RawPersonas {
 
 /// `[personas]`.
 #[derive(Clone, Debug, Default)]
-#[non_exhaustive]
 pub struct PersonasConfig {
     /// `folder_roots`: the folders persona bundles (and `file://` repositories) may be
     /// installed from (default: none; https repositories only).
@@ -67,7 +66,6 @@ pub struct PersonasConfig {
 
 /// `[network]`.
 #[derive(Clone, Debug, Default)]
-#[non_exhaustive]
 pub struct NetworkConfig {
     /// `allow_private`: host names, addresses and ranges (`10.20.0.0/16`) that connectors, MCP
     /// servers, sign-in providers and `web_fetch` may reach although they are not public
@@ -77,7 +75,6 @@ pub struct NetworkConfig {
 
 /// `[mcp]`.
 #[derive(Clone, Debug, Default)]
-#[non_exhaustive]
 pub struct McpConfig {
     /// `folder_roots`: the folders whose subfolders admins may give stdio MCP servers (default:
     /// none, so servers get only their own scratch folder).

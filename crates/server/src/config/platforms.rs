@@ -24,7 +24,6 @@ pub(crate) const DEFAULT_FEISHU_API_BASE: &str = "https://open.feishu.cn";
 
 /// `[platforms.*]`.
 #[derive(Clone, Debug, Default)]
-#[non_exhaustive]
 pub struct PlatformsConfig {
     /// `[platforms.slack]`, when configured.
     pub slack: Option<SlackConfig>,
@@ -38,7 +37,6 @@ pub struct PlatformsConfig {
 
 /// `[platforms.feishu]`.
 #[derive(Clone, Debug)]
-#[non_exhaustive]
 pub struct FeishuConfig {
     /// `app_id`: the app's id (`cli_…`).
     pub app_id: String,
@@ -92,7 +90,6 @@ impl FeishuConfig {
 
 /// How Feishu delivers events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum FeishuMode {
     /// Events and card callbacks posted to workmate's routes.
     Webhook,
@@ -112,7 +109,6 @@ impl FeishuMode {
 
 /// `[platforms.slack]`.
 #[derive(Clone, Debug)]
-#[non_exhaustive]
 pub struct SlackConfig {
     /// `signing_secret`: verifies that requests come from Slack. Required in HTTP mode; in
     /// Socket Mode, without it the HTTP routes refuse every request.
@@ -158,7 +154,6 @@ impl SlackConfig {
 
 /// How Slack delivers events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum SlackMode {
     /// The Events API and interactivity posted to workmate's HTTP routes.
     Http,

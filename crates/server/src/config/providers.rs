@@ -19,7 +19,6 @@ const DEFAULT_TIMEOUT_MS: i64 = 600_000;
 
 /// A gateway provider: `[providers.NAME]` with `kind = "openai" | "anthropic" | "gemini"`.
 #[derive(Clone, Debug)]
-#[non_exhaustive]
 pub struct GatewayProvider {
     /// The name used in model ids (`NAME:model`).
     pub name: String,
@@ -41,7 +40,6 @@ pub struct GatewayProvider {
 
 /// `[providers.*]`.
 #[derive(Clone, Debug, Default)]
-#[non_exhaustive]
 pub struct ProvidersConfig {
     /// `[providers.scripted] script`: the script file of the scripted provider.
     pub scripted_script: Option<PathBuf>,

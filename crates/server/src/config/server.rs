@@ -29,7 +29,6 @@ const MIN_TOKEN_CHARS: usize = 16;
 
 /// Bounds on what one client can hold of the HTTP listener.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct HttpLimits {
     /// `request_timeout_ms`: how long a request may take until its response starts (default
     /// 30000). Reading the body counts; an event stream's body, once started, does not.
@@ -112,7 +111,6 @@ impl HttpLimits {
 
 /// A surface (a chat adapter or another trusted front end) and its token.
 #[derive(Clone, Debug)]
-#[non_exhaustive]
 pub struct SurfaceToken {
     /// The name it is configured under (`[server.surface_tokens] NAME`).
     pub name: String,

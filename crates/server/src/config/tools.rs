@@ -51,7 +51,6 @@ impl ShellSandboxMode {
 
 /// `[tools]`.
 #[derive(Clone, Debug)]
-#[non_exhaustive]
 pub struct ToolsSettings {
     /// `workspaces_dir`: the folder of session workspaces, `<dir>/<tenant>/<session>` (default
     /// `./workspaces`); never inside the data directory.

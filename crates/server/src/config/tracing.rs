@@ -28,7 +28,6 @@ impl RawTracing {
 
 /// `[tracing]`.
 #[derive(Clone, Debug, Default)]
-#[non_exhaustive]
 pub struct TracingConfig {
     /// `otlp_endpoint`: the OTLP/HTTP collector, e.g. `http://otel-collector:4318`.
     pub otlp_endpoint: Option<String>,

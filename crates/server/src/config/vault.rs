@@ -31,7 +31,6 @@ pub(crate) struct RawVault {
 
 /// `[vault]` and the vault's environment variables.
 #[derive(Clone, Debug, Default)]
-#[non_exhaustive]
 pub struct VaultSettings {
     /// `key_file`: the current master key's file (base64 of 32 random bytes, mode 600).
     pub key_file: Option<PathBuf>,

@@ -51,7 +51,6 @@ pub(crate) enum AgentId {
 
 /// `[platforms.wecom]`.
 #[derive(Clone, Debug)]
-#[non_exhaustive]
 pub struct WeComConfig {
     /// `corp_id`: the corp (企业ID); it names the tenant.
     pub corp_id: String,
@@ -103,7 +102,6 @@ impl WeComConfig {
 
 /// How WeCom's smart robot reaches workmate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum WeComMode {
     /// Encrypted callbacks posted to `/v1/platforms/wecom/callback`.
     Callback,

@@ -20,7 +20,7 @@ use axum::Router;
 use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::{self, Next};
 use axum::response::Response;
-use axum::routing::{get, post};
+use axum::routing::get;
 use tokio_util::sync::CancellationToken;
 use workmate_engine::SessionHub;
 use workmate_store::Store;
@@ -48,14 +48,8 @@ pub struct AppState {
     pub scheduler: workmate_engine::Scheduler,
     /// The chat layer every platform feeds.
     pub chat: workmate_chat::Chat,
-    /// The Slack surface, when `[platforms.slack]` is configured.
-    pub slack: Option<Arc<crate::platforms::slack::SlackSurface>>,
-    /// The Feishu surface, when `[platforms.feishu]` is configured.
-    pub feishu: Option<Arc<crate::platforms::feishu::FeishuSurface>>,
-    /// The WeCom surface, when `[platforms.wecom]` is configured.
-    pub wecom: Option<Arc<crate::platforms::wecom::WeComSurface>>,
-    /// The DingTalk surface, when `[platforms.dingtalk]` is configured.
-    pub dingtalk: Option<Arc<crate::platforms::dingtalk::DingTalkSurface>>,
+    /// The configured chat platforms.
+    pub platforms: crate::platforms::Platforms,
     /// Cancelled when the server stops: ends long-lived responses such as event streams.
     pub shutdown: CancellationToken,
     /// What installing a persona may reach (the operator's network policy and folder roots).
@@ -82,42 +76,7 @@ pub fn router_with(state: AppState, extra: Option<Router>, limits: HttpLimits) -
         .route("/metrics", get(handlers::metrics))
         .route("/v1/contract", get(handlers::contract))
         .route("/admin", get(api::pages::admin))
-        .route(
-            "/v1/platforms/slack/events",
-            post(crate::platforms::slack::events),
-        )
-        .route(
-            "/v1/platforms/slack/interactions",
-            post(crate::platforms::slack::interactions),
-        )
-        .route(
-            "/v1/platforms/slack/commands",
-            post(crate::platforms::slack::slash_commands),
-        )
-        .route(
-            "/v1/platforms/feishu/events",
-            post(crate::platforms::feishu::events),
-        )
-        .route(
-            "/v1/platforms/feishu/card",
-            post(crate::platforms::feishu::card),
-        )
-        .route(
-            "/v1/platforms/wecom/callback",
-            get(crate::platforms::wecom::verify).post(crate::platforms::wecom::callback),
-        )
-        .route(
-            "/v1/platforms/dingtalk/robot",
-            post(crate::platforms::dingtalk::robot),
-        )
-        .route(
-            "/v1/platforms/dingtalk/card",
-            post(crate::platforms::dingtalk::card),
-        )
-        .route(
-            "/v1/platforms/dingtalk/events",
-            post(crate::platforms::dingtalk::events),
-        )
+        .merge(state.platforms.routes())
         .fallback(handlers::not_found)
         .method_not_allowed_fallback(handlers::method_not_allowed)
         .with_state(state);

@@ -16,6 +16,7 @@ use workmate_protocol::{EventKind, Surface};
 use workmate_server::config::DingTalkConfig;
 use workmate_server::http::{AppState, router};
 use workmate_server::platforms::dingtalk::DingTalkSurface;
+use workmate_server::platforms::{Mounted, Platforms};
 use workmate_store::{InboxFilter, InboxItem, InboxItemState, Store};
 
 use self::fake::FakeDingTalk;
@@ -80,7 +81,7 @@ fn serve(
     .unwrap();
     chat.start();
     let state = AppState {
-        dingtalk: Some(Arc::clone(&surface)),
+        platforms: Platforms::of([Arc::clone(&surface) as Arc<dyn Mounted>]),
         ..app.state.clone()
     };
     DingTalkApp {

@@ -20,6 +20,7 @@ use workmate_protocol::{EventKind, Surface};
 use workmate_server::config::FeishuConfig;
 use workmate_server::http::{AppState, router};
 use workmate_server::platforms::feishu::FeishuSurface;
+use workmate_server::platforms::{Mounted, Platforms};
 use workmate_store::{InboxFilter, InboxItem, InboxItemState, Store};
 
 use crate::router::app_with_script;
@@ -61,7 +62,7 @@ pub(crate) async fn feishu_app(script: &str) -> FeishuApp {
     let surface = FeishuSurface::new(&config, &chat).unwrap();
     chat.start();
     let state = AppState {
-        feishu: Some(Arc::clone(&surface)),
+        platforms: Platforms::of([Arc::clone(&surface) as Arc<dyn Mounted>]),
         ..app.state.clone()
     };
     FeishuApp {

@@ -17,6 +17,7 @@ use workmate_protocol::Surface;
 use workmate_server::config::SlackConfig;
 use workmate_server::http::{AppState, router};
 use workmate_server::platforms::slack::SlackSurface;
+use workmate_server::platforms::{Mounted, Platforms};
 use workmate_store::{InboxItemState, SessionKey, Store};
 
 use crate::router::app_with_script;
@@ -133,10 +134,7 @@ async fn slack_app_unstarted(script: &str, admins: &[&str]) -> SlackApp {
     chat.observe(app.state.metrics.clone());
     let slack = SlackSurface::new(&config, &chat).unwrap();
     let state = AppState {
-        slack: Some(Arc::clone(&slack)),
-        feishu: None,
-        wecom: None,
-        dingtalk: None,
+        platforms: Platforms::of([Arc::clone(&slack) as Arc<dyn Mounted>]),
         ..app.state.clone()
     };
     SlackApp {

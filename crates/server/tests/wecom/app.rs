@@ -13,6 +13,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 use workmate_server::config::WeComConfig;
 use workmate_server::http::{AppState, router};
 use workmate_server::platforms::wecom::WeComSurface;
+use workmate_server::platforms::{Mounted, Platforms};
 use workmate_wxcrypto::Crypto;
 
 use super::{AES_KEY, CORP, SHELL, TOKEN};
@@ -106,7 +107,7 @@ async fn an_app_message_gets_a_template_card_a_click_updates_it_and_the_answer_a
         WeComSurface::new(&config, &chat, &workmate_net::NetworkPolicy::public_only()).unwrap();
     chat.start();
     let router = router(AppState {
-        wecom: Some(Arc::clone(&surface)),
+        platforms: Platforms::of([Arc::clone(&surface) as Arc<dyn Mounted>]),
         ..app.state.clone()
     });
     let crypto = Crypto::new(TOKEN, AES_KEY, CORP).unwrap();
@@ -225,7 +226,7 @@ async fn an_approver_gets_a_copy_as_an_app_card_and_answers_from_it() {
         WeComSurface::new(&config, &chat, &workmate_net::NetworkPolicy::public_only()).unwrap();
     chat.start();
     let router = router(AppState {
-        wecom: Some(Arc::clone(&surface)),
+        platforms: Platforms::of([Arc::clone(&surface) as Arc<dyn Mounted>]),
         ..app.state.clone()
     });
     let crypto = Crypto::new(TOKEN, AES_KEY, CORP).unwrap();

@@ -23,6 +23,7 @@ use workmate_protocol::{EventKind, Surface};
 use workmate_server::config::WeComConfig;
 use workmate_server::http::{AppState, router};
 use workmate_server::platforms::wecom::WeComSurface;
+use workmate_server::platforms::{Mounted, Platforms};
 use workmate_store::{InboxFilter, InboxItem, InboxItemState, Store};
 use workmate_wxcrypto::Crypto;
 
@@ -73,7 +74,7 @@ fn serve(app: crate::router::App, fake: MockServer) -> WeComApp {
         WeComSurface::new(&config, &chat, &workmate_net::NetworkPolicy::public_only()).unwrap();
     chat.start();
     let state = AppState {
-        wecom: Some(Arc::clone(&surface)),
+        platforms: Platforms::of([Arc::clone(&surface) as Arc<dyn Mounted>]),
         ..app.state.clone()
     };
     WeComApp {

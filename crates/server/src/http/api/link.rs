@@ -306,11 +306,8 @@ fn account_json(claim: &LinkClaim) -> Value {
 }
 
 fn platform_label(platform: &str) -> String {
-    match platform {
-        "slack" | "sandbox" => "Slack".into(),
-        "feishu" => "Feishu".into(),
-        "wecom" => "WeCom".into(),
-        "dingtalk" => "DingTalk".into(),
-        other => other.to_owned(),
-    }
+    platform.parse::<workmate_protocol::Surface>().map_or_else(
+        |_| platform.to_owned(),
+        |surface| surface.platform().label().to_owned(),
+    )
 }

@@ -10,6 +10,11 @@
 
 mod routes;
 
+use axum::Router;
+use axum::routing::post;
+use workmate_adapter::BoxFuture;
+use workmate_protocol::Surface;
+
 use std::sync::Arc;
 
 use secrecy::{ExposeSecret, SecretString};
@@ -22,9 +27,11 @@ use workmate_dingtalk::web::{CallbackType, DingTalkWeb};
 use workmate_dingtalk::{DingTalkConnection, DingTalkPlatform};
 use workmate_wxcrypto::Crypto;
 
+use super::Mounted;
 use crate::config::{DingTalkConfig, DingTalkMode};
+use crate::http::AppState;
 
-pub(crate) use routes::{card, events, robot};
+use routes::{card, events, robot};
 
 /// The DingTalk surface: request checks, the chat layer, and the Stream connection.
 #[derive(Debug)]
@@ -118,11 +125,28 @@ impl DingTalkSurface {
         }))
     }
 
-    /// Closes the Stream connection, if any, handing it to another replica. The chat layer is
+    /// Closes the long connection, if any, handing it to another replica. The chat layer is
     /// stopped by its owner.
     pub async fn shutdown(&self) {
         if let Some(connection) = &self.connection {
             connection.close().await;
         }
+    }
+}
+
+impl Mounted for DingTalkSurface {
+    fn surface(&self) -> Surface {
+        Surface::Dingtalk
+    }
+
+    fn routes(&self) -> Router<AppState> {
+        Router::new()
+            .route("/v1/platforms/dingtalk/robot", post(robot))
+            .route("/v1/platforms/dingtalk/card", post(card))
+            .route("/v1/platforms/dingtalk/events", post(events))
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.shutdown())
     }
 }

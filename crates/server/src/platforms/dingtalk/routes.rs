@@ -8,6 +8,7 @@
 
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
+use workmate_protocol::Surface;
 
 use axum::Json;
 use axum::body::Bytes;
@@ -263,10 +264,7 @@ fn seal(crypto: &Crypto, plaintext: &str) -> Value {
 }
 
 fn surface(state: &AppState) -> Result<Arc<DingTalkSurface>, ApiError> {
-    state
-        .dingtalk
-        .clone()
-        .ok_or_else(|| ApiError::Missing("DingTalk is not configured".into()))
+    state.platforms.require(Surface::Dingtalk)
 }
 
 /// The surface, when it takes HTTP callbacks: in Stream mode DingTalk sends them over the

@@ -8,6 +8,11 @@
 
 mod routes;
 
+use axum::Router;
+use axum::routing::post;
+use workmate_adapter::BoxFuture;
+use workmate_protocol::Surface;
+
 use std::sync::{Arc, OnceLock};
 
 use secrecy::ExposeSecret;
@@ -18,9 +23,11 @@ use workmate_feishu::webhook::WebhookAuth;
 use workmate_feishu::ws::LongConnection;
 use workmate_feishu::{FeishuConnection, FeishuPlatform};
 
+use super::Mounted;
 use crate::config::{FeishuConfig, FeishuMode};
+use crate::http::AppState;
 
-pub(crate) use routes::{card, events};
+use routes::{card, events};
 
 /// The Feishu surface: request checks, the platform, and the bot's identity.
 #[derive(Debug)]
@@ -55,14 +62,6 @@ impl FeishuSurface {
             let _ = surface.connection.set(chat.hold(connection));
         }
         Ok(surface)
-    }
-
-    /// Closes the long connection, if any, handing it to another replica. The chat layer is
-    /// stopped by its owner.
-    pub async fn shutdown(&self) {
-        if let Some(connection) = self.connection.get() {
-            connection.close().await;
-        }
     }
 
     fn webhook(config: &FeishuConfig, chat: &Chat) -> Result<Arc<Self>, WebError> {
@@ -108,5 +107,29 @@ impl FeishuSurface {
     /// The bot's `open_id`, when known.
     fn bot(&self) -> Option<&str> {
         self.bot.get().map(String::as_str)
+    }
+
+    /// Closes the long connection, if any, handing it to another replica. The chat layer is
+    /// stopped by its owner.
+    pub async fn shutdown(&self) {
+        if let Some(connection) = self.connection.get() {
+            connection.close().await;
+        }
+    }
+}
+
+impl Mounted for FeishuSurface {
+    fn surface(&self) -> Surface {
+        Surface::Feishu
+    }
+
+    fn routes(&self) -> Router<AppState> {
+        Router::new()
+            .route("/v1/platforms/feishu/events", post(events))
+            .route("/v1/platforms/feishu/card", post(card))
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.shutdown())
     }
 }

@@ -5,6 +5,7 @@
 //! from what is stored, well inside Feishu's 3 s.
 
 use std::sync::Arc;
+use workmate_protocol::Surface;
 
 use axum::Json;
 use axum::body::Bytes;
@@ -40,10 +41,7 @@ pub(crate) async fn card(
 }
 
 async fn handle(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<Response, ApiError> {
-    let feishu: Arc<FeishuSurface> = state
-        .feishu
-        .clone()
-        .ok_or_else(|| ApiError::Missing("Feishu is not configured".into()))?;
+    let feishu: Arc<FeishuSurface> = state.platforms.require(Surface::Feishu)?;
     let header = |name: &str| {
         headers
             .get(name)

@@ -7,6 +7,11 @@
 
 mod routes;
 
+use axum::Router;
+use axum::routing::post;
+use workmate_adapter::BoxFuture;
+use workmate_protocol::Surface;
+
 use std::sync::{Arc, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -14,9 +19,11 @@ use secrecy::{ExposeSecret, SecretString};
 use workmate_chat::{Chat, HeldConnection, PlatformSettings};
 use workmate_slack::{SlackConnection, SlackPlatform, SocketMode, verify_request};
 
+use super::Mounted;
 use crate::config::{SlackConfig, SlackMode};
+use crate::http::AppState;
 
-pub(crate) use routes::{events, interactions, slash_commands};
+use routes::{events, interactions, slash_commands};
 
 /// The Slack surface: request verification, the platform, and the Socket Mode connection.
 #[derive(Debug)]
@@ -71,14 +78,6 @@ impl SlackSurface {
         Ok(surface)
     }
 
-    /// Closes the Socket Mode connection, if any, handing it to another replica. The chat layer
-    /// is stopped by its owner.
-    pub async fn shutdown(&self) {
-        if let Some(socket) = self.socket.get() {
-            socket.close().await;
-        }
-    }
-
     /// Checks Slack's signature over the raw body, against the system clock.
     fn verify(&self, timestamp: &str, signature: &str, body: &[u8]) -> Result<(), String> {
         let Some(signing_secret) = &self.signing_secret else {
@@ -96,5 +95,30 @@ impl SlackSurface {
             now,
         )
         .map_err(|e| e.to_string())
+    }
+
+    /// Closes the long connection, if any, handing it to another replica. The chat layer is
+    /// stopped by its owner.
+    pub async fn shutdown(&self) {
+        if let Some(connection) = self.socket.get() {
+            connection.close().await;
+        }
+    }
+}
+
+impl Mounted for SlackSurface {
+    fn surface(&self) -> Surface {
+        Surface::Slack
+    }
+
+    fn routes(&self) -> Router<AppState> {
+        Router::new()
+            .route("/v1/platforms/slack/events", post(events))
+            .route("/v1/platforms/slack/interactions", post(interactions))
+            .route("/v1/platforms/slack/commands", post(slash_commands))
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.shutdown())
     }
 }

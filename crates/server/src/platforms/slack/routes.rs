@@ -5,6 +5,7 @@
 //! delivers it again; what was stored before (a redelivery) is answered 200 and not applied.
 
 use std::sync::Arc;
+use workmate_protocol::Surface;
 
 use axum::Json;
 use axum::body::Bytes;
@@ -27,10 +28,7 @@ fn verified(
     headers: &HeaderMap,
     body: &[u8],
 ) -> Result<Arc<SlackSurface>, ApiError> {
-    let slack = state
-        .slack
-        .clone()
-        .ok_or_else(|| ApiError::Missing("Slack is not configured".into()))?;
+    let slack = state.platforms.require::<SlackSurface>(Surface::Slack)?;
     let header = |name: &str| {
         headers
             .get(name)

@@ -9,6 +9,11 @@
 
 mod routes;
 
+use axum::Router;
+use axum::routing::get;
+use workmate_adapter::BoxFuture;
+use workmate_protocol::Surface;
+
 use std::sync::Arc;
 
 use secrecy::ExposeSecret;
@@ -20,9 +25,11 @@ use workmate_wecom::callback::CallbackAuth;
 use workmate_wecom::ws::{LongConnection, WECOM_WS_URL};
 use workmate_wecom::{WeComConnection, WeComPlatform};
 
+use super::Mounted;
 use crate::config::{WeComConfig, WeComMode};
+use crate::http::AppState;
 
-pub(crate) use routes::{callback, verify};
+use routes::{callback, verify};
 
 /// The smart robot's receive id: internal smart robots encrypt for the empty string.
 const ROBOT_RECEIVE_ID: &str = "";
@@ -137,10 +144,25 @@ impl WeComSurface {
         }))
     }
 
-    /// Closes the long connection, if any, handing it to another replica.
+    /// Closes the long connection, if any, handing it to another replica. The chat layer is
+    /// stopped by its owner.
     pub async fn shutdown(&self) {
         if let Some(connection) = &self.connection {
             connection.close().await;
         }
+    }
+}
+
+impl Mounted for WeComSurface {
+    fn surface(&self) -> Surface {
+        Surface::Wecom
+    }
+
+    fn routes(&self) -> Router<AppState> {
+        Router::new().route("/v1/platforms/wecom/callback", get(verify).post(callback))
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.shutdown())
     }
 }

@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
+use workmate_protocol::Surface;
 
 use axum::body::Bytes;
 use axum::extract::{RawQuery, State};
@@ -93,10 +94,7 @@ async fn app_callback(
 }
 
 fn surface(state: &AppState) -> Result<Arc<WeComSurface>, ApiError> {
-    state
-        .wecom
-        .clone()
-        .ok_or_else(|| ApiError::Missing("WeCom is not configured".into()))
+    state.platforms.require(Surface::Wecom)
 }
 
 /// The callback checks; a callback without them configured is refused.
