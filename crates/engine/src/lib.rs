@@ -17,7 +17,6 @@ mod history;
 mod hub;
 mod inbox_wait;
 pub mod observe;
-pub mod permissions;
 pub mod quorum;
 mod runtime;
 mod scheduler;
@@ -36,3 +35,7 @@ pub use scheduler::{
 };
 pub use turn::{RESTARTED_NOTICE, check_gateway_policy};
 pub use workmate_coordinator::{Coordinator, InProcess, Signal};
+/// The permission policy (crate `workmate-policy`) under its old name: the engine's public types
+/// (`EngineParts`) hold its `PermissionConfig`, so the engine's users name its types through the
+/// engine and always get the version the engine was built with.
+pub use workmate_policy as permissions;

@@ -226,7 +226,7 @@ fn definition_of(typed: &str) -> std::result::Result<ServerDef, String> {
             .map(|(_, def)| def)
             .map_err(|e| e.to_string());
     }
-    let words = workmate_engine::permissions::split_words(typed)
+    let words = workmate_policy::split_words(typed)
         .ok_or("cannot read the command line: a quote is not closed")?;
     let Some((command, args)) = words.split_first() else {
         return Err("give a URL, a command line or JSON".into());

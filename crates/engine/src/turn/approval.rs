@@ -19,6 +19,7 @@ use crate::Result;
 use crate::inbox_wait::Waited;
 use crate::permissions::{PermissionConfig, PermissionEngine, PolicyContext, TenantPolicy};
 use crate::quorum::{Quorum, quorum_for};
+use crate::tenant_settings;
 
 /// What an approval prompt shows.
 #[derive(Debug)]
@@ -45,7 +46,12 @@ impl Turn {
             }
             None => self.deps.permissions.clone(),
         };
-        Ok(PermissionEngine::new(config).with_policy(TenantPolicy::from_settings(&settings)))
+        let policy = TenantPolicy {
+            shell_standing_choices: tenant_settings::shell_standing_choices(&settings),
+            web_fetch_allow: tenant_settings::web_fetch_allow(&settings),
+            network_tools: tenant_settings::network_tools(&settings),
+        };
+        Ok(PermissionEngine::new(config).with_policy(policy))
     }
 
     /// The session's current permission context (its mode and grants are re-read, so a change

@@ -1,14 +1,22 @@
-//! The permission engine: whether a tool call runs, asks a person, or is refused (spec §3).
+//! The permission policy: whether a tool call runs, asks a person, or is refused (spec §3). The
+//! engine asks it about every call of a turn; the server's `explain` asks it about sample calls,
+//! and the chat layer splits command lines with its shell-word reader.
 //!
-//! Invariants: the decision is a pure function of the call, the session's context and the
-//! tenant's policy (no I/O, deterministic, never panics); read-only modes refuse every
-//! consequential call without asking; a write outside the session's writable roots is refused
-//! without asking in every mode, `auto` included; nothing but an explicit allowlist entry, a grant a
-//! person gave, or a standing rule for one exact target lets a consequential call run unasked
-//! outside `auto`; choices are offered only where they apply (and session-wide choices for
-//! `run_shell` only where the tenant allows them, `shell_standing_choices`); a shell command that
-//! names a file outside the session's folders is never read-only; a `web_fetch` asks unless its
-//! URL's host is on the tenant's `web_fetch_allow` list.
+//! Invariants: the decision is a function of the call, the session's context and the tenant's
+//! policy (deterministic, never panics); it touches nothing: no store, no network, no writes, no
+//! async, and the only thing it reads beyond its arguments is where a path really leads (the
+//! symlinks of a path's existing ancestors, `HOME` for `~`), so a symlink cannot make a path
+//! outside the session's folders look inside; read-only modes refuse every consequential call
+//! without asking; a write outside the session's writable roots is refused without asking in every
+//! mode, `auto` included; nothing but an explicit allowlist entry, a grant a person gave, or a
+//! standing rule for one exact target lets a consequential call run unasked outside `auto`;
+//! choices are offered only where they apply (and session-wide choices for `run_shell` only where
+//! the tenant allows them, `shell_standing_choices`); a shell command that names a file outside the
+//! session's folders is never read-only; a `web_fetch` asks unless its URL's host is on the
+//! tenant's `web_fetch_allow` list.
+//!
+//! Reading a tenant's stored settings into a [`TenantPolicy`] is the engine's job
+//! (`workmate_engine::tenant_settings`), since that is where settings are validated and stored.
 
 mod allowlist;
 mod choices;
@@ -135,17 +143,6 @@ pub struct TenantPolicy {
     pub web_fetch_allow: Vec<String>,
     /// Exec tools whose sandbox may reach the network (setting `network_tools`, default none).
     pub network_tools: Vec<String>,
-}
-
-impl TenantPolicy {
-    /// The policy a tenant's `settings` object sets (defaults for what is unset or invalid).
-    pub fn from_settings(settings: &serde_json::Value) -> Self {
-        Self {
-            shell_standing_choices: crate::tenant_settings::shell_standing_choices(settings),
-            web_fetch_allow: crate::tenant_settings::web_fetch_allow(settings),
-            network_tools: crate::tenant_settings::network_tools(settings),
-        }
-    }
 }
 
 /// Decides about tool calls for one tenant's policy.
