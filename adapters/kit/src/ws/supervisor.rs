@@ -43,7 +43,7 @@ pub async fn supervise<P: Protocol>(
         status.send_replace(Status::Connecting);
         let dialed = tokio::select! {
             () = stop.cancelled() => break Ok(()),
-            dialed = tokio::time::timeout(settings.connect_timeout, protocol.dial()) => {
+            dialed = tokio::time::timeout(settings.connect_timeout, Box::pin(protocol.dial())) => {
                 dialed.unwrap_or_else(|_| Err(P::unavailable(format!(
                     "connecting took longer than {:?}", settings.connect_timeout
                 ))))
@@ -56,7 +56,8 @@ pub async fn supervise<P: Protocol>(
             Ok(mut ws) => {
                 tracing::info!("{} open.", P::NAME);
                 status.send_replace(Status::Online);
-                let ended = serve(protocol, &mut ws, &mut pool, settings, stop).await;
+                // Boxed: the connection's `select!` is large, and so is a platform's dial.
+                let ended = Box::pin(serve(protocol, &mut ws, &mut pool, settings, stop)).await;
                 protocol.closed();
                 match ended {
                     None => {
