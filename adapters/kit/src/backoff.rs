@@ -110,6 +110,30 @@ mod tests {
     }
 
     #[test]
+    fn a_move_comes_at_once_and_a_healthy_loss_starts_over() {
+        use crate::ws::Ended;
+        let mut backoff = Backoff::new(S, 60 * S);
+        let failed = Ended::Failed(());
+        assert!(within(backoff.after(&failed), S));
+        assert!(within(backoff.after(&failed), 2 * S));
+        let moved = Ended::<()>::Moved { healthy: true };
+        assert_eq!(backoff.after(&moved), Duration::ZERO);
+        let lost = Ended::Lost {
+            error: (),
+            healthy: true,
+        };
+        assert!(
+            within(backoff.after(&lost), S),
+            "a connection that worked resets"
+        );
+        let dead = Ended::Lost {
+            error: (),
+            healthy: false,
+        };
+        assert!(within(backoff.after(&dead), 2 * S));
+    }
+
+    #[test]
     fn jitter_varies_and_stays_within_a_quarter() {
         let waits: Vec<_> = (0..100).map(|_| jitter(400 * S)).collect();
         assert!(waits.iter().all(|w| within(*w, 400 * S)));

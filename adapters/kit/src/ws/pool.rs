@@ -100,3 +100,48 @@ impl Pool {
         self.tasks.shutdown().await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn ack(text: &'static str) -> Task {
+        Box::pin(async move { Some(Message::text(text)) })
+    }
+
+    #[tokio::test]
+    async fn one_runs_one_waits_the_next_is_dropped_and_acks_come_in_order() {
+        let mut pool = Pool::new(1, Some(1));
+        let (go, wait) = tokio::sync::oneshot::channel::<()>();
+        let first: Task = Box::pin(async move {
+            let _ = wait.await;
+            Some(Message::text("a"))
+        });
+        pool.spawn(None, first, "test");
+        pool.spawn(None, ack("b"), "test");
+        pool.spawn(None, ack("c"), "test");
+        assert_eq!(pool.tasks.len(), 2, "the third found the queue full");
+        let _ = go.send(());
+        assert_eq!(pool.acks.recv().await, Some(Message::text("a")));
+        assert_eq!(pool.acks.recv().await, Some(Message::text("b")));
+        while pool.tasks.join_next().await.is_some() {}
+        assert!(pool.is_idle());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn finish_lets_tasks_end_within_the_drain_and_cuts_the_rest() {
+        let mut pool = Pool::new(4, None);
+        let slot = Arc::clone(&pool.slots).acquire_owned().await.ok();
+        pool.spawn(slot, ack("done"), "test");
+        pool.spawn(None, Box::pin(std::future::pending()), "test");
+        pool.finish(Some(Duration::from_secs(3)), "test").await;
+        assert!(pool.tasks.is_empty());
+        assert_eq!(
+            pool.acks.try_recv().ok(),
+            None,
+            "acks were taken while draining"
+        );
+    }
+}
