@@ -23,6 +23,7 @@
 
 pub mod card;
 mod connection;
+mod describe;
 pub mod dispatch;
 pub mod inbound;
 pub mod mapping;
@@ -32,4 +33,5 @@ pub mod stream;
 pub mod web;
 
 pub use connection::DingTalkConnection;
+pub use describe::DINGTALK;
 pub use platform::{ANSWER_BUDGET, DingTalkConfig, DingTalkPlatform, MIN_UPDATE_INTERVAL};

@@ -7,6 +7,7 @@
 pub mod card;
 mod connection;
 pub mod crypto;
+mod describe;
 mod dispatch;
 pub mod inbound;
 pub mod mapping;
@@ -15,5 +16,6 @@ pub mod web;
 pub mod webhook;
 pub mod ws;
 pub use connection::FeishuConnection;
+pub use describe::FEISHU;
 pub use dispatch::{click_response, dispatch};
 pub use platform::FeishuPlatform;

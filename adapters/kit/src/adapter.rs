@@ -13,6 +13,8 @@ use serde_json::Value;
 use workmate_cards::Card;
 use workmate_protocol::Surface;
 
+use crate::ChatPlatform;
+
 /// A boxed, sendable future: the trait stays object-safe without the async-trait crate.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -101,8 +103,13 @@ pub enum AdapterError {
 
 /// One chat platform, as the shared plumbing sees it.
 pub trait ChatAdapter: Send + Sync + Debug {
+    /// The platform's fixed facts: its surface, name, targets and redelivery window.
+    fn describe(&self) -> &'static ChatPlatform;
+
     /// The platform, as stored with intake rows and card messages.
-    fn surface(&self) -> Surface;
+    fn surface(&self) -> Surface {
+        self.describe().surface
+    }
 
     /// The platform's card JSON for `card`, within the platform's size limits.
     fn render(&self, card: &Card) -> Value;

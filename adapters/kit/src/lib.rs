@@ -17,7 +17,8 @@
 //! - [`RetryPolicy`]: the one retry layer for platform calls: backoff on 429/5xx that honours
 //!   `Retry-After`, and no retry of what the platform refused.
 //! - [`Deciders`]: who may answer a prompt, for a platform that binds its buttons to people.
-//! - [`dedupe_ttl`]: how long each platform's deliveries are remembered.
+//! - [`ChatPlatform`]: a platform's fixed facts (its name, `send_message` targets, how long a
+//!   delivery is remembered), one constant per adapter.
 
 mod adapter;
 pub mod backoff;
@@ -26,6 +27,7 @@ mod coalesce;
 mod connection;
 mod deciders;
 mod dedupe;
+mod describe;
 mod download;
 mod error;
 mod inbound;
@@ -45,10 +47,8 @@ pub use connection::{
     ClickReply, Client, CommandReply, Connection, InboundSink, NotTaken, Taken, ToastKind,
 };
 pub use deciders::Deciders;
-pub use dedupe::{
-    DINGTALK_DEDUPE_TTL, FALLBACK_DEDUPE_TTL, FEISHU_DEDUPE_TTL, SLACK_DEDUPE_TTL,
-    WECOM_DEDUPE_TTL, dedupe_ttl,
-};
+pub use dedupe::FALLBACK_DEDUPE_WINDOW;
+pub use describe::{ChatPlatform, plain_chat_id};
 pub use download::{Downloaded, capped_fetch, capped_get, disposition_name, is_html_page};
 pub use error::{Error, Result};
 pub use inbound::{Inbound, InboundFile, InboundKind, InboundUser, menu_command};

@@ -8,7 +8,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 use workmate_adapter::{
-    AdapterError, BoxFuture, CardId, ChatAdapter, ChatTarget, PostedCard, Posting, RetryPolicy,
+    AdapterError, BoxFuture, CardId, ChatAdapter, ChatPlatform, ChatTarget, PostedCard, Posting,
+    RetryPolicy,
 };
 use workmate_cards::{Block, Card};
 use workmate_protocol::Surface;
@@ -63,6 +64,15 @@ pub(crate) struct FakePlatform {
     by_key: Mutex<HashMap<String, PostedCard>>,
 }
 
+/// The fake's fixed facts.
+const SANDBOX: ChatPlatform = ChatPlatform {
+    surface: Surface::Sandbox,
+    label: "the sandbox",
+    target_names: &["sandbox"],
+    chat_id: workmate_adapter::plain_chat_id,
+    dedupe_window: Duration::from_secs(60 * 60),
+};
+
 impl FakePlatform {
     /// Puts a message on the platform as if a post of `card` had been made (by a process that
     /// died before it stored the message's id).
@@ -116,8 +126,8 @@ impl FakePlatform {
 }
 
 impl ChatAdapter for FakePlatform {
-    fn surface(&self) -> Surface {
-        Surface::Sandbox
+    fn describe(&self) -> &'static ChatPlatform {
+        &SANDBOX
     }
 
     fn render(&self, card: &Card) -> Value {

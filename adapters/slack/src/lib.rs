@@ -8,6 +8,7 @@
 
 pub mod blocks;
 mod connection;
+mod describe;
 pub mod inbound;
 pub mod mapping;
 mod platform;
@@ -16,6 +17,7 @@ pub mod verify;
 pub mod web;
 
 pub use connection::SlackConnection;
+pub use describe::SLACK;
 pub use platform::SlackPlatform;
 
 pub use inbound::{

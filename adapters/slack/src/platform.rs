@@ -12,11 +12,10 @@ use secrecy::SecretString;
 use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 use workmate_adapter::{
-    AdapterError, BoxFuture, ChatAdapter, ChatTarget, Downloaded, InboundFile, Platform,
-    PostedCard, Posting, Profile, bounded_profile,
+    AdapterError, BoxFuture, ChatAdapter, ChatPlatform, ChatTarget, Downloaded, InboundFile,
+    Platform, PostedCard, Posting, Profile, bounded_profile,
 };
 use workmate_cards::Card;
-use workmate_protocol::Surface;
 
 use crate::blocks;
 use crate::web::{AuthInfo, RetryPolicy, SlackWeb, WebError};
@@ -95,8 +94,8 @@ fn classify(error: &WebError) -> AdapterError {
 }
 
 impl ChatAdapter for SlackPlatform {
-    fn surface(&self) -> Surface {
-        Surface::Slack
+    fn describe(&self) -> &'static ChatPlatform {
+        &crate::SLACK
     }
 
     fn render(&self, card: &Card) -> Value {

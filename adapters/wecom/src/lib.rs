@@ -23,6 +23,7 @@ pub mod app;
 pub mod callback;
 pub mod card;
 mod connection;
+mod describe;
 mod dispatch;
 pub mod inbound;
 pub mod mapping;
@@ -30,6 +31,7 @@ mod platform;
 pub mod ws;
 
 pub use connection::WeComConnection;
+pub use describe::WECOM;
 pub use dispatch::{dispatch_app, dispatch_robot};
 pub use platform::{
     HAND_OVER_AFTER, MAX_APP_MARKDOWN_BYTES, ReplyHandle, WeComPlatform, stream_id, stream_message,

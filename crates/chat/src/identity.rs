@@ -80,7 +80,7 @@ impl Chat {
     /// The tenant and user behind a delivery, created on first sight.
     pub(crate) async fn person(&self, slot: &Slot, inbound: &Inbound) -> Result<Person> {
         let tenant = tenant_of(inbound.surface, &inbound.tenant_key);
-        let label = inbound.surface.platform().label();
+        let label = slot.platform.describe().label;
         if !self.inner.tenants.contains(&tenant) {
             self.store()
                 .tenants()

@@ -29,7 +29,7 @@ use tracing::Instrument;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tracing::{debug, info, warn};
-use workmate_adapter::{Inbound, Taken, dedupe_ttl};
+use workmate_adapter::{Inbound, Taken};
 use workmate_engine::Signal;
 use workmate_protocol::SessionId;
 use workmate_store::{API_COMMANDS, Delivery, IntakeKey, NewDelivery, Queue};
@@ -161,7 +161,7 @@ async fn store(chat: &Chat, inbound: &Inbound, claimed: Option<i64>) -> Result<O
         delivery_id: inbound.delivery_id.clone(),
         kind: inbound.kind.word().to_owned(),
         payload,
-        ttl_ms: millis(dedupe_ttl(inbound.surface)),
+        ttl_ms: millis(chat.dedupe_window(inbound.surface)),
     };
     let intake = chat.store().intake();
     let received_at_ms = chat.store().clock_ms();
@@ -177,7 +177,7 @@ async fn store(chat: &Chat, inbound: &Inbound, claimed: Option<i64>) -> Result<O
     // acknowledgement's path.
     if let Some(key) = dedupe_key {
         let coordinator = std::sync::Arc::clone(coordinator);
-        let ttl = dedupe_ttl(inbound.surface);
+        let ttl = chat.dedupe_window(inbound.surface);
         tokio::spawn(async move { coordinator.remember(&key, ttl).await });
     }
     if !new_row {

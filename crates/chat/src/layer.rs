@@ -12,8 +12,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use workmate_adapter::{
-    BoxFuture, ClickReply, Coalescer, CommandReply, Inbound, InboundKind, InboundSink, NotTaken,
-    Platform, RetryPolicy, Taken,
+    BoxFuture, ChatPlatform, ClickReply, Coalescer, CommandReply, FALLBACK_DEDUPE_WINDOW, Inbound,
+    InboundKind, InboundSink, NotTaken, Platform, RetryPolicy, Taken,
 };
 use workmate_engine::{Scheduler, SessionHub};
 use workmate_protocol::Surface;
@@ -347,6 +347,22 @@ impl Chat {
             .get(&surface)
             .cloned()
             .ok_or(ChatError::NoPlatform(surface.as_str()))
+    }
+
+    /// The registered platforms' fixed facts.
+    pub(crate) fn described(&self) -> Vec<&'static ChatPlatform> {
+        self.slots()
+            .iter()
+            .map(|slot| slot.platform.describe())
+            .collect()
+    }
+
+    /// How long a delivery from `surface` is remembered, so its platform's redelivery is
+    /// recognised.
+    pub(crate) fn dedupe_window(&self, surface: Surface) -> Duration {
+        self.slot(surface).map_or(FALLBACK_DEDUPE_WINDOW, |slot| {
+            slot.platform.describe().dedupe_window
+        })
     }
 
     fn slots(&self) -> Vec<Arc<Slot>> {

@@ -13,6 +13,7 @@ mod cards;
 mod commands;
 mod connections;
 mod directory;
+mod fifth_platform;
 mod intake;
 mod isolation;
 mod limits;

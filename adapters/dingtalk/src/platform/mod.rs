@@ -34,8 +34,8 @@ use serde_json::Map;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use workmate_adapter::{
-    AdapterError, BoxFuture, ChatAdapter, ChatTarget, Deciders, Downloaded, InboundFile, Platform,
-    PostedCard, Posting, Profile,
+    AdapterError, BoxFuture, ChatAdapter, ChatPlatform, ChatTarget, Deciders, Downloaded,
+    InboundFile, Platform, PostedCard, Posting, Profile,
 };
 use workmate_cards::Card;
 use workmate_protocol::Surface;
@@ -199,8 +199,8 @@ fn unreadable() -> AdapterError {
 }
 
 impl ChatAdapter for DingTalkPlatform {
-    fn surface(&self) -> Surface {
-        Surface::Dingtalk
+    fn describe(&self) -> &'static ChatPlatform {
+        &crate::DINGTALK
     }
 
     fn render(&self, card: &Card) -> Value {

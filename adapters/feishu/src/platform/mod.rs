@@ -23,11 +23,10 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use workmate_adapter::{
-    AdapterError, BoxFuture, ChatAdapter, ChatTarget, Downloaded, InboundFile, PROFILE_LOOKUP,
-    Platform, PostedCard, Posting, Profile, bounded_profile,
+    AdapterError, BoxFuture, ChatAdapter, ChatPlatform, ChatTarget, Downloaded, InboundFile,
+    PROFILE_LOOKUP, Platform, PostedCard, Posting, Profile, bounded_profile,
 };
 use workmate_cards::Card;
-use workmate_protocol::Surface;
 
 use crate::card;
 use crate::web::{FeishuWeb, ReceiveIdType, WebError};
@@ -173,8 +172,8 @@ fn key_of(parts: &[&str]) -> String {
 }
 
 impl ChatAdapter for FeishuPlatform {
-    fn surface(&self) -> Surface {
-        Surface::Feishu
+    fn describe(&self) -> &'static ChatPlatform {
+        &crate::FEISHU
     }
 
     fn render(&self, card: &Card) -> Value {

@@ -43,11 +43,10 @@ use std::time::{Duration, Instant};
 use secrecy::ExposeSecret as _;
 use serde_json::{Value, json};
 use workmate_adapter::{
-    AdapterError, BoxFuture, ChatAdapter, ChatTarget, Downloaded, InboundFile, Platform,
-    PostedCard, Posting, Profile, SharedValues,
+    AdapterError, BoxFuture, ChatAdapter, ChatPlatform, ChatTarget, Downloaded, InboundFile,
+    Platform, PostedCard, Posting, Profile, SharedValues,
 };
 use workmate_cards::Card;
-use workmate_protocol::Surface;
 
 use crate::card::{MAX_STREAM_BYTES, markdown, split_stream};
 use crate::ws::{RESPOND_MSG, SEND_MSG, SendError, Sender};
@@ -370,8 +369,8 @@ pub fn stream_message(stream_id: &str, content: &str, finish: bool) -> Value {
 }
 
 impl ChatAdapter for WeComPlatform {
-    fn surface(&self) -> Surface {
-        Surface::Wecom
+    fn describe(&self) -> &'static ChatPlatform {
+        &crate::WECOM
     }
 
     /// A prompt as `{"template_card": …}`; any other card as `{"markdown": …, "more": …}`,

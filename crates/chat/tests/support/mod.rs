@@ -88,7 +88,18 @@ impl TestChat {
             .await
             .unwrap();
         store.migrate().await.unwrap();
-        Self::on(store, dir, script, settings).await
+        Self::on(store, dir, script, settings, FakePlatform::new()).await
+    }
+
+    /// A chat layer with `platform` registered instead of the default fake.
+    pub async fn on_platform(script: &str, platform: Arc<FakePlatform>) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("chat.db").display());
+        let store = Store::connect(&url, ConnectOptions::default())
+            .await
+            .unwrap();
+        store.migrate().await.unwrap();
+        Self::on(store, dir, script, PlatformSettings::default(), platform).await
     }
 
     /// A second layer (a restarted process) over the same store and folder.
@@ -102,7 +113,14 @@ impl TestChat {
         } = self;
         chat.shutdown(Duration::from_secs(1)).await;
         hub.shutdown().await;
-        Self::on(store, dir, script, PlatformSettings::default()).await
+        Self::on(
+            store,
+            dir,
+            script,
+            PlatformSettings::default(),
+            FakePlatform::new(),
+        )
+        .await
     }
 
     async fn on(
@@ -110,18 +128,19 @@ impl TestChat {
         dir: tempfile::TempDir,
         script: &str,
         settings: PlatformSettings,
+        platform: Arc<FakePlatform>,
     ) -> Self {
         let hub = hub(&store, dir.path(), script);
         let chat = Chat::new(hub.clone(), store.clone(), config());
-        let platform = FakePlatform::new();
         chat.register(platform.clone(), settings);
+        let surface = workmate_adapter::ChatAdapter::surface(platform.as_ref());
         chat.start();
         Self {
             chat,
             hub,
             store,
             platform,
-            tenant: workmate_chat::tenant_of(SURFACE, INSTALLATION),
+            tenant: workmate_chat::tenant_of(surface, INSTALLATION),
             dir,
         }
     }

@@ -6,10 +6,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use workmate_adapter::{
-    AdapterError, BoxFuture, ChatAdapter, ChatTarget, Platform, PostedCard, Profile,
+    AdapterError, BoxFuture, ChatAdapter, ChatPlatform, ChatTarget, Platform, PostedCard, Profile,
 };
 use workmate_cards::{Block, ButtonAction, Card};
-use workmate_protocol::Surface;
 
 use super::SURFACE;
 
@@ -32,15 +31,43 @@ pub enum Sent {
 /// The fake's answer budget: a longer answer is shown as several cards.
 pub const ANSWER_BUDGET: usize = 2_000;
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct FakePlatform {
+    described: &'static ChatPlatform,
     sent: Mutex<Vec<Sent>>,
     ids: AtomicU64,
+}
+
+/// The fake's fixed facts: it plays [`SURFACE`] under that platform's own name.
+pub const FAKE: ChatPlatform = ChatPlatform {
+    surface: SURFACE,
+    label: "Feishu",
+    target_names: &["feishu"],
+    chat_id: workmate_adapter::plain_chat_id,
+    dedupe_window: Duration::from_secs(12 * 60 * 60),
+};
+
+impl Default for FakePlatform {
+    fn default() -> Self {
+        Self {
+            described: &FAKE,
+            sent: Mutex::default(),
+            ids: AtomicU64::default(),
+        }
+    }
 }
 
 impl FakePlatform {
     pub fn new() -> Arc<Self> {
         Arc::new(Self::default())
+    }
+
+    /// A fake that is the platform `described` says.
+    pub fn describing(described: &'static ChatPlatform) -> Arc<Self> {
+        Arc::new(Self {
+            described,
+            ..Self::default()
+        })
     }
 
     pub fn sent(&self) -> Vec<Sent> {
@@ -148,8 +175,8 @@ fn render_card(card: &Card) -> Value {
 }
 
 impl ChatAdapter for FakePlatform {
-    fn surface(&self) -> Surface {
-        SURFACE
+    fn describe(&self) -> &'static ChatPlatform {
+        self.described
     }
 
     fn render(&self, card: &Card) -> Value {
