@@ -56,7 +56,7 @@ async fn context(app: &crate::router::App) -> ToolContext {
         persona: "cowork".into(),
         roots: Vec::new(),
         cancel: CancellationToken::new(),
-        store: app.store.clone(),
+        repos: workmate_engine::tool_repos::tool_repos(&app.store),
         network: false,
     }
 }

@@ -20,7 +20,7 @@ pub enum ChatError {
     Cards(#[from] workmate_adapter::Error),
     /// An automation could not be read or changed.
     #[error(transparent)]
-    Automation(#[from] workmate_tools::automations::AutomationError),
+    Automation(#[from] workmate_engine::automations::AutomationError),
     /// A stored delivery could not be read back.
     #[error("stored delivery is unreadable: {0}")]
     Unreadable(String),

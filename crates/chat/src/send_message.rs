@@ -153,8 +153,8 @@ impl Tool for SendMessage {
                 ))
             })?;
             // Whom it was sent for, by the name people know them by.
-            let sender = ctx
-                .store
+            let sender = chat
+                .store()
                 .tenants()
                 .get_user(&ctx.tenant_id, &ctx.user_id)
                 .await

@@ -9,7 +9,7 @@ use workmate_connectors::{ConnectorSource, CredentialStore, builtin_connectors, 
 use workmate_personas::ConnectorGrant;
 use workmate_protocol::{SessionId, TenantId, UserId};
 use workmate_store::{ConnectOptions, Store, Vault};
-use workmate_tools::{Tool, ToolContext, ToolResult, ToolScope, ToolSource};
+use workmate_tools::{Tool, ToolContext, ToolRepos, ToolResult, ToolScope, ToolSource};
 use workmate_vault::{Keyring, MasterKey};
 
 pub(crate) struct World {
@@ -50,7 +50,7 @@ impl World {
             persona: "cowork".into(),
             roots: Vec::new(),
             cancel: CancellationToken::new(),
-            store,
+            repos: ToolRepos::unavailable(),
             network: false,
         };
         Self {

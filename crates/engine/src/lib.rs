@@ -5,6 +5,7 @@
 //! invariants of one turn, `hub` for those across sessions.
 
 pub mod approval_timing;
+pub mod automations;
 pub mod binding;
 mod compaction;
 mod config;
@@ -21,6 +22,7 @@ pub mod quorum;
 mod runtime;
 mod scheduler;
 pub mod tenant_settings;
+pub mod tool_repos;
 mod tool_sources;
 mod turn;
 

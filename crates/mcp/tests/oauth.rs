@@ -229,7 +229,7 @@ async fn people_sign_in_and_an_expired_token_is_renewed_once() {
         persona: "cowork".into(),
         roots: Vec::new(),
         cancel: CancellationToken::new(),
-        store: store.clone(),
+        repos: workmate_tools::ToolRepos::unavailable(),
         network: false,
     };
     let called = tools[0].call(&ctx, json!({})).await.unwrap();

@@ -69,7 +69,6 @@ async fn literal_secrets_move_into_the_vault_and_are_never_shown() {
     .await
     .unwrap();
     let stored: Vec<String> = world
-        .ctx
         .store
         .mcp_servers()
         .list(&world.tenant)

@@ -57,7 +57,6 @@ async fn servers_are_added_listed_replaced_and_removed() {
     );
     assert!(world.manager.list(&world.tenant).await.unwrap().is_empty());
     let stages: Vec<String> = world
-        .ctx
         .store
         .audit()
         .recent(&world.tenant, 10)

@@ -11,7 +11,7 @@ use workmate_mcp::{FolderPolicy, McpManager, McpSettings, ServerDef, ServerStatu
 use workmate_net::NetworkPolicy;
 use workmate_protocol::{SessionId, TenantId, UserId};
 use workmate_store::{ConnectOptions, Store, Vault};
-use workmate_tools::{Root, SANDBOX_UID, ShellSandbox, Tool, ToolContext, ToolResult};
+use workmate_tools::{Root, SANDBOX_UID, ShellSandbox, Tool, ToolContext, ToolRepos, ToolResult};
 use workmate_vault::{Keyring, MasterKey};
 
 /// `tests/mcp/` of the workspace: the npm servers' package folder.
@@ -49,6 +49,7 @@ pub(crate) struct World {
     pub(crate) vault: Vault,
     pub(crate) manager: Arc<McpManager>,
     pub(crate) ctx: ToolContext,
+    pub(crate) store: Store,
 }
 
 impl World {
@@ -95,7 +96,7 @@ impl World {
                 writable: true,
             }],
             cancel: CancellationToken::new(),
-            store,
+            repos: ToolRepos::unavailable(),
             network: false,
         };
         Self {
@@ -106,6 +107,7 @@ impl World {
             vault,
             manager,
             ctx,
+            store,
         }
     }
 

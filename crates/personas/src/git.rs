@@ -11,35 +11,16 @@
 //! `ext::` transport are off; the work folder is created here, empty, and is the caller's to
 //! remove.
 
-use std::fmt;
-use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
 use std::time::Duration;
+
+pub use workmate_tools::{GitSandbox, SandboxedCommand};
 
 use crate::install::InstallPolicy;
 use crate::{Error, Result};
 
 /// How long a clone may take.
 pub const CLONE_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// What a [`GitSandbox`] answers: the command to run, or why it cannot run.
-pub type SandboxedCommand<'a> =
-    Pin<Box<dyn Future<Output = std::result::Result<tokio::process::Command, String>> + Send + 'a>>;
-
-/// Where a clone's git runs.
-pub trait GitSandbox: Send + Sync + fmt::Debug {
-    /// The command running `argv` with `env` (besides `PATH`, `HOME` = `workdir` and `LANG`),
-    /// whose only writable view of the host is `workdir`, which also sees `read_only`, and which
-    /// reaches the network. `Err` says why the sandbox cannot start and what to do.
-    fn git_command<'a>(
-        &'a self,
-        workdir: &'a Path,
-        read_only: &'a [PathBuf],
-        argv: &'a [String],
-        env: &'a [(String, String)],
-    ) -> SandboxedCommand<'a>;
-}
 
 /// Clones `url` shallowly into `work/checkout` (creating `work`), git connecting to `pin`
 /// (`host:port:address`) when given; the checkout's path.

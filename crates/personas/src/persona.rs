@@ -8,6 +8,7 @@
 use std::collections::BTreeSet;
 
 use workmate_protocol::PermissionMode;
+pub use workmate_tools::ConnectorGrant;
 
 use crate::ManifestError;
 use crate::front_matter::{Fields, split};
@@ -89,17 +90,6 @@ impl ToolGrant {
             Self::Groups(groups) => groups.iter().cloned().collect(),
         }
     }
-}
-
-/// Which connectors a persona may use.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ConnectorGrant {
-    /// None.
-    None,
-    /// Every connector the tenant has (built-ins only).
-    All,
-    /// These connectors.
-    Ids(Vec<String>),
 }
 
 /// A persona: its identity, its instructions and what it may use.

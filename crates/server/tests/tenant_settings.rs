@@ -3,8 +3,8 @@
 
 use axum::http::StatusCode;
 use serde_json::{Value, json};
+use workmate_engine::automations::{AutomationDraft, AutomationError, create, tenant_timezone};
 use workmate_protocol::{TenantId, UserId};
-use workmate_tools::automations::{AutomationDraft, AutomationError, create, tenant_timezone};
 
 use crate::api::authed;
 use crate::authority::{as_user, people};

@@ -10,6 +10,7 @@ mod builtin;
 mod files;
 mod memory;
 mod registry;
+mod repo;
 pub mod roots;
 mod shell;
 mod skills;
@@ -29,15 +30,23 @@ pub use files::patch::ApplyPatch;
 pub use files::read::ReadFile;
 pub use files::replace::ReplaceInFile;
 pub use files::write::WriteFile;
-pub use memory::{MemoryForget, MemoryRead, MemoryUpdate, Remember};
+pub use memory::{
+    MemoryForget, MemoryRead, MemoryRecord, MemoryRepo, MemoryScope, MemoryUpdate, NewMemory,
+    Remember,
+};
 pub use registry::ToolRegistry;
+pub use repo::{RepoError, RepoFuture, ToolRepos};
 pub use roots::{Access, resolve, session_workspace};
 pub use shell::RunShell;
+pub use shell::git::{GitSandbox, SandboxedCommand};
 pub use shell::sandbox::{SANDBOX_UID, Sandbox, ShellSandbox};
-pub use skills::{LoadSkill, SaveSkill};
-pub use source::{ToolScope, ToolSource, ToolsFuture};
+pub use skills::{LoadSkill, NewSkill, SaveSkill, SkillEntry, SkillRepo, SkillScope};
+pub use source::{ConnectorGrant, ToolScope, ToolSource, ToolsFuture};
 pub use tool::{
     RiskLevel, Root, Tool, ToolContext, ToolError, ToolFuture, ToolMetadata, ToolResult,
 };
-pub use wake::{InvalidEventKey, SleepUntil, WakeOn, WakeOnEvent, check_event_key, wake_tools};
+pub use wake::{
+    InvalidEventKey, JobStatus, NewWake, SleepUntil, WakeOn, WakeOnEvent, WakeRepo, WakeTrigger,
+    check_event_key, wake_tools,
+};
 pub use web_fetch::WebFetch;

@@ -6,13 +6,77 @@
 //! change a coworker's personal facts. Saving, changing and deleting are writes (the permission
 //! engine refuses them in read-only modes); reading is a read.
 
+use std::fmt;
+
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use workmate_store::{Memory, MemoryScope, NewMemory};
+use workmate_protocol::{TenantId, UserId};
 
 use crate::args::simple_tool;
-use crate::{ToolContext, ToolError, ToolMetadata, ToolResult};
+use crate::{RepoError, RepoFuture, ToolContext, ToolError, ToolMetadata, ToolResult};
+
+/// Where a memory applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemoryScope {
+    /// About one person, everywhere (its `owner`).
+    Global,
+    /// About one project (its `workspace`).
+    Workspace,
+}
+
+/// A memory to save.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewMemory {
+    /// Where it applies.
+    pub scope: MemoryScope,
+    /// The person a global memory belongs to.
+    pub owner: Option<UserId>,
+    /// The project folder a workspace memory is about.
+    pub workspace: Option<String>,
+    /// The fact.
+    pub content: String,
+    /// A one-line summary.
+    pub summary: Option<String>,
+}
+
+/// A saved memory, as the tools read it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemoryRecord {
+    /// Its id.
+    pub id: String,
+    /// Where it applies.
+    pub scope: MemoryScope,
+    /// The person a global memory belongs to.
+    pub owner: Option<UserId>,
+    /// The fact.
+    pub content: String,
+}
+
+/// What the memory tools need: a tenant's memories and whether a person lets them be saved.
+pub trait MemoryRepo: Send + Sync + fmt::Debug {
+    /// Whether `user` lets memories be saved (the `/workmate memory` switch).
+    fn saving_on<'a>(&'a self, tenant: &'a TenantId, user: &'a UserId) -> RepoFuture<'a, bool>;
+
+    /// Saves a memory.
+    fn add<'a>(&'a self, tenant: &'a TenantId, new: &'a NewMemory) -> RepoFuture<'a, MemoryRecord>;
+
+    /// The memory `id` of `tenant`, whoever owns it.
+    fn get<'a>(&'a self, tenant: &'a TenantId, id: &'a str)
+    -> RepoFuture<'a, Option<MemoryRecord>>;
+
+    /// Replaces a memory's text (and summary, when given); `false` if there is none.
+    fn update<'a>(
+        &'a self,
+        tenant: &'a TenantId,
+        id: &'a str,
+        content: &'a str,
+        summary: Option<&'a str>,
+    ) -> RepoFuture<'a, bool>;
+
+    /// Deletes a memory; `false` if there is none.
+    fn delete<'a>(&'a self, tenant: &'a TenantId, id: &'a str) -> RepoFuture<'a, bool>;
+}
 
 const MAX_CONTENT_CHARS: usize = 20_000;
 
@@ -126,8 +190,8 @@ fn memory_write() -> ToolMetadata {
 /// (`{"<done>": false, "error": …}`), checked on every call so a switch applies at once.
 async fn refused_when_off(ctx: &ToolContext, done: &str) -> Result<Option<Value>, ToolError> {
     let on = ctx
-        .store
-        .memories()
+        .repos
+        .memory
         .saving_on(&ctx.tenant_id, &ctx.user_id)
         .await
         .map_err(|e| store_error(&e))?;
@@ -152,13 +216,12 @@ async fn remember(ctx: &ToolContext, args: RememberArgs) -> ToolResult {
             MemoryScope::Workspace => ctx.roots.first().map(|r| r.path.display().to_string()),
             MemoryScope::Global => None,
         },
-        key: None,
         content: args.content,
         summary: non_empty(&args.summary),
     };
     let saved = ctx
-        .store
-        .memories()
+        .repos
+        .memory
         .add(&ctx.tenant_id, &new)
         .await
         .map_err(|e| store_error(&e))?;
@@ -203,8 +266,8 @@ async fn update(ctx: &ToolContext, args: MemoryUpdateArgs) -> ToolResult {
     };
     let summary = non_empty(&args.summary);
     let updated = ctx
-        .store
-        .memories()
+        .repos
+        .memory
         .update(
             &ctx.tenant_id,
             &memory.id,
@@ -228,8 +291,8 @@ async fn forget(ctx: &ToolContext, args: MemoryForgetArgs) -> ToolResult {
     }
     let deleted = match visible(ctx, &args.memory_id).await? {
         Some(memory) => ctx
-            .store
-            .memories()
+            .repos
+            .memory
             .delete(&ctx.tenant_id, &memory.id)
             .await
             .map_err(|e| store_error(&e))?,
@@ -239,10 +302,10 @@ async fn forget(ctx: &ToolContext, args: MemoryForgetArgs) -> ToolResult {
 }
 
 /// The memory, if it exists in the tenant and the caller may see it.
-async fn visible(ctx: &ToolContext, id: &str) -> Result<Option<Memory>, ToolError> {
+async fn visible(ctx: &ToolContext, id: &str) -> Result<Option<MemoryRecord>, ToolError> {
     let memory = ctx
-        .store
-        .memories()
+        .repos
+        .memory
         .get(&ctx.tenant_id, id)
         .await
         .map_err(|e| store_error(&e))?;
@@ -276,7 +339,7 @@ fn scope_name(scope: MemoryScope) -> &'static str {
     }
 }
 
-fn store_error(error: &workmate_store::Error) -> ToolError {
+fn store_error(error: &RepoError) -> ToolError {
     tracing::warn!(error = %error, "Memory store call failed.");
     ToolError::new("the memory store is unavailable; try again later")
 }

@@ -6,13 +6,71 @@
 //! for approval every time, stores into the channel's skill store (or the tenant's), and saving
 //! the same name again replaces the skill.
 
+use std::fmt;
+
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use workmate_personas::{Personas, Skill, SkillScope, Skills};
+use workmate_protocol::{TenantId, UserId};
 
 use crate::args::simple_tool;
-use crate::{RiskLevel, ToolContext, ToolError, ToolMetadata, ToolResult};
+use crate::{RepoError, RepoFuture, RiskLevel, ToolContext, ToolError, ToolMetadata, ToolResult};
+
+/// Where a saved skill is kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SkillScope {
+    /// The session's channel only.
+    Channel,
+    /// Everyone in the tenant.
+    Tenant,
+}
+
+/// A skill as `load_skill` hands it to the model.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SkillEntry {
+    /// Its name, as the catalog lists it.
+    pub name: String,
+    /// The procedure.
+    pub instructions: String,
+    /// Tools the procedure expects to use (advisory).
+    pub allowed_tools: Vec<String>,
+}
+
+/// A skill to save, not yet validated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewSkill {
+    /// A short name.
+    pub name: String,
+    /// One line on when it applies.
+    pub description: String,
+    /// The procedure, in markdown.
+    pub instructions: String,
+    /// Tools the procedure expects to use (advisory).
+    pub allowed_tools: Vec<String>,
+}
+
+/// What the skill tools need: the skills a session can see, and a place to save one.
+pub trait SkillRepo: Send + Sync + fmt::Debug {
+    /// The skills a session of `tenant` with `persona` in `channel` (`<surface>:<chat id>`) can
+    /// see, read afresh.
+    fn visible<'a>(
+        &'a self,
+        tenant: &'a TenantId,
+        persona: &'a str,
+        channel: &'a str,
+    ) -> RepoFuture<'a, Vec<SkillEntry>>;
+
+    /// Validates and saves `skill` into `scope`, replacing one of the same name; the name as
+    /// saved. A malformed skill is `Invalid`; a save that cannot be made is `Refused`.
+    fn save<'a>(
+        &'a self,
+        tenant: &'a TenantId,
+        scope: SkillScope,
+        channel: &'a str,
+        skill: &'a NewSkill,
+        by: &'a UserId,
+    ) -> RepoFuture<'a, String>;
+}
 
 /// Arguments of `load_skill`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -73,13 +131,10 @@ simple_tool!(
     save
 );
 
-async fn visible(ctx: &ToolContext) -> Result<Vec<Skill>, ToolError> {
-    let persona = Personas::new(ctx.store.clone())
-        .resolve(&ctx.tenant_id, &ctx.persona)
-        .await
-        .map_err(|e| unavailable(&e))?;
-    Skills::new(ctx.store.clone())
-        .visible(&ctx.tenant_id, &persona, &ctx.channel)
+async fn visible(ctx: &ToolContext) -> Result<Vec<SkillEntry>, ToolError> {
+    ctx.repos
+        .skills
+        .visible(&ctx.tenant_id, &ctx.persona, &ctx.channel)
         .await
         .map_err(|e| unavailable(&e))
 }
@@ -110,28 +165,30 @@ async fn save(ctx: &ToolContext, args: SaveSkillArgs) -> ToolResult {
             )));
         }
     };
-    let skill = Skill::new(
-        &args.name,
-        &args.description,
-        &args.instructions,
-        args.allowed_tools,
-    )
-    .map_err(|e| ToolError::new(format!("the skill was not saved: {e}")))?;
-    Skills::new(ctx.store.clone())
+    let skill = NewSkill {
+        name: args.name,
+        description: args.description,
+        instructions: args.instructions,
+        allowed_tools: args.allowed_tools,
+    };
+    let name = ctx
+        .repos
+        .skills
         .save(&ctx.tenant_id, scope, &ctx.channel, &skill, &ctx.user_id)
         .await
         .map_err(|e| match e {
-            workmate_personas::Error::Store(e) => unavailable(&workmate_personas::Error::Store(e)),
-            other => ToolError::new(other.to_string()),
+            RepoError::Invalid(why) => ToolError::new(format!("the skill was not saved: {why}")),
+            RepoError::Refused(why) => ToolError::new(why),
+            unavailable_error @ RepoError::Unavailable(_) => unavailable(&unavailable_error),
         })?;
     Ok(json!({
         "saved": true,
-        "name": skill.name,
+        "name": name,
         "scope": args.scope.trim(),
     }))
 }
 
-fn unavailable(error: &workmate_personas::Error) -> ToolError {
+fn unavailable(error: &RepoError) -> ToolError {
     tracing::warn!(error = %error, "Skill store call failed.");
     ToolError::new("the skill store is unavailable; try again later")
 }

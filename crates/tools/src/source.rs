@@ -13,10 +13,20 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use workmate_personas::ConnectorGrant;
 use workmate_protocol::{SessionId, TenantId, UserId};
 
 use crate::{Tool, ToolMetadata};
+
+/// Which connectors a persona may use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConnectorGrant {
+    /// None.
+    None,
+    /// Every connector the tenant has (built-ins only).
+    All,
+    /// These connectors.
+    Ids(Vec<String>),
+}
 
 /// Who a turn's tools are for.
 #[derive(Clone, Copy, Debug)]

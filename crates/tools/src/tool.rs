@@ -8,7 +8,8 @@ use std::pin::Pin;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 use workmate_protocol::{SessionId, TenantId, ToolSpec, UserId};
-use workmate_store::Store;
+
+use crate::ToolRepos;
 
 /// How much harm a tool can do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -108,8 +109,8 @@ pub struct ToolContext {
     pub roots: Vec<Root>,
     /// Cancelled when the user stops the turn: long-running tools must stop promptly.
     pub cancel: CancellationToken,
-    /// The store, for tools that keep state (memory).
-    pub store: Store,
+    /// The repositories of tools that keep state (memory, skills, wakes, automations).
+    pub repos: ToolRepos,
     /// Whether exec tools may reach the network from their sandbox (the tenant allows it for this
     /// call). Off, a sandboxed command has only its own loopback.
     pub network: bool,

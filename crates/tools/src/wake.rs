@@ -4,18 +4,79 @@
 //! exists in the tenant and is still running, an event key in the documented alphabet; and each
 //! call stores exactly one wake for the calling session, so a repeated call sets a second wake.
 
+use std::fmt;
 use std::sync::Arc;
 
 use chrono::{DateTime, SecondsFormat};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use workmate_protocol::RunId;
-use workmate_store::{NewWake, RunStatus, WakeKind};
+use workmate_protocol::{RunId, SessionId, TenantId};
 
 use crate::args::simple_tool;
 use crate::automations::Schedule;
-use crate::{Tool, ToolContext, ToolError, ToolMetadata, ToolResult};
+use crate::{RepoError, RepoFuture, Tool, ToolContext, ToolError, ToolMetadata, ToolResult};
+
+/// What fires a wake.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WakeTrigger {
+    /// A time, in Unix milliseconds.
+    Timer {
+        /// When it fires.
+        fire_at_ms: i64,
+    },
+    /// The end of an automation run (a job).
+    Completion {
+        /// The run's id.
+        job_id: String,
+    },
+    /// A named event.
+    Event {
+        /// The event's key, checked by [`check_event_key`].
+        key: String,
+    },
+}
+
+/// A wake to store for a session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewWake {
+    /// The session it wakes.
+    pub session_id: SessionId,
+    /// What fires it.
+    pub trigger: WakeTrigger,
+    /// What the session is told when it fires.
+    pub note: String,
+}
+
+/// Where an automation run (a job) stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobStatus {
+    /// Still going.
+    Running,
+    /// Finished well.
+    Ok,
+    /// Failed.
+    Error,
+    /// Not run.
+    Skipped,
+}
+
+/// What the self-wake tools need: the clock wakes fire by, the state of jobs, and a way to set a
+/// wake.
+pub trait WakeRepo: Send + Sync + fmt::Debug {
+    /// Now, in Unix milliseconds, by the clock timers fire by.
+    fn now_ms(&self) -> i64;
+
+    /// The status of the automation run `job` of `tenant`, if there is one.
+    fn job_status<'a>(
+        &'a self,
+        tenant: &'a TenantId,
+        job: &'a RunId,
+    ) -> RepoFuture<'a, Option<JobStatus>>;
+
+    /// Stores `wake`; its id.
+    fn set<'a>(&'a self, tenant: &'a TenantId, wake: &'a NewWake) -> RepoFuture<'a, String>;
+}
 
 /// How far in the past a timer may be and still be set (it then fires at once): enough for a
 /// model that wrote "now" or a clock that drifts a little.
@@ -113,7 +174,7 @@ async fn sleep_until(ctx: &ToolContext, args: SleepUntilArgs) -> ToolResult {
     check_note(&args.note)?;
     let when = args.when.trim();
     let fire_at_ms = instant_ms(when)?;
-    let now = ctx.store.clock_ms();
+    let now = ctx.repos.wakes.now_ms();
     if fire_at_ms < now - PAST_TOLERANCE_MS {
         return Err(ToolError::new(format!(
             "{when:?} is in the past (it is now {}); give a future time",
@@ -122,10 +183,7 @@ async fn sleep_until(ctx: &ToolContext, args: SleepUntilArgs) -> ToolResult {
     }
     let wake = NewWake {
         session_id: ctx.session_id.clone(),
-        kind: WakeKind::Timer,
-        fire_at_ms: Some(fire_at_ms),
-        job_id: None,
-        event_key: None,
+        trigger: WakeTrigger::Timer { fire_at_ms },
         note: args.note,
     };
     let saved = save(ctx, &wake).await?;
@@ -138,10 +196,10 @@ async fn wake_on(ctx: &ToolContext, args: WakeOnArgs) -> ToolResult {
     if job_id.is_empty() {
         return Err(ToolError::new("`job_id` must not be empty"));
     }
-    let run = ctx
-        .store
-        .automations()
-        .run(&ctx.tenant_id, &RunId::from(job_id))
+    let status = ctx
+        .repos
+        .wakes
+        .job_status(&ctx.tenant_id, &RunId::from(job_id))
         .await
         .map_err(|e| store_error(&e))?
         .ok_or_else(|| {
@@ -149,19 +207,18 @@ async fn wake_on(ctx: &ToolContext, args: WakeOnArgs) -> ToolResult {
                 "no job {job_id:?} in this workspace; `job_id` is the id of an automation run, as returned by the run API"
             ))
         })?;
-    if run.status != RunStatus::Running {
+    if status != JobStatus::Running {
         // A completion wake on a finished run would never fire.
         return Err(ToolError::new(format!(
             "job {job_id:?} has already finished ({}); read its result instead of waiting",
-            run_status(run.status)
+            job_status(status)
         )));
     }
     let wake = NewWake {
         session_id: ctx.session_id.clone(),
-        kind: WakeKind::Completion,
-        fire_at_ms: None,
-        job_id: Some(job_id.to_owned()),
-        event_key: None,
+        trigger: WakeTrigger::Completion {
+            job_id: job_id.to_owned(),
+        },
         note: args.note,
     };
     let saved = save(ctx, &wake).await?;
@@ -174,10 +231,9 @@ async fn wake_on_event(ctx: &ToolContext, args: WakeOnEventArgs) -> ToolResult {
     check_event_key(key).map_err(|e| ToolError::new(e.to_string()))?;
     let wake = NewWake {
         session_id: ctx.session_id.clone(),
-        kind: WakeKind::Event,
-        fire_at_ms: None,
-        job_id: None,
-        event_key: Some(key.to_owned()),
+        trigger: WakeTrigger::Event {
+            key: key.to_owned(),
+        },
         note: args.note,
     };
     let saved = save(ctx, &wake).await?;
@@ -186,19 +242,19 @@ async fn wake_on_event(ctx: &ToolContext, args: WakeOnEventArgs) -> ToolResult {
 
 async fn save(ctx: &ToolContext, wake: &NewWake) -> Result<String, ToolError> {
     let saved = ctx
-        .store
-        .wakes()
-        .create(&ctx.tenant_id, wake)
+        .repos
+        .wakes
+        .set(&ctx.tenant_id, wake)
         .await
         .map_err(|e| store_error(&e))?;
     tracing::info!(
         tenant = %ctx.tenant_id,
         session = %ctx.session_id,
-        wake = %saved.id,
-        kind = ?saved.kind,
+        wake = %saved,
+        kind = wake.trigger.kind(),
         "Wake set."
     );
-    Ok(saved.id.into_string())
+    Ok(saved)
 }
 
 /// `when` in Unix milliseconds; a time without offset is UTC. Parsing is the schedule's, so a
@@ -253,16 +309,27 @@ fn check_note(note: &str) -> Result<(), ToolError> {
     Ok(())
 }
 
-fn run_status(status: RunStatus) -> &'static str {
+fn job_status(status: JobStatus) -> &'static str {
     match status {
-        RunStatus::Running => "running",
-        RunStatus::Ok => "ok",
-        RunStatus::Error => "error",
-        RunStatus::Skipped => "skipped",
+        JobStatus::Running => "running",
+        JobStatus::Ok => "ok",
+        JobStatus::Error => "error",
+        JobStatus::Skipped => "skipped",
     }
 }
 
-fn store_error(error: &workmate_store::Error) -> ToolError {
+impl WakeTrigger {
+    /// The kind of wake, for logs: `timer`, `completion` or `event`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Timer { .. } => "timer",
+            Self::Completion { .. } => "completion",
+            Self::Event { .. } => "event",
+        }
+    }
+}
+
+fn store_error(error: &RepoError) -> ToolError {
     tracing::warn!(error = %error, "Wake store call failed.");
     ToolError::new("the wake store is unavailable; try again later")
 }

@@ -25,7 +25,7 @@ async fn in_session(world: &World, surface: Surface, chat: &str, thread: &str) -
         mode: PermissionMode::Interactive,
         unattended: false,
     };
-    let sessions = world.ctx.store.sessions();
+    let sessions = world.store.sessions();
     let (session, _) = sessions
         .get_or_create(&world.ctx.tenant_id, &new)
         .await
@@ -38,14 +38,13 @@ async fn in_session(world: &World, surface: Surface, chat: &str, thread: &str) -
 /// The automation `id` as the store holds it.
 async fn stored_automation(world: &World, id: &Value) -> Option<Automation> {
     let id = AutomationId::from(id.as_str().unwrap());
-    let automations = world.ctx.store.automations();
+    let automations = world.store.automations();
     automations.get(&world.ctx.tenant_id, &id).await.unwrap()
 }
 
 /// The session's one pending wake, checked to be the one the tool call answered with.
 async fn the_wake_set_by(world: &World, answer: &Value) -> workmate_store::Wake {
     let mut pending = world
-        .ctx
         .store
         .wakes()
         .pending(&world.ctx.tenant_id, &world.ctx.session_id)
@@ -76,7 +75,7 @@ async fn task_count(world: &World) -> usize {
 #[tokio::test]
 async fn a_cron_task_is_created_and_listed_with_its_next_run() {
     let world = World::new().await;
-    let now = world.ctx.store.clock_ms();
+    let now = world.store.clock_ms();
     let created = world
         .call(
             "create_scheduled_task",
@@ -115,7 +114,6 @@ async fn a_cron_task_is_created_and_listed_with_its_next_run() {
     );
 
     let waiting = world
-        .ctx
         .store
         .inbox()
         .list(
@@ -239,7 +237,7 @@ async fn pausing_clears_the_next_run_and_resuming_recomputes_it() {
     assert!(!stored.enabled);
     assert_eq!(stored.next_run_ms, None);
 
-    let now = world.ctx.store.clock_ms();
+    let now = world.store.clock_ms();
     let resumed = world
         .call(
             "update_scheduled_task",
@@ -332,7 +330,7 @@ async fn scheduling_tools_refuse_inside_a_scheduled_run() {
 async fn the_tenant_decides_who_may_create() {
     let world = World::new().await;
     let tenant = &world.ctx.tenant_id;
-    let tenants = world.ctx.store.tenants();
+    let tenants = world.store.tenants();
     tenants.ensure(tenant, "Acme").await.unwrap();
     tenants
         .set_settings(tenant, &json!({"automation_creators": "admin"}))
@@ -367,7 +365,7 @@ async fn the_tenant_decides_who_may_create() {
 async fn only_the_owner_or_an_admin_changes_or_deletes_a_task() {
     let world = World::new().await;
     let tenant = &world.ctx.tenant_id;
-    let tenants = world.ctx.store.tenants();
+    let tenants = world.store.tenants();
     tenants.ensure(tenant, "Acme").await.unwrap();
     for (id, role) in [
         ("ada", Role::Member),
@@ -468,7 +466,7 @@ async fn sleep_until_refuses_the_past_and_stores_a_timer() {
     let unreadable = err(world.call("sleep_until", json!({"when": "soon"})).await);
     assert!(unreadable.contains("RFC 3339"), "{unreadable}");
 
-    let in_an_hour = world.ctx.store.clock_ms() / 1000 * 1000 + 3_600_000;
+    let in_an_hour = world.store.clock_ms() / 1000 * 1000 + 3_600_000;
     let when = chrono::DateTime::from_timestamp_millis(in_an_hour).unwrap();
     let naive = when.naive_utc().format("%Y-%m-%dT%H:%M:%S").to_string();
     let set = world
@@ -497,8 +495,8 @@ async fn wake_on_waits_for_a_running_job() {
 
     let created = a_daily_task(&world).await;
     let automation = AutomationId::from(created["id"].as_str().unwrap());
-    let automations = world.ctx.store.automations();
-    let now = world.ctx.store.clock_ms();
+    let automations = world.store.automations();
+    let now = world.store.clock_ms();
     let claim = Claim {
         run: &RunId::new(),
         trigger: RunTrigger::Manual,
@@ -570,7 +568,6 @@ async fn wake_on_event_checks_the_key_and_stores_the_wake() {
 
     // The event fires the wake.
     let fired = world
-        .ctx
         .store
         .wakes()
         .fire_event(&world.ctx.tenant_id, "deploy:prod")

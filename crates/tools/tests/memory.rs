@@ -8,7 +8,7 @@ use crate::support::{World, err};
 
 /// The memory `id` as the store holds it.
 async fn stored_memory(world: &World, id: &str) -> Memory {
-    let memories = world.ctx.store.memories();
+    let memories = world.store.memories();
     let found = memories.get(&world.ctx.tenant_id, id).await.unwrap();
     found.unwrap_or_else(|| panic!("memory {id} is not stored"))
 }

@@ -282,7 +282,7 @@ async fn as_persona_git(
     read_only: &[PathBuf],
     script: &str,
 ) -> (i32, String) {
-    use workmate_personas::GitSandbox;
+    use workmate_tools::GitSandbox;
     let argv = ["sh".to_owned(), "-c".to_owned(), script.to_owned()];
     let mut command = ShellSandbox::default()
         .git_command(work, read_only, &argv, &[])

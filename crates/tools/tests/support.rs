@@ -1,4 +1,5 @@
-//! A temporary root and store per test, and a helper to call a tool by name.
+//! A temporary root and store per test (behind the tools' repositories as the engine wires them),
+//! and a helper to call a tool by name.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -20,6 +21,8 @@ pub(crate) struct World {
     pub(crate) outside: PathBuf,
     pub(crate) ctx: ToolContext,
     pub(crate) registry: ToolRegistry,
+    /// The store behind `ctx.repos`, for setting up and checking state.
+    pub(crate) store: Store,
 }
 
 impl World {
@@ -54,7 +57,7 @@ impl World {
                 writable: true,
             }],
             cancel: CancellationToken::new(),
-            store,
+            repos: workmate_engine::tool_repos::tool_repos(&store),
             network: false,
         };
         Self {
@@ -63,6 +66,7 @@ impl World {
             outside,
             ctx,
             registry: builtin_registry(options),
+            store,
         }
     }
 

@@ -8,12 +8,13 @@
 
 use std::fmt::Write as _;
 
+use workmate_engine::automations::{
+    AutomationChange, AutomationError, ChangedBy, change, check_manager, delete, public_view,
+    tenant_timezone,
+};
 use workmate_protocol::AutomationId;
 use workmate_store::Automation;
-use workmate_tools::automations::{
-    AutomationChange, AutomationError, AutomationSettings, ChangedBy, change, check_manager,
-    delete, format_in, public_view, tenant_timezone, zone,
-};
+use workmate_tools::automations::{AutomationSettings, format_in, zone};
 
 use super::{AutomationAction, Caller, Outcome};
 use crate::{Chat, Result};

@@ -8,11 +8,10 @@
 use serde_json::json;
 use workmate_protocol::{Actor, AutomationId, Resolution, TenantId};
 use workmate_store::{InboxItem, NewAuditRecord};
-use workmate_tools::automations::{
-    AutomationError, RULES_ITEM, StandingRule, settle_requested_rules,
-};
+use workmate_tools::automations::{RULES_ITEM, StandingRule};
 
 use super::SessionHub;
+use crate::automations::{AutomationError, settle_requested_rules};
 use crate::permissions::{RequestedPermission, RiskClass, classify, grant_entries};
 use crate::{Error, Result};
 

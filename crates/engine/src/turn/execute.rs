@@ -196,7 +196,7 @@ impl Turn {
             persona: self.session.persona.clone(),
             roots: self.roots.clone(),
             cancel,
-            store: self.deps.store.clone(),
+            repos: crate::tool_repos::tool_repos(&self.deps.store),
             // Sandboxed commands stay offline unless the tenant's `network_tools` names the tool.
             network: self
                 .permissions

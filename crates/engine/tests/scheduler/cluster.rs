@@ -5,10 +5,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
+use workmate_engine::automations::{AutomationDraft, create};
 use workmate_engine::{Scheduler, SchedulerConfig};
 use workmate_protocol::{Actor, ApprovalChoice, UserId};
 use workmate_store::{RunStatus, RunTrigger};
-use workmate_tools::automations::{AutomationDraft, create};
 
 use super::{Fixture, Seen, asks_to_write, clock_at, ms, settle};
 use crate::support::{Harness, Options, script};

@@ -5,10 +5,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
+use workmate_engine::automations::{AutomationDraft, create};
 use workmate_engine::{ObserverFuture, RunObserver, Scheduler, SchedulerConfig};
 use workmate_protocol::{AutomationId, UserId};
 use workmate_store::{Automation, AutomationRun, InboxFilter, InboxItemState, RunTrigger};
-use workmate_tools::automations::{AutomationDraft, create};
 
 use crate::support::{Harness, Options, PATIENCE, script};
 

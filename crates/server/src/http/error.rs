@@ -119,9 +119,9 @@ impl From<workmate_engine::Error> for ApiError {
     }
 }
 
-impl From<workmate_tools::automations::AutomationError> for ApiError {
-    fn from(error: workmate_tools::automations::AutomationError) -> Self {
-        use workmate_tools::automations::AutomationError as E;
+impl From<workmate_engine::automations::AutomationError> for ApiError {
+    fn from(error: workmate_engine::automations::AutomationError) -> Self {
+        use workmate_engine::automations::AutomationError as E;
         match error {
             E::Invalid(reason) => Self::BadRequest(reason),
             E::Forbidden(reason) => Self::Forbidden(reason),

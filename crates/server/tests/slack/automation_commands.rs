@@ -1,8 +1,8 @@
 //! `/workmate automations …` and `/workmate rules …` over the signed commands route.
 
+use workmate_engine::automations::{AutomationDraft, create};
 use workmate_protocol::{AutomationId, UserId};
 use workmate_store::{Automation, Role};
-use workmate_tools::automations::{AutomationDraft, create};
 
 use super::commands::{chat_command_audits, set_role, slash};
 use super::*;

@@ -7,10 +7,10 @@ use std::time::Duration;
 use super::tenant_of;
 use axum::http::StatusCode;
 use serde_json::{Value, json};
+use workmate_engine::automations::{AutomationDraft, create};
 use workmate_engine::{Scheduler, SchedulerConfig};
 use workmate_protocol::UserId;
 use workmate_store::{NewUser, Role, RunStatus, RunTrigger};
-use workmate_tools::automations::{AutomationDraft, create};
 
 use super::{SECRET, THREAD, button_values, click, signed, slack_app, wait_for};
 use crate::support::poll;

@@ -5,10 +5,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
+use workmate_engine::automations::{AutomationDraft, create};
 use workmate_engine::{Scheduler, SchedulerConfig};
 use workmate_protocol::UserId;
 use workmate_store::{InboxFilter, InboxItemState, NewUser, Role, RunTrigger};
-use workmate_tools::automations::{AutomationDraft, create};
 
 use super::{THREAD, calls, slack_app_with, tenant_of, wait_for};
 use crate::support::poll;

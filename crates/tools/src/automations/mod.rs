@@ -1,24 +1,24 @@
 //! Automations as the engine, the API and the agent's tools share them: the schedule and the
-//! settings stored with each automation, the service every caller goes through, and the agent's
-//! scheduling tools.
+//! settings stored with each automation, the requests callers make, the agent's scheduling tools
+//! and the repository they use ([`AutomationRepo`]). The service that validates and stores
+//! requests is the engine's (`workmate_engine::automations`).
 
-mod rules;
+mod repo;
+mod request;
 mod schedule;
-mod service;
 mod settings;
 mod tools;
 
-pub use rules::{
-    RULES_ITEM, ask_for_rules, check_approver, close_rule_requests, may_grant_rules,
-    settle_requested_rules,
-};
+pub use repo::AutomationRepo;
+pub use request::{AutomationChange, AutomationDraft, ChangedBy, PermissionRequest};
 pub use schedule::{Schedule, ScheduleError, format_in, zone};
-pub use service::{
-    AutomationChange, AutomationDraft, AutomationError, ChangedBy, PermissionRequest, change,
-    check_creator, check_manager, create, delete, public_view, tenant_timezone,
-};
 pub use settings::{AutomationSettings, RunTarget, StandingRule};
+
 pub use tools::{
     CreateScheduledTask, DeleteScheduledTask, ListScheduledTasks, UpdateScheduledTask,
     scheduling_tools,
 };
+
+/// The inbox item that carries an automation's requested rules names the automation under this
+/// key of its `data`; the engine grants or drops the rules when the item is answered.
+pub const RULES_ITEM: &str = "automation_rules";

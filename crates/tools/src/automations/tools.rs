@@ -14,14 +14,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use workmate_protocol::{AutomationId, Surface};
-use workmate_store::{Automation, SessionRecord};
 
-use super::{
-    AutomationChange, AutomationDraft, AutomationError, ChangedBy, RunTarget, StandingRule,
-    ask_for_rules, change, check_manager, create, delete, public_view,
-};
+use super::{AutomationChange, AutomationDraft, ChangedBy, RunTarget, StandingRule};
 use crate::args::simple_tool;
-use crate::{RiskLevel, Tool, ToolContext, ToolError, ToolMetadata, ToolResult};
+use crate::{RepoError, RiskLevel, Tool, ToolContext, ToolError, ToolMetadata, ToolResult};
 
 const LIST_LIMIT: u32 = 200;
 
@@ -180,14 +176,8 @@ pub fn scheduling_tools() -> Vec<Arc<dyn Tool>> {
 }
 
 async fn create_task(ctx: &ToolContext, args: CreateArgs) -> ToolResult {
-    let session = outside_scheduled_run(ctx).await?;
-    let target = session
-        .filter(|s| is_chat(s.key.surface))
-        .map(|s| RunTarget {
-            surface: s.key.surface,
-            chat_id: s.key.chat_id,
-            thread_id: s.key.thread_id,
-        });
+    let place = outside_scheduled_run(ctx).await?;
+    let target = place.filter(|p| p.surface.is_chat());
     let draft = AutomationDraft {
         title: args.title,
         instructions: args.instructions,
@@ -211,23 +201,22 @@ async fn create_task(ctx: &ToolContext, args: CreateArgs) -> ToolResult {
             .collect(),
         ..AutomationDraft::default()
     };
-    let automation = create(
-        &ctx.store,
-        &ctx.tenant_id,
-        &ctx.user_id,
-        Some(&ctx.session_id),
-        draft,
-        "agent",
-    )
-    .await
-    .map_err(|e| automation_error(&e))?;
-    ask_for_rules(&ctx.store, &ctx.tenant_id, &automation)
+    let automation = ctx
+        .repos
+        .automations
+        .create(
+            &ctx.tenant_id,
+            &ctx.user_id,
+            Some(&ctx.session_id),
+            draft,
+            "agent",
+        )
         .await
         .map_err(|e| automation_error(&e))?;
     tracing::info!(
         tenant = %ctx.tenant_id,
         session = %ctx.session_id,
-        automation = %automation.id,
+        automation = automation["id"].as_str().unwrap_or_default(),
         "Scheduled task created."
     );
     Ok(summary(&automation))
@@ -235,13 +224,12 @@ async fn create_task(ctx: &ToolContext, args: CreateArgs) -> ToolResult {
 
 async fn list_tasks(ctx: &ToolContext, _args: ListArgs) -> ToolResult {
     outside_scheduled_run(ctx).await?;
-    let automations = ctx
-        .store
-        .automations()
+    let tasks = ctx
+        .repos
+        .automations
         .list(&ctx.tenant_id, LIST_LIMIT)
         .await
-        .map_err(|e| store_error(&e))?;
-    let tasks: Vec<Value> = automations.iter().map(|a| public_view(a, None)).collect();
+        .map_err(|e| automation_error(&e))?;
     Ok(json!({"tasks": tasks}))
 }
 
@@ -267,19 +255,22 @@ async fn update_task(ctx: &ToolContext, args: UpdateArgs) -> ToolResult {
             "nothing to change: give `enabled`, `title`, `instructions`, `cron`, `fire_at` or `timezone`",
         ));
     }
-    let automation = managed(ctx, &args.id).await?;
+    let id = AutomationId::from(args.id.trim());
     let by = ChangedBy {
         user: &ctx.user_id,
         via: "agent",
     };
-    let updated = change(&ctx.store, &ctx.tenant_id, &automation.id, by, request)
+    let updated = ctx
+        .repos
+        .automations
+        .change(&ctx.tenant_id, &id, by, request)
         .await
         .map_err(|e| automation_error(&e))?
         .ok_or_else(|| no_such(&args.id))?;
     tracing::info!(
         tenant = %ctx.tenant_id,
         session = %ctx.session_id,
-        automation = %updated.id,
+        automation = %id,
         "Scheduled task changed."
     );
     Ok(summary(&updated))
@@ -287,13 +278,15 @@ async fn update_task(ctx: &ToolContext, args: UpdateArgs) -> ToolResult {
 
 async fn delete_task(ctx: &ToolContext, args: DeleteArgs) -> ToolResult {
     outside_scheduled_run(ctx).await?;
-    let automation = managed(ctx, &args.id).await?;
-    let id = automation.id.clone();
+    let id = AutomationId::from(args.id.trim());
     let by = ChangedBy {
         user: &ctx.user_id,
         via: "agent",
     };
-    let deleted = delete(&ctx.store, &ctx.tenant_id, &automation, by)
+    let deleted = ctx
+        .repos
+        .automations
+        .delete(&ctx.tenant_id, &id, by)
         .await
         .map_err(|e| automation_error(&e))?;
     if !deleted {
@@ -308,51 +301,27 @@ async fn delete_task(ctx: &ToolContext, args: DeleteArgs) -> ToolResult {
     Ok(json!({"ok": true, "id": id, "deleted": true}))
 }
 
-/// The automation `id`, if the calling user may manage it (its owner or an admin).
-async fn managed(ctx: &ToolContext, id: &str) -> Result<Automation, ToolError> {
-    let automation = ctx
-        .store
-        .automations()
-        .get(&ctx.tenant_id, &AutomationId::from(id.trim()))
-        .await
-        .map_err(|e| store_error(&e))?
-        .ok_or_else(|| no_such(id))?;
-    check_manager(&ctx.store, &ctx.tenant_id, &automation, &ctx.user_id)
+/// Where the calling session lives (if stored), or an error when it is a scheduled run.
+async fn outside_scheduled_run(ctx: &ToolContext) -> Result<Option<RunTarget>, ToolError> {
+    let place = ctx
+        .repos
+        .automations
+        .session_place(&ctx.tenant_id, &ctx.session_id)
         .await
         .map_err(|e| automation_error(&e))?;
-    Ok(automation)
-}
-
-/// The calling session (if stored), or an error when it is a scheduled run.
-async fn outside_scheduled_run(ctx: &ToolContext) -> Result<Option<SessionRecord>, ToolError> {
-    let session = ctx
-        .store
-        .sessions()
-        .get(&ctx.tenant_id, &ctx.session_id)
-        .await
-        .map_err(|e| store_error(&e))?;
-    if session
+    if place
         .as_ref()
-        .is_some_and(|s| s.key.surface == Surface::Scheduler)
+        .is_some_and(|p| p.surface == Surface::Scheduler)
     {
         return Err(ToolError::new(
             "scheduling tools are not available inside a scheduled run; the schedule already exists",
         ));
     }
-    Ok(session)
+    Ok(place)
 }
 
-/// Whether a session on `surface` is in a chat thread that results can be posted to.
-fn is_chat(surface: Surface) -> bool {
-    matches!(
-        surface,
-        Surface::Slack | Surface::Feishu | Surface::Wecom | Surface::Dingtalk | Surface::Sandbox
-    )
-}
-
-/// What the agent is told after a create or an update.
-fn summary(automation: &Automation) -> Value {
-    let view = public_view(automation, None);
+/// What the agent is told after a create or an update, from the automation's view.
+fn summary(view: &Value) -> Value {
     let mut result = json!({"ok": true});
     for field in [
         "id",
@@ -384,16 +353,16 @@ fn no_such(id: &str) -> ToolError {
     ))
 }
 
-fn automation_error(error: &AutomationError) -> ToolError {
+fn automation_error(error: &RepoError) -> ToolError {
     match error {
-        AutomationError::Invalid(message) | AutomationError::Forbidden(message) => {
+        RepoError::Invalid(message) | RepoError::Refused(message) => {
             ToolError::new(message.clone())
         }
-        AutomationError::Store(e) => store_error(e),
+        RepoError::Unavailable(_) => store_error(error),
     }
 }
 
-fn store_error(error: &workmate_store::Error) -> ToolError {
+fn store_error(error: &RepoError) -> ToolError {
     tracing::warn!(error = %error, "Automation store call failed.");
     ToolError::new("the automation store is unavailable; try again later")
 }
@@ -401,27 +370,6 @@ fn store_error(error: &workmate_store::Error) -> ToolError {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_chat_platforms_get_a_target() {
-        for surface in [
-            Surface::Slack,
-            Surface::Feishu,
-            Surface::Wecom,
-            Surface::Dingtalk,
-            Surface::Sandbox,
-        ] {
-            assert!(is_chat(surface), "{surface:?}");
-        }
-        for surface in [
-            Surface::Http,
-            Surface::Companion,
-            Surface::Scheduler,
-            Surface::System,
-        ] {
-            assert!(!is_chat(surface), "{surface:?}");
-        }
-    }
 
     #[test]
     fn the_update_schema_cannot_touch_standing_rules_or_the_target() {

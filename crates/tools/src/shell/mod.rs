@@ -9,6 +9,7 @@
 //! command never runs unsandboxed because the sandbox failed: it is refused instead.
 
 mod capture;
+pub(crate) mod git;
 pub(crate) mod sandbox;
 mod words;
 

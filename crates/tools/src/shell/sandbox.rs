@@ -178,33 +178,6 @@ impl ShellSandbox {
     }
 }
 
-impl workmate_personas::GitSandbox for ShellSandbox {
-    /// A persona clone's git, isolated as `run_shell`'s commands are but with the network: the
-    /// work folder (made by the installer, handed to the sandbox user when the server is root)
-    /// is its only writable view of the host.
-    fn git_command<'a>(
-        &'a self,
-        workdir: &'a Path,
-        read_only: &'a [PathBuf],
-        argv: &'a [String],
-        env: &'a [(String, String)],
-    ) -> workmate_personas::SandboxedCommand<'a> {
-        Box::pin(async move {
-            let work = Root {
-                path: workdir.to_path_buf(),
-                writable: true,
-            };
-            prepare_root(&work)?;
-            let mut folders = vec![work];
-            folders.extend(read_only.iter().map(|path| Root {
-                path: path.clone(),
-                writable: false,
-            }));
-            self.server_command(&folders, argv, env, true).await
-        })
-    }
-}
-
 impl Sandbox {
     /// One line for logs and `workmate doctor`.
     pub fn describe(&self) -> String {

@@ -17,14 +17,15 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tracing::info;
+use workmate_engine::automations::{
+    AutomationChange, AutomationDraft, ChangedBy, PermissionRequest, ask_for_rules, change,
+    check_approver, check_manager, close_rule_requests, create, delete as delete_automation,
+    may_grant_rules, public_view, settle_requested_rules,
+};
 use workmate_engine::permissions::RequestedPermission;
 use workmate_protocol::AutomationId;
 use workmate_store::Automation;
-use workmate_tools::automations::{
-    AutomationChange, AutomationDraft, ChangedBy, PermissionRequest, StandingRule, ask_for_rules,
-    change, check_approver, check_manager, close_rule_requests, create,
-    delete as delete_automation, may_grant_rules, public_view, settle_requested_rules, zone,
-};
+use workmate_tools::automations::{StandingRule, zone};
 
 use super::Principal;
 use super::dto::automation_run;

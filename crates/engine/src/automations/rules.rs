@@ -15,8 +15,10 @@ use workmate_store::{
     Store,
 };
 
+use workmate_tools::automations::{AutomationSettings, RULES_ITEM, StandingRule};
+
+use super::AutomationError;
 use super::service::Result;
-use super::{AutomationError, AutomationSettings, StandingRule};
 
 /// Refuses unless `user` is an approver or an admin of the tenant: those may grant standing rules.
 pub async fn check_approver(store: &Store, tenant: &TenantId, user: &UserId) -> Result<()> {
@@ -78,10 +80,6 @@ pub async fn settle_requested_rules(
         .await?
         .map(|a| (a, granted)))
 }
-
-/// The inbox item that carries an automation's requested rules names the automation under this
-/// key of its `data`; the engine grants or drops the rules when the item is answered.
-pub const RULES_ITEM: &str = "automation_rules";
 
 /// The session an automation's rule requests are parked in: apart from every run and thread.
 fn rules_session_key(automation: &AutomationId) -> SessionKey {

@@ -1,5 +1,6 @@
 //! Creating, changing and showing automations: the one place the HTTP API, the chat commands and
-//! the agent's tools go through, so all three validate the same way and show the same shape.
+//! the agent's tools (through the engine's `AutomationRepo`) go through, so all three validate
+//! the same way and show the same shape.
 //!
 //! Invariants: nothing is stored unless the whole request is valid; the next run is computed
 //! from the schedule whenever the schedule, the enabled flag or the run cap changes; who may
@@ -10,12 +11,13 @@
 //! audit record (`automation_created`, `automation_changed`, `automation_deleted`) naming who
 //! made it and through which surface.
 
-use serde::Deserialize;
 use serde_json::{Value, json};
 use workmate_protocol::{AutomationId, SessionId, TenantId, UserId};
 use workmate_store::{Automation, NewAuditRecord, NewAutomation, Role, Store};
-
-use super::{AutomationSettings, RunTarget, Schedule, StandingRule, format_in};
+use workmate_tools::automations::{
+    AutomationChange, AutomationDraft, AutomationSettings, ChangedBy, Schedule, ScheduleError,
+    StandingRule, format_in, zone,
+};
 
 /// Why an automation request failed.
 #[derive(Debug, thiserror::Error)]
@@ -32,61 +34,6 @@ pub enum AutomationError {
 }
 
 pub(super) type Result<T> = std::result::Result<T, AutomationError>;
-
-/// A new automation as a person or the agent describes it.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct AutomationDraft {
-    /// Short title.
-    pub title: String,
-    /// What each run does.
-    pub instructions: String,
-    /// A 5-field cron expression (or `fire_at`).
-    pub cron: Option<String>,
-    /// A one-off time (or `cron`).
-    pub fire_at: Option<String>,
-    /// IANA zone; the tenant's `timezone` setting (else UTC) when absent.
-    pub timezone: Option<String>,
-    /// Persona of its runs.
-    pub persona: Option<String>,
-    /// Model of its runs.
-    pub model: Option<String>,
-    /// Where results and approval cards go.
-    pub target: Option<RunTarget>,
-    /// Standing permissions asked for at creation; only `write` entries become rules.
-    pub permissions: Vec<PermissionRequest>,
-    /// How many runs it gets.
-    pub max_runs: Option<u32>,
-    /// Whether it starts enabled (default true).
-    pub enabled: Option<bool>,
-    /// Standing rules stored as waiting for an approver instead of granted. Set by the caller
-    /// after it has validated them, never from a request body.
-    #[serde(skip)]
-    pub requested_rules: Vec<StandingRule>,
-}
-
-/// One permission asked for at creation.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PermissionRequest {
-    /// The tool.
-    pub tool: String,
-    /// Its exact target.
-    #[serde(default)]
-    pub target: String,
-    /// `read` (disclosed only) or `write` (becomes a standing rule).
-    #[serde(default)]
-    pub access: String,
-}
-
-/// Who changes an automation, and through which surface (`http`, `slack`, `agent`, …).
-#[derive(Clone, Copy, Debug)]
-pub struct ChangedBy<'a> {
-    /// The person.
-    pub user: &'a UserId,
-    /// The surface.
-    pub via: &'a str,
-}
 
 /// Audits `stage` of `automation` by `by`, with `changed` naming what changed.
 async fn audit(
@@ -115,30 +62,6 @@ async fn audit(
     Ok(())
 }
 
-/// A change to an automation; absent fields stay as they are.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct AutomationChange {
-    /// New title.
-    pub title: Option<String>,
-    /// New instructions.
-    pub instructions: Option<String>,
-    /// New cron expression (makes it a cron schedule).
-    pub cron: Option<String>,
-    /// New one-off time (makes it a one-off schedule).
-    pub fire_at: Option<String>,
-    /// New zone.
-    pub timezone: Option<String>,
-    /// Pause (`false`) or resume (`true`).
-    pub enabled: Option<bool>,
-    /// New target thread.
-    pub target: Option<RunTarget>,
-    /// New run cap.
-    pub max_runs: Option<u32>,
-    /// A standing rule to remove, as `"<tool> <target>"`.
-    pub revoke: Option<String>,
-}
-
 /// The tenant's zone for new automations: its `timezone` setting, else UTC.
 pub async fn tenant_timezone(store: &Store, tenant: &TenantId) -> Result<String> {
     let settings = store.tenants().get(tenant).await?.map(|t| t.settings);
@@ -146,7 +69,7 @@ pub async fn tenant_timezone(store: &Store, tenant: &TenantId) -> Result<String>
         .as_ref()
         .and_then(|s| s.get("timezone"))
         .and_then(Value::as_str)
-        .filter(|tz| super::zone(tz).is_ok())
+        .filter(|tz| zone(tz).is_ok())
         .unwrap_or("UTC")
         .to_owned())
 }
@@ -387,26 +310,6 @@ pub async fn change(
     Ok(updated)
 }
 
-impl AutomationChange {
-    /// The names of the fields this change sets.
-    fn changed(&self) -> Vec<&'static str> {
-        [
-            ("title", self.title.is_some()),
-            ("instructions", self.instructions.is_some()),
-            ("cron", self.cron.is_some()),
-            ("fire_at", self.fire_at.is_some()),
-            ("timezone", self.timezone.is_some()),
-            ("enabled", self.enabled.is_some()),
-            ("target", self.target.is_some()),
-            ("max_runs", self.max_runs.is_some()),
-            ("revoke", self.revoke.is_some()),
-        ]
-        .into_iter()
-        .filter_map(|(name, set)| set.then_some(name))
-        .collect()
-    }
-}
-
 /// The automation as the API and the agent see it; times are shown in `viewer_tz` when given.
 pub fn public_view(automation: &Automation, viewer_tz: Option<&str>) -> Value {
     let schedule = Schedule::from_json(&automation.schedule).ok();
@@ -444,7 +347,7 @@ fn schedule_of(
     fire_at: Option<&str>,
     timezone: &str,
 ) -> Result<Option<Schedule>> {
-    let invalid = |e: super::ScheduleError| AutomationError::Invalid(e.0);
+    let invalid = |e: ScheduleError| AutomationError::Invalid(e.0);
     match (cron.map(str::trim), fire_at.map(str::trim)) {
         (Some(cron), Some(_)) if !cron.is_empty() => Err(AutomationError::Invalid(
             "give either `cron` or `fire_at`, not both".into(),
