@@ -48,6 +48,30 @@ pub fn link_egress(
     )
 }
 
+/// POSTs `body` as JSON to `url` with `headers`: the answer's HTTP status and body, or why there
+/// was none. For a call whose answer the platform judges itself (Feishu's endpoint discovery,
+/// DingTalk's `connections/open`); the error names neither the body nor its secrets.
+pub async fn post_json(
+    http: &reqwest::Client,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &impl serde::Serialize,
+) -> Result<(u16, Vec<u8>), String> {
+    let body = serde_json::to_vec(body).map_err(|e| format!("cannot encode the request: {e}"))?;
+    let mut request = http
+        .post(url)
+        .header(reqwest::header::CONTENT_TYPE, "application/json");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request.body(body).send().await;
+    let response = response.map_err(|e| format!("the request failed: {e}"))?;
+    let status = response.status().as_u16();
+    let bytes = response.bytes().await;
+    let bytes = bytes.map_err(|e| format!("the answer is unreadable: {e}"))?;
+    Ok((status, bytes.to_vec()))
+}
+
 /// A `Retry-After` header in whole seconds (the form chat platforms send); `None` when absent
 /// or not a number.
 pub fn retry_after(header: Option<&reqwest::header::HeaderValue>) -> Option<Duration> {

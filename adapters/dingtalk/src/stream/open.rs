@@ -5,9 +5,9 @@
 //! [`Error::Refused`] with DingTalk's code and message, anything else that fails is
 //! [`Error::Unavailable`].
 
-use reqwest::header::CONTENT_TYPE;
 use secrecy::{ExposeSecret as _, SecretString};
 use serde::{Deserialize, Serialize};
+use workmate_adapter::net::post_json;
 
 use super::error::Error;
 
@@ -79,25 +79,14 @@ pub async fn open(
     client_secret: &SecretString,
 ) -> Result<Endpoint, Error> {
     let url = format!("{}{OPEN_PATH}", api_base.trim_end_matches('/'));
-    let body = serde_json::to_vec(&Request {
+    let request = Request {
         client_id,
         client_secret: client_secret.expose_secret(),
         subscriptions: SUBSCRIPTIONS,
         ua: concat!("workmate-dingtalk/", env!("CARGO_PKG_VERSION")),
-    })
-    .map_err(|e| Error::Unavailable(format!("cannot encode the open request: {e}")))?;
-    let response = http
-        .post(&url)
-        .header(CONTENT_TYPE, "application/json")
-        .body(body)
-        .send()
-        .await
-        .map_err(|e| Error::Unavailable(format!("the open request failed: {e}")))?;
-    let status = response.status().as_u16();
-    let bytes = response
-        .bytes()
-        .await
-        .map_err(|e| Error::Unavailable(format!("the open response is unreadable: {e}")))?;
+    };
+    let answer = post_json(http, &url, &[], &request).await;
+    let (status, bytes) = answer.map_err(|e| Error::Unavailable(format!("the open call: {e}")))?;
     parse(status, &bytes)
 }
 

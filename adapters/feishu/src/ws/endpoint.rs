@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
-use reqwest::header::CONTENT_TYPE;
 use secrecy::{ExposeSecret as _, SecretString};
 use serde::{Deserialize, Serialize};
+use workmate_adapter::net::post_json;
 
 use super::error::{CODE_INTERNAL, CODE_SYSTEM_BUSY, Error};
 
@@ -126,25 +126,14 @@ pub async fn discover(
     app_secret: &SecretString,
 ) -> Result<Endpoint, Error> {
     let url = format!("{}{ENDPOINT_PATH}", base_url.trim_end_matches('/'));
-    let body = serde_json::to_vec(&Request {
+    let request = Request {
         app_id,
         app_secret: app_secret.expose_secret(),
-    })
-    .map_err(|e| Error::Unavailable(format!("cannot encode the endpoint request: {e}")))?;
-    let response = http
-        .post(&url)
-        .header("locale", "zh")
-        .header(CONTENT_TYPE, "application/json")
-        .body(body)
-        .send()
-        .await
-        .map_err(|e| Error::Unavailable(format!("endpoint request failed: {e}")))?;
-    let status = response.status();
-    let bytes = response
-        .bytes()
-        .await
-        .map_err(|e| Error::Unavailable(format!("endpoint response unreadable: {e}")))?;
-    parse(status.as_u16(), &bytes)
+    };
+    let answer = post_json(http, &url, &[("locale", "zh")], &request).await;
+    let (status, body) =
+        answer.map_err(|e| Error::Unavailable(format!("endpoint discovery: {e}")))?;
+    parse(status, &body)
 }
 
 /// Reads a discovery response.
