@@ -118,8 +118,8 @@ impl<E> Drop for MarkStopped<'_, E> {
     }
 }
 
-/// Far enough never to come: an unarmed timer.
-const NEVER: Duration = Duration::from_secs(100 * 365 * 86_400);
+/// Far enough never to come (as tokio's own far future): an unarmed timer.
+const NEVER: Duration = Duration::from_secs(30 * 365 * 86_400);
 
 /// Serves one connection until it ends; `None` when `stop` fired and the handlers drained.
 async fn serve<P: Protocol>(
