@@ -8,6 +8,7 @@ mod automations;
 mod files;
 mod memory;
 mod patch;
+mod repos;
 mod roots;
 mod sandbox;
 mod shell;
