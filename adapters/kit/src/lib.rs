@@ -37,7 +37,6 @@ mod retry;
 mod shared;
 #[cfg(feature = "test-support")]
 pub mod testing;
-mod token;
 pub mod ws;
 
 pub use adapter::{AdapterError, BoxFuture, ChatAdapter, ChatTarget, PostedCard, Posting};
@@ -55,4 +54,4 @@ pub use inbound::{Inbound, InboundFile, InboundKind, InboundUser, menu_command};
 pub use platform::{PROFILE_LOOKUP, Platform, Profile, bounded_profile};
 pub use retry::{RetryPolicy, with_retry};
 pub use shared::SharedValues;
-pub use token::{AccessToken, REFRESH_AHEAD};
+pub use workmate_net::{AccessToken, REFRESH_AHEAD};

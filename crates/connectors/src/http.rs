@@ -2,15 +2,13 @@
 //! to set, so it may not point at the host or its networks unless the operator allowed them),
 //! bounded bodies, and the other system's errors turned into messages that say what to do.
 
-use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use reqwest::Method;
 use secrecy::SecretString;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 /// The most of a response body read.
 const MAX_BODY: usize = 4 << 20;
@@ -68,29 +66,31 @@ impl Api<'_> {
     }
 }
 
-/// An access token a system handed out, and until when it is used.
-#[derive(Clone)]
+/// An access token a system handed out, and how long it lives.
 pub(crate) struct Issued {
-    pub(crate) token: SecretString,
-    pub(crate) expires: Instant,
+    token: String,
+    life: Duration,
 }
 
 impl Issued {
-    /// `token`, valid for `lifetime_s` seconds (a minute less, so it never expires in flight).
+    /// `token`, valid for `lifetime_s` seconds.
     pub(crate) fn new(token: &str, lifetime_s: u64) -> Self {
         Self {
-            token: SecretString::from(token.to_owned()),
-            expires: Instant::now() + Duration::from_secs(lifetime_s.saturating_sub(60).max(30)),
+            token: token.to_owned(),
+            life: Duration::from_secs(lifetime_s),
         }
     }
 }
+
+/// A token is replaced this long before it expires, so it never expires in flight.
+const REFRESH_AHEAD: Duration = Duration::from_secs(60);
 
 /// The connectors' HTTP client, and the short-lived access tokens it has been handed (an app's
 /// tenant token, a refreshed OAuth token), kept until shortly before they expire.
 #[derive(Clone)]
 pub struct Http {
     egress: workmate_net::Egress,
-    tokens: Arc<Mutex<HashMap<[u8; 32], Issued>>>,
+    tokens: Arc<workmate_net::TokenCache>,
 }
 
 impl std::fmt::Debug for Http {
@@ -107,7 +107,7 @@ impl Http {
             workmate_net::Egress::new(network, workmate_net::EgressOptions::credentialed())?;
         Ok(Self {
             egress,
-            tokens: Arc::default(),
+            tokens: Arc::new(workmate_net::TokenCache::new(REFRESH_AHEAD)),
         })
     }
 
@@ -121,28 +121,15 @@ impl Http {
     where
         F: Future<Output = Result<Issued, workmate_tools::ToolError>>,
     {
-        let mut digest = Sha256::new();
-        for part in credential {
-            digest.update(part.as_bytes());
-            digest.update([0]);
-        }
-        let key: [u8; 32] = digest.finalize().into();
-        let cached = {
-            let tokens = self.tokens.lock().unwrap_or_else(PoisonError::into_inner);
-            tokens
-                .get(&key)
-                .filter(|t| t.expires > Instant::now())
-                .cloned()
-        };
-        if let Some(issued) = cached {
-            return Ok(issued.token);
-        }
-        let issued = issue().await?;
-        let token = issued.token.clone();
-        let mut tokens = self.tokens.lock().unwrap_or_else(PoisonError::into_inner);
-        tokens.retain(|_, t| t.expires > Instant::now());
-        tokens.insert(key, issued);
-        Ok(token)
+        let token = self
+            .tokens
+            .of(credential)
+            .get(|| async {
+                let issued = issue().await?;
+                Ok::<_, workmate_tools::ToolError>((issued.token, issued.life))
+            })
+            .await?;
+        Ok(SecretString::from(token))
     }
 
     /// The egress (for token requests made through the identity layer).

@@ -22,6 +22,7 @@ mod fixed;
 mod policy;
 mod resolve;
 mod tls;
+mod token;
 
 pub use address::forbidden_reason;
 pub use body::{Capped, read_capped, read_within};
@@ -31,3 +32,4 @@ pub use fixed::{CALL_TIMEOUT, CONNECT_TIMEOUT, USER_AGENT, fixed_client};
 pub use policy::{NetworkPolicy, PolicyError};
 pub use resolve::resolve_allowed;
 pub use tls::tls_config;
+pub use token::{AccessToken, REFRESH_AHEAD, TokenCache};
