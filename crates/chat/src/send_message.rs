@@ -13,7 +13,7 @@ use std::sync::{Arc, Weak};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use workmate_adapter::{CardId, ChatTarget, Posting, with_retry};
+use workmate_adapter::{CardId, ChatPlatform, ChatTarget, Posting, with_retry};
 use workmate_protocol::{Surface, TenantId, ToolSpec};
 use workmate_tools::{
     RiskLevel, Tool, ToolContext, ToolError, ToolFuture, ToolMetadata, ToolScope, ToolSource,
@@ -56,29 +56,37 @@ pub struct MessageTarget {
 }
 
 impl MessageTarget {
-    /// Reads `<platform>:<chat id>[:<thread id>]`.
-    pub fn parse(target: &str) -> Result<Self, String> {
+    /// Reads `<platform>:<chat id>[:<thread id>]`, where `<platform>` is one of `platforms`'
+    /// target names and the chat id has that platform's shape.
+    pub fn parse(target: &str, platforms: &[&ChatPlatform]) -> Result<Self, String> {
         let mut parts = target.trim().splitn(3, ':');
-        let platform = parts.next().unwrap_or_default();
-        let surface = match platform.to_ascii_lowercase().as_str() {
-            "lark" => Some(Surface::Feishu),
-            name => name
-                .parse::<Surface>()
-                .ok()
-                .filter(|s| s.is_chat() && s.platform() == *s),
-        }
-        .ok_or_else(|| {
-            format!("target {target:?} must start with slack:, feishu:, wecom: or dingtalk:")
-        })?;
+        let name = parts.next().unwrap_or_default();
+        let Some(platform) = platforms.iter().find(|p| p.is_named(name)) else {
+            let names: Vec<String> = platforms
+                .iter()
+                .map(|p| format!("{}:", p.target_names.first().copied().unwrap_or_default()))
+                .collect();
+            return Err(match names.as_slice() {
+                [] => "no chat platform is configured on this workmate".to_owned(),
+                [one] => format!("target {target:?} must start with {one}"),
+                [rest @ .., last] => {
+                    format!(
+                        "target {target:?} must start with {} or {last}",
+                        rest.join(", ")
+                    )
+                }
+            });
+        };
         let chat_id = parts.next().unwrap_or_default().trim();
-        if chat_id.is_empty() || chat_id.contains(char::is_whitespace) {
+        if !(platform.chat_id)(chat_id) {
             return Err(format!(
-                "target {target:?} names no chat: write {platform}:<chat id>[:<thread id>]"
+                "target {target:?} names no {} chat: write {name}:<chat id>[:<thread id>]",
+                platform.label
             ));
         }
         let thread_id = parts.next().map(str::trim).filter(|t| !t.is_empty());
         Ok(Self {
-            surface,
+            surface: platform.surface,
             chat_id: chat_id.to_owned(),
             thread_id: thread_id.map(str::to_owned),
         })
@@ -123,7 +131,13 @@ impl Tool for SendMessage {
     fn call<'a>(&'a self, ctx: &'a ToolContext, arguments: serde_json::Value) -> ToolFuture<'a> {
         Box::pin(async move {
             let args = workmate_tools::args::parse::<SendMessageArgs>(SEND_MESSAGE, arguments)?;
-            let target = MessageTarget::parse(&args.target).map_err(ToolError::new)?;
+            let chat = self
+                .chat
+                .upgrade()
+                .map(|inner| Chat { inner })
+                .ok_or_else(|| ToolError::new("workmate is shutting down; try again"))?;
+            let target =
+                MessageTarget::parse(&args.target, &chat.described()).map_err(ToolError::new)?;
             if platform_of(&ctx.tenant_id) != Some(target.surface) {
                 return Err(ToolError::new(format!(
                     "this workspace cannot post to {}: send_message reaches only the chats of \
@@ -141,11 +155,6 @@ impl Tool for SendMessage {
                      into several messages"
                 )));
             }
-            let chat = self
-                .chat
-                .upgrade()
-                .map(|inner| Chat { inner })
-                .ok_or_else(|| ToolError::new("workmate is shutting down; try again"))?;
             let slot = chat.slot(target.surface).map_err(|_| {
                 ToolError::new(format!(
                     "{} is not configured on this workmate",
@@ -188,7 +197,7 @@ impl Tool for SendMessage {
                 .map_err(|e| {
                     ToolError::new(format!(
                         "{} did not take the message: {e}",
-                        target.surface.as_str()
+                        slot.platform.describe().label
                     ))
                 })?;
             Ok(json!({
@@ -239,25 +248,63 @@ impl ToolSource for Messaging {
 mod tests {
     use super::*;
 
+    const SLACK: ChatPlatform = ChatPlatform {
+        surface: Surface::Slack,
+        label: "Slack",
+        target_names: &["slack"],
+        chat_id: workmate_adapter::plain_chat_id,
+        dedupe_window: std::time::Duration::from_secs(60),
+    };
+    const FEISHU: ChatPlatform = ChatPlatform {
+        surface: Surface::Feishu,
+        label: "Feishu",
+        target_names: &["feishu", "lark"],
+        chat_id: workmate_adapter::plain_chat_id,
+        dedupe_window: std::time::Duration::from_secs(60),
+    };
+    const DINGTALK: ChatPlatform = ChatPlatform {
+        surface: Surface::Dingtalk,
+        label: "DingTalk",
+        target_names: &["dingtalk"],
+        chat_id: workmate_adapter::plain_chat_id,
+        dedupe_window: std::time::Duration::from_secs(60),
+    };
+
+    fn parse(target: &str) -> Result<MessageTarget, String> {
+        MessageTarget::parse(target, &[&SLACK, &FEISHU, &DINGTALK])
+    }
+
     #[test]
     fn targets_name_a_platform_a_chat_and_maybe_a_thread() {
-        let t = MessageTarget::parse("slack:C0SALES").unwrap();
+        let t = parse("slack:C0SALES").unwrap();
         assert_eq!(
             (t.surface, t.chat_id.as_str(), t.thread_id),
             (Surface::Slack, "C0SALES", None)
         );
-        let t = MessageTarget::parse(" slack:C01:1712345678.000100 ").unwrap();
+        let t = parse(" slack:C01:1712345678.000100 ").unwrap();
         assert_eq!(t.thread_id.as_deref(), Some("1712345678.000100"));
-        let t = MessageTarget::parse("slack:#sales").unwrap();
+        let t = parse("slack:#sales").unwrap();
         assert_eq!(
             t.chat_id, "#sales",
             "Slack posts to a channel by its name too"
         );
-        let t = MessageTarget::parse("dingtalk:cidAbC+/x==").unwrap();
+        let t = parse("dingtalk:cidAbC+/x==").unwrap();
         assert_eq!(t.chat_id, "cidAbC+/x==");
-        for bad in ["C01", "teams:C01", "slack:", "slack: :x", "slack:C 1"] {
-            assert!(MessageTarget::parse(bad).is_err(), "{bad}");
+        assert_eq!(parse("Lark:oc_1").unwrap().surface, Surface::Feishu);
+        for bad in [
+            "C01",
+            "teams:C01",
+            "slack:",
+            "slack: :x",
+            "slack:C 1",
+            "wecom:C1",
+        ] {
+            assert!(parse(bad).is_err(), "{bad}");
         }
+        assert_eq!(
+            parse("teams:C01").unwrap_err(),
+            "target \"teams:C01\" must start with slack:, feishu: or dingtalk:"
+        );
     }
 
     #[test]

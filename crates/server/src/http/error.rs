@@ -12,7 +12,6 @@ use tracing::{error, warn};
 
 /// Why a request was not answered normally.
 #[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
 pub enum ApiError {
     /// No route has this path.
     #[error("no route for {method} {path}")]
