@@ -10,9 +10,9 @@ use workmate_cards::ButtonAction;
 use workmate_protocol::{Command, InboxItemId, Resolution, SessionId, TurnId};
 use workmate_store::ResolveOutcome;
 
+use crate::handle::Slot;
 use crate::identity::Person;
-use crate::jobs::private;
-use crate::layer::Slot;
+use crate::notify::private;
 use crate::text::text_card;
 use crate::{Chat, Result};
 

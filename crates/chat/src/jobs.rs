@@ -10,29 +10,22 @@
 use std::time::Duration;
 
 use tracing::{debug, info, warn};
-use workmate_adapter::{ChatTarget, CommandReply, Inbound, InboundKind};
+use workmate_adapter::{CommandReply, Inbound, InboundKind};
 use workmate_engine::parse_reply;
-use workmate_protocol::{Command, SessionId, Surface};
-use workmate_store::{Delivery, SessionRecord};
+use workmate_protocol::Command;
+use workmate_store::Delivery;
 
-use crate::commands::{self, Caller};
+use crate::commands::{self, COMMAND_WORD, Caller, thread_command};
+use crate::error::{ChatError, Result};
+use crate::handle::{Chat, Slot};
 use crate::identity::Person;
-use crate::layer::Slot;
+use crate::notify::{private, thread_of};
 use crate::text::text_card;
-use crate::{Chat, ChatError, Result};
 
 /// Attempts to hand a message to a session that is between turns.
 const BUSY_RETRIES: usize = 20;
 /// The pause between those attempts.
 const BUSY_PAUSE: Duration = Duration::from_millis(50);
-/// How far back before a killed process stopped the cards it changed are redrawn.
-const REDRAW_WINDOW: std::time::Duration = std::time::Duration::from_secs(600);
-/// The most sessions redrawn after a restart.
-const REDRAW_SESSIONS: u32 = 5_000;
-
-/// The word a thread command starts with.
-const COMMAND_WORD: &str = "/workmate";
-
 /// Who finishes a delivery's intake row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Handled {
@@ -141,7 +134,7 @@ async fn run_slash_command(chat: &Chat, inbound: &Inbound) -> Result<CommandRepl
         return Err(ChatError::ShuttingDown);
     }
     // Stored already claimed, so no worker runs it while its request waits for the reply.
-    let Some(key) = crate::intake::accept_claimed(chat, inbound).await? else {
+    let Some(key) = crate::intake::table::accept_claimed(chat, inbound).await? else {
         return Ok(CommandReply {
             text: "This command was delivered twice; it was applied once, and not again.".into(),
             card: None,
@@ -172,39 +165,6 @@ async fn run_slash_command(chat: &Chat, inbound: &Inbound) -> Result<CommandRepl
         card: reply.card.clone(),
         text: reply.text,
     })
-}
-
-/// The text after `/workmate` when a message is a thread command.
-pub(crate) fn thread_command(text: &str) -> Option<&str> {
-    let rest = text.trim_start().strip_prefix(COMMAND_WORD)?;
-    (rest.is_empty() || rest.starts_with(char::is_whitespace)).then_some(rest.trim())
-}
-
-/// Where a reply to a delivery goes: its own thread.
-pub(crate) fn thread_of(inbound: &Inbound) -> ChatTarget {
-    ChatTarget {
-        chat_id: inbound.chat_id.clone(),
-        thread_id: inbound.thread_id.clone(),
-        reply: inbound.reply.clone(),
-        person: None,
-    }
-}
-
-/// Shows a card to one person; a failure is only logged (the job itself succeeded).
-pub(crate) async fn private(
-    slot: &Slot,
-    target: &ChatTarget,
-    person: &Person,
-    card: &workmate_cards::Card,
-) {
-    let sent = workmate_adapter::with_retry(&slot.retry, || {
-        slot.platform
-            .private_notice(target, &person.platform_id, card)
-    })
-    .await;
-    if let Err(e) = sent {
-        warn!(error = %e, "Cannot show a private notice.");
-    }
 }
 
 /// Tells a thread that a message was given up, so nobody waits for an answer that will not come.
@@ -337,109 +297,5 @@ impl Chat {
         }
         debug!(tenant = %person.tenant, session = %session.id, "Session stayed busy; the message waits in the intake.");
         Err(ChatError::Busy(session.id))
-    }
-
-    /// Where a session's cards are shown: its own thread, or, for an automation run, the thread
-    /// its automation posts to. `None` when neither is a chat thread.
-    pub(crate) async fn cards_target(
-        &self,
-        session: &SessionRecord,
-    ) -> Result<Option<(Surface, ChatTarget)>> {
-        match session.key.surface {
-            Surface::Scheduler => {
-                let automation = workmate_protocol::AutomationId::from(session.key.chat_id.clone());
-                let found = self
-                    .store()
-                    .automations()
-                    .get(&session.tenant_id, &automation)
-                    .await?;
-                let target = found.and_then(|a| {
-                    workmate_tools::automations::AutomationSettings::from_json(&a.settings).target
-                });
-                Ok(target.map(|t| (t.surface, crate::runs::chat_target(&t))))
-            }
-            Surface::Http | Surface::Companion | Surface::System => Ok(None),
-            surface => Ok(Some((
-                surface,
-                crate::conversations::target_of(&session.key),
-            ))),
-        }
-    }
-
-    /// Makes sure a session's cards are live, on whichever platform shows them.
-    pub async fn show_session(
-        &self,
-        tenant: &workmate_protocol::TenantId,
-        session: &SessionId,
-    ) -> Result<()> {
-        self.show(tenant, session, None).await
-    }
-
-    /// Shows again, as they stand, the cards of the sessions this replica's previous life was
-    /// driving when it stopped without releasing them (it was killed): the cards their events
-    /// changed in the last [`REDRAW_WINDOW`] before it stopped, so a card whose last update died
-    /// with it reaches its final state and a card it never posted is posted. A replica that
-    /// stopped cleanly released every session, and redraws nothing. Call it at start-up, before
-    /// cut turns are taken up. How many sessions were redrawn.
-    pub async fn redraw_after_restart(&self) -> usize {
-        let replica = &self.hub().config().replica;
-        let held = match self
-            .store()
-            .leases()
-            .held_by(replica, REDRAW_SESSIONS)
-            .await
-        {
-            Ok(held) => held,
-            Err(e) => {
-                warn!(error = %e, "Cannot look for the sessions a restart left; their cards stay as they were.");
-                return 0;
-            }
-        };
-        let mut redrawn = 0;
-        for (tenant, session) in held {
-            match self.show(&tenant, &session, Some(REDRAW_WINDOW)).await {
-                Ok(()) => redrawn += 1,
-                Err(e) => warn!(session = %session, error = %e, "Cannot redraw a session's cards."),
-            }
-        }
-        redrawn
-    }
-
-    /// Starts the session's card pump; with `redraw`, its recent cards are sent again.
-    async fn show(
-        &self,
-        tenant: &workmate_protocol::TenantId,
-        session: &SessionId,
-        redraw: Option<std::time::Duration>,
-    ) -> Result<()> {
-        let Some(record) = self.store().sessions().get(tenant, session).await? else {
-            return Ok(());
-        };
-        if let Some((surface, target)) = self.cards_target(&record).await?
-            && let Ok(slot) = self.slot(surface)
-        {
-            match redraw {
-                Some(window) => slot.pumps.redraw(tenant, session, target, window).await?,
-                None => slot.pumps.ensure(tenant, session, target).await?,
-            }
-        }
-        Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::thread_command;
-
-    #[test]
-    fn thread_commands_start_with_the_command_word() {
-        assert_eq!(thread_command("/workmate stop"), Some("stop"));
-        assert_eq!(
-            thread_command("  /workmate   mode plan "),
-            Some("mode plan")
-        );
-        assert_eq!(thread_command("/workmate"), Some(""));
-        assert_eq!(thread_command("/workmates stop"), None);
-        assert_eq!(thread_command("please /workmate stop"), None);
     }
 }

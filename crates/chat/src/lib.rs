@@ -23,11 +23,13 @@
 //! - **The layer decides, platforms render.** Replies are card IR; a platform only renders and
 //!   sends them.
 
+mod account_links;
 mod answers;
 mod approver_copies;
 mod cards_store;
 mod clicks;
 pub mod commands;
+mod config;
 mod connect_links;
 mod connections;
 mod conversations;
@@ -35,27 +37,32 @@ mod deciders;
 mod directory;
 mod error;
 mod files;
+mod handle;
 mod identity;
 mod intake;
 mod jobs;
 mod layer;
+mod notify;
 mod pump;
 mod recall;
 mod runs;
 mod send_message;
+mod session_cards;
 mod session_commands;
 mod shared_values;
+mod tenants;
 mod text;
 mod trace;
 
+pub use account_links::{AccountLinks, LinkRequest};
 pub use cards_store::StoreCards;
+pub use config::{ChatConfig, IntakeObserver, PlatformSettings};
 pub use connect_links::{ConnectLink, ConnectLinks, ConnectRequest, MCP_TARGET_PREFIX};
 pub use connections::HeldConnection;
-pub use directory::{AccountLinks, LinkRequest};
 pub use error::{ChatError, Result};
-pub use identity::tenant_of;
-pub use layer::{Chat, ChatConfig, IntakeObserver, PlatformSettings};
+pub use handle::Chat;
 pub use send_message::{MessageTarget, SEND_MESSAGE, send_message_metadata};
+pub use tenants::tenant_of;
 pub use workmate_adapter::{
     ClickReply, CommandReply, Inbound, InboundKind, InboundUser, NotTaken, Platform, Taken,
 };

@@ -29,6 +29,7 @@ use workmate_store::{NewAuditRecord, Role, utc_day};
 pub use parse::{
     AutomationAction, ChatCommand, CommandError, ConnectorsAction, McpAction, USAGE, parse_command,
 };
+pub(crate) use parse::{COMMAND_WORD, thread_command};
 
 use crate::identity::Person;
 use crate::session_commands::Change;

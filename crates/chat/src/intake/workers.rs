@@ -1,45 +1,26 @@
-//! Durable intake: deliveries are stored before they are acknowledged, and workers drain the
-//! table.
+//! The intake's workers: the dispatcher that takes fresh rows from the channel and sweeps the
+//! table for rows nobody runs, and the run of one row through the job path.
 //!
-//! Invariants:
-//! - [`accept`] returns [`Taken::Stored`] only after the row is committed; a redelivery of the
-//!   same (tenant, platform, delivery id) within the platform's window is [`Taken::Duplicate`].
-//! - The table is the queue. A fresh row that finds room in the in-process channel is stored
-//!   already claimed (running, first attempt, leased) and handed to the workers with its
-//!   content, so running it reads and writes nothing more; otherwise it is stored pending and
-//!   the sweeper finds it. A burst is never refused while the database takes writes.
-//! - A row is run by whoever claims it (a conditional update with a lease, or the insert that
-//!   claims it), so two workers or two replicas never run it at once; a worker that dies loses
-//!   its lease and the row runs again. A claimed row that waited in the channel for half its
-//!   lease renews it first, on condition that it is still on its first attempt (nobody took it
-//!   over), and is dropped otherwise; rows still waiting at shutdown are given back. A claim
-//!   names the replica that holds it and when it claimed it, and a replica that starts gives
-//!   back at once whatever its name claimed before it was made (its killed predecessor's rows),
-//!   before its first sweep.
-//! - A message's row is finished by the engine, in the transaction that stores the message, so
-//!   a crash in between runs it again rather than losing it or running it twice. While the
-//!   message waits to join a running turn, its lease is renewed.
-//! - Finished rows stay for their platform's dedupe window, then are purged in bounded batches.
+//! Invariants: a row is run only by whoever claimed it; at most `workers` rows run at once;
+//! rows still waiting in the channel at shutdown are given back; a failed row is retried with
+//! a doubling pause up to its attempts, then given up and its thread told.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, PoisonError};
 use std::time::Duration;
-use tracing::Instrument;
 
+use tokio::sync::OwnedSemaphorePermit;
 use tokio::sync::broadcast::error::RecvError;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
-use tracing::{debug, info, warn};
-use workmate_adapter::{Inbound, Taken};
+use tracing::{Instrument, debug, info, warn};
 use workmate_engine::Signal;
 use workmate_protocol::SessionId;
-use workmate_store::{API_COMMANDS, Delivery, IntakeKey, NewDelivery, Queue};
+use workmate_store::{API_COMMANDS, Delivery, IntakeKey, Queue};
 
-use crate::identity::tenant_of;
+use super::{Queued, millis};
+use crate::error::ChatError;
+use crate::handle::Chat;
 use crate::jobs::{self, Handled};
-use crate::{Chat, ChatError, Result};
 
-/// Fresh rows waiting for a worker in memory; more are left to the sweeper.
-const FAST_PATH: usize = 4096;
 /// The longest pause before a failed delivery is tried again.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// The pause before a delivery whose session another replica drives is tried again, and how
@@ -50,144 +31,6 @@ const DRIVEN_ELSEWHERE_ROUNDS: i64 = 25;
 const PURGE_EVERY: Duration = Duration::from_secs(60);
 const PURGE_BATCH: u32 = 1000;
 
-/// The workers' shared state.
-#[derive(Debug)]
-pub(crate) struct Intake {
-    tx: mpsc::Sender<Queued>,
-    rx: Mutex<Option<mpsc::Receiver<Queued>>>,
-    permits: Arc<Semaphore>,
-    in_flight: Arc<AtomicUsize>,
-}
-
-impl Intake {
-    pub(crate) fn new(workers: usize) -> Self {
-        let (tx, rx) = mpsc::channel(FAST_PATH);
-        Self {
-            tx,
-            rx: Mutex::new(Some(rx)),
-            permits: Arc::new(Semaphore::new(workers.max(1))),
-            in_flight: Arc::default(),
-        }
-    }
-
-    pub(crate) fn in_flight(&self) -> usize {
-        self.in_flight.load(Ordering::Relaxed)
-    }
-}
-
-/// A row stored claimed by this process, waiting in the channel for a worker.
-#[derive(Debug)]
-pub(crate) struct Queued {
-    delivery: Delivery,
-    /// When its lease ends at the latest (by the store's clock).
-    until_ms: i64,
-}
-
-fn millis(d: Duration) -> i64 {
-    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
-}
-
-/// Stores `inbound` for the workers; see [`Chat::accept`]. A recall is acted on at once
-/// instead (see [`crate::recall`]): it must reach a message before a worker takes it.
-pub(crate) async fn accept(chat: &Chat, inbound: &Inbound) -> Result<Taken> {
-    if let Some(message_ref) = crate::recall::recalled(inbound) {
-        return chat.recall(inbound, message_ref).await;
-    }
-    // A full channel only means the row is stored pending, and the sweeper takes it a moment
-    // later.
-    let place = chat.inner.intake.tx.clone().try_reserve_owned().ok();
-    let lease = place.as_ref().map(|_| chat.lease_ms());
-    let Some(delivery) = store(chat, inbound, lease).await? else {
-        return Ok(Taken::Duplicate);
-    };
-    if let (Some(place), Some(lease)) = (place, lease) {
-        let until_ms = delivery.received_at_ms.saturating_add(lease);
-        place.send(Queued { delivery, until_ms });
-    }
-    Ok(Taken::Stored)
-}
-
-/// Stores `inbound` already claimed by the caller, who runs it now (a slash command, whose
-/// reply is its request's response); `None` for a delivery seen before.
-pub(crate) async fn accept_claimed(chat: &Chat, inbound: &Inbound) -> Result<Option<IntakeKey>> {
-    let stored = store(chat, inbound, Some(chat.lease_ms())).await?;
-    Ok(stored.map(|delivery| delivery.key()))
-}
-
-/// Writes the intake row; returns it as its first claim leaves it, or `None` when the delivery
-/// was seen before.
-async fn store(chat: &Chat, inbound: &Inbound, claimed: Option<i64>) -> Result<Option<Delivery>> {
-    if chat.inner.stop.is_cancelled() {
-        return Err(ChatError::ShuttingDown);
-    }
-    if inbound.delivery_id.is_empty() {
-        return Err(ChatError::Unreadable(
-            "the delivery carries no id to deduplicate it on".into(),
-        ));
-    }
-    let tenant = tenant_of(inbound.surface, &inbound.tenant_key);
-    // A redelivery another replica (or this one) already stored is known to the shared
-    // coordinator: acknowledged without a database round trip. Unknown goes to the table.
-    let coordinator = chat.hub().coordinator();
-    let dedupe_key = coordinator.is_shared().then(|| {
-        format!(
-            "{tenant}:{}:{}",
-            inbound.surface.as_str(),
-            inbound.delivery_id
-        )
-    });
-    if let Some(key) = &dedupe_key
-        && coordinator.seen(key).await
-    {
-        debug!(delivery = %inbound.delivery_id, "Delivery seen before (coordinator); acknowledged, not applied.");
-        return Ok(None);
-    }
-    if let Some(limit) = chat.inner.config.deliveries_per_minute {
-        let key = format!("deliveries:{tenant}:{}", inbound.surface.as_str());
-        let now = chat.store().clock_ms();
-        if let Some(retry_after) = coordinator.try_acquire(&key, limit, now).await {
-            return Err(ChatError::OverLimit { limit, retry_after });
-        }
-    }
-    let mut payload =
-        serde_json::to_value(inbound).map_err(|e| ChatError::Unreadable(e.to_string()))?;
-    if let (Some(parent), Some(fields)) =
-        (crate::trace::current_traceparent(), payload.as_object_mut())
-    {
-        fields.insert(crate::trace::PAYLOAD_KEY.into(), parent.into());
-    }
-    let new = NewDelivery {
-        platform: inbound.surface.as_str().to_owned(),
-        delivery_id: inbound.delivery_id.clone(),
-        kind: inbound.kind.word().to_owned(),
-        payload,
-        ttl_ms: millis(chat.dedupe_window(inbound.surface)),
-    };
-    let intake = chat.store().intake();
-    let received_at_ms = chat.store().clock_ms();
-    let new_row = match claimed {
-        None => intake.accept(&tenant, &new).await?,
-        Some(lease) => {
-            intake
-                .accept_claimed(&tenant, &new, chat.replica(), lease)
-                .await?
-        }
-    };
-    // Durable now (stored, or stored before): remembered for the platform's window, off the
-    // acknowledgement's path.
-    if let Some(key) = dedupe_key {
-        let coordinator = std::sync::Arc::clone(coordinator);
-        let ttl = chat.dedupe_window(inbound.surface);
-        tokio::spawn(async move { coordinator.remember(&key, ttl).await });
-    }
-    if !new_row {
-        debug!(delivery = %inbound.delivery_id, "Delivery seen before; acknowledged, not applied.");
-        return Ok(None);
-    }
-    Ok(Some(Delivery::fresh(&tenant, new, received_at_ms)))
-}
-
-/// Starts the dispatcher: fresh rows from the channel, and every `sweep_every` the rows nobody
 /// runs (left by a restart or a dead replica, or not taken by a full channel).
 pub(crate) fn start(chat: &Chat) {
     let Some(mut rx) = chat
@@ -253,15 +96,6 @@ async fn permit(chat: &Chat) -> Option<OwnedSemaphorePermit> {
 }
 
 impl Chat {
-    pub(crate) fn lease_ms(&self) -> i64 {
-        millis(self.inner.config.lease)
-    }
-
-    /// This process's replica name, which its intake claims carry.
-    fn replica(&self) -> &str {
-        &self.inner.hub.config().replica
-    }
-
     /// Gives back the rows this replica's previous life claimed before this layer was made (it
     /// was killed holding them), so the first sweep runs them now rather than after their leases
     /// lapse.

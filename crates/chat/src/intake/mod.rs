@@ -1,0 +1,74 @@
+//! Durable intake: deliveries are stored before they are acknowledged, and workers drain the
+//! table.
+//!
+//! Invariants:
+//! - [`accept`] returns [`Taken::Stored`] only after the row is committed; a redelivery of the
+//!   same (tenant, platform, delivery id) within the platform's window is [`Taken::Duplicate`].
+//! - The table is the queue. A fresh row that finds room in the in-process channel is stored
+//!   already claimed (running, first attempt, leased) and handed to the workers with its
+//!   content, so running it reads and writes nothing more; otherwise it is stored pending and
+//!   the sweeper finds it. A burst is never refused while the database takes writes.
+//! - A row is run by whoever claims it (a conditional update with a lease, or the insert that
+//!   claims it), so two workers or two replicas never run it at once; a worker that dies loses
+//!   its lease and the row runs again. A claimed row that waited in the channel for half its
+//!   lease renews it first, on condition that it is still on its first attempt (nobody took it
+//!   over), and is dropped otherwise; rows still waiting at shutdown are given back. A claim
+//!   names the replica that holds it and when it claimed it, and a replica that starts gives
+//!   back at once whatever its name claimed before it was made (its killed predecessor's rows),
+//!   before its first sweep.
+//! - A message's row is finished by the engine, in the transaction that stores the message, so
+//!   a crash in between runs it again rather than losing it or running it twice. While the
+//!   message waits to join a running turn, its lease is renewed.//!
+//! Layout: this module holds the in-process state both halves share; [`table`] stores
+//! deliveries (and is all a caller that stores one needs), [`workers`] drains the table and hands
+//! each row to the job path.
+
+pub(crate) mod table;
+pub(crate) mod workers;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::{Semaphore, mpsc};
+use workmate_store::Delivery;
+
+/// Fresh rows waiting for a worker in memory; more are left to the sweeper.
+const FAST_PATH: usize = 4096;
+
+/// The workers' shared state.
+#[derive(Debug)]
+pub(crate) struct Intake {
+    tx: mpsc::Sender<Queued>,
+    rx: Mutex<Option<mpsc::Receiver<Queued>>>,
+    permits: Arc<Semaphore>,
+    in_flight: Arc<AtomicUsize>,
+}
+
+impl Intake {
+    pub(crate) fn new(workers: usize) -> Self {
+        let (tx, rx) = mpsc::channel(FAST_PATH);
+        Self {
+            tx,
+            rx: Mutex::new(Some(rx)),
+            permits: Arc::new(Semaphore::new(workers.max(1))),
+            in_flight: Arc::default(),
+        }
+    }
+
+    pub(crate) fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Relaxed)
+    }
+}
+
+/// A row stored claimed by this process, waiting in the channel for a worker.
+#[derive(Debug)]
+pub(crate) struct Queued {
+    delivery: Delivery,
+    /// When its lease ends at the latest (by the store's clock).
+    until_ms: i64,
+}
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
