@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use tracing::{debug, info, warn};
-use workmate_adapter::{CommandReply, Inbound, InboundKind};
+use workmate_adapter::{BoxFuture, CommandReply, Inbound, InboundKind};
 use workmate_engine::parse_reply;
 use workmate_protocol::Command;
 use workmate_store::Delivery;
@@ -19,6 +19,7 @@ use crate::commands::{self, COMMAND_WORD, Caller, thread_command};
 use crate::error::{ChatError, Result};
 use crate::handle::{Chat, Slot};
 use crate::identity::Person;
+use crate::intake::{Handled, Jobs};
 use crate::notify::{private, thread_of};
 use crate::text::text_card;
 
@@ -26,17 +27,8 @@ use crate::text::text_card;
 const BUSY_RETRIES: usize = 20;
 /// The pause between those attempts.
 const BUSY_PAUSE: Duration = Duration::from_millis(50);
-/// Who finishes a delivery's intake row.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Handled {
-    /// The job is done: the worker marks the row.
-    Done,
-    /// The engine marks the row when it stores the message.
-    ByEngine,
-}
-
 /// Reads a stored delivery and runs it.
-pub(crate) async fn handle(chat: &Chat, delivery: &Delivery) -> Result<Handled> {
+async fn handle(chat: &Chat, delivery: &Delivery) -> Result<Handled> {
     let inbound: Inbound = serde_json::from_value(delivery.payload.clone())
         .map_err(|e| ChatError::Unreadable(e.to_string()))?;
     let slot = chat.slot(inbound.surface)?;
@@ -168,7 +160,7 @@ async fn run_slash_command(chat: &Chat, inbound: &Inbound) -> Result<CommandRepl
 }
 
 /// Tells a thread that a message was given up, so nobody waits for an answer that will not come.
-pub(crate) async fn tell_not_taken(chat: &Chat, delivery: &Delivery, error: &ChatError) {
+async fn tell_not_taken(chat: &Chat, delivery: &Delivery, error: &ChatError) {
     let Ok(inbound) = serde_json::from_value::<Inbound>(delivery.payload.clone()) else {
         return;
     };
@@ -190,6 +182,20 @@ pub(crate) async fn tell_not_taken(chat: &Chat, delivery: &Delivery, error: &Cha
         workmate_adapter::with_retry(&slot.retry, || slot.platform.notice(&target, &text)).await;
     if let Err(e) = sent {
         warn!(error = %e, "Cannot tell a thread its message was not taken.");
+    }
+}
+
+/// The job path as the intake's workers see it.
+#[derive(Clone, Debug)]
+pub(crate) struct DeliveryJobs(pub(crate) Chat);
+
+impl Jobs for DeliveryJobs {
+    fn run<'a>(&'a self, delivery: &'a Delivery) -> BoxFuture<'a, Result<Handled>> {
+        Box::pin(handle(&self.0, delivery))
+    }
+
+    fn given_up<'a>(&'a self, delivery: &'a Delivery, error: &'a ChatError) -> BoxFuture<'a, ()> {
+        Box::pin(tell_not_taken(&self.0, delivery, error))
     }
 }
 

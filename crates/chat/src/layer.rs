@@ -23,6 +23,7 @@ use crate::config::{ChatConfig, IntakeObserver, PlatformSettings};
 use crate::connect_links::ConnectLinks;
 use crate::error::Result;
 use crate::handle::{Chat, Slot};
+use crate::jobs::DeliveryJobs;
 use crate::pump::Pumps;
 
 impl Chat {
@@ -49,7 +50,7 @@ impl Chat {
     /// would wait for a retry). Must be called inside a tokio runtime; a second call does
     /// nothing.
     pub fn start(&self) {
-        crate::intake::workers::start(self);
+        crate::intake::workers::start(self, Arc::new(DeliveryJobs(self.clone())));
     }
 
     /// Registers a platform: its cards are posted through it, its deliveries accepted. A second

@@ -31,7 +31,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::{Semaphore, mpsc};
+use workmate_adapter::BoxFuture;
 use workmate_store::Delivery;
+
+use crate::error::{ChatError, Result};
 
 /// Fresh rows waiting for a worker in memory; more are left to the sweeper.
 const FAST_PATH: usize = 4096;
@@ -71,4 +74,24 @@ pub(crate) struct Queued {
 
 fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// Who finishes a delivery's intake row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Handled {
+    /// The job is done: the worker marks the row.
+    Done,
+    /// The engine marks the row when it stores the message.
+    ByEngine,
+}
+
+/// The job path the workers hand each claimed row to; the intake knows nothing else of what a
+/// delivery means.
+pub(crate) trait Jobs: Send + Sync {
+    /// Reads a stored delivery and runs it. An error leaves the row to be retried or given up.
+    fn run<'a>(&'a self, delivery: &'a Delivery) -> BoxFuture<'a, Result<Handled>>;
+
+    /// Tells the delivery's thread it was given up after `error`, so nobody waits for an
+    /// answer that will not come.
+    fn given_up<'a>(&'a self, delivery: &'a Delivery, error: &'a ChatError) -> BoxFuture<'a, ()>;
 }

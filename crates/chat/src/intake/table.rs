@@ -114,9 +114,8 @@ async fn store(chat: &Chat, inbound: &Inbound, claimed: Option<i64>) -> Result<O
     Ok(Some(Delivery::fresh(&tenant, new, received_at_ms)))
 }
 
-/// Starts the dispatcher: fresh rows from the channel, and every `sweep_every` the rows nobody
-
 impl Chat {
+    /// How long a claim on an intake row lasts, in milliseconds.
     pub(crate) fn lease_ms(&self) -> i64 {
         millis(self.inner.config.lease)
     }

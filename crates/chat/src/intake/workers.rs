@@ -16,10 +16,9 @@ use workmate_engine::Signal;
 use workmate_protocol::SessionId;
 use workmate_store::{API_COMMANDS, Delivery, IntakeKey, Queue};
 
-use super::{Queued, millis};
+use super::{Handled, Jobs, Queued, millis};
 use crate::error::ChatError;
 use crate::handle::Chat;
-use crate::jobs::{self, Handled};
 
 /// The longest pause before a failed delivery is tried again.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
@@ -31,8 +30,17 @@ const DRIVEN_ELSEWHERE_ROUNDS: i64 = 25;
 const PURGE_EVERY: Duration = Duration::from_secs(60);
 const PURGE_BATCH: u32 = 1000;
 
-/// runs (left by a restart or a dead replica, or not taken by a full channel).
-pub(crate) fn start(chat: &Chat) {
+/// One worker's view of the layer: the handle, and the job path it hands each row to.
+#[derive(Clone)]
+struct Workers {
+    chat: Chat,
+    jobs: Arc<dyn Jobs>,
+}
+
+/// Starts the dispatcher: fresh rows from the channel, and every `sweep_every` the rows nobody
+/// runs (left by a restart or a dead replica, or not taken by a full channel); each row is run
+/// by `jobs`.
+pub(crate) fn start(chat: &Chat, jobs: Arc<dyn Jobs>) {
     let Some(mut rx) = chat
         .inner
         .intake
@@ -43,10 +51,14 @@ pub(crate) fn start(chat: &Chat) {
     else {
         return;
     };
-    let chat = chat.clone();
+    let workers = Workers {
+        chat: chat.clone(),
+        jobs,
+    };
     let tasks = chat.inner.tasks.clone();
     tasks.spawn(async move {
-        chat.take_back_own_rows().await;
+        let chat = &workers.chat;
+        workers.take_back_own_rows().await;
         let mut signals = chat.hub().coordinator().signals();
         let mut sweep = tokio::time::interval(chat.inner.config.sweep_every);
         sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -58,30 +70,30 @@ pub(crate) fn start(chat: &Chat) {
                 () = stop.cancelled() => break,
                 queued = rx.recv() => {
                     let Some(queued) = queued else { break };
-                    let Some(permit) = permit(&chat).await else {
-                        chat.give_back(queued).await;
+                    let Some(permit) = permit(chat).await else {
+                        workers.give_back(queued).await;
                         break;
                     };
-                    let worker = chat.clone();
+                    let worker = workers.clone();
                     chat.inner.tasks.spawn(async move { worker.run_queued(queued, permit).await });
                 }
-                _ = sweep.tick() => chat.sweep().await,
+                _ = sweep.tick() => workers.sweep().await,
                 signal = signals.recv() => match signal {
                     Ok(Signal::DeliveryWaiting { tenant, session, platform, delivery_id })
                         if platform != API_COMMANDS =>
                     {
                         let key = IntakeKey { tenant_id: tenant, platform, delivery_id };
-                        chat.take_waiting(&session, key).await;
+                        workers.take_waiting(&session, key).await;
                     }
                     Err(RecvError::Closed) => signals = chat.hub().coordinator().signals(),
                     _ => {}
                 },
-                _ = purge.tick() => chat.purge().await,
+                _ = purge.tick() => workers.purge().await,
             }
         }
         rx.close();
         while let Ok(queued) = rx.try_recv() {
-            chat.give_back(queued).await;
+            workers.give_back(queued).await;
         }
         debug!("Intake dispatcher stopped.");
     });
@@ -95,21 +107,22 @@ async fn permit(chat: &Chat) -> Option<OwnedSemaphorePermit> {
     }
 }
 
-impl Chat {
+impl Workers {
     /// Gives back the rows this replica's previous life claimed before this layer was made (it
     /// was killed holding them), so the first sweep runs them now rather than after their leases
     /// lapse.
     async fn take_back_own_rows(&self) {
         match self
+            .chat
             .store()
             .intake()
-            .release_claims_of(Queue::Chat, self.replica(), self.inner.started_ms)
+            .release_claims_of(Queue::Chat, self.chat.replica(), self.chat.inner.started_ms)
             .await
         {
             Ok(0) => {}
             Ok(released) => info!(
                 deliveries = released,
-                replica = self.replica(),
+                replica = self.chat.replica(),
                 "Took back the deliveries this replica held before it restarted."
             ),
             Err(e) => {
@@ -120,15 +133,21 @@ impl Chat {
 
     /// Claims as many unfinished rows as there are free workers, and runs them.
     async fn sweep(&self) {
-        let free = self.inner.intake.permits.available_permits();
+        let free = self.chat.inner.intake.permits.available_permits();
         if free == 0 {
             return;
         }
         let limit = u32::try_from(free).unwrap_or(u32::MAX);
         let due = match self
+            .chat
             .store()
             .intake()
-            .claim_due(Queue::Chat, limit, self.replica(), self.lease_ms())
+            .claim_due(
+                Queue::Chat,
+                limit,
+                self.chat.replica(),
+                self.chat.lease_ms(),
+            )
             .await
         {
             Ok(due) => due,
@@ -144,11 +163,12 @@ impl Chat {
             );
         }
         for delivery in due {
-            let Some(permit) = permit(self).await else {
+            let Some(permit) = permit(&self.chat).await else {
                 return;
             };
             let worker = self.clone();
-            self.inner
+            self.chat
+                .inner
                 .tasks
                 .spawn(async move { worker.run(delivery, permit).await });
         }
@@ -159,6 +179,7 @@ impl Chat {
     /// arrived here. Another replica's session, or a row someone took meanwhile, is left alone.
     async fn take_waiting(&self, session: &SessionId, key: IntakeKey) {
         if !self
+            .chat
             .hub()
             .is_running(&key.tenant_id, session)
             .await
@@ -167,9 +188,10 @@ impl Chat {
             return;
         }
         let claimed = self
+            .chat
             .store()
             .intake()
-            .claim_waiting(&key, self.replica(), self.lease_ms())
+            .claim_waiting(&key, self.chat.replica(), self.chat.lease_ms())
             .await;
         let delivery = match claimed {
             Ok(Some(delivery)) => delivery,
@@ -180,24 +202,26 @@ impl Chat {
             }
         };
         debug!(delivery = %key.delivery_id, "Took up a delivery another replica could not run: its session runs here.");
-        let Some(permit) = permit(self).await else {
+        let Some(permit) = permit(&self.chat).await else {
             self.give_back_claimed(&key).await;
             return;
         };
         let worker = self.clone();
-        self.inner
+        self.chat
+            .inner
             .tasks
             .spawn(async move { worker.run(delivery, permit).await });
     }
 
     /// Deletes finished rows whose dedupe window has passed.
     async fn purge(&self) {
-        match self.store().intake().purge_expired(PURGE_BATCH).await {
+        match self.chat.store().intake().purge_expired(PURGE_BATCH).await {
             Ok(0) => {}
             Ok(purged) => debug!(purged, "Expired deliveries purged."),
             Err(e) => warn!(error = %e, "Cannot purge expired deliveries."),
         }
         match self
+            .chat
             .store()
             .shared_values()
             .purge_expired(PURGE_BATCH)
@@ -207,8 +231,14 @@ impl Chat {
             Ok(purged) => debug!(purged, "Expired shared values purged."),
             Err(e) => warn!(error = %e, "Cannot purge expired shared values."),
         }
-        let before = self.store().clock_ms() - crate::recall::REMEMBERED_MS;
-        if let Err(e) = self.store().message_sessions().forget_before(before).await {
+        let before = self.chat.store().clock_ms() - crate::recall::REMEMBERED_MS;
+        if let Err(e) = self
+            .chat
+            .store()
+            .message_sessions()
+            .forget_before(before)
+            .await
+        {
             warn!(error = %e, "Cannot forget old messages' conversations.");
         }
     }
@@ -217,10 +247,16 @@ impl Chat {
     /// first, unless someone took it over meanwhile (then it is theirs).
     async fn run_queued(self, queued: Queued, permit: OwnedSemaphorePermit) {
         let Queued { delivery, until_ms } = queued;
-        let lease = self.lease_ms();
-        if until_ms.saturating_sub(self.store().clock_ms()) < lease / 2 {
+        let lease = self.chat.lease_ms();
+        if until_ms.saturating_sub(self.chat.store().clock_ms()) < lease / 2 {
             let key = delivery.key();
-            match self.store().intake().renew_attempt(&key, 1, lease).await {
+            match self
+                .chat
+                .store()
+                .intake()
+                .renew_attempt(&key, 1, lease)
+                .await
+            {
                 Ok(true) => {}
                 Ok(false) => return,
                 Err(e) => {
@@ -240,7 +276,7 @@ impl Chat {
 
     /// Puts a claimed row back, due at once.
     async fn give_back_claimed(&self, key: &IntakeKey) {
-        let intake = self.store().intake();
+        let intake = self.chat.store().intake();
         if let Err(e) = intake
             .retry_later(key, 0, "not run before the process stopped")
             .await
@@ -250,7 +286,7 @@ impl Chat {
     }
 
     async fn run(self, delivery: Delivery, permit: OwnedSemaphorePermit) {
-        let in_flight = Arc::clone(&self.inner.intake.in_flight);
+        let in_flight = Arc::clone(&self.chat.inner.intake.in_flight);
         in_flight.fetch_add(1, Ordering::Relaxed);
         let key = delivery.key();
         let span = tracing::info_span!("chat.job", kind = %delivery.kind);
@@ -259,9 +295,9 @@ impl Chat {
             .get(crate::trace::PAYLOAD_KEY)
             .and_then(serde_json::Value::as_str);
         crate::trace::continue_trace(&span, parent);
-        let outcome = jobs::handle(&self, &delivery).instrument(span).await;
+        let outcome = self.jobs.run(&delivery).instrument(span).await;
         drop(permit);
-        let intake = self.store().intake();
+        let intake = self.chat.store().intake();
         let recorded = match outcome {
             Ok(Handled::Done) => intake.finish(&key).await,
             // The engine keeps the row leased until it stores the message.
@@ -269,7 +305,8 @@ impl Chat {
             // Another replica drives the session (its turn runs there): this one tries again
             // soon, until that turn is over and its lease can be taken, for a few minutes.
             Err(ChatError::Engine(workmate_engine::Error::DrivenElsewhere(session)))
-                if delivery.attempts < self.inner.config.max_attempts * DRIVEN_ELSEWHERE_ROUNDS =>
+                if delivery.attempts
+                    < self.chat.inner.config.max_attempts * DRIVEN_ELSEWHERE_ROUNDS =>
             {
                 let e = workmate_engine::Error::DrivenElsewhere(session.clone());
                 debug!(delivery = %key.delivery_id, error = %e, "Delivery waits for the replica that drives its session.");
@@ -277,23 +314,26 @@ impl Chat {
                     .retry_later(&key, millis(DRIVEN_ELSEWHERE_WAIT), &e.to_string())
                     .await;
                 // The replica that drives the session takes it up at once, to steer its turn.
-                self.hub().coordinator().signal(Signal::DeliveryWaiting {
-                    tenant: key.tenant_id.clone(),
-                    session,
-                    platform: key.platform.clone(),
-                    delivery_id: key.delivery_id.clone(),
-                });
+                self.chat
+                    .hub()
+                    .coordinator()
+                    .signal(Signal::DeliveryWaiting {
+                        tenant: key.tenant_id.clone(),
+                        session,
+                        platform: key.platform.clone(),
+                        delivery_id: key.delivery_id.clone(),
+                    });
                 waiting
             }
-            Err(e) if retryable(&e) && delivery.attempts < self.inner.config.max_attempts => {
-                let wait = backoff(self.inner.config.backoff, delivery.attempts);
+            Err(e) if retryable(&e) && delivery.attempts < self.chat.inner.config.max_attempts => {
+                let wait = backoff(self.chat.inner.config.backoff, delivery.attempts);
                 debug!(delivery = %key.delivery_id, error = %e, ?wait, "Delivery will be tried again.");
                 intake.retry_later(&key, millis(wait), &e.to_string()).await
             }
             Err(e) => {
                 warn!(delivery = %key.delivery_id, attempts = delivery.attempts, error = %e, "Delivery given up.");
                 let failed = intake.fail(&key, &e.to_string()).await;
-                jobs::tell_not_taken(&self, &delivery, &e).await;
+                self.jobs.given_up(&delivery, &e).await;
                 failed
             }
         };
