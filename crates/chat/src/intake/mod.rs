@@ -18,7 +18,9 @@
 //!   before its first sweep.
 //! - A message's row is finished by the engine, in the transaction that stores the message, so
 //!   a crash in between runs it again rather than losing it or running it twice. While the
-//!   message waits to join a running turn, its lease is renewed.//!
+//!   message waits to join a running turn, its lease is renewed.
+//! - Finished rows stay for their platform's dedupe window, then are purged in bounded batches.
+//!
 //! Layout: this module holds the in-process state both halves share; [`table`] stores
 //! deliveries (and is all a caller that stores one needs), [`workers`] drains the table and hands
 //! each row to the job path.
