@@ -42,6 +42,7 @@ mod identity;
 mod intake;
 mod jobs;
 mod layer;
+mod messages;
 mod notify;
 mod pump;
 mod recall;
