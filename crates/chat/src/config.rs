@@ -28,7 +28,7 @@ pub struct ChatConfig {
     /// A card pump without events for this long stops; the next delivery restarts it.
     pub pump_idle: Duration,
     /// How long a replica's hold on a long connection lasts without renewal (see
-    /// [`Chat::hold`]): a replica that died loses the connection to another after this long.
+    /// [`crate::Chat::hold`]): a replica that died loses the connection to another after this long.
     pub connection_lease: Duration,
     /// The most deliveries one tenant's installation of a platform may hand over in any
     /// minute, counted through the coordinator (for all replicas when it is shared); more are

@@ -22,6 +22,14 @@
 //!   follows the store's one visibility rule ([`workmate_store::Sight`]), as over HTTP.
 //! - **The layer decides, platforms render.** Replies are card IR; a platform only renders and
 //!   sends them.
+//!
+//! Layout: [`Chat`] and the state every feature shares live in `handle`, beside plain types
+//! (`config`, `error`, `tenants`, `account_links`, `text`, `notify`); none of them imports a
+//! feature. Each feature (`intake`, `jobs`, `messages`, `commands`, `directory`, `recall`, …)
+//! depends on those and names any other feature it uses; `layer`, the composition root, builds
+//! the handle and wires the features, and the intake's workers get the job path as a trait
+//! object rather than importing it. `tests/layout.rs` fails when an import circle spans more
+//! than two files.
 
 mod account_links;
 mod answers;

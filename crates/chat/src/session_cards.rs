@@ -57,7 +57,7 @@ impl Chat {
 
     /// Shows again, as they stand, the cards of the sessions this replica's previous life was
     /// driving when it stopped without releasing them (it was killed): the cards their events
-    /// changed in the last [`REDRAW_WINDOW`] before it stopped, so a card whose last update died
+    /// changed in the last `REDRAW_WINDOW` before it stopped, so a card whose last update died
     /// with it reaches its final state and a card it never posted is posted. A replica that
     /// stopped cleanly released every session, and redraws nothing. Call it at start-up, before
     /// cut turns are taken up. How many sessions were redrawn.

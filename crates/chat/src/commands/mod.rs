@@ -6,7 +6,7 @@
 //! platform's deadline. The automation commands live in `automations.rs`, settings in
 //! `settings.rs`, roles in `roles.rs`, personas and skills in `personas.rs`, MCP servers in `mcp.rs`,
 //! connectors in `connectors.rs`, the session commands in the crate's `session_commands`; who
-//! typed a command and what it came to ([`Caller`], [`Outcome`]) in `caller.rs`, which depends on
+//! typed a command and what it came to (`Caller`, [`Outcome`]) in `caller.rs`, which depends on
 //! no command.
 
 mod automations;

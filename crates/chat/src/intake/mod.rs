@@ -2,8 +2,8 @@
 //! table.
 //!
 //! Invariants:
-//! - [`accept`] returns [`Taken::Stored`] only after the row is committed; a redelivery of the
-//!   same (tenant, platform, delivery id) within the platform's window is [`Taken::Duplicate`].
+//! - [`table::accept`] returns `Taken::Stored` only after the row is committed; a redelivery of
+//!   the same (tenant, platform, delivery id) within the platform's window is `Taken::Duplicate`.
 //! - The table is the queue. A fresh row that finds room in the in-process channel is stored
 //!   already claimed (running, first attempt, leased) and handed to the workers with its
 //!   content, so running it reads and writes nothing more; otherwise it is stored pending and
