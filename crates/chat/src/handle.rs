@@ -21,8 +21,8 @@ use crate::account_links::AccountLinks;
 use crate::config::{ChatConfig, IntakeObserver};
 use crate::connect_links::ConnectLinks;
 use crate::error::{ChatError, Result};
-use crate::intake::Intake;
 use crate::pump::Pumps;
+use crate::queue::Intake;
 use crate::tenants::KnownTenants;
 
 /// One registered platform and its card plumbing.

@@ -24,7 +24,7 @@
 //!   sends them.
 //!
 //! Layout: [`Chat`] and the state every feature shares live in `handle`, beside plain types
-//! (`config`, `error`, `tenants`, `account_links`, `text`, `notify`); none of them imports a
+//! (`config`, `error`, `tenants`, `account_links`, `queue`, `text`, `notify`); none imports a
 //! feature. Each feature (`intake`, `jobs`, `messages`, `commands`, `directory`, `recall`, …)
 //! depends on those and names any other feature it uses; `layer`, the composition root, builds
 //! the handle and wires the features, and the intake's workers get the job path as a trait
@@ -53,11 +53,11 @@ mod layer;
 mod messages;
 mod notify;
 mod pump;
+mod queue;
 mod recall;
 mod runs;
 mod send_message;
 mod session_cards;
-mod session_commands;
 mod shared_values;
 mod tenants;
 mod text;

@@ -4,10 +4,10 @@
 //! platform it came from; a refusal says why; a command's answer is built from a few store reads
 //! and at most one engine command that does not wait on a turn, so it comes back well inside a
 //! platform's deadline. The automation commands live in `automations.rs`, settings in
-//! `settings.rs`, roles in `roles.rs`, personas and skills in `personas.rs`, MCP servers in `mcp.rs`,
-//! connectors in `connectors.rs`, the session commands in the crate's `session_commands`; who
-//! typed a command and what it came to (`Caller`, [`Outcome`]) in `caller.rs`, which depends on
-//! no command.
+//! `settings.rs`, roles in `roles.rs`, personas and skills in `personas.rs`, MCP servers in
+//! `mcp.rs`, connectors in `connectors.rs`, the session commands in `session.rs`; who typed a
+//! command and what it came to (`Caller`, [`Outcome`]) in `caller.rs`, which depends on no
+//! command.
 
 mod automations;
 mod caller;
@@ -18,6 +18,7 @@ mod mcp;
 mod parse;
 mod personas;
 mod roles;
+mod session;
 mod settings;
 mod words;
 
@@ -34,8 +35,8 @@ pub use parse::{
     AutomationAction, ChatCommand, CommandError, ConnectorsAction, McpAction, USAGE, parse_command,
 };
 pub(crate) use parse::{COMMAND_WORD, thread_command};
+pub(crate) use session::{Change, may_change};
 
-use crate::session_commands::Change;
 use crate::{Chat, Result};
 
 /// Parses and runs `text` (what follows `/workmate`), audits it, and returns the reply.

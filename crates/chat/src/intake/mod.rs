@@ -21,59 +21,21 @@
 //!   message waits to join a running turn, its lease is renewed.
 //! - Finished rows stay for their platform's dedupe window, then are purged in bounded batches.
 //!
-//! Layout: this module holds the in-process state both halves share; [`table`] stores
-//! deliveries (and is all a caller that stores one needs), [`workers`] drains the table and hands
-//! each row to the job path.
+//! Layout: [`table`] stores deliveries (and is all a caller that stores one needs), [`workers`]
+//! drains the table and hands each row to the job path, reached only through [`Jobs`]; the
+//! in-process channel between the two, which the layer's handle holds, is `crate::queue`.
 
 pub(crate) mod table;
 pub(crate) mod workers;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::{Semaphore, mpsc};
 use workmate_adapter::BoxFuture;
 use workmate_store::Delivery;
 
 use crate::error::{ChatError, Result};
 
-/// Fresh rows waiting for a worker in memory; more are left to the sweeper.
-const FAST_PATH: usize = 4096;
-
-/// The workers' shared state.
-#[derive(Debug)]
-pub(crate) struct Intake {
-    tx: mpsc::Sender<Queued>,
-    rx: Mutex<Option<mpsc::Receiver<Queued>>>,
-    permits: Arc<Semaphore>,
-    in_flight: Arc<AtomicUsize>,
-}
-
-impl Intake {
-    pub(crate) fn new(workers: usize) -> Self {
-        let (tx, rx) = mpsc::channel(FAST_PATH);
-        Self {
-            tx,
-            rx: Mutex::new(Some(rx)),
-            permits: Arc::new(Semaphore::new(workers.max(1))),
-            in_flight: Arc::default(),
-        }
-    }
-
-    pub(crate) fn in_flight(&self) -> usize {
-        self.in_flight.load(Ordering::Relaxed)
-    }
-}
-
-/// A row stored claimed by this process, waiting in the channel for a worker.
-#[derive(Debug)]
-pub(crate) struct Queued {
-    delivery: Delivery,
-    /// When its lease ends at the latest (by the store's clock).
-    until_ms: i64,
-}
-
+/// `d` in whole milliseconds, as the intake table counts time.
 fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }

@@ -9,9 +9,10 @@ use tracing::debug;
 use workmate_adapter::{Inbound, Taken};
 use workmate_store::{Delivery, IntakeKey, NewDelivery};
 
-use super::{Queued, millis};
+use super::millis;
 use crate::error::{ChatError, Result};
 use crate::handle::Chat;
+use crate::queue::Queued;
 use crate::tenants::tenant_of;
 
 /// Stores `inbound` for the workers; see `Chat::accept`. A recall is acted on at once

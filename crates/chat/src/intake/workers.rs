@@ -16,9 +16,10 @@ use workmate_engine::Signal;
 use workmate_protocol::SessionId;
 use workmate_store::{API_COMMANDS, Delivery, IntakeKey, Queue};
 
-use super::{Handled, Jobs, Queued, millis};
+use super::{Handled, Jobs, millis};
 use crate::error::ChatError;
 use crate::handle::Chat;
+use crate::queue::Queued;
 
 /// The longest pause before a failed delivery is tried again.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
