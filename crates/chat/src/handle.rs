@@ -2,9 +2,8 @@
 //! platforms ([`Slot`]s) and the layer's wiring ([`Inner`]).
 //!
 //! Invariants: this module holds data and lookups only; it imports no feature module (the
-//! features add their `impl Chat` blocks and depend on it, and `layer`, the
-//! composition root, builds it). A surface has at most one slot; the sandbox's cards go to
-//! Slack's.
+//! features add their `impl Chat` blocks and depend on it, and `layer`, the composition root,
+//! builds it). A surface has at most one slot; the sandbox's cards go to Slack's.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};

@@ -14,8 +14,7 @@ use workmate_adapter::{
     BoxFuture, ClickReply, Coalescer, CommandReply, Inbound, InboundKind, InboundSink, NotTaken,
     Platform, Taken,
 };
-use workmate_engine::Scheduler;
-use workmate_engine::SessionHub;
+use workmate_engine::{Scheduler, SessionHub};
 use workmate_store::Store;
 
 use crate::cards_store::StoreCards;
