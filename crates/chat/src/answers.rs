@@ -10,9 +10,9 @@ use workmate_cards::ButtonAction;
 use workmate_protocol::{Command, InboxItemId, Resolution, SessionId, TurnId};
 use workmate_store::ResolveOutcome;
 
+use crate::handle::Slot;
 use crate::identity::Person;
-use crate::jobs::private;
-use crate::layer::Slot;
+use crate::notify::private;
 use crate::text::text_card;
 use crate::{Chat, Result};
 
@@ -108,7 +108,7 @@ impl Chat {
         let Some(record) = self.store().sessions().get(&person.tenant, session).await? else {
             return Ok(Some("This conversation no longer exists.".into()));
         };
-        if let Some(why) = crate::session_commands::may_change(person, &record) {
+        if let Some(why) = crate::commands::may_change(person, &record) {
             return Ok(Some(why));
         }
         // The turn card must be live to show that the turn stopped.

@@ -30,7 +30,7 @@ impl Chat {
         if self.inner.stop.is_cancelled() {
             return Err(ChatError::ShuttingDown);
         }
-        let Some(key) = crate::intake::accept_claimed(self, &inbound).await? else {
+        let Some(key) = crate::intake::table::accept_claimed(self, &inbound).await? else {
             return Ok(toast(ToastKind::Info, "This click was already received."));
         };
         let outcome = async {
@@ -69,7 +69,7 @@ impl Chat {
 
     async fn answer_now(
         &self,
-        slot: &crate::layer::Slot,
+        slot: &crate::handle::Slot,
         person: &Person,
         item_id: &InboxItemId,
         resolution: &Resolution,

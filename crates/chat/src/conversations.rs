@@ -19,8 +19,8 @@
 use workmate_adapter::{ChatTarget, Inbound};
 use workmate_store::{NewSession, SessionKey, SessionRecord};
 
+use crate::handle::Slot;
 use crate::identity::Person;
-use crate::layer::Slot;
 use crate::{Chat, Result};
 
 /// How a personal conversation's thread id starts.

@@ -16,45 +16,24 @@
 //! expiring token for its single-sign-on pages); without one, the card says single sign-on is
 //! not set up.
 
-use std::fmt;
 use std::sync::Arc;
 
 use tracing::{info, warn};
 use workmate_adapter::{Inbound, InboundKind};
 use workmate_cards::{Block, Card, Inline, RichText};
 use workmate_engine::binding::{BindingPolicy, MatchOn, binding_policy};
-use workmate_protocol::{Surface, TenantId, UserId};
+use workmate_protocol::Surface;
 use workmate_store::DirectoryFacts;
 
-use crate::commands::{ChatCommand, parse_command};
+use crate::account_links::{AccountLinks, LinkRequest};
+use crate::commands::{ChatCommand, parse_command, thread_command};
+use crate::error::Result;
+use crate::handle::{Chat, Slot};
 use crate::identity::Person;
-use crate::layer::Slot;
-use crate::{Chat, Result};
 
 /// What an unlinked account is told when nothing runs for it.
 pub(crate) const LINK_FIRST: &str =
     "Link your chat account to your company account first: see the card workmate sent you.";
-
-/// The chat account a link is for.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LinkRequest {
-    /// The account's tenant.
-    pub tenant: TenantId,
-    /// The platform it is on.
-    pub platform: Surface,
-    /// The platform's id of the person.
-    pub platform_user: String,
-    /// The workmate user of the account.
-    pub user: UserId,
-    /// The name the platform shows for them.
-    pub name: String,
-}
-
-/// Makes "link your account" URLs: where the person signs in and confirms the link.
-pub trait AccountLinks: Send + Sync + fmt::Debug {
-    /// A URL, valid for a limited time, at which `account`'s person links it.
-    fn link_url(&self, account: &LinkRequest) -> String;
-}
 
 /// What a delivery from an unlinked account may do, and the card to show its person.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -104,7 +83,7 @@ impl Chat {
             .await?;
         let allowed_anyway = match &inbound.kind {
             InboundKind::Click { .. } => true,
-            InboundKind::Message { text, .. } => crate::jobs::thread_command(text)
+            InboundKind::Message { text, .. } => thread_command(text)
                 .and_then(|rest| parse_command(rest).ok())
                 .is_some_and(|c| always_allowed(&c)),
             InboundKind::Command { text } => parse_command(text).is_ok_and(|c| always_allowed(&c)),

@@ -11,7 +11,7 @@ use base64::Engine as _;
 use workmate_adapter::{AdapterError, Downloaded, InboundFile, with_retry};
 use workmate_protocol::{Attachment, AttachmentKind};
 
-use crate::layer::Slot;
+use crate::handle::Slot;
 
 /// The largest file fetched (larger ones are refused by the platform's download).
 pub(crate) const MAX_FILE_BYTES: u64 = 20 * 1024 * 1024;

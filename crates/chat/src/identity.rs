@@ -7,45 +7,13 @@
 //! platform's `admins`, which makes them an admin at first sight (only in the installation the
 //! operator bound those admins to, when one is named).
 
-use std::collections::HashSet;
-use std::sync::{Mutex, PoisonError};
-
 use workmate_adapter::{Inbound, InboundUser};
-use workmate_protocol::{Actor, Surface, TenantId, UserId};
+use workmate_protocol::{Actor, TenantId, UserId};
 use workmate_store::{NewUser, Role, User};
 
-use crate::layer::Slot;
-use crate::{Chat, ChatError, Result};
-
-/// The tenant of a platform installation.
-pub fn tenant_of(surface: Surface, installation: &str) -> TenantId {
-    TenantId::from(format!("{}-{installation}", surface.platform().as_str()))
-}
-
-/// Tenants remembered at most; past it the set starts over (a forgotten tenant costs one more
-/// idempotent write).
-const KNOWN_TENANTS: usize = 10_000;
-
-/// The tenants this process has made sure exist.
-#[derive(Debug, Default)]
-pub(crate) struct KnownTenants(Mutex<HashSet<TenantId>>);
-
-impl KnownTenants {
-    fn contains(&self, tenant: &TenantId) -> bool {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains(tenant)
-    }
-
-    fn insert(&self, tenant: TenantId) {
-        let mut known = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if known.len() >= KNOWN_TENANTS {
-            known.clear();
-        }
-        known.insert(tenant);
-    }
-}
+use crate::error::{ChatError, Result};
+use crate::handle::{Chat, Slot};
+use crate::tenants::tenant_of;
 
 /// A person acting through a platform, resolved to a tenant user.
 #[derive(Clone, Debug)]

@@ -2,48 +2,25 @@
 //! delivery asks for — a `/workmate` command, a reply token, a click, or a user message.
 //!
 //! Invariants: a job runs after the platform was acknowledged, so it reports failures to the
-//! person in their thread, never to the platform's request; a message for a session between
-//! turns is retried briefly, then given back to the intake table rather than dropped; text that
-//! quotes a reply token answers the item through the engine's authority checks, and text without
-//! one is an ordinary message.
+//! person in their thread, never to the platform's request; a deactivated account gets only a
+//! private word why nothing runs; text that quotes a reply token answers the item through the
+//! engine's authority checks, and text without one is an ordinary message (see `messages`).
+//! The intake's workers reach this path only through [`DeliveryJobs`], its `Jobs` trait.
 
-use std::time::Duration;
-
-use tracing::{debug, info, warn};
-use workmate_adapter::{ChatTarget, CommandReply, Inbound, InboundKind};
+use tracing::{info, warn};
+use workmate_adapter::{BoxFuture, CommandReply, Inbound, InboundKind};
 use workmate_engine::parse_reply;
-use workmate_protocol::{Command, SessionId, Surface};
-use workmate_store::{Delivery, SessionRecord};
+use workmate_store::Delivery;
 
-use crate::commands::{self, Caller};
-use crate::identity::Person;
-use crate::layer::Slot;
+use crate::commands::{self, COMMAND_WORD, Caller, thread_command};
+use crate::error::{ChatError, Result};
+use crate::handle::Chat;
+use crate::intake::{Handled, Jobs};
+use crate::notify::{private, thread_of};
 use crate::text::text_card;
-use crate::{Chat, ChatError, Result};
-
-/// Attempts to hand a message to a session that is between turns.
-const BUSY_RETRIES: usize = 20;
-/// The pause between those attempts.
-const BUSY_PAUSE: Duration = Duration::from_millis(50);
-/// How far back before a killed process stopped the cards it changed are redrawn.
-const REDRAW_WINDOW: std::time::Duration = std::time::Duration::from_secs(600);
-/// The most sessions redrawn after a restart.
-const REDRAW_SESSIONS: u32 = 5_000;
-
-/// The word a thread command starts with.
-const COMMAND_WORD: &str = "/workmate";
-
-/// Who finishes a delivery's intake row.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Handled {
-    /// The job is done: the worker marks the row.
-    Done,
-    /// The engine marks the row when it stores the message.
-    ByEngine,
-}
 
 /// Reads a stored delivery and runs it.
-pub(crate) async fn handle(chat: &Chat, delivery: &Delivery) -> Result<Handled> {
+async fn handle(chat: &Chat, delivery: &Delivery) -> Result<Handled> {
     let inbound: Inbound = serde_json::from_value(delivery.payload.clone())
         .map_err(|e| ChatError::Unreadable(e.to_string()))?;
     let slot = chat.slot(inbound.surface)?;
@@ -84,8 +61,7 @@ pub(crate) async fn handle(chat: &Chat, delivery: &Delivery) -> Result<Handled> 
                 chat.answer_reply(&slot, &person, &target, text).await?;
                 return Ok(Handled::Done);
             }
-            chat.user_message(&slot, &person, &inbound, delivery, text, files)
-                .await
+            crate::messages::submit(chat, &slot, &person, &inbound, delivery, text, files).await
         }
         InboundKind::Reply { text } => {
             if parse_reply(text).is_some() {
@@ -141,7 +117,7 @@ async fn run_slash_command(chat: &Chat, inbound: &Inbound) -> Result<CommandRepl
         return Err(ChatError::ShuttingDown);
     }
     // Stored already claimed, so no worker runs it while its request waits for the reply.
-    let Some(key) = crate::intake::accept_claimed(chat, inbound).await? else {
+    let Some(key) = crate::intake::table::accept_claimed(chat, inbound).await? else {
         return Ok(CommandReply {
             text: "This command was delivered twice; it was applied once, and not again.".into(),
             card: None,
@@ -174,41 +150,8 @@ async fn run_slash_command(chat: &Chat, inbound: &Inbound) -> Result<CommandRepl
     })
 }
 
-/// The text after `/workmate` when a message is a thread command.
-pub(crate) fn thread_command(text: &str) -> Option<&str> {
-    let rest = text.trim_start().strip_prefix(COMMAND_WORD)?;
-    (rest.is_empty() || rest.starts_with(char::is_whitespace)).then_some(rest.trim())
-}
-
-/// Where a reply to a delivery goes: its own thread.
-pub(crate) fn thread_of(inbound: &Inbound) -> ChatTarget {
-    ChatTarget {
-        chat_id: inbound.chat_id.clone(),
-        thread_id: inbound.thread_id.clone(),
-        reply: inbound.reply.clone(),
-        person: None,
-    }
-}
-
-/// Shows a card to one person; a failure is only logged (the job itself succeeded).
-pub(crate) async fn private(
-    slot: &Slot,
-    target: &ChatTarget,
-    person: &Person,
-    card: &workmate_cards::Card,
-) {
-    let sent = workmate_adapter::with_retry(&slot.retry, || {
-        slot.platform
-            .private_notice(target, &person.platform_id, card)
-    })
-    .await;
-    if let Err(e) = sent {
-        warn!(error = %e, "Cannot show a private notice.");
-    }
-}
-
 /// Tells a thread that a message was given up, so nobody waits for an answer that will not come.
-pub(crate) async fn tell_not_taken(chat: &Chat, delivery: &Delivery, error: &ChatError) {
+async fn tell_not_taken(chat: &Chat, delivery: &Delivery, error: &ChatError) {
     let Ok(inbound) = serde_json::from_value::<Inbound>(delivery.payload.clone()) else {
         return;
     };
@@ -233,213 +176,16 @@ pub(crate) async fn tell_not_taken(chat: &Chat, delivery: &Delivery, error: &Cha
     }
 }
 
-impl Chat {
-    /// Starts a turn with the message, or joins the running one.
-    async fn user_message(
-        &self,
-        slot: &Slot,
-        person: &Person,
-        inbound: &Inbound,
-        delivery: &Delivery,
-        text: &str,
-        files: &[workmate_adapter::InboundFile],
-    ) -> Result<Handled> {
-        if text.trim().is_empty() && files.is_empty() {
-            return Ok(Handled::Done);
-        }
-        // A message that can be recalled may have been, while this worker held it.
-        if inbound.message_ref.is_some()
-            && self.store().intake().is_withdrawn(&delivery.key()).await?
-        {
-            info!(delivery = %delivery.delivery_id, "A recalled message is not passed on.");
-            return Ok(Handled::Done);
-        }
-        let conversation = self.conversation_of(slot, person, inbound).await?;
-        let (session, created) = self.open_conversation(person, &conversation.key).await?;
-        if let Some(message_ref) = &inbound.message_ref {
-            // So that recalling the message finds the turn it starts.
-            self.store()
-                .message_sessions()
-                .record(
-                    &person.tenant,
-                    inbound.surface.as_str(),
-                    message_ref,
-                    &session.id,
-                )
-                .await?;
-        }
-        if created {
-            slot.pumps
-                .ensure_created(&person.tenant, &session.id, conversation.target.clone())
-                .await?;
-        } else {
-            slot.pumps
-                .ensure(&person.tenant, &session.id, conversation.target.clone())
-                .await?;
-        }
-        let fetched = crate::files::fetch(slot, files).await;
-        let mut text = text.trim().to_owned();
-        if text.is_empty() {
-            let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
-            text = format!("(shared {})", names.join(", "));
-        }
-        for note in &fetched.notes {
-            text.push('\n');
-            text.push_str(note);
-        }
-        let command = Command::UserMessage {
-            author: person.actor(),
-            text,
-            attachments: fetched.attachments,
-        };
-        // `Busy` only happens in the instant a turn is ending (too late to steer, not yet free).
-        for _ in 0..BUSY_RETRIES {
-            match self
-                .hub()
-                .submit_delivery(
-                    &person.tenant,
-                    &session.id,
-                    command.clone(),
-                    delivery.key(),
-                    self.inner.config.lease,
-                )
-                .await
-            {
-                Err(workmate_engine::Error::Busy(_)) => tokio::time::sleep(BUSY_PAUSE).await,
-                // Anyone in the channel may write in a thread, but only its session's owner (or
-                // an admin) talks to it unless it is shared; the others are told privately, once.
-                Err(workmate_engine::Error::Forbidden(reason)) => {
-                    let why = format!(
-                        "I did not pass your message on. {reason}. Start your own thread to ask \
-                         me something, or ask an admin to share this one with everyone in it \
-                         (`/workmate settings conversations shared`, typed in the thread)."
-                    );
-                    private(slot, &thread_of(inbound), person, &text_card(&why)).await;
-                    return Ok(Handled::Done);
-                }
-                Ok(workmate_engine::Accepted::Steered) if conversation.target.reply.is_some() => {
-                    // A platform that answers each message in its own reply (WeCom) would
-                    // leave this one empty: the answer goes to the message that started the
-                    // turn.
-                    let text = "↪️ Added to the answer in progress above.";
-                    let sent = workmate_adapter::with_retry(&slot.retry, || {
-                        slot.platform.notice(&conversation.target, text)
-                    })
-                    .await;
-                    if let Err(e) = sent {
-                        warn!(error = %e, "Cannot answer a message that joined a running turn.");
-                    }
-                    return Ok(Handled::ByEngine);
-                }
-                Ok(_) => return Ok(Handled::ByEngine),
-                Err(e) => return Err(e.into()),
-            }
-        }
-        debug!(tenant = %person.tenant, session = %session.id, "Session stayed busy; the message waits in the intake.");
-        Err(ChatError::Busy(session.id))
+/// The job path as the intake's workers see it.
+#[derive(Clone, Debug)]
+pub(crate) struct DeliveryJobs(pub(crate) Chat);
+
+impl Jobs for DeliveryJobs {
+    fn run<'a>(&'a self, delivery: &'a Delivery) -> BoxFuture<'a, Result<Handled>> {
+        Box::pin(handle(&self.0, delivery))
     }
 
-    /// Where a session's cards are shown: its own thread, or, for an automation run, the thread
-    /// its automation posts to. `None` when neither is a chat thread.
-    pub(crate) async fn cards_target(
-        &self,
-        session: &SessionRecord,
-    ) -> Result<Option<(Surface, ChatTarget)>> {
-        match session.key.surface {
-            Surface::Scheduler => {
-                let automation = workmate_protocol::AutomationId::from(session.key.chat_id.clone());
-                let found = self
-                    .store()
-                    .automations()
-                    .get(&session.tenant_id, &automation)
-                    .await?;
-                let target = found.and_then(|a| {
-                    workmate_tools::automations::AutomationSettings::from_json(&a.settings).target
-                });
-                Ok(target.map(|t| (t.surface, crate::runs::chat_target(&t))))
-            }
-            Surface::Http | Surface::Companion | Surface::System => Ok(None),
-            surface => Ok(Some((
-                surface,
-                crate::conversations::target_of(&session.key),
-            ))),
-        }
-    }
-
-    /// Makes sure a session's cards are live, on whichever platform shows them.
-    pub async fn show_session(
-        &self,
-        tenant: &workmate_protocol::TenantId,
-        session: &SessionId,
-    ) -> Result<()> {
-        self.show(tenant, session, None).await
-    }
-
-    /// Shows again, as they stand, the cards of the sessions this replica's previous life was
-    /// driving when it stopped without releasing them (it was killed): the cards their events
-    /// changed in the last [`REDRAW_WINDOW`] before it stopped, so a card whose last update died
-    /// with it reaches its final state and a card it never posted is posted. A replica that
-    /// stopped cleanly released every session, and redraws nothing. Call it at start-up, before
-    /// cut turns are taken up. How many sessions were redrawn.
-    pub async fn redraw_after_restart(&self) -> usize {
-        let replica = &self.hub().config().replica;
-        let held = match self
-            .store()
-            .leases()
-            .held_by(replica, REDRAW_SESSIONS)
-            .await
-        {
-            Ok(held) => held,
-            Err(e) => {
-                warn!(error = %e, "Cannot look for the sessions a restart left; their cards stay as they were.");
-                return 0;
-            }
-        };
-        let mut redrawn = 0;
-        for (tenant, session) in held {
-            match self.show(&tenant, &session, Some(REDRAW_WINDOW)).await {
-                Ok(()) => redrawn += 1,
-                Err(e) => warn!(session = %session, error = %e, "Cannot redraw a session's cards."),
-            }
-        }
-        redrawn
-    }
-
-    /// Starts the session's card pump; with `redraw`, its recent cards are sent again.
-    async fn show(
-        &self,
-        tenant: &workmate_protocol::TenantId,
-        session: &SessionId,
-        redraw: Option<std::time::Duration>,
-    ) -> Result<()> {
-        let Some(record) = self.store().sessions().get(tenant, session).await? else {
-            return Ok(());
-        };
-        if let Some((surface, target)) = self.cards_target(&record).await?
-            && let Ok(slot) = self.slot(surface)
-        {
-            match redraw {
-                Some(window) => slot.pumps.redraw(tenant, session, target, window).await?,
-                None => slot.pumps.ensure(tenant, session, target).await?,
-            }
-        }
-        Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::thread_command;
-
-    #[test]
-    fn thread_commands_start_with_the_command_word() {
-        assert_eq!(thread_command("/workmate stop"), Some("stop"));
-        assert_eq!(
-            thread_command("  /workmate   mode plan "),
-            Some("mode plan")
-        );
-        assert_eq!(thread_command("/workmate"), Some(""));
-        assert_eq!(thread_command("/workmates stop"), None);
-        assert_eq!(thread_command("please /workmate stop"), None);
+    fn given_up<'a>(&'a self, delivery: &'a Delivery, error: &'a ChatError) -> BoxFuture<'a, ()> {
+        Box::pin(tell_not_taken(&self.0, delivery, error))
     }
 }

@@ -22,12 +22,22 @@
 //!   follows the store's one visibility rule ([`workmate_store::Sight`]), as over HTTP.
 //! - **The layer decides, platforms render.** Replies are card IR; a platform only renders and
 //!   sends them.
+//!
+//! Layout: [`Chat`] and the state every feature shares live in `handle`, beside plain types
+//! (`config`, `error`, `tenants`, `account_links`, `queue`, `text`, `notify`); none imports a
+//! feature. Each feature (`intake`, `jobs`, `messages`, `commands`, `directory`, `recall`, …)
+//! depends on those and names any other feature it uses; `layer`, the composition root, builds
+//! the handle and wires the features, and the intake's workers get the job path as a trait
+//! object rather than importing it. `tests/layout.rs` fails when an import circle spans more
+//! than two files.
 
+mod account_links;
 mod answers;
 mod approver_copies;
 mod cards_store;
 mod clicks;
 pub mod commands;
+mod config;
 mod connect_links;
 mod connections;
 mod conversations;
@@ -35,27 +45,33 @@ mod deciders;
 mod directory;
 mod error;
 mod files;
+mod handle;
 mod identity;
 mod intake;
 mod jobs;
 mod layer;
+mod messages;
+mod notify;
 mod pump;
+mod queue;
 mod recall;
 mod runs;
 mod send_message;
-mod session_commands;
+mod session_cards;
 mod shared_values;
+mod tenants;
 mod text;
 mod trace;
 
+pub use account_links::{AccountLinks, LinkRequest};
 pub use cards_store::StoreCards;
+pub use config::{ChatConfig, IntakeObserver, PlatformSettings};
 pub use connect_links::{ConnectLink, ConnectLinks, ConnectRequest, MCP_TARGET_PREFIX};
 pub use connections::HeldConnection;
-pub use directory::{AccountLinks, LinkRequest};
 pub use error::{ChatError, Result};
-pub use identity::tenant_of;
-pub use layer::{Chat, ChatConfig, IntakeObserver, PlatformSettings};
+pub use handle::Chat;
 pub use send_message::{MessageTarget, SEND_MESSAGE, send_message_metadata};
+pub use tenants::tenant_of;
 pub use workmate_adapter::{
     ClickReply, CommandReply, Inbound, InboundKind, InboundUser, NotTaken, Platform, Taken,
 };

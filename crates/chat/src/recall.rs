@@ -17,7 +17,7 @@ use tracing::{debug, info, warn};
 use workmate_adapter::{ChatTarget, Inbound, InboundKind, Taken};
 use workmate_protocol::{Command, EventKind, SessionId, TenantId};
 
-use crate::identity::tenant_of;
+use crate::tenants::tenant_of;
 use crate::{Chat, Result};
 
 /// How far back a message still waiting in the intake table is looked for.
@@ -143,7 +143,7 @@ impl Chat {
         let Ok(slot) = self.slot(inbound.surface) else {
             return;
         };
-        let target = crate::jobs::thread_of(inbound);
+        let target = crate::notify::thread_of(inbound);
         let sent =
             workmate_adapter::with_retry(&slot.retry, || slot.platform.notice(&target, text)).await;
         if let Err(e) = sent {

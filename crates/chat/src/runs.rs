@@ -14,7 +14,7 @@ use workmate_store::{Automation, AutomationRun, RunStatus};
 use workmate_tools::automations::{AutomationSettings, RunTarget};
 
 use crate::Chat;
-use crate::layer::Slot;
+use crate::handle::Slot;
 
 /// The chat thread a run target names.
 pub(crate) fn chat_target(target: &RunTarget) -> ChatTarget {

@@ -21,7 +21,7 @@ use workmate_tools::{
 };
 
 use crate::Chat;
-use crate::layer::Inner;
+use crate::handle::Inner;
 use crate::text::text_card;
 
 /// The tool's name.

@@ -16,6 +16,7 @@ mod directory;
 mod fifth_platform;
 mod intake;
 mod isolation;
+mod layout;
 mod limits;
 mod memory;
 mod offboarding;

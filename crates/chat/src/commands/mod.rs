@@ -4,9 +4,13 @@
 //! platform it came from; a refusal says why; a command's answer is built from a few store reads
 //! and at most one engine command that does not wait on a turn, so it comes back well inside a
 //! platform's deadline. The automation commands live in `automations.rs`, settings in
-//! `settings.rs`, roles in `roles.rs`, personas and skills in `personas.rs`, MCP servers in `mcp.rs`, connectors in `connectors.rs`, the session commands in the crate's `session_commands`.
+//! `settings.rs`, roles in `roles.rs`, personas and skills in `personas.rs`, MCP servers in
+//! `mcp.rs`, connectors in `connectors.rs`, the session commands in `session.rs`; who typed a
+//! command and what it came to (`Caller`, [`Outcome`]) in `caller.rs`, which depends on no
+//! command.
 
 mod automations;
+mod caller;
 mod connectors;
 mod conversations;
 mod inbox;
@@ -14,6 +18,7 @@ mod mcp;
 mod parse;
 mod personas;
 mod roles;
+mod session;
 mod settings;
 mod words;
 
@@ -21,109 +26,18 @@ use std::fmt::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::json;
-use workmate_adapter::Inbound;
-use workmate_cards::Card;
-use workmate_protocol::{Command, SessionId, Surface};
-use workmate_store::{NewAuditRecord, Role, utc_day};
+use workmate_protocol::Command;
+use workmate_store::{NewAuditRecord, utc_day};
 
+pub use caller::Outcome;
+pub(crate) use caller::{Caller, role_name};
 pub use parse::{
     AutomationAction, ChatCommand, CommandError, ConnectorsAction, McpAction, USAGE, parse_command,
 };
+pub(crate) use parse::{COMMAND_WORD, thread_command};
+pub(crate) use session::{Change, may_change};
 
-use crate::identity::Person;
-use crate::session_commands::Change;
-use crate::text::text_card;
 use crate::{Chat, Result};
-
-/// What a command came to, for the reply and the audit record.
-#[derive(Clone, Debug)]
-pub struct Outcome {
-    /// `ok`, `refused` or `invalid`.
-    pub status: &'static str,
-    /// The reply as text.
-    pub text: String,
-    /// The reply as a card, when it has more than text (buttons).
-    pub card: Option<Card>,
-    /// The session it acted on, if any.
-    pub session: Option<SessionId>,
-}
-
-impl Outcome {
-    pub(crate) fn ok(text: impl Into<String>) -> Self {
-        Self {
-            status: "ok",
-            text: text.into(),
-            card: None,
-            session: None,
-        }
-    }
-
-    pub(crate) fn refused(text: impl Into<String>) -> Self {
-        Self {
-            status: "refused",
-            ..Self::ok(text)
-        }
-    }
-
-    pub(crate) fn in_session(mut self, session: &SessionId) -> Self {
-        self.session = Some(session.clone());
-        self
-    }
-
-    pub(crate) fn with_card(mut self, card: Card) -> Self {
-        self.card = Some(card);
-        self
-    }
-
-    /// The card to show: the command's own, or its text as a card.
-    pub(crate) fn card_or_text(&self) -> Card {
-        self.card.clone().unwrap_or_else(|| text_card(&self.text))
-    }
-}
-
-/// Who typed a command, where.
-#[derive(Clone, Debug)]
-pub(crate) struct Caller {
-    pub(crate) person: Person,
-    pub(crate) surface: Surface,
-    pub(crate) chat_id: String,
-    /// The thread it was typed in; `None` for a native slash command.
-    pub(crate) thread_id: Option<String>,
-    pub(crate) direct: bool,
-}
-
-impl Caller {
-    pub(crate) fn new(person: &Person, inbound: &Inbound) -> Self {
-        Self {
-            person: person.clone(),
-            surface: inbound.surface,
-            chat_id: inbound.chat_id.clone(),
-            thread_id: inbound.thread_id.clone(),
-            direct: inbound.direct,
-        }
-    }
-
-    /// The same caller, typing inside `conversation` (in a group without threads, a message's
-    /// commands act on the sender's own conversation there, or the group's shared one).
-    pub(crate) fn in_conversation(
-        mut self,
-        conversation: &crate::conversations::Conversation,
-    ) -> Self {
-        if self.thread_id.is_none() && !self.direct {
-            self.thread_id = Some(conversation.key.thread_id.clone());
-        }
-        self
-    }
-
-    /// The surface its sessions are keyed by (the sandbox stands in for Slack).
-    pub(crate) fn session_surface(&self) -> Surface {
-        self.surface.platform()
-    }
-
-    fn is_admin(&self) -> bool {
-        self.person.role() == Role::Admin
-    }
-}
 
 /// Parses and runs `text` (what follows `/workmate`), audits it, and returns the reply.
 pub(crate) async fn run(chat: &Chat, caller: &Caller, text: &str) -> Result<Outcome> {
@@ -286,15 +200,6 @@ impl Chat {
             let _ = write!(text, " The tenant used {all}.");
         }
         Ok(Outcome::ok(text))
-    }
-}
-
-/// A role as people read it.
-pub(crate) fn role_name(role: Role) -> &'static str {
-    match role {
-        Role::Member => "member",
-        Role::Approver => "approver",
-        Role::Admin => "admin",
     }
 }
 

@@ -433,5 +433,14 @@ fn connectors_action(words: &[&str]) -> Result<ConnectorsAction, CommandError> {
     })
 }
 
+/// The word a thread command starts with.
+pub(crate) const COMMAND_WORD: &str = "/workmate";
+
+/// The text after `/workmate` when a message is a thread command.
+pub(crate) fn thread_command(text: &str) -> Option<&str> {
+    let rest = text.trim_start().strip_prefix(COMMAND_WORD)?;
+    (rest.is_empty() || rest.starts_with(char::is_whitespace)).then_some(rest.trim())
+}
+
 #[cfg(test)]
 mod tests;

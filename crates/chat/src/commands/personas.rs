@@ -11,8 +11,8 @@ use std::fmt::Write as _;
 use workmate_personas::{PersonaEntry, PersonaState, Personas, Skills, channel_key};
 use workmate_protocol::Command;
 
+use super::Change;
 use super::{Caller, Outcome, role_name};
-use crate::session_commands::Change;
 use crate::{Chat, Result};
 
 impl Chat {

@@ -276,3 +276,15 @@ fn connectors_commands_read_their_words() {
             .contains("not a connector name")
     );
 }
+
+#[test]
+fn thread_commands_start_with_the_command_word() {
+    assert_eq!(thread_command("/workmate stop"), Some("stop"));
+    assert_eq!(
+        thread_command("  /workmate   mode plan "),
+        Some("mode plan")
+    );
+    assert_eq!(thread_command("/workmate"), Some(""));
+    assert_eq!(thread_command("/workmates stop"), None);
+    assert_eq!(thread_command("please /workmate stop"), None);
+}

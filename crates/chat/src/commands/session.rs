@@ -11,7 +11,7 @@ use workmate_cards::{Block, Button, ButtonAction, ButtonStyle, Card, Inline, Ric
 use workmate_protocol::{Command, EventKind, TenantId, TurnId};
 use workmate_store::{Role, SessionKey, SessionRecord};
 
-use crate::commands::{Caller, Outcome, role_name};
+use super::{Caller, Outcome, role_name};
 use crate::identity::Person;
 use crate::{Chat, Result};
 
