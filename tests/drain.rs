@@ -7,10 +7,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::crash::{
-    TOKEN, approve, assert_answered_once, call, eventually, finished_history, pending, prepare,
-    runs, start_counting, with_database,
+    PROCESS_PATIENCE, TOKEN, approve, assert_answered_once, call, finished_history, pending,
+    prepare, runs, start_counting, with_database,
 };
 use crate::support::{Server, fresh_database, test_redis};
+use workmate_test_support::eventually_blocking;
 
 /// A server in `dir` whose tool sleeps `seconds`, on `database` (`None`: SQLite), coordinating
 /// through `redis` (URL, key prefix) when given, with `grace_ms` to drain.
@@ -64,9 +65,11 @@ fn a_turn_working_at_sigterm_finishes_before_the_process_exits() {
     let dir = tempfile::tempdir().unwrap();
     let server = start(dir.path(), 2, None, None, 20_000);
     let (session, count_file) = start_counting(&server, dir.path());
-    let item = eventually("the approval", || pending(&server).first().cloned());
+    let item = eventually_blocking("the approval", PROCESS_PATIENCE, || {
+        pending(&server).first().cloned()
+    });
     approve(&server, item["id"].as_str().unwrap());
-    eventually("the tool to start", || {
+    eventually_blocking("the tool to start", PROCESS_PATIENCE, || {
         (runs(&count_file) == 1).then_some(())
     });
     let asked = Instant::now();
@@ -133,7 +136,9 @@ fn a_parked_turn_is_taken_up_by_the_other_replica_at_once_after_a_drain(variable
     else {
         return;
     };
-    let item = eventually("the approval", || pending(&a).first().cloned());
+    let item = eventually_blocking("the approval", PROCESS_PATIENCE, || {
+        pending(&a).first().cloned()
+    });
     let asked = Instant::now();
     assert_eq!(a.terminate(Duration::from_secs(10)).code(), Some(0));
     let drained = asked.elapsed();
@@ -185,9 +190,11 @@ fn on_postgres_a_turn_still_working_at_the_deadline_is_finished_by_the_other_rep
     else {
         return;
     };
-    let item = eventually("the approval", || pending(&a).first().cloned());
+    let item = eventually_blocking("the approval", PROCESS_PATIENCE, || {
+        pending(&a).first().cloned()
+    });
     approve(&a, item["id"].as_str().unwrap());
-    eventually("the tool to start", || {
+    eventually_blocking("the tool to start", PROCESS_PATIENCE, || {
         (runs(&counts[0]) == 1).then_some(())
     });
     let asked = Instant::now();

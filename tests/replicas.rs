@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::crash::{
-    TOKEN, approve, assert_answered_once, call, eventually, pending, prepare, runs,
+    PROCESS_PATIENCE, TOKEN, approve, assert_answered_once, call, pending, prepare, runs,
 };
 use crate::support::{Server, fresh_database, read_stream_until, test_redis};
+use workmate_test_support::eventually_blocking;
 
 /// A server on the shared database, answering with the scripted model, coordinating with the
 /// other processes through `redis` (its URL and a key prefix of this test's own) when given.
@@ -69,7 +70,9 @@ fn park_on_first_coordinated(variable: &str, url: &str, redis: Option<(&str, &st
     let message = serde_json::json!({"type": "user_message", "text": "count"});
     let path = format!("/v1/sessions/{session}/commands");
     assert_eq!(call(&a, "POST", &path, Some(message)).0, 202, "{variable}");
-    let item = eventually("the approval", || pending(&a).first().cloned());
+    let item = eventually_blocking("the approval", PROCESS_PATIENCE, || {
+        pending(&a).first().cloned()
+    });
     let item = item["id"].as_str().unwrap().to_owned();
     Parked {
         a,
@@ -115,12 +118,16 @@ fn an_answer_sent_to_the_other_process_runs_the_call_once(variable: &str) {
     );
 
     // The client of the first process gets the answer.
-    let history = eventually("the final answer on the first process", || {
-        let (_, body) = call(&a, "GET", &format!("/v1/sessions/{session}/messages"), None);
-        let messages = body["messages"].as_array()?.clone();
-        let last = messages.last()?;
-        (last["role"] == "assistant" && last["content"] == "done").then_some(messages)
-    });
+    let history = eventually_blocking(
+        "the final answer on the first process",
+        PROCESS_PATIENCE,
+        || {
+            let (_, body) = call(&a, "GET", &format!("/v1/sessions/{session}/messages"), None);
+            let messages = body["messages"].as_array()?.clone();
+            let last = messages.last()?;
+            (last["role"] == "assistant" && last["content"] == "done").then_some(messages)
+        },
+    );
     let runs: usize = counts.iter().map(|file| runs(file)).sum();
     eprintln!("{variable}: the approved call ran {runs} time(s)");
     assert_eq!(runs, 1, "{variable}: the approved call ran exactly once");
@@ -264,7 +271,7 @@ fn a_client_of_one_process_watches_live_a_turn_the_other_drives(variable: &str) 
     assert!(series(&b, "workmate_coordinator_events_received_total") > 0);
     // The message b stored reached the session once, inside a's turn: after the approved
     // call's result, before the answer.
-    let history = eventually("the steering message", || {
+    let history = eventually_blocking("the steering message", PROCESS_PATIENCE, || {
         let (_, body) = call(&a, "GET", &format!("/v1/sessions/{session}/messages"), None);
         let history = body["messages"].as_array()?.clone();
         let last = history.last()?;

@@ -13,6 +13,7 @@ use workmate_store::{NewUser, Role};
 
 use crate::crash;
 use crate::router::{App, SURFACE_TOKEN, app_with_script};
+use workmate_test_support::eventually_blocking;
 
 const SHELL_SCRIPT: &str = r#"{"conversations": [{"when": "*", "turns": [
     {"tool_calls": [{"name": "run_shell", "arguments": {"command": "echo hi"}}]}, {"text": "done"}]}]}"#;
@@ -209,7 +210,9 @@ fn a_session_grant_survives_a_restart_of_workmate_serve() {
     let env = crash::prepare_rounds(dir.path(), 0, 2);
     let server = crash::start(dir.path(), &env);
     let (session, count_file) = crash::start_counting(&server, dir.path());
-    let item = crash::eventually("the approval", || crash::pending(&server).first().cloned());
+    let item = eventually_blocking("the approval", crash::PROCESS_PATIENCE, || {
+        crash::pending(&server).first().cloned()
+    });
     let always = json!({"resolution": {"type": "approval", "choice": "always_command"}});
     let (status, body) = crash::call(
         &server,
@@ -230,10 +233,10 @@ fn a_session_grant_survives_a_restart_of_workmate_serve() {
         Some(message),
     );
     assert_eq!(status, 202);
-    crash::eventually("the second run", || {
+    eventually_blocking("the second run", crash::PROCESS_PATIENCE, || {
         (crash::runs(&count_file) == 2).then_some(())
     });
-    let history = crash::eventually("the second answer", || {
+    let history = eventually_blocking("the second answer", crash::PROCESS_PATIENCE, || {
         let (_, body) = crash::call(
             &server,
             "GET",

@@ -7,9 +7,10 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::crash::{
-    TOKEN, approve, call, eventually, finished_history, pending, prepare, start_counting,
+    PROCESS_PATIENCE, TOKEN, approve, call, finished_history, pending, prepare, start_counting,
 };
 use crate::support::{Server, http_get, read_stream_until};
+use workmate_test_support::eventually_blocking;
 
 /// The value of the series `series` (name and labels, as written on `/metrics`).
 fn gauge(server: &Server, series: &str) -> u64 {
@@ -35,7 +36,9 @@ fn the_live_session_gauge_returns_to_zero_once_sessions_are_idle() {
 
     // One session through a prompt and its answer.
     let (session, _) = start_counting(&server, dir.path());
-    let item = eventually("the approval", || pending(&server).first().cloned());
+    let item = eventually_blocking("the approval", PROCESS_PATIENCE, || {
+        pending(&server).first().cloned()
+    });
     approve(&server, item["id"].as_str().unwrap());
     finished_history(&server, &session);
 

@@ -385,43 +385,10 @@ pub(crate) fn test_redis(what: &str) -> Option<(String, String)> {
     Some((url, prefix))
 }
 
-/// Polls `probe` until it returns `Some`, failing after a generous deadline.
-pub(crate) async fn eventually<T, F, Fut>(mut probe: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    poll(
-        Duration::from_secs(20),
-        "condition not reached in time",
-        || {
-            let found = probe();
-            async move { found.await.ok_or("nothing yet") }
-        },
-    )
-    .await
-}
+/// How long a test waits for something the app does (generous: two cores run many tests).
+pub(crate) const PATIENCE: Duration = Duration::from_secs(20);
 
-/// Polls `probe` every 20 ms until it returns `Ok`; after `patience`, fails saying `what` was
-/// awaited and what the last `Err` held.
-pub(crate) async fn poll<T, E, F, Fut>(patience: Duration, what: &str, mut probe: F) -> T
-where
-    E: std::fmt::Debug,
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, E>>,
-{
-    let deadline = tokio::time::Instant::now() + patience;
-    loop {
-        match probe().await {
-            Ok(found) => return found,
-            Err(last) => assert!(
-                tokio::time::Instant::now() < deadline,
-                "{what}; last seen: {last:#?}"
-            ),
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
+pub(crate) use workmate_test_support::{eventually, eventually_ok};
 
 /// The session of a chat thread on `surface` in installation `installation`, if the chat layer
 /// created it.
@@ -507,7 +474,7 @@ pub(crate) async fn texts_in(
     count: usize,
 ) -> Vec<String> {
     let tenant = workmate_chat::tenant_of(surface, installation);
-    eventually(|| async {
+    eventually("the thread's messages", PATIENCE, || async {
         let session = thread_session(store, surface, installation, chat, thread).await?;
         let texts: Vec<String> = store
             .messages()

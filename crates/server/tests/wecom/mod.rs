@@ -28,7 +28,7 @@ use workmate_store::{InboxFilter, InboxItem, InboxItemState, Store};
 use workmate_wxcrypto::Crypto;
 
 use crate::router::app_with_script;
-use crate::support::{calls, eventually, thread_session, wait_for};
+use crate::support::{PATIENCE, calls, eventually, thread_session, wait_for};
 
 const TOKEN: &str = "QDG6eK";
 const AES_KEY: &str = "jWmYm7qr5nMoAUwZRjGtBxmz3KA1tkAj3ykkR6q2B2C";
@@ -231,7 +231,7 @@ pub(crate) fn click(msgid: &str, user: &str, key: &str, task_id: &str) -> String
 
 pub(crate) async fn parked(app: &WeComApp) -> InboxItem {
     let tenant = workmate_chat::tenant_of(Surface::Wecom, CORP);
-    eventually(|| async {
+    eventually("the approval parked in the inbox", PATIENCE, || async {
         app.store
             .inbox()
             .list(&tenant, &InboxFilter::default(), 10)
