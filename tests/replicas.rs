@@ -89,9 +89,7 @@ fn park_on_first_coordinated(variable: &str, url: &str, redis: Option<(&str, &st
     reason = "the test output documents how often the approved call ran"
 )]
 fn an_answer_sent_to_the_other_process_runs_the_call_once(variable: &str) {
-    let Some(url) = fresh_database(variable) else {
-        return;
-    };
+    let url = fresh_database(variable);
     let Parked {
         a,
         b,
@@ -135,14 +133,18 @@ fn an_answer_sent_to_the_other_process_runs_the_call_once(variable: &str) {
     assert!(pending(&b).is_empty(), "{variable}: nothing left to answer");
 }
 
-#[test]
-fn on_postgres_an_answer_sent_to_the_other_process_runs_the_call_once() {
-    an_answer_sent_to_the_other_process_runs_the_call_once("WORKMATE_TEST_POSTGRES_URL");
+workmate_test_support::needs! { [postgres]
+    #[test]
+    fn on_postgres_an_answer_sent_to_the_other_process_runs_the_call_once() {
+        an_answer_sent_to_the_other_process_runs_the_call_once("WORKMATE_TEST_POSTGRES_URL");
+    }
 }
 
-#[test]
-fn on_mariadb_an_answer_sent_to_the_other_process_runs_the_call_once() {
-    an_answer_sent_to_the_other_process_runs_the_call_once("WORKMATE_TEST_MYSQL_URL");
+workmate_test_support::needs! { [mysql]
+    #[test]
+    fn on_mariadb_an_answer_sent_to_the_other_process_runs_the_call_once() {
+        an_answer_sent_to_the_other_process_runs_the_call_once("WORKMATE_TEST_MYSQL_URL");
+    }
 }
 
 #[allow(
@@ -150,9 +152,7 @@ fn on_mariadb_an_answer_sent_to_the_other_process_runs_the_call_once() {
     reason = "the test output documents how long the takeover took"
 )]
 fn a_turn_left_by_a_killed_process_is_finished_by_the_other(variable: &str) {
-    let Some(url) = fresh_database(variable) else {
-        return;
-    };
+    let url = fresh_database(variable);
     let Parked {
         a,
         b,
@@ -191,23 +191,23 @@ fn a_turn_left_by_a_killed_process_is_finished_by_the_other(variable: &str) {
     assert_answered_once(&history);
 }
 
-#[test]
-fn on_postgres_a_turn_left_by_a_killed_process_is_finished_by_the_other() {
-    a_turn_left_by_a_killed_process_is_finished_by_the_other("WORKMATE_TEST_POSTGRES_URL");
+workmate_test_support::needs! { [postgres]
+    #[test]
+    fn on_postgres_a_turn_left_by_a_killed_process_is_finished_by_the_other() {
+        a_turn_left_by_a_killed_process_is_finished_by_the_other("WORKMATE_TEST_POSTGRES_URL");
+    }
 }
 
-#[test]
-fn on_mariadb_a_turn_left_by_a_killed_process_is_finished_by_the_other() {
-    a_turn_left_by_a_killed_process_is_finished_by_the_other("WORKMATE_TEST_MYSQL_URL");
+workmate_test_support::needs! { [mysql]
+    #[test]
+    fn on_mariadb_a_turn_left_by_a_killed_process_is_finished_by_the_other() {
+        a_turn_left_by_a_killed_process_is_finished_by_the_other("WORKMATE_TEST_MYSQL_URL");
+    }
 }
 
 fn a_client_of_one_process_watches_live_a_turn_the_other_drives(variable: &str) {
-    let Some((redis, prefix)) = test_redis("replicas") else {
-        return;
-    };
-    let Some(url) = fresh_database(variable) else {
-        return;
-    };
+    let (redis, prefix) = test_redis("replicas");
+    let url = fresh_database(variable);
     let Parked {
         a,
         b,
@@ -291,12 +291,16 @@ fn a_client_of_one_process_watches_live_a_turn_the_other_drives(variable: &str) 
     );
 }
 
-#[test]
-fn on_postgres_a_client_of_one_process_watches_live_a_turn_the_other_drives() {
-    a_client_of_one_process_watches_live_a_turn_the_other_drives("WORKMATE_TEST_POSTGRES_URL");
+workmate_test_support::needs! { [postgres, redis]
+    #[test]
+    fn on_postgres_a_client_of_one_process_watches_live_a_turn_the_other_drives() {
+        a_client_of_one_process_watches_live_a_turn_the_other_drives("WORKMATE_TEST_POSTGRES_URL");
+    }
 }
 
-#[test]
-fn on_mariadb_a_client_of_one_process_watches_live_a_turn_the_other_drives() {
-    a_client_of_one_process_watches_live_a_turn_the_other_drives("WORKMATE_TEST_MYSQL_URL");
+workmate_test_support::needs! { [mysql, redis]
+    #[test]
+    fn on_mariadb_a_client_of_one_process_watches_live_a_turn_the_other_drives() {
+        a_client_of_one_process_watches_live_a_turn_the_other_drives("WORKMATE_TEST_MYSQL_URL");
+    }
 }

@@ -157,9 +157,7 @@ on_every_backend!(
 );
 
 fn a_turn_parked_on_an_approval_completes_after_a_sigkill(backend: Backend) {
-    let Some(database) = backend.database() else {
-        return;
-    };
+    let database = backend.database();
     let dir = tempfile::tempdir().unwrap();
     let env = with_database(prepare(dir.path(), 0), database.as_deref());
     let server = start(dir.path(), &env);
@@ -184,9 +182,7 @@ fn a_turn_parked_on_an_approval_completes_after_a_sigkill(backend: Backend) {
 }
 
 fn a_tool_killed_mid_run_is_not_run_again(backend: Backend) {
-    let Some(database) = backend.database() else {
-        return;
-    };
+    let database = backend.database();
     let dir = tempfile::tempdir().unwrap();
     let env = with_database(prepare(dir.path(), 20), database.as_deref());
     let server = start(dir.path(), &env);

@@ -351,38 +351,26 @@ impl Drop for Server {
     }
 }
 
-/// A fresh database on the test server named by `variable`, or `None` (saying so on stderr)
-/// when the variable is unset.
-#[allow(
-    clippy::print_stderr,
-    reason = "a skipped test must say so in the test output"
-)]
-pub(crate) fn fresh_database(variable: &str) -> Option<String> {
-    let Ok(server_url) = std::env::var(variable) else {
-        eprintln!("skipped: {variable} not set");
-        return None;
-    };
+/// A fresh database on the test server named by `variable`. A test calling this is declared
+/// with `needs!` (ignored when the variable was unset at build time), so
+/// an unset variable or an unreachable server fails it.
+pub(crate) fn fresh_database(variable: &str) -> String {
+    let server_url = workmate_test_support::Backend::from_variable(variable).url();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    Some(
-        runtime
-            .block_on(workmate_store::test_support::fresh_database(&server_url))
-            .unwrap(),
-    )
+    runtime
+        .block_on(workmate_store::test_support::fresh_database(&server_url))
+        .unwrap()
 }
 
 /// The test Redis (`WORKMATE_TEST_REDIS_URL`) and a key prefix, under `what`, that no other run
-/// uses; `None` (said) without the variable.
-#[allow(clippy::print_stderr, reason = "a test that did not run says so")]
-pub(crate) fn test_redis(what: &str) -> Option<(String, String)> {
-    let Ok(url) = std::env::var("WORKMATE_TEST_REDIS_URL") else {
-        eprintln!("skipped: WORKMATE_TEST_REDIS_URL not set");
-        return None;
-    };
+/// uses. A test calling this is declared with `needs!`.
+pub(crate) fn test_redis(what: &str) -> (String, String) {
+    let url = workmate_test_support::Backend::Redis.url();
     let prefix = format!("wmtest:{what}:{}", uuid::Uuid::new_v4().simple());
-    Some((url, prefix))
+    (url, prefix)
 }
 
 /// How long a test waits for something the app does (generous: two cores run many tests).

@@ -85,14 +85,14 @@ macro_rules! backend_matrix {
                     $crate::support::run(workmate_store::Dialect::Sqlite, body).await;
                 }
 
-                workmate_test_support::needs_mysql! {
+                workmate_test_support::needs! { [mysql]
                     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
                     async fn mysql() {
                         $crate::support::run(workmate_store::Dialect::Mysql, body).await;
                     }
                 }
 
-                workmate_test_support::needs_postgres! {
+                workmate_test_support::needs! { [postgres]
                     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
                     async fn postgres() {
                         $crate::support::run(workmate_store::Dialect::Postgres, body).await;

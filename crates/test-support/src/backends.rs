@@ -3,7 +3,7 @@
 //! but the server does not answer. `.ci/run` exports every variable, so CI runs the whole matrix.
 //!
 //! The build script turns each set variable into a `cfg` of this crate, which picks what the
-//! `needs_*!` macros expand to; this crate is a dev-dependency only, so changing a variable
+//! `needs!` macro expands to; this crate is a dev-dependency only, so changing a variable
 //! rebuilds the tests, not the libraries.
 
 /// A test server a test may need.
@@ -73,66 +73,96 @@ impl Backend {
     }
 }
 
-/// Declares test items (`#[test]`/`#[tokio::test]` functions) that need the Postgres test server:
-/// ignored when `WORKMATE_TEST_POSTGRES_URL` was unset at build time.
+/// Declares test items (`#[test]`/`#[tokio::test]` functions) that need the named test servers
+/// (`postgres`, `mysql`, `redis`, `nats`): each is ignored, naming the first unset variable, when a
+/// server's variable was unset at build time.
+///
+/// ```ignore
+/// workmate_test_support::needs! { [postgres, redis]
+///     #[test]
+///     fn two_replicas_share_a_turn() {}
+/// }
+/// ```
+#[macro_export]
+macro_rules! needs {
+    ([] $($item:item)*) => { $($item)* };
+    ([postgres $(, $rest:ident)*] $($item:item)*) => {
+        $crate::__needs_postgres! { [$($rest),*] $($item)* }
+    };
+    ([mysql $(, $rest:ident)*] $($item:item)*) => {
+        $crate::__needs_mysql! { [$($rest),*] $($item)* }
+    };
+    ([redis $(, $rest:ident)*] $($item:item)*) => {
+        $crate::__needs_redis! { [$($rest),*] $($item)* }
+    };
+    ([nats $(, $rest:ident)*] $($item:item)*) => {
+        $crate::__needs_nats! { [$($rest),*] $($item)* }
+    };
+}
+
+// One step of `needs!` per server: when its variable was set the items go on to the next server;
+// otherwise they are ignored here, naming the variable.
+
 #[cfg(workmate_test_postgres)]
+#[doc(hidden)]
 #[macro_export]
-macro_rules! needs_postgres {
-    ($($item:item)*) => { $($item)* };
+macro_rules! __needs_postgres {
+    ([$($rest:ident),*] $($item:item)*) => { $crate::needs! { [$($rest),*] $($item)* } };
 }
 
-/// Declares test items (`#[test]`/`#[tokio::test]` functions) that need the Postgres test server:
-/// ignored when `WORKMATE_TEST_POSTGRES_URL` was unset at build time.
 #[cfg(not(workmate_test_postgres))]
+#[doc(hidden)]
 #[macro_export]
-macro_rules! needs_postgres {
-    ($($item:item)*) => { $(#[ignore = "WORKMATE_TEST_POSTGRES_URL is unset"] $item)* };
+macro_rules! __needs_postgres {
+    ([$($rest:ident),*] $($item:item)*) => {
+        $(#[ignore = "WORKMATE_TEST_POSTGRES_URL is unset"] $item)*
+    };
 }
 
-/// Declares test items that need the MariaDB/MySQL test server: ignored when
-/// `WORKMATE_TEST_MYSQL_URL` was unset at build time.
 #[cfg(workmate_test_mysql)]
+#[doc(hidden)]
 #[macro_export]
-macro_rules! needs_mysql {
-    ($($item:item)*) => { $($item)* };
+macro_rules! __needs_mysql {
+    ([$($rest:ident),*] $($item:item)*) => { $crate::needs! { [$($rest),*] $($item)* } };
 }
 
-/// Declares test items that need the MariaDB/MySQL test server: ignored when
-/// `WORKMATE_TEST_MYSQL_URL` was unset at build time.
 #[cfg(not(workmate_test_mysql))]
+#[doc(hidden)]
 #[macro_export]
-macro_rules! needs_mysql {
-    ($($item:item)*) => { $(#[ignore = "WORKMATE_TEST_MYSQL_URL is unset"] $item)* };
+macro_rules! __needs_mysql {
+    ([$($rest:ident),*] $($item:item)*) => {
+        $(#[ignore = "WORKMATE_TEST_MYSQL_URL is unset"] $item)*
+    };
 }
 
-/// Declares test items that need the Redis test server: ignored when `WORKMATE_TEST_REDIS_URL`
-/// was unset at build time.
 #[cfg(workmate_test_redis)]
+#[doc(hidden)]
 #[macro_export]
-macro_rules! needs_redis {
-    ($($item:item)*) => { $($item)* };
+macro_rules! __needs_redis {
+    ([$($rest:ident),*] $($item:item)*) => { $crate::needs! { [$($rest),*] $($item)* } };
 }
 
-/// Declares test items that need the Redis test server: ignored when `WORKMATE_TEST_REDIS_URL`
-/// was unset at build time.
 #[cfg(not(workmate_test_redis))]
+#[doc(hidden)]
 #[macro_export]
-macro_rules! needs_redis {
-    ($($item:item)*) => { $(#[ignore = "WORKMATE_TEST_REDIS_URL is unset"] $item)* };
+macro_rules! __needs_redis {
+    ([$($rest:ident),*] $($item:item)*) => {
+        $(#[ignore = "WORKMATE_TEST_REDIS_URL is unset"] $item)*
+    };
 }
 
-/// Declares test items that need the NATS test server: ignored when `WORKMATE_TEST_NATS_URL` was
-/// unset at build time.
 #[cfg(workmate_test_nats)]
+#[doc(hidden)]
 #[macro_export]
-macro_rules! needs_nats {
-    ($($item:item)*) => { $($item)* };
+macro_rules! __needs_nats {
+    ([$($rest:ident),*] $($item:item)*) => { $crate::needs! { [$($rest),*] $($item)* } };
 }
 
-/// Declares test items that need the NATS test server: ignored when `WORKMATE_TEST_NATS_URL` was
-/// unset at build time.
 #[cfg(not(workmate_test_nats))]
+#[doc(hidden)]
 #[macro_export]
-macro_rules! needs_nats {
-    ($($item:item)*) => { $(#[ignore = "WORKMATE_TEST_NATS_URL is unset"] $item)* };
+macro_rules! __needs_nats {
+    ([$($rest:ident),*] $($item:item)*) => {
+        $(#[ignore = "WORKMATE_TEST_NATS_URL is unset"] $item)*
+    };
 }

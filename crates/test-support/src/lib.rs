@@ -3,7 +3,7 @@
 //! - [`eventually`] and its twins: the one way a test waits for something, with a deadline and a
 //!   failure that says what was awaited and for how long. Under tokio's paused time the waiting
 //!   costs no real time.
-//! - [`Backend`] and the `needs_*!` macros: a test that needs a test server (Postgres, MariaDB,
+//! - [`Backend`] and the `needs!` macro: a test that needs a test server (Postgres, MariaDB,
 //!   Redis, NATS) is reported as ignored when its variable was unset at build time, and fails,
 //!   never skips, when the variable is set but the server cannot be reached.
 
