@@ -14,9 +14,6 @@ use workmate_tools::automations::{AutomationDraft, create};
 use super::{Fixture, Seen, asks_to_write, clock_at, ms, settle};
 use crate::support::{Harness, Options, script};
 
-/// Two schedulers, each with its own connection pool and hub (as two processes would have), tick
-/// side by side on one Postgres or MariaDB database for 200 minutes: every slot of every
-/// automation fires exactly once.
 workmate_test_support::needs! { [postgres]
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn two_schedulers_on_one_postgres_database_fire_each_slot_once() {
@@ -31,6 +28,9 @@ workmate_test_support::needs! { [mysql]
     }
 }
 
+/// Two schedulers, each with its own connection pool and hub (as two processes would have), tick
+/// side by side on one Postgres or MariaDB database for 200 minutes: every slot of every
+/// automation fires exactly once.
 async fn two_schedulers_on_one_database_fire_each_slot_once(backend: Backend) {
     let variable = backend.variable();
     let server = backend.url();
