@@ -105,23 +105,23 @@ pub(crate) async fn asks(app: &App, user: &str) -> (String, String) {
         Some(message),
     )
     .await;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let (_, listed) = as_user(
-            app,
-            user,
-            "GET",
-            &format!("/v1/inbox?state=pending&session={session}"),
-            None,
-        )
+    let item =
+        workmate_test_support::eventually("a prompt parked", Duration::from_secs(20), || async {
+            let (_, listed) = as_user(
+                app,
+                user,
+                "GET",
+                &format!("/v1/inbox?state=pending&session={session}"),
+                None,
+            )
+            .await;
+            listed["items"]
+                .as_array()
+                .and_then(|items| items.first().cloned())
+        })
         .await;
-        if let Some(item) = listed["items"].as_array().and_then(|items| items.first()) {
-            assert_eq!(item["requested_by"], user);
-            return (session, item["id"].as_str().unwrap().to_owned());
-        }
-        assert!(tokio::time::Instant::now() < deadline, "no prompt parked");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    assert_eq!(item["requested_by"], user);
+    (session, item["id"].as_str().unwrap().to_owned())
 }
 
 async fn answer(app: &App, user: &str, item: &str) -> (StatusCode, Value) {
@@ -312,25 +312,22 @@ async fn only_the_owner_or_an_admin_marks_a_session_unattended() {
         Some(message),
     )
     .await;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let (_, listed) = as_user(
-            &app,
-            "alice",
-            "GET",
-            "/v1/inbox?state=pending&visibility=inbox",
-            None,
-        )
-        .await;
-        if !listed["items"].as_array().unwrap().is_empty() {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "an unattended session parks in the cross-session inbox"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    workmate_test_support::eventually_holds(
+        "an unattended session parks in the cross-session inbox",
+        Duration::from_secs(20),
+        || async {
+            let (_, listed) = as_user(
+                &app,
+                "alice",
+                "GET",
+                "/v1/inbox?state=pending&visibility=inbox",
+                None,
+            )
+            .await;
+            !listed["items"].as_array().unwrap().is_empty()
+        },
+    )
+    .await;
 }
 
 #[tokio::test]

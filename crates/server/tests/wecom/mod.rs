@@ -154,20 +154,22 @@ impl WeComApp {
 
     /// Refreshes the stream until an answer carries a template card; the card.
     pub(crate) async fn card_on(&self, stream_id: &str) -> Value {
-        let started = Instant::now();
-        loop {
-            let (status, reply) = self.post(&refresh(stream_id)).await;
-            assert_eq!(status, StatusCode::OK);
-            if reply["msgtype"] == "stream_with_template_card" {
-                assert_eq!(reply["stream"]["id"], stream_id);
-                return reply["template_card"].clone();
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(20),
-                "no card in {reply:#}"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let reply = workmate_test_support::eventually_ok(
+            "a template card on the stream",
+            Duration::from_secs(20),
+            || async {
+                let (status, reply) = self.post(&refresh(stream_id)).await;
+                assert_eq!(status, StatusCode::OK);
+                if reply["msgtype"] == "stream_with_template_card" {
+                    Ok(reply)
+                } else {
+                    Err(reply)
+                }
+            },
+        )
+        .await;
+        assert_eq!(reply["stream"]["id"], stream_id);
+        reply["template_card"].clone()
     }
 
     /// Refreshes the stream as WeCom does until it is finished; every content seen.
