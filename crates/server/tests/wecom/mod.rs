@@ -28,7 +28,7 @@ use workmate_store::{InboxFilter, InboxItem, InboxItemState, Store};
 use workmate_wxcrypto::Crypto;
 
 use crate::router::app_with_script;
-use crate::support::{PATIENCE, calls, eventually, thread_session, wait_for};
+use crate::support::{PATIENCE, calls, eventually, eventually_ok, thread_session, wait_for};
 
 const TOKEN: &str = "QDG6eK";
 const AES_KEY: &str = "jWmYm7qr5nMoAUwZRjGtBxmz3KA1tkAj3ykkR6q2B2C";
@@ -174,20 +174,23 @@ impl WeComApp {
 
     /// Refreshes the stream as WeCom does until it is finished; every content seen.
     pub(crate) async fn follow(&self, stream_id: &str) -> Vec<String> {
-        let started = Instant::now();
-        let mut seen = Vec::new();
-        loop {
-            let (content, finish) = self.refresh(stream_id).await;
-            seen.push(content);
-            if finish {
-                return seen;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(20),
-                "never finished: {seen:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let seen = std::sync::Mutex::new(Vec::new());
+        let seen = &seen;
+        eventually_ok(
+            "the stream finished",
+            Duration::from_secs(20),
+            || async move {
+                let (content, finish) = self.refresh(stream_id).await;
+                let mut seen = seen.lock().unwrap();
+                seen.push(content);
+                if finish {
+                    Ok(seen.clone())
+                } else {
+                    Err(seen.clone())
+                }
+            },
+        )
+        .await
     }
 }
 
