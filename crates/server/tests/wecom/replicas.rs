@@ -55,6 +55,6 @@ async fn every_refresh_shows_the_stream_whichever_replica_answers() {
         "b showed the streamed answer: {seen:#?}"
     );
     // Finished, it stays as it is on both.
-    assert_eq!(b.refresh(&stream).await, (last.clone(), true));
-    assert_eq!(a.refresh(&stream).await, (last.clone(), true));
+    assert_eq!(b.refresh(stream).await, (last.clone(), true));
+    assert_eq!(a.refresh(stream).await, (last.clone(), true));
 }
