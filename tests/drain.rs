@@ -7,10 +7,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::crash::{
-    TOKEN, approve, assert_answered_once, call, eventually, finished_history, pending, prepare,
-    runs, start_counting, with_database,
+    PROCESS_PATIENCE, TOKEN, approve, assert_answered_once, call, finished_history, pending,
+    prepare, runs, start_counting, with_database,
 };
 use crate::support::{Server, fresh_database, test_redis};
+use workmate_test_support::eventually_blocking;
 
 /// A server in `dir` whose tool sleeps `seconds`, on `database` (`None`: SQLite), coordinating
 /// through `redis` (URL, key prefix) when given, with `grace_ms` to drain.
@@ -64,9 +65,11 @@ fn a_turn_working_at_sigterm_finishes_before_the_process_exits() {
     let dir = tempfile::tempdir().unwrap();
     let server = start(dir.path(), 2, None, None, 20_000);
     let (session, count_file) = start_counting(&server, dir.path());
-    let item = eventually("the approval", || pending(&server).first().cloned());
+    let item = eventually_blocking("the approval", PROCESS_PATIENCE, || {
+        pending(&server).first().cloned()
+    });
     approve(&server, item["id"].as_str().unwrap());
-    eventually("the tool to start", || {
+    eventually_blocking("the tool to start", PROCESS_PATIENCE, || {
         (runs(&count_file) == 1).then_some(())
     });
     let asked = Instant::now();
@@ -100,9 +103,9 @@ struct TwoReplicas {
     _dirs: [tempfile::TempDir; 2],
 }
 
-fn two_replicas(variable: &str, seconds: u32, grace_ms: u32) -> Option<TwoReplicas> {
-    let (redis, prefix) = test_redis("drain")?;
-    let url = fresh_database(variable)?;
+fn two_replicas(variable: &str, seconds: u32, grace_ms: u32) -> TwoReplicas {
+    let (redis, prefix) = test_redis("drain");
+    let url = fresh_database(variable);
     let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
     let redis = Some((redis.as_str(), prefix.as_str()));
     let a = start(dirs[0].path(), seconds, Some(&url), redis, grace_ms);
@@ -112,28 +115,27 @@ fn two_replicas(variable: &str, seconds: u32, grace_ms: u32) -> Option<TwoReplic
     let on_b = dirs[1].path().join("workspaces/default").join(&session);
     std::fs::create_dir_all(&on_b).unwrap();
     std::fs::copy(on_a.with_file_name("count.sh"), on_b.join("count.sh")).unwrap();
-    Some(TwoReplicas {
+    TwoReplicas {
         a,
         b,
         session,
         counts: [on_a, on_b.join("count.txt")],
         _dirs: dirs,
-    })
+    }
 }
 
 #[allow(clippy::print_stderr, reason = "the output documents the hand-over")]
 fn a_parked_turn_is_taken_up_by_the_other_replica_at_once_after_a_drain(variable: &str) {
-    let Some(TwoReplicas {
+    let TwoReplicas {
         a,
         b,
         session,
         counts,
         _dirs,
-    }) = two_replicas(variable, 0, 20_000)
-    else {
-        return;
-    };
-    let item = eventually("the approval", || pending(&a).first().cloned());
+    } = two_replicas(variable, 0, 20_000);
+    let item = eventually_blocking("the approval", PROCESS_PATIENCE, || {
+        pending(&a).first().cloned()
+    });
     let asked = Instant::now();
     assert_eq!(a.terminate(Duration::from_secs(10)).code(), Some(0));
     let drained = asked.elapsed();
@@ -158,69 +160,74 @@ fn a_parked_turn_is_taken_up_by_the_other_replica_at_once_after_a_drain(variable
     assert_eq!(counts.iter().map(|f| runs(f)).sum::<usize>(), 1);
 }
 
-#[test]
-fn on_postgres_a_parked_turn_is_taken_up_by_the_other_replica_at_once_after_a_drain() {
-    a_parked_turn_is_taken_up_by_the_other_replica_at_once_after_a_drain(
-        "WORKMATE_TEST_POSTGRES_URL",
-    );
+workmate_test_support::needs! { [postgres, redis]
+    #[test]
+    fn on_postgres_a_parked_turn_is_taken_up_by_the_other_replica_at_once_after_a_drain() {
+        a_parked_turn_is_taken_up_by_the_other_replica_at_once_after_a_drain(
+            "WORKMATE_TEST_POSTGRES_URL",
+        );
+    }
 }
 
-#[test]
-fn on_mariadb_a_parked_turn_is_taken_up_by_the_other_replica_at_once_after_a_drain() {
-    a_parked_turn_is_taken_up_by_the_other_replica_at_once_after_a_drain("WORKMATE_TEST_MYSQL_URL");
+workmate_test_support::needs! { [mysql, redis]
+    #[test]
+    fn on_mariadb_a_parked_turn_is_taken_up_by_the_other_replica_at_once_after_a_drain() {
+        a_parked_turn_is_taken_up_by_the_other_replica_at_once_after_a_drain("WORKMATE_TEST_MYSQL_URL");
+    }
 }
 
-#[test]
-#[allow(clippy::print_stderr, reason = "the output documents the hand-over")]
-fn on_postgres_a_turn_still_working_at_the_deadline_is_finished_by_the_other_replica() {
-    let variable = "WORKMATE_TEST_POSTGRES_URL";
-    // The tool runs 5 s; the drain may take 1.5 s.
-    let Some(TwoReplicas {
-        a,
-        b,
-        session,
-        counts,
-        _dirs,
-    }) = two_replicas(variable, 5, 1_500)
-    else {
-        return;
-    };
-    let item = eventually("the approval", || pending(&a).first().cloned());
-    approve(&a, item["id"].as_str().unwrap());
-    eventually("the tool to start", || {
-        (runs(&counts[0]) == 1).then_some(())
-    });
-    let asked = Instant::now();
-    assert_eq!(a.terminate(Duration::from_secs(10)).code(), Some(0));
-    let drained = asked.elapsed();
-    let history = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        finished_history(&b, &session)
-    }))
-    .unwrap_or_else(|_| panic!("b never took the turn up; its log:\n{}", b.log_text()));
-    let finished = asked.elapsed();
-    eprintln!(
-        "drained in {:.1} s (grace 1.5 s); the other replica finished the turn {:.1} s after the signal",
-        drained.as_secs_f64(),
-        finished.as_secs_f64()
-    );
-    assert!(
-        drained < Duration::from_secs(4),
-        "the drain kept to its grace period: {drained:?}"
-    );
-    assert!(
-        finished < Duration::from_secs(15),
-        "taken up at once, not after the 30 s lease: {finished:?}"
-    );
-    assert_answered_once(&history);
-    assert_eq!(
-        counts.iter().map(|f| runs(f)).sum::<usize>(),
-        1,
-        "the cut call was not run again"
-    );
-    let (_, listed) = call(&b, "GET", "/v1/inbox?state=pending", None);
-    assert_eq!(
-        listed["items"],
-        serde_json::json!([]),
-        "nothing asked again"
-    );
+workmate_test_support::needs! { [postgres, redis]
+    #[test]
+    #[allow(clippy::print_stderr, reason = "the output documents the hand-over")]
+    fn on_postgres_a_turn_still_working_at_the_deadline_is_finished_by_the_other_replica() {
+        let variable = "WORKMATE_TEST_POSTGRES_URL";
+        // The tool runs 5 s; the drain may take 1.5 s.
+        let TwoReplicas {
+            a,
+            b,
+            session,
+            counts,
+            _dirs,
+        } = two_replicas(variable, 5, 1_500);
+        let item = eventually_blocking("the approval", PROCESS_PATIENCE, || {
+            pending(&a).first().cloned()
+        });
+        approve(&a, item["id"].as_str().unwrap());
+        eventually_blocking("the tool to start", PROCESS_PATIENCE, || {
+            (runs(&counts[0]) == 1).then_some(())
+        });
+        let asked = Instant::now();
+        assert_eq!(a.terminate(Duration::from_secs(10)).code(), Some(0));
+        let drained = asked.elapsed();
+        let history = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            finished_history(&b, &session)
+        }))
+        .unwrap_or_else(|_| panic!("b never took the turn up; its log:\n{}", b.log_text()));
+        let finished = asked.elapsed();
+        eprintln!(
+            "drained in {:.1} s (grace 1.5 s); the other replica finished the turn {:.1} s after the signal",
+            drained.as_secs_f64(),
+            finished.as_secs_f64()
+        );
+        assert!(
+            drained < Duration::from_secs(4),
+            "the drain kept to its grace period: {drained:?}"
+        );
+        assert!(
+            finished < Duration::from_secs(15),
+            "taken up at once, not after the 30 s lease: {finished:?}"
+        );
+        assert_answered_once(&history);
+        assert_eq!(
+            counts.iter().map(|f| runs(f)).sum::<usize>(),
+            1,
+            "the cut call was not run again"
+        );
+        let (_, listed) = call(&b, "GET", "/v1/inbox?state=pending", None);
+        assert_eq!(
+            listed["items"],
+            serde_json::json!([]),
+            "nothing asked again"
+        );
+    }
 }

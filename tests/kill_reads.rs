@@ -19,9 +19,10 @@ use serde_json::{Value, json};
 use workmate_protocol::{EventKind, Message, SessionId, TenantId};
 use workmate_store::Store;
 
-use crate::crash::{call, eventually, scripted, start};
+use crate::crash::{PROCESS_PATIENCE, call, scripted, start};
 use crate::kill::{Dice, read_store};
 use crate::support::Server;
+use workmate_test_support::eventually_blocking;
 
 const SESSIONS: usize = 40;
 const STEPS: usize = 6;
@@ -232,7 +233,7 @@ fn reads_cut_by_sigkills_run_again_and_writes_never_twice() {
         server.crash();
         server = start(dir.path(), &env);
     }
-    eventually("every session's turn to end", || {
+    eventually_blocking("every session's turn to end", PROCESS_PATIENCE, || {
         all_over(&server, &sessions).then_some(())
     });
     assert_eq!(server.terminate(Duration::from_secs(10)).code(), Some(0));

@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::crash::{
-    TOKEN, approve, assert_answered_once, call, eventually, pending, prepare, runs,
+    PROCESS_PATIENCE, TOKEN, approve, assert_answered_once, call, pending, prepare, runs,
 };
 use crate::support::{Server, fresh_database, read_stream_until, test_redis};
+use workmate_test_support::eventually_blocking;
 
 /// A server on the shared database, answering with the scripted model, coordinating with the
 /// other processes through `redis` (its URL and a key prefix of this test's own) when given.
@@ -69,7 +70,9 @@ fn park_on_first_coordinated(variable: &str, url: &str, redis: Option<(&str, &st
     let message = serde_json::json!({"type": "user_message", "text": "count"});
     let path = format!("/v1/sessions/{session}/commands");
     assert_eq!(call(&a, "POST", &path, Some(message)).0, 202, "{variable}");
-    let item = eventually("the approval", || pending(&a).first().cloned());
+    let item = eventually_blocking("the approval", PROCESS_PATIENCE, || {
+        pending(&a).first().cloned()
+    });
     let item = item["id"].as_str().unwrap().to_owned();
     Parked {
         a,
@@ -86,9 +89,7 @@ fn park_on_first_coordinated(variable: &str, url: &str, redis: Option<(&str, &st
     reason = "the test output documents how often the approved call ran"
 )]
 fn an_answer_sent_to_the_other_process_runs_the_call_once(variable: &str) {
-    let Some(url) = fresh_database(variable) else {
-        return;
-    };
+    let url = fresh_database(variable);
     let Parked {
         a,
         b,
@@ -115,12 +116,16 @@ fn an_answer_sent_to_the_other_process_runs_the_call_once(variable: &str) {
     );
 
     // The client of the first process gets the answer.
-    let history = eventually("the final answer on the first process", || {
-        let (_, body) = call(&a, "GET", &format!("/v1/sessions/{session}/messages"), None);
-        let messages = body["messages"].as_array()?.clone();
-        let last = messages.last()?;
-        (last["role"] == "assistant" && last["content"] == "done").then_some(messages)
-    });
+    let history = eventually_blocking(
+        "the final answer on the first process",
+        PROCESS_PATIENCE,
+        || {
+            let (_, body) = call(&a, "GET", &format!("/v1/sessions/{session}/messages"), None);
+            let messages = body["messages"].as_array()?.clone();
+            let last = messages.last()?;
+            (last["role"] == "assistant" && last["content"] == "done").then_some(messages)
+        },
+    );
     let runs: usize = counts.iter().map(|file| runs(file)).sum();
     eprintln!("{variable}: the approved call ran {runs} time(s)");
     assert_eq!(runs, 1, "{variable}: the approved call ran exactly once");
@@ -128,14 +133,18 @@ fn an_answer_sent_to_the_other_process_runs_the_call_once(variable: &str) {
     assert!(pending(&b).is_empty(), "{variable}: nothing left to answer");
 }
 
-#[test]
-fn on_postgres_an_answer_sent_to_the_other_process_runs_the_call_once() {
-    an_answer_sent_to_the_other_process_runs_the_call_once("WORKMATE_TEST_POSTGRES_URL");
+workmate_test_support::needs! { [postgres]
+    #[test]
+    fn on_postgres_an_answer_sent_to_the_other_process_runs_the_call_once() {
+        an_answer_sent_to_the_other_process_runs_the_call_once("WORKMATE_TEST_POSTGRES_URL");
+    }
 }
 
-#[test]
-fn on_mariadb_an_answer_sent_to_the_other_process_runs_the_call_once() {
-    an_answer_sent_to_the_other_process_runs_the_call_once("WORKMATE_TEST_MYSQL_URL");
+workmate_test_support::needs! { [mysql]
+    #[test]
+    fn on_mariadb_an_answer_sent_to_the_other_process_runs_the_call_once() {
+        an_answer_sent_to_the_other_process_runs_the_call_once("WORKMATE_TEST_MYSQL_URL");
+    }
 }
 
 #[allow(
@@ -143,9 +152,7 @@ fn on_mariadb_an_answer_sent_to_the_other_process_runs_the_call_once() {
     reason = "the test output documents how long the takeover took"
 )]
 fn a_turn_left_by_a_killed_process_is_finished_by_the_other(variable: &str) {
-    let Some(url) = fresh_database(variable) else {
-        return;
-    };
+    let url = fresh_database(variable);
     let Parked {
         a,
         b,
@@ -184,23 +191,23 @@ fn a_turn_left_by_a_killed_process_is_finished_by_the_other(variable: &str) {
     assert_answered_once(&history);
 }
 
-#[test]
-fn on_postgres_a_turn_left_by_a_killed_process_is_finished_by_the_other() {
-    a_turn_left_by_a_killed_process_is_finished_by_the_other("WORKMATE_TEST_POSTGRES_URL");
+workmate_test_support::needs! { [postgres]
+    #[test]
+    fn on_postgres_a_turn_left_by_a_killed_process_is_finished_by_the_other() {
+        a_turn_left_by_a_killed_process_is_finished_by_the_other("WORKMATE_TEST_POSTGRES_URL");
+    }
 }
 
-#[test]
-fn on_mariadb_a_turn_left_by_a_killed_process_is_finished_by_the_other() {
-    a_turn_left_by_a_killed_process_is_finished_by_the_other("WORKMATE_TEST_MYSQL_URL");
+workmate_test_support::needs! { [mysql]
+    #[test]
+    fn on_mariadb_a_turn_left_by_a_killed_process_is_finished_by_the_other() {
+        a_turn_left_by_a_killed_process_is_finished_by_the_other("WORKMATE_TEST_MYSQL_URL");
+    }
 }
 
 fn a_client_of_one_process_watches_live_a_turn_the_other_drives(variable: &str) {
-    let Some((redis, prefix)) = test_redis("replicas") else {
-        return;
-    };
-    let Some(url) = fresh_database(variable) else {
-        return;
-    };
+    let (redis, prefix) = test_redis("replicas");
+    let url = fresh_database(variable);
     let Parked {
         a,
         b,
@@ -264,7 +271,7 @@ fn a_client_of_one_process_watches_live_a_turn_the_other_drives(variable: &str) 
     assert!(series(&b, "workmate_coordinator_events_received_total") > 0);
     // The message b stored reached the session once, inside a's turn: after the approved
     // call's result, before the answer.
-    let history = eventually("the steering message", || {
+    let history = eventually_blocking("the steering message", PROCESS_PATIENCE, || {
         let (_, body) = call(&a, "GET", &format!("/v1/sessions/{session}/messages"), None);
         let history = body["messages"].as_array()?.clone();
         let last = history.last()?;
@@ -284,12 +291,16 @@ fn a_client_of_one_process_watches_live_a_turn_the_other_drives(variable: &str) 
     );
 }
 
-#[test]
-fn on_postgres_a_client_of_one_process_watches_live_a_turn_the_other_drives() {
-    a_client_of_one_process_watches_live_a_turn_the_other_drives("WORKMATE_TEST_POSTGRES_URL");
+workmate_test_support::needs! { [postgres, redis]
+    #[test]
+    fn on_postgres_a_client_of_one_process_watches_live_a_turn_the_other_drives() {
+        a_client_of_one_process_watches_live_a_turn_the_other_drives("WORKMATE_TEST_POSTGRES_URL");
+    }
 }
 
-#[test]
-fn on_mariadb_a_client_of_one_process_watches_live_a_turn_the_other_drives() {
-    a_client_of_one_process_watches_live_a_turn_the_other_drives("WORKMATE_TEST_MYSQL_URL");
+workmate_test_support::needs! { [mysql, redis]
+    #[test]
+    fn on_mariadb_a_client_of_one_process_watches_live_a_turn_the_other_drives() {
+        a_client_of_one_process_watches_live_a_turn_the_other_drives("WORKMATE_TEST_MYSQL_URL");
+    }
 }

@@ -341,11 +341,11 @@ struct Pair {
     _dirs: [tempfile::TempDir; 2],
 }
 
-/// Starts `replica-a`, waits until it holds the connection, then starts `replica-b`; `None`
-/// (said) without the test Postgres or Redis.
-fn a_holding_b_waiting() -> Option<Pair> {
-    let redis = test_redis("takeover")?;
-    let database = fresh_database("WORKMATE_TEST_POSTGRES_URL")?;
+/// Starts `replica-a`, waits until it holds the connection, then starts `replica-b` (on the test
+/// Postgres and Redis).
+fn a_holding_b_waiting() -> Pair {
+    let redis = test_redis("takeover");
+    let database = fresh_database("WORKMATE_TEST_POSTGRES_URL");
     let redis = (redis.0.as_str(), redis.1.as_str());
     let fake = FakeSlack::start();
     let signals = watch_signals(&fake, redis.0, redis.1);
@@ -359,171 +359,169 @@ fn a_holding_b_waiting() -> Option<Pair> {
         );
     };
     let b = start_replica(dirs[1].path(), B, &database, redis, &fake);
-    Some(Pair {
+    Pair {
         fake,
         a,
         b,
         held: opened.number,
         signals,
         _dirs: dirs,
-    })
+    }
 }
 
-#[test]
-#[allow(
-    clippy::print_stderr,
-    reason = "the test output documents how long the takeover took"
-)]
-fn a_socket_mode_connection_is_back_on_another_replica_within_one_lease_after_a_kill() {
-    let Some(Pair {
-        fake,
-        a,
-        b,
-        held,
-        signals: _,
-        _dirs,
-    }) = a_holding_b_waiting()
-    else {
-        return;
-    };
-    // While both run, a renews its lease and b, asking every third of a term, never gets it:
-    // one socket, a's, for three terms, and b never even dials.
-    fake.assert_only_open(held, A, 3 * TERM, &logs(Some(&a), &b));
-    assert_eq!(
-        fake.dials(B),
-        0,
-        "{B} dialled Slack while {A} held the lease:\n{}",
-        logs(Some(&a), &b)
-    );
+workmate_test_support::needs! { [postgres, redis]
+    #[test]
+    #[allow(
+        clippy::print_stderr,
+        reason = "the test output documents how long the takeover took"
+    )]
+    fn a_socket_mode_connection_is_back_on_another_replica_within_one_lease_after_a_kill() {
+        let Pair {
+            fake,
+            a,
+            b,
+            held,
+            signals: _,
+            _dirs,
+        } = a_holding_b_waiting();
+        // While both run, a renews its lease and b, asking every third of a term, never gets it:
+        // one socket, a's, for three terms, and b never even dials.
+        fake.assert_only_open(held, A, 3 * TERM, &logs(Some(&a), &b));
+        assert_eq!(
+            fake.dials(B),
+            0,
+            "{B} dialled Slack while {A} held the lease:\n{}",
+            logs(Some(&a), &b)
+        );
 
-    // b's asks keep the beat they had at its start, and the watch above lasted whole terms: so
-    // the kill would always fall at the same point of b's cycle. A random pause spreads it over
-    // the cycle, so runs see both the best and the worst case.
-    std::thread::sleep(somewhere_within(ASK_EVERY));
-    let before = logs(Some(&a), &b);
-    let killed = Instant::now();
-    a.crash();
-    let closed = fake
-        .wait_for_close(held, Duration::from_secs(5))
-        .unwrap_or_else(|| panic!("{A}'s socket stayed open after SIGKILL"));
-    let Some(taken) = fake.wait_for_socket(B, Duration::from_secs(30)) else {
-        panic!(
-            "{B} never opened the connection after {A} was killed:\n{before}\n{}",
+        // b's asks keep the beat they had at its start, and the watch above lasted whole terms: so
+        // the kill would always fall at the same point of b's cycle. A random pause spreads it over
+        // the cycle, so runs see both the best and the worst case.
+        std::thread::sleep(somewhere_within(ASK_EVERY));
+        let before = logs(Some(&a), &b);
+        let killed = Instant::now();
+        a.crash();
+        let closed = fake
+            .wait_for_close(held, Duration::from_secs(5))
+            .unwrap_or_else(|| panic!("{A}'s socket stayed open after SIGKILL"));
+        let Some(taken) = fake.wait_for_socket(B, Duration::from_secs(30)) else {
+            panic!(
+                "{B} never opened the connection after {A} was killed:\n{before}\n{}",
+                logs(None, &b)
+            );
+        };
+        let takeover = taken.at.saturating_duration_since(killed);
+        eprintln!(
+            "after the kill: {A}'s socket closed in {:.3} s; {B} opened the connection {:.3} s after \
+             the kill (lease term {:.1} s)",
+            closed.saturating_duration_since(killed).as_secs_f64(),
+            takeover.as_secs_f64(),
+            TERM.as_secs_f64()
+        );
+        // a's lease lapses at most one term after the kill (a took or renewed it no later than the
+        // kill). b, told the lease is a's, asks again just after it would lapse; then it dials the
+        // fake (one local HTTP call and a WebSocket handshake, a few ms), which with process
+        // scheduling on a busy machine gets half a second.
+        let allowance = Duration::from_millis(500);
+        assert!(
+            takeover <= TERM + allowance,
+            "the connection was back {takeover:?} after the kill, more than one lease term \
+             ({TERM:?}) plus {allowance:?}:\n{before}\n{}",
             logs(None, &b)
         );
-    };
-    let takeover = taken.at.saturating_duration_since(killed);
-    eprintln!(
-        "after the kill: {A}'s socket closed in {:.3} s; {B} opened the connection {:.3} s after \
-         the kill (lease term {:.1} s)",
-        closed.saturating_duration_since(killed).as_secs_f64(),
-        takeover.as_secs_f64(),
-        TERM.as_secs_f64()
-    );
-    // a's lease lapses at most one term after the kill (a took or renewed it no later than the
-    // kill). b, told the lease is a's, asks again just after it would lapse; then it dials the
-    // fake (one local HTTP call and a WebSocket handshake, a few ms), which with process
-    // scheduling on a busy machine gets half a second.
-    let allowance = Duration::from_millis(500);
-    assert!(
-        takeover <= TERM + allowance,
-        "the connection was back {takeover:?} after the kill, more than one lease term \
-         ({TERM:?}) plus {allowance:?}:\n{before}\n{}",
-        logs(None, &b)
-    );
-    // And not before a's lease could have lapsed: a renewed it at most a third of a term (and
-    // one renewal's round trip) before the kill, so it lasted at least two thirds of a term
-    // past it; b taking it within half a term would mean it took a live lease.
-    assert!(
-        takeover >= TERM / 2,
-        "{B} took {A}'s lease {takeover:?} after the kill, before it could have lapsed:\n{}",
-        logs(None, &b)
-    );
-    // b keeps the connection, and it stays the only one.
-    fake.assert_only_open(taken.number, B, TERM, &logs(None, &b));
-    assert_eq!(fake.most_open_at_once(), 1, "{:#?}", fake.events());
+        // And not before a's lease could have lapsed: a renewed it at most a third of a term (and
+        // one renewal's round trip) before the kill, so it lasted at least two thirds of a term
+        // past it; b taking it within half a term would mean it took a live lease.
+        assert!(
+            takeover >= TERM / 2,
+            "{B} took {A}'s lease {takeover:?} after the kill, before it could have lapsed:\n{}",
+            logs(None, &b)
+        );
+        // b keeps the connection, and it stays the only one.
+        fake.assert_only_open(taken.number, B, TERM, &logs(None, &b));
+        assert_eq!(fake.most_open_at_once(), 1, "{:#?}", fake.events());
+    }
 }
 
-#[test]
-#[allow(
-    clippy::print_stderr,
-    reason = "the test output documents how long the hand-over took"
-)]
-fn a_socket_mode_connection_moves_to_another_replica_at_once_when_its_holder_drains() {
-    let Some(Pair {
-        fake,
-        a,
-        b,
-        held,
-        signals,
-        _dirs,
-    }) = a_holding_b_waiting()
-    else {
-        return;
-    };
-    // b is up, asking for the lease and listening for its release.
-    fake.assert_only_open(held, A, TERM, &logs(Some(&a), &b));
-    assert_eq!(fake.dials(B), 0, "{}", logs(Some(&a), &b));
+workmate_test_support::needs! { [postgres, redis]
+    #[test]
+    #[allow(
+        clippy::print_stderr,
+        reason = "the test output documents how long the hand-over took"
+    )]
+    fn a_socket_mode_connection_moves_to_another_replica_at_once_when_its_holder_drains() {
+        let Pair {
+            fake,
+            a,
+            b,
+            held,
+            signals,
+            _dirs,
+        } = a_holding_b_waiting();
+        // b is up, asking for the lease and listening for its release.
+        fake.assert_only_open(held, A, TERM, &logs(Some(&a), &b));
+        assert_eq!(fake.dials(B), 0, "{}", logs(Some(&a), &b));
 
-    let before = logs(Some(&a), &b);
-    let asked = Instant::now();
-    let status = a.terminate(Duration::from_secs(15));
-    let exited = asked.elapsed();
-    assert_eq!(status.code(), Some(0), "{A} drained cleanly:\n{before}");
-    let closed = fake
-        .wait_for_close(held, Duration::from_secs(5))
-        .unwrap_or_else(|| panic!("{A}'s socket stayed open after it exited:\n{before}"));
-    let Some(taken) = fake.wait_for_socket(B, Duration::from_secs(30)) else {
-        panic!(
-            "{B} never opened the connection after {A} drained:\n{before}\n{}",
+        let before = logs(Some(&a), &b);
+        let asked = Instant::now();
+        let status = a.terminate(Duration::from_secs(15));
+        let exited = asked.elapsed();
+        assert_eq!(status.code(), Some(0), "{A} drained cleanly:\n{before}");
+        let closed = fake
+            .wait_for_close(held, Duration::from_secs(5))
+            .unwrap_or_else(|| panic!("{A}'s socket stayed open after it exited:\n{before}"));
+        let Some(taken) = fake.wait_for_socket(B, Duration::from_secs(30)) else {
+            panic!(
+                "{B} never opened the connection after {A} drained:\n{before}\n{}",
+                logs(None, &b)
+            );
+        };
+        let takeover = taken.at.saturating_duration_since(asked);
+        let gap = taken.at.saturating_duration_since(closed);
+        // The release goes out on Redis within moments of the close, if at all.
+        let released = released_by(&signals, A, Duration::from_secs(2));
+        let published = released.map_or_else(
+            || "its release never showed on Redis".to_owned(),
+            |at| {
+                format!(
+                    "its release showed on Redis {:.3} s after the signal",
+                    at.saturating_duration_since(asked).as_secs_f64()
+                )
+            },
+        );
+        eprintln!(
+            "after SIGTERM: {A} closed its socket in {:.3} s, {published} and exited in {:.3} s; \
+             {B} opened the connection {:.3} s after the signal, {:.3} s after {A}'s socket closed \
+             (lease term {:.1} s)",
+            closed.saturating_duration_since(asked).as_secs_f64(),
+            exited.as_secs_f64(),
+            takeover.as_secs_f64(),
+            gap.as_secs_f64(),
+            TERM.as_secs_f64()
+        );
+        assert!(
+            takeover < TERM,
+            "the connection moved {takeover:?} after SIGTERM, not within one lease term ({TERM:?}):\n\
+             {before}\n{}",
             logs(None, &b)
         );
-    };
-    let takeover = taken.at.saturating_duration_since(asked);
-    let gap = taken.at.saturating_duration_since(closed);
-    // The release goes out on Redis within moments of the close, if at all.
-    let released = released_by(&signals, A, Duration::from_secs(2));
-    let published = released.map_or_else(
-        || "its release never showed on Redis".to_owned(),
-        |at| {
-            format!(
-                "its release showed on Redis {:.3} s after the signal",
-                at.saturating_duration_since(asked).as_secs_f64()
-            )
-        },
-    );
-    eprintln!(
-        "after SIGTERM: {A} closed its socket in {:.3} s, {published} and exited in {:.3} s; \
-         {B} opened the connection {:.3} s after the signal, {:.3} s after {A}'s socket closed \
-         (lease term {:.1} s)",
-        closed.saturating_duration_since(asked).as_secs_f64(),
-        exited.as_secs_f64(),
-        takeover.as_secs_f64(),
-        gap.as_secs_f64(),
-        TERM.as_secs_f64()
-    );
-    assert!(
-        takeover < TERM,
-        "the connection moved {takeover:?} after SIGTERM, not within one lease term ({TERM:?}):\n\
-         {before}\n{}",
-        logs(None, &b)
-    );
-    assert!(
-        released.is_some(),
-        "{A} released the lease but never said so on Redis ({B} took it {gap:?} after the \
-         close, at its own next ask); what the signals channel carried: {:#?}\n{before}\n{}",
-        signals.lock().unwrap_or_else(PoisonError::into_inner),
-        logs(None, &b)
-    );
-    // a releases the lease right after closing its socket and publishes the release; b takes
-    // it on that news. Without it b would find the lease free at its next ask, up to a third
-    // of a term later (later than this half the time).
-    assert!(
-        gap < ASK_EVERY / 2,
-        "{B} opened the connection {gap:?} after {A}'s socket closed: it waited for its next \
-         ask rather than taking the released lease at once:\n{before}\n{}",
-        logs(None, &b)
-    );
-    fake.assert_only_open(taken.number, B, TERM, &logs(None, &b));
-    assert_eq!(fake.most_open_at_once(), 1, "{:#?}", fake.events());
+        assert!(
+            released.is_some(),
+            "{A} released the lease but never said so on Redis ({B} took it {gap:?} after the \
+             close, at its own next ask); what the signals channel carried: {:#?}\n{before}\n{}",
+            signals.lock().unwrap_or_else(PoisonError::into_inner),
+            logs(None, &b)
+        );
+        // a releases the lease right after closing its socket and publishes the release; b takes
+        // it on that news. Without it b would find the lease free at its next ask, up to a third
+        // of a term later (later than this half the time).
+        assert!(
+            gap < ASK_EVERY / 2,
+            "{B} opened the connection {gap:?} after {A}'s socket closed: it waited for its next \
+             ask rather than taking the released lease at once:\n{before}\n{}",
+            logs(None, &b)
+        );
+        fake.assert_only_open(taken.number, B, TERM, &logs(None, &b));
+        assert_eq!(fake.most_open_at_once(), 1, "{:#?}", fake.events());
+    }
 }

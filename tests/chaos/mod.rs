@@ -60,14 +60,18 @@ impl Dice {
     }
 }
 
-#[test]
-fn on_postgres_three_replicas_survive_random_kills() {
-    three_replicas_survive_random_kills("WORKMATE_TEST_POSTGRES_URL");
+workmate_test_support::needs! { [postgres, redis]
+    #[test]
+    fn on_postgres_three_replicas_survive_random_kills() {
+        three_replicas_survive_random_kills("WORKMATE_TEST_POSTGRES_URL");
+    }
 }
 
-#[test]
-fn on_mariadb_three_replicas_survive_random_kills() {
-    three_replicas_survive_random_kills("WORKMATE_TEST_MYSQL_URL");
+workmate_test_support::needs! { [mysql, redis]
+    #[test]
+    fn on_mariadb_three_replicas_survive_random_kills() {
+        three_replicas_survive_random_kills("WORKMATE_TEST_MYSQL_URL");
+    }
 }
 
 /// The seed of this run: `WORKMATE_TEST_CHAOS_SEED`, or the clock.
@@ -86,13 +90,8 @@ fn seed() -> u64 {
     reason = "the chaos test prints its seed, its kills and what it counted"
 )]
 fn three_replicas_survive_random_kills(variable: &str) {
-    let Ok(redis) = std::env::var("WORKMATE_TEST_REDIS_URL") else {
-        eprintln!("skipped: WORKMATE_TEST_REDIS_URL not set");
-        return;
-    };
-    let Some(database) = fresh_database(variable) else {
-        return;
-    };
+    let redis = workmate_test_support::Backend::Redis.url();
+    let database = fresh_database(variable);
     let seed = seed();
     eprintln!("{variable}: chaos seed {seed}");
     let mut dice = Dice::new(seed);

@@ -165,10 +165,14 @@ async fn one_address_holds_at_most_its_share_of_event_streams() {
     assert!(head.starts_with("HTTP/1.1 429"), "{head}");
     // Closing one gives its place back (once the server sees it closed).
     drop(first);
-    crate::support::eventually(|| async {
-        let (_third, head) = open_stream().await;
-        head.starts_with("HTTP/1.1 200").then_some(())
-    })
+    crate::support::eventually(
+        "a third stream once the first closed",
+        crate::support::PATIENCE,
+        || async {
+            let (_third, head) = open_stream().await;
+            head.starts_with("HTTP/1.1 200").then_some(())
+        },
+    )
     .await;
     app.state.shutdown.cancel();
     let _ = server.await;

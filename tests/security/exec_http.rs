@@ -6,8 +6,9 @@ use std::net::TcpListener;
 
 use serde_json::{Value, json};
 
-use crate::crash::eventually;
+use crate::crash::PROCESS_PATIENCE;
 use crate::support::{Server, http_request};
+use workmate_test_support::eventually_blocking;
 
 /// A value only the server's environment holds.
 const PROBE: &str = "workmate-security-probe-5f2c9a";
@@ -70,7 +71,7 @@ fn approved_commands_read_no_secret_and_reach_no_host_service() {
 
     // The owner approves every call it asks for, until the answer comes.
     let once = json!({"resolution": {"type": "approval", "choice": "once"}});
-    let history = eventually("every call approved and answered", || {
+    let history = eventually_blocking("every call approved and answered", PROCESS_PATIENCE, || {
         let (_, inbox) = call(&server, token, "GET", "/v1/inbox?state=pending", None);
         for item in inbox["items"].as_array().into_iter().flatten() {
             let id = item["id"].as_str().unwrap();

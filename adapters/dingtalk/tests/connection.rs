@@ -21,7 +21,8 @@ use workmate_dingtalk::stream::StreamClient;
 use workmate_protocol::{ApprovalChoice, Resolution, Surface};
 
 use crate::support::gateway::{
-    CLIENT_ID, CLIENT_SECRET, FakeDingTalk, ack_data, downstream, eventually, next_text, timings,
+    CLIENT_ID, CLIENT_SECRET, FakeDingTalk, WAIT, ack_data, downstream, eventually_holds,
+    next_text, timings,
 };
 use crate::support::sink::FakeSink;
 
@@ -138,7 +139,7 @@ async fn a_robot_message_is_acked_only_once_stored_and_comes_again_with_the_same
     let (mut ws, _) = fake.accept().await;
     let frame = downstream("CALLBACK", ROBOT, "frame-1", &robot_message_body());
     ws.send(frame.clone()).await.unwrap();
-    eventually("the chat layer is offered the message", || async {
+    eventually_holds("the chat layer is offered the message", WAIT, || async {
         sink.offered().len() == 1
     })
     .await;

@@ -20,8 +20,8 @@ use workmate_dingtalk::stream::{
 };
 
 use crate::support::gateway::{
-    CLIENT_ID, CLIENT_SECRET, FakeDingTalk, WAIT, ack_data, downstream, eventually, next_text,
-    timings,
+    CLIENT_ID, CLIENT_SECRET, FakeDingTalk, WAIT, ack_data, downstream, eventually_holds,
+    next_text, timings,
 };
 
 /// Records every message; fails those whose data contains `fail`; answers a callback with
@@ -338,7 +338,7 @@ async fn a_refused_open_is_a_clear_error_and_is_retried_after_a_backoff() {
     let stop = CancellationToken::new();
     let token = stop.clone();
     let task = tokio::spawn(async move { client.run(Arc::new(Recorder { seen }), token).await });
-    eventually("open is tried again after a refusal", || async {
+    eventually_holds("open is tried again after a refusal", WAIT, || async {
         // The right and the wrong secret above, then three of run's.
         api.received_requests().await.unwrap().len() >= 5
     })
@@ -361,7 +361,7 @@ async fn stop_ends_run_while_waiting_to_reconnect() {
             ..timings()
         },
     );
-    eventually("open was called", || async {
+    eventually_holds("open was called", WAIT, || async {
         !api.received_requests().await.unwrap().is_empty()
     })
     .await;

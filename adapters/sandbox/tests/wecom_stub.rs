@@ -4,7 +4,7 @@
 //! it.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -113,16 +113,14 @@ pub(crate) async fn until(
     what: &str,
     check: impl Fn(&[Value]) -> bool,
 ) -> Vec<Value> {
-    let started = Instant::now();
-    loop {
+    let check = &check;
+    workmate_test_support::eventually_ok(what, within, || async move {
         let thread = first_thread(app).await;
         if check(&thread) {
-            return thread;
+            Ok(thread)
+        } else {
+            Err(thread)
         }
-        assert!(
-            started.elapsed() < within,
-            "{what} not within {within:?}: {thread:#?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    })
+    .await
 }

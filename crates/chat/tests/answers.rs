@@ -7,12 +7,12 @@ use workmate_protocol::{ApprovalChoice, Resolution};
 use workmate_store::{InboxFilter, InboxItem, InboxItemState, IntakeKey, IntakeState};
 
 use crate::support::{
-    SHELL, SURFACE, TestChat, click, eventually, eventually_some, inbound, message,
+    PATIENCE, SHELL, SURFACE, TestChat, click, eventually, eventually_holds, inbound, message,
 };
 
 async fn parked(chat: &TestChat) -> InboxItem {
     chat.send(message("Ev1", "U1", "t1", "run it")).await;
-    eventually_some("the approval is parked", || async {
+    eventually("the approval is parked", PATIENCE, || async {
         chat.store
             .inbox()
             .list(&chat.tenant, &InboxFilter::default(), 10)
@@ -48,14 +48,14 @@ async fn a_reply_with_the_token_resolves_for_the_owner_and_not_for_a_stranger() 
         },
     );
     chat.send(stranger).await;
-    eventually("the stranger is told why", || async {
+    eventually_holds("the stranger is told why", PATIENCE, || async {
         !chat.platform.private_to("U2").is_empty()
     })
     .await;
     assert_eq!(state_of(&chat, &item).await.state, InboxItemState::Pending);
     chat.send(message("Ev3", "U1", "t1", &format!("👍 {token}")))
         .await;
-    eventually("the owner's reply resolves it", || async {
+    eventually_holds("the owner's reply resolves it", PATIENCE, || async {
         state_of(&chat, &item).await.state == InboxItemState::Resolved
     })
     .await;
@@ -66,7 +66,7 @@ async fn a_reply_with_the_token_resolves_for_the_owner_and_not_for_a_stranger() 
             choice: ApprovalChoice::Once
         })
     );
-    eventually("the turn goes on to its answer", || async {
+    eventually_holds("the turn goes on to its answer", PATIENCE, || async {
         chat.platform
             .card_texts()
             .iter()
@@ -94,8 +94,9 @@ async fn a_reply_without_a_token_is_ignored_and_a_message_without_one_is_a_messa
         platform: SURFACE.as_str().into(),
         delivery_id: id.into(),
     };
-    eventually(
+    eventually_holds(
         "the reply is done and the message waits to steer the turn",
+        PATIENCE,
         || async {
             let intake = chat.store.intake();
             intake.get(&row("Ev2")).await.unwrap().unwrap().state == IntakeState::Done
@@ -117,13 +118,13 @@ async fn a_click_by_a_stranger_is_refused_and_the_owners_click_approves() {
         },
     };
     chat.send(click("Cl1", "U2", "t1", approve.clone())).await;
-    eventually("the stranger is told why", || async {
+    eventually_holds("the stranger is told why", PATIENCE, || async {
         !chat.platform.private_to("U2").is_empty()
     })
     .await;
     assert_eq!(state_of(&chat, &item).await.state, InboxItemState::Pending);
     chat.send(click("Cl2", "U1", "t1", approve.clone())).await;
-    eventually("the owner's click resolves it", || async {
+    eventually_holds("the owner's click resolves it", PATIENCE, || async {
         state_of(&chat, &item).await.state == InboxItemState::Resolved
     })
     .await;
@@ -149,12 +150,16 @@ async fn the_answered_approval_card_is_updated_for_everyone_not_only_the_clicker
     chat.send(click("Cl1", "U1", "t1", approve)).await;
     // The card everyone in the thread sees is the posted message: it is updated in place, and
     // nothing about the answer goes to the clicker alone.
-    eventually("the shared approval card says who approved", || async {
-        chat.platform.sent().iter().any(|s| {
-            matches!(s, crate::support::Sent::Update { card, .. }
+    eventually_holds(
+        "the shared approval card says who approved",
+        PATIENCE,
+        || async {
+            chat.platform.sent().iter().any(|s| {
+                matches!(s, crate::support::Sent::Update { card, .. }
                 if card["text"].as_str().unwrap_or_default().contains("Approved by Alice"))
-        })
-    })
+            })
+        },
+    )
     .await;
     assert!(
         chat.platform.private_to("U1").is_empty(),

@@ -8,14 +8,14 @@ use workmate_cards::{Block, Card};
 use workmate_chat::StoreCards;
 
 use crate::support::{
-    FakePlatform, SHELL, Sent, TestChat, click, eventually, eventually_some, message,
+    FakePlatform, PATIENCE, SHELL, Sent, TestChat, click, eventually, eventually_holds, message,
 };
 
 #[tokio::test]
 async fn approval_cards_name_the_requester_as_the_platform_shows_them() {
     let chat = TestChat::new(SHELL).await;
     chat.send(message("Ev1", "U1", "t1", "run it")).await;
-    eventually("an approval card names Alice", || async {
+    eventually_holds("an approval card names Alice", PATIENCE, || async {
         chat.platform
             .card_texts()
             .iter()
@@ -72,7 +72,7 @@ async fn a_card_posted_before_a_restart_is_updated_after_it() {
 async fn the_thread_reads_in_the_order_things_happened() {
     let chat = TestChat::new(SHELL).await;
     chat.send(message("Ev1", "U1", "t1", "run it")).await;
-    let approve = eventually_some("the approval card's buttons", || {
+    let approve = eventually("the approval card's buttons", PATIENCE, || {
         std::future::ready(
             chat.platform
                 .buttons()
@@ -82,7 +82,7 @@ async fn the_thread_reads_in_the_order_things_happened() {
     })
     .await;
     chat.send(click("Cl1", "U1", "t1", approve)).await;
-    eventually("the answer", || async {
+    eventually_holds("the answer", PATIENCE, || async {
         chat.platform
             .card_texts()
             .iter()
@@ -131,9 +131,9 @@ async fn a_long_answer_goes_on_in_the_next_card_instead_of_being_cut() {
     let chat = TestChat::new(&script).await;
     chat.send(message("Ev1", "U1", "t1", "write it all")).await;
     let session = chat.session("t1").await;
-    eventually("the turn ends", || chat.last_turn_ended(&session)).await;
+    eventually_holds("the turn ends", PATIENCE, || chat.last_turn_ended(&session)).await;
     // About 5,200 bytes over a budget of 2,000: three cards, one below the other.
-    eventually("the last paragraph is shown", || async {
+    eventually_holds("the last paragraph is shown", PATIENCE, || async {
         chat.platform
             .card_texts()
             .iter()

@@ -5,7 +5,7 @@ use workmate_chat::PlatformSettings;
 use workmate_protocol::UserId;
 use workmate_store::Role;
 
-use crate::support::{DONE, TestChat, command, eventually, message};
+use crate::support::{DONE, PATIENCE, TestChat, command, eventually_holds, message};
 
 async fn role(chat: &TestChat, user: &str) -> Role {
     chat.store
@@ -115,13 +115,13 @@ async fn a_command_in_a_thread_answers_privately_and_starts_no_turn() {
     let chat = TestChat::new(DONE).await;
     chat.send(message("Ev1", "U1", "t1", "hello")).await;
     let session = chat.session("t1").await;
-    eventually("the first turn ends", || async {
+    eventually_holds("the first turn ends", PATIENCE, || async {
         chat.last_turn_ended(&session).await
     })
     .await;
     chat.send(message("Ev2", "U1", "t1", "/workmate mode"))
         .await;
-    eventually("the private answer", || async {
+    eventually_holds("the private answer", PATIENCE, || async {
         chat.platform
             .private_to("U1")
             .iter()
@@ -130,7 +130,7 @@ async fn a_command_in_a_thread_answers_privately_and_starts_no_turn() {
     .await;
     chat.send(message("Ev3", "U2", "t1", "/workmate mode auto"))
         .await;
-    eventually("the refusal", || async {
+    eventually_holds("the refusal", PATIENCE, || async {
         chat.platform
             .private_to("U2")
             .iter()
@@ -139,7 +139,7 @@ async fn a_command_in_a_thread_answers_privately_and_starts_no_turn() {
     .await;
     chat.send(message("Ev4", "U1", "t1", "/workmate mode plan"))
         .await;
-    eventually("the owner's change", || async {
+    eventually_holds("the owner's change", PATIENCE, || async {
         chat.store
             .sessions()
             .get(&chat.tenant, &session.id)
@@ -175,7 +175,7 @@ async fn members_see_their_own_inbox_and_approvers_everyone_s() {
     let chat = TestChat::with(crate::support::SHELL, admins(&["U9"])).await;
     chat.send(message("Ev1", "U1", "t1", "run it")).await;
     let session = chat.session("t1").await;
-    eventually("the approval is parked", || async {
+    eventually_holds("the approval is parked", PATIENCE, || async {
         !chat
             .store
             .inbox()

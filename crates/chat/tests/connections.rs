@@ -11,7 +11,7 @@ use workmate_chat::Chat;
 use workmate_protocol::Surface;
 use workmate_store::Store;
 
-use crate::support::{DONE, TestChat, eventually};
+use crate::support::{DONE, PATIENCE, TestChat, eventually_holds};
 
 /// A connection that only counts how often it is open.
 #[derive(Debug, Default)]
@@ -80,7 +80,7 @@ async fn one_replica_holds_a_long_connection_and_hands_it_over_on_close() {
     let name = "feishu:cli_handover";
     let (a, on_a, b, on_b) = two_replicas(&t, name);
     let held_a = a.hold(on_a.clone());
-    eventually("replica a opens the connection", || async {
+    eventually_holds("replica a opens the connection", PATIENCE, || async {
         on_a.is_open()
     })
     .await;
@@ -102,7 +102,7 @@ async fn one_replica_holds_a_long_connection_and_hands_it_over_on_close() {
     // a shuts down: it closes and releases, b takes over without waiting out the term.
     held_a.close().await;
     assert!(!on_a.is_open());
-    eventually("replica b takes the connection over", || async {
+    eventually_holds("replica b takes the connection over", PATIENCE, || async {
         on_b.is_open()
     })
     .await;
@@ -137,9 +137,11 @@ async fn a_lease_left_by_a_dead_replica_is_taken_over_once_it_lapses() {
         !on_a.is_open() && !on_b.is_open(),
         "the dead replica's lease is still live"
     );
-    eventually("a live replica takes the connection over", || async {
-        on_a.is_open() || on_b.is_open()
-    })
+    eventually_holds(
+        "a live replica takes the connection over",
+        PATIENCE,
+        || async { on_a.is_open() || on_b.is_open() },
+    )
     .await;
     tokio::time::sleep(Duration::from_millis(700)).await;
     assert!(
@@ -157,7 +159,7 @@ async fn a_replica_closes_its_connection_when_another_holds_the_lease() {
     let a = t.replica("replica-a", DONE);
     let on_a = Counted::new(name);
     let held_a = a.hold(on_a.clone());
-    eventually("replica a opens the connection", || async {
+    eventually_holds("replica a opens the connection", PATIENCE, || async {
         on_a.is_open()
     })
     .await;
@@ -170,7 +172,7 @@ async fn a_replica_closes_its_connection_when_another_holds_the_lease() {
         .await
         .unwrap()
         .unwrap();
-    eventually("replica a closes its connection", || async {
+    eventually_holds("replica a closes its connection", PATIENCE, || async {
         !on_a.is_open()
     })
     .await;

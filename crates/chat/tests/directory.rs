@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use workmate_adapter::InboundKind;
 
-use crate::support::{DONE, TestChat, eventually, inbound, message};
+use crate::support::{DONE, PATIENCE, TestChat, eventually_holds, inbound, message};
 
 async fn requiring(chat: &TestChat, unbound_may_chat: bool) {
     chat.store
@@ -39,9 +39,9 @@ async fn an_unlinked_account_that_may_chat_gets_the_card_once() {
     requiring(&chat, true).await;
     chat.send(message("E1", "U1", "t1", "hello")).await;
     let session = chat.session("t1").await;
-    eventually("the turn ends", || chat.last_turn_ended(&session)).await;
+    eventually_holds("the turn ends", PATIENCE, || chat.last_turn_ended(&session)).await;
     chat.send(message("E2", "U1", "t1", "again")).await;
-    eventually("the second turn", || async {
+    eventually_holds("the second turn", PATIENCE, || async {
         chat.turns(&session).await == 2
     })
     .await;
@@ -53,7 +53,10 @@ async fn an_unlinked_account_that_may_chat_gets_the_card_once() {
     );
     // Asked for, it comes again.
     chat.send(message("E3", "U1", "t1", "/workmate link")).await;
-    eventually("the card again", || async { cards_to(&chat, "U1") == 2 }).await;
+    eventually_holds("the card again", PATIENCE, || async {
+        cards_to(&chat, "U1") == 2
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -61,9 +64,15 @@ async fn an_unlinked_account_that_may_not_chat_gets_the_card_and_no_turn() {
     let chat = TestChat::new(DONE).await;
     requiring(&chat, false).await;
     chat.send(message("E1", "U2", "t1", "hello")).await;
-    eventually("the card", || async { cards_to(&chat, "U2") == 1 }).await;
+    eventually_holds("the card", PATIENCE, || async {
+        cards_to(&chat, "U2") == 1
+    })
+    .await;
     chat.send(message("E2", "U2", "t1", "hello?")).await;
-    eventually("the card again", || async { cards_to(&chat, "U2") == 2 }).await;
+    eventually_holds("the card again", PATIENCE, || async {
+        cards_to(&chat, "U2") == 2
+    })
+    .await;
     // People talking in the thread among themselves bring no card.
     let aside = inbound(
         "E3",

@@ -12,8 +12,8 @@ use workmate_protocol::Surface;
 use workmate_store::SessionKey;
 
 use crate::support::{
-    CHAT, DONE, FakePlatform, INSTALLATION, Sent, TestChat, click, eventually, eventually_some,
-    message,
+    CHAT, DONE, FakePlatform, INSTALLATION, PATIENCE, Sent, TestChat, click, eventually,
+    eventually_holds, message,
 };
 
 /// Its rooms are called `room-<n>`; anything else is not one of its chats.
@@ -53,7 +53,7 @@ async fn two_people_in_one_room_of_a_fifth_platform_are_answered_and_it_goes_by_
     chat.send(on_fifth(message("Ev2", "U2", "t2", "and here?")))
         .await;
     // The post waits for the first person's approval, on a card in their thread.
-    let approve = eventually_some("the approval card in t1", || {
+    let approve = eventually("the approval card in t1", PATIENCE, || {
         std::future::ready(chat.platform.sent().into_iter().find_map(|s| {
             match s {
                 Sent::Post {
@@ -71,14 +71,14 @@ async fn two_people_in_one_room_of_a_fifth_platform_are_answered_and_it_goes_by_
     })
     .await;
     chat.send(on_fifth(click("Cl1", "U1", "t1", approve))).await;
-    eventually("the digest reaches room-7", || async {
+    eventually_holds("the digest reaches room-7", PATIENCE, || async {
         chat.platform.sent().iter().any(|s| {
             matches!(s, Sent::Post { card, .. } if card["text"].as_str().unwrap_or_default().contains("The digest."))
         })
     })
     .await;
     for answer in ["Posted.", "Hello there."] {
-        eventually(answer, || async {
+        eventually_holds(answer, PATIENCE, || async {
             chat.platform
                 .card_texts()
                 .iter()
@@ -120,7 +120,7 @@ async fn a_redelivery_is_acknowledged_and_not_run_again() {
         chat_id: CHAT.into(),
         thread_id: "t1".into(),
     };
-    let session = eventually_some("the thread's session", || async {
+    let session = eventually("the thread's session", PATIENCE, || async {
         chat.store
             .sessions()
             .find_by_key(&chat.tenant, &key)
@@ -128,7 +128,7 @@ async fn a_redelivery_is_acknowledged_and_not_run_again() {
             .unwrap()
     })
     .await;
-    eventually("the one turn ends", || async {
+    eventually_holds("the one turn ends", PATIENCE, || async {
         chat.last_turn_ended(&session).await
     })
     .await;

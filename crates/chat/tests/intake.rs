@@ -6,7 +6,7 @@ use std::time::Duration;
 use workmate_chat::Taken;
 use workmate_store::{IntakeKey, IntakeState, NewDelivery};
 
-use crate::support::{DONE, SHELL, SURFACE, TestChat, eventually, message};
+use crate::support::{DONE, PATIENCE, SHELL, SURFACE, TestChat, eventually_holds, message};
 
 fn key(chat: &TestChat, id: &str) -> IntakeKey {
     IntakeKey {
@@ -33,11 +33,11 @@ async fn a_message_runs_one_turn_and_its_row_is_done() {
         Taken::Stored
     );
     let session = chat.session("t1").await;
-    eventually("the delivery is done", || async {
+    eventually_holds("the delivery is done", PATIENCE, || async {
         state(&chat, "Ev1").await == Some(IntakeState::Done)
     })
     .await;
-    eventually("the answer is on the turn card", || async {
+    eventually_holds("the answer is on the turn card", PATIENCE, || async {
         chat.platform
             .card_texts()
             .iter()
@@ -62,7 +62,7 @@ async fn a_redelivery_is_acknowledged_and_not_applied() {
         );
     }
     let session = chat.session("t1").await;
-    eventually("the turn ends", || async {
+    eventually_holds("the turn ends", PATIENCE, || async {
         chat.last_turn_ended(&session).await
     })
     .await;
@@ -106,13 +106,13 @@ async fn deliveries_a_crash_left_run_exactly_once_after_a_restart() {
     let chat = first.restarted(DONE).await;
     for thread in ["t1", "t2"] {
         let session = chat.session(thread).await;
-        eventually("the recovered turn ends", || async {
+        eventually_holds("the recovered turn ends", PATIENCE, || async {
             chat.last_turn_ended(&session).await
         })
         .await;
         assert_eq!(chat.turns(&session).await, 1, "{thread}");
     }
-    eventually("both rows are done", || async {
+    eventually_holds("both rows are done", PATIENCE, || async {
         state(&chat, "Ev1").await == Some(IntakeState::Done)
             && state(&chat, "Ev2").await == Some(IntakeState::Done)
     })
@@ -166,7 +166,7 @@ async fn a_restarted_replica_takes_back_its_own_rows_without_waiting_for_their_l
     tokio::time::sleep(Duration::from_millis(5)).await;
     let chat = first.restarted(DONE).await;
     let session = chat.session("t1").await;
-    eventually("its own row runs at once", || async {
+    eventually_holds("its own row runs at once", PATIENCE, || async {
         state(&chat, "Ev1").await == Some(IntakeState::Done)
     })
     .await;
@@ -194,7 +194,7 @@ async fn a_burst_is_stored_whole_and_every_message_runs() {
     for send in sends {
         assert_eq!(send.await.unwrap(), Taken::Stored);
     }
-    eventually("every delivery is done", || async {
+    eventually_holds("every delivery is done", PATIENCE, || async {
         chat.store.intake().unfinished().await.unwrap() == 0
     })
     .await;
@@ -213,7 +213,7 @@ async fn a_message_that_keeps_failing_is_given_up_and_its_thread_told() {
         chat.send(message("Ev1", "U1", "t1", "hello")).await,
         Taken::Stored
     );
-    eventually("the thread is told", || async {
+    eventually_holds("the thread is told", PATIENCE, || async {
         chat.platform.sent().iter().any(|s| {
             matches!(s, crate::support::Sent::Notice { thread, text }
                 if thread.as_deref() == Some("t1") && text.contains("could not take this message"))
@@ -247,7 +247,7 @@ async fn nothing_is_acknowledged_when_it_cannot_be_stored() {
 async fn a_message_that_reaches_another_replica_steers_the_turn_where_it_runs() {
     let a = TestChat::new(SHELL).await;
     a.send(message("Ev1", "U1", "t1", "run it")).await;
-    let approve = crate::support::eventually_some("the approval card's buttons", || {
+    let approve = crate::support::eventually("the approval card's buttons", PATIENCE, || {
         std::future::ready(
             a.platform
                 .buttons()
@@ -266,8 +266,9 @@ async fn a_message_that_reaches_another_replica_steers_the_turn_where_it_runs() 
     );
     // b's own claim was the first attempt; a's, once b told it the row waits, is the second
     // (b tries again only after a pause).
-    eventually(
+    eventually_holds(
         "b hands the message to a, which steers its turn",
+        PATIENCE,
         || async {
             let row = a.store.intake().get(&key(&a, "Ev2")).await.unwrap();
             row.is_some_and(|r| r.attempts >= 2 && r.state == IntakeState::Running)
@@ -279,7 +280,7 @@ async fn a_message_that_reaches_another_replica_steers_the_turn_where_it_runs() 
     a.send(crate::support::click("Cl1", "U1", "t1", approve))
         .await;
     let session = a.session("t1").await;
-    eventually("the turn ends", || async {
+    eventually_holds("the turn ends", PATIENCE, || async {
         a.last_turn_ended(&session).await
     })
     .await;

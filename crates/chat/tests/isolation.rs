@@ -8,7 +8,7 @@ use workmate_engine::reply_token;
 use workmate_protocol::{ApprovalChoice, Resolution, TurnId};
 use workmate_store::{InboxFilter, InboxItemState, NewAutomation};
 
-use crate::support::{SHELL, TestChat, eventually_some, inbound, message};
+use crate::support::{PATIENCE, SHELL, TestChat, eventually, inbound, message};
 
 /// The same delivery, from tenant B's installation.
 fn from_b(mut delivery: Inbound) -> Inbound {
@@ -21,7 +21,7 @@ fn from_b(mut delivery: Inbound) -> Inbound {
 async fn another_tenant_finds_nothing_of_this_one_by_id() {
     let chat = TestChat::new(SHELL).await;
     chat.send(message("A1", "U1", "t1", "run it")).await;
-    let item = eventually_some("tenant A's approval is parked", || async {
+    let item = eventually("tenant A's approval is parked", PATIENCE, || async {
         chat.store
             .inbox()
             .list(&chat.tenant, &InboxFilter::default(), 10)

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use workmate_chat::ChatConfig;
 
-use crate::support::{DONE, TestChat, eventually, message};
+use crate::support::{DONE, PATIENCE, TestChat, eventually_holds, message};
 
 const THREADS: usize = 40;
 
@@ -35,11 +35,14 @@ async fn idle_pumps_stop_and_leave_no_pending_card_update() {
     let mut most = 0;
     for n in 0..THREADS {
         let session = t.session(&format!("Ev{n}")).await;
-        eventually("the turn's end", || t.last_turn_ended(&session)).await;
+        eventually_holds("the turn's end", PATIENCE, || t.last_turn_ended(&session)).await;
         most = most.max(chat.active_pumps());
     }
     assert!(most > 0, "pumps ran while the turns did");
-    eventually("every pump stopped", || async { chat.active_pumps() == 0 }).await;
+    eventually_holds("every pump stopped", PATIENCE, || async {
+        chat.active_pumps() == 0
+    })
+    .await;
     assert_eq!(cached(&chat, "card_updates"), 0, "no card update waits");
     assert!(cached(&chat, "card_views") <= 512);
     chat.shutdown(Duration::from_secs(1)).await;

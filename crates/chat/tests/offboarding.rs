@@ -6,14 +6,14 @@ use workmate_cards::ButtonAction;
 use workmate_protocol::{ApprovalChoice, Resolution};
 use workmate_store::InboxFilter;
 
-use crate::support::{SHELL, TestChat, click, eventually, message};
+use crate::support::{PATIENCE, SHELL, TestChat, click, eventually_holds, message};
 
 #[tokio::test]
 async fn a_deactivated_users_messages_run_nothing_and_they_are_told_why() {
     let chat = TestChat::new(SHELL).await;
     // U1 writes once, so their binding exists; then they are offboarded.
     chat.send(message("E1", "U1", "t1", "run it")).await;
-    let item = crate::support::eventually_some("the approval is parked", || async {
+    let item = crate::support::eventually("the approval is parked", PATIENCE, || async {
         chat.store
             .inbox()
             .list(&chat.tenant, &InboxFilter::default(), 10)
@@ -32,7 +32,7 @@ async fn a_deactivated_users_messages_run_nothing_and_they_are_told_why() {
         .unwrap();
 
     chat.send(message("E2", "U1", "t2", "run it again")).await;
-    eventually("they are told why", || async {
+    eventually_holds("they are told why", PATIENCE, || async {
         chat.platform
             .private_to("U1")
             .iter()

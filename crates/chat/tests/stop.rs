@@ -3,14 +3,16 @@
 
 use workmate_cards::ButtonAction;
 
-use crate::support::{SLOW, TestChat, click, command, eventually, eventually_some, message};
+use crate::support::{
+    PATIENCE, SLOW, TestChat, click, command, eventually, eventually_holds, message,
+};
 
 async fn streaming(chat: &TestChat) -> workmate_store::SessionRecord {
     chat.send(message("Ev1", "U1", "t1", "tell me a story"))
         .await;
     let session = chat.session("t1").await;
     // Running, and its turn_start stored (the card's Stop button names that turn).
-    eventually("the turn is streaming", || async {
+    eventually_holds("the turn is streaming", PATIENCE, || async {
         chat.hub
             .is_running(&chat.tenant, &session.id)
             .await
@@ -27,7 +29,7 @@ async fn the_thread_command_stops_a_streaming_turn_for_its_owner_only() {
     let session = streaming(&chat).await;
     chat.send(message("Ev2", "U2", "t1", "/workmate stop"))
         .await;
-    eventually("the stranger is refused", || async {
+    eventually_holds("the stranger is refused", PATIENCE, || async {
         chat.platform
             .private_to("U2")
             .iter()
@@ -42,7 +44,7 @@ async fn the_thread_command_stops_a_streaming_turn_for_its_owner_only() {
     );
     chat.send(message("Ev3", "U1", "t1", "/workmate stop"))
         .await;
-    eventually("the turn stopped", || async {
+    eventually_holds("the turn stopped", PATIENCE, || async {
         chat.last_turn_ended(&session).await
     })
     .await;
@@ -53,7 +55,7 @@ async fn the_thread_command_stops_a_streaming_turn_for_its_owner_only() {
 async fn the_stop_button_stops_the_turn_it_was_shown_on() {
     let chat = TestChat::new(SLOW).await;
     let session = streaming(&chat).await;
-    let stop = eventually_some("the turn card has a Stop button", || {
+    let stop = eventually("the turn card has a Stop button", PATIENCE, || {
         std::future::ready(
             chat.platform
                 .buttons()
@@ -63,13 +65,13 @@ async fn the_stop_button_stops_the_turn_it_was_shown_on() {
     })
     .await;
     chat.send(click("Cl1", "U1", "t1", stop.clone())).await;
-    eventually("the turn stopped", || async {
+    eventually_holds("the turn stopped", PATIENCE, || async {
         chat.last_turn_ended(&session).await
     })
     .await;
     // The same button after the turn ended stops nothing and says so.
     chat.send(click("Cl2", "U1", "t1", stop)).await;
-    eventually("the stale click is answered", || async {
+    eventually_holds("the stale click is answered", PATIENCE, || async {
         chat.platform
             .private_to("U1")
             .iter()
@@ -103,7 +105,7 @@ async fn the_native_stop_lists_the_callers_running_conversations_with_stop_butto
         other.text
     );
     chat.send(click("Cl1", "U1", "t1", stops[0].clone())).await;
-    eventually("the turn stopped", || async {
+    eventually_holds("the turn stopped", PATIENCE, || async {
         chat.last_turn_ended(&session).await
     })
     .await;

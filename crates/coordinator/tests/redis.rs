@@ -5,15 +5,12 @@ use std::time::Duration;
 
 use workmate_coordinator::{Coordinator, InProcess, RedisCoordinator, RedisSettings, Signal};
 use workmate_protocol::{Event, EventKind, SessionId, TenantId};
+use workmate_test_support::Backend;
 
-/// Two replicas on the test Redis, under a prefix of their own; `None` (and a line saying so)
-/// without `WORKMATE_TEST_REDIS_URL`.
-#[allow(clippy::print_stderr, reason = "a test that did not run says so")]
-async fn two_replicas() -> Option<(RedisCoordinator, RedisCoordinator)> {
-    let Ok(url) = std::env::var("WORKMATE_TEST_REDIS_URL") else {
-        eprintln!("WORKMATE_TEST_REDIS_URL is not set: the Redis coordinator test did not run");
-        return None;
-    };
+/// Two replicas on the test Redis (`WORKMATE_TEST_REDIS_URL`), under a prefix of their own; the
+/// tests calling this are declared with `needs!`.
+async fn two_replicas() -> (RedisCoordinator, RedisCoordinator) {
+    let url = Backend::Redis.url();
     let prefix = format!("wmtest:{}", uuid_like());
     let replica = |name: &str| RedisSettings {
         url: url.clone(),
@@ -22,7 +19,7 @@ async fn two_replicas() -> Option<(RedisCoordinator, RedisCoordinator)> {
     };
     let a = RedisCoordinator::connect(replica("a")).await.unwrap();
     let b = RedisCoordinator::connect(replica("b")).await.unwrap();
-    Some((a, b))
+    (a, b)
 }
 
 fn uuid_like() -> String {
@@ -53,104 +50,104 @@ async fn next<T: Clone>(rx: &mut tokio::sync::broadcast::Receiver<T>) -> T {
         .unwrap()
 }
 
-#[tokio::test]
-async fn events_published_on_one_replica_reach_subscribers_on_the_other_in_order() {
-    let Some((a, b)) = two_replicas().await else {
-        return;
-    };
-    let tenant = TenantId::from("t1");
-    let session = SessionId::from("s1".to_owned());
-    let mut on_b = b.subscribe_events(&tenant, &session).await.unwrap();
-    let mut on_a = a.subscribe_events(&tenant, &session).await.unwrap();
-    for seq in 1..=50 {
-        a.publish_event(&event(&session, seq));
-    }
-    for seq in 1..=50 {
-        assert_eq!(next(&mut on_b).await.seq, seq, "in the order published");
-    }
-    // The publisher's own subscribers had the events directly: nothing comes back to it.
-    b.publish_event(&event(&session, 51));
-    assert_eq!(next(&mut on_a).await.seq, 51);
-    assert!(on_a.try_recv().is_err(), "a's own 1..=50 never came back");
-    let other = SessionId::from("s2".to_owned());
-    a.publish_event(&event(&other, 1));
-    b.publish_event(&event(&session, 52));
-    assert_eq!(next(&mut on_a).await.seq, 52, "only the subscribed session");
-    assert!(b.stats().events_received >= 50);
-}
-
-#[tokio::test]
-async fn a_per_minute_limit_is_counted_once_for_all_replicas() {
-    let Some((a, b)) = two_replicas().await else {
-        return;
-    };
-    let now = 1_000_000;
-    assert_eq!(a.try_acquire("tenant:t1", 3, now).await, None);
-    assert_eq!(b.try_acquire("tenant:t1", 3, now + 1).await, None);
-    assert_eq!(a.try_acquire("tenant:t1", 3, now + 2).await, None);
-    let wait = b.try_acquire("tenant:t1", 3, now + 10).await;
-    assert_eq!(
-        wait,
-        Some(Duration::from_millis(59_990)),
-        "the fourth use in a minute waits for the first to leave the window"
-    );
-    assert_eq!(b.try_acquire("tenant:t2", 3, now).await, None, "per key");
-    assert_eq!(
-        a.try_acquire("tenant:t1", 3, now + 60_000).await,
-        None,
-        "a minute later"
-    );
-    // One replica alone would have let all four through.
-    let alone = InProcess::default();
-    for _ in 0..4 {
-        assert_eq!(alone.try_acquire("tenant:t1", 4, now).await, None);
+workmate_test_support::needs! { [redis]
+    #[tokio::test]
+    async fn events_published_on_one_replica_reach_subscribers_on_the_other_in_order() {
+        let (a, b) = two_replicas().await;
+        let tenant = TenantId::from("t1");
+        let session = SessionId::from("s1".to_owned());
+        let mut on_b = b.subscribe_events(&tenant, &session).await.unwrap();
+        let mut on_a = a.subscribe_events(&tenant, &session).await.unwrap();
+        for seq in 1..=50 {
+            a.publish_event(&event(&session, seq));
+        }
+        for seq in 1..=50 {
+            assert_eq!(next(&mut on_b).await.seq, seq, "in the order published");
+        }
+        // The publisher's own subscribers had the events directly: nothing comes back to it.
+        b.publish_event(&event(&session, 51));
+        assert_eq!(next(&mut on_a).await.seq, 51);
+        assert!(on_a.try_recv().is_err(), "a's own 1..=50 never came back");
+        let other = SessionId::from("s2".to_owned());
+        a.publish_event(&event(&other, 1));
+        b.publish_event(&event(&session, 52));
+        assert_eq!(next(&mut on_a).await.seq, 52, "only the subscribed session");
+        assert!(b.stats().events_received >= 50);
     }
 }
 
-#[tokio::test]
-async fn a_delivery_remembered_on_one_replica_is_seen_on_the_other_until_it_expires() {
-    let Some((a, b)) = two_replicas().await else {
-        return;
-    };
-    assert!(!b.seen("slack:T1:Ev1").await, "unknown before");
-    a.remember("slack:T1:Ev1", Duration::from_millis(300)).await;
-    assert!(b.seen("slack:T1:Ev1").await);
-    assert!(!b.seen("slack:T1:Ev2").await);
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    assert!(!b.seen("slack:T1:Ev1").await, "forgotten after its TTL");
+workmate_test_support::needs! { [redis]
+    #[tokio::test]
+    async fn a_per_minute_limit_is_counted_once_for_all_replicas() {
+        let (a, b) = two_replicas().await;
+        let now = 1_000_000;
+        assert_eq!(a.try_acquire("tenant:t1", 3, now).await, None);
+        assert_eq!(b.try_acquire("tenant:t1", 3, now + 1).await, None);
+        assert_eq!(a.try_acquire("tenant:t1", 3, now + 2).await, None);
+        let wait = b.try_acquire("tenant:t1", 3, now + 10).await;
+        assert_eq!(
+            wait,
+            Some(Duration::from_millis(59_990)),
+            "the fourth use in a minute waits for the first to leave the window"
+        );
+        assert_eq!(b.try_acquire("tenant:t2", 3, now).await, None, "per key");
+        assert_eq!(
+            a.try_acquire("tenant:t1", 3, now + 60_000).await,
+            None,
+            "a minute later"
+        );
+        // One replica alone would have let all four through.
+        let alone = InProcess::default();
+        for _ in 0..4 {
+            assert_eq!(alone.try_acquire("tenant:t1", 4, now).await, None);
+        }
+    }
 }
 
-#[tokio::test]
-async fn a_value_kept_on_one_replica_is_read_on_the_other_until_it_expires() {
-    let Some((a, b)) = two_replicas().await else {
-        return;
-    };
-    assert_eq!(b.value("wecom:stream:s1").await, None, "unknown before");
-    a.put_value("wecom:stream:s1", "first", Duration::from_millis(300))
-        .await;
-    a.put_value("wecom:stream:s1", "second", Duration::from_millis(300))
-        .await;
-    assert_eq!(b.value("wecom:stream:s1").await.as_deref(), Some("second"));
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    assert_eq!(b.value("wecom:stream:s1").await, None, "gone after its TTL");
+workmate_test_support::needs! { [redis]
+    #[tokio::test]
+    async fn a_delivery_remembered_on_one_replica_is_seen_on_the_other_until_it_expires() {
+        let (a, b) = two_replicas().await;
+        assert!(!b.seen("slack:T1:Ev1").await, "unknown before");
+        a.remember("slack:T1:Ev1", Duration::from_millis(300)).await;
+        assert!(b.seen("slack:T1:Ev1").await);
+        assert!(!b.seen("slack:T1:Ev2").await);
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert!(!b.seen("slack:T1:Ev1").await, "forgotten after its TTL");
+    }
 }
 
-#[tokio::test]
-async fn a_signal_reaches_both_replicas_once() {
-    let Some((a, b)) = two_replicas().await else {
-        return;
-    };
-    let mut on_a = a.signals();
-    let mut on_b = b.signals();
-    let released = Signal::ConnectionReleased {
-        name: "slack:A1".into(),
-        by: "a".into(),
-    };
-    a.signal(released.clone());
-    assert_eq!(next(&mut on_b).await, released);
-    assert_eq!(next(&mut on_a).await, released, "its own listeners too");
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(on_a.try_recv().is_err(), "once, not again through Redis");
+workmate_test_support::needs! { [redis]
+    #[tokio::test]
+    async fn a_value_kept_on_one_replica_is_read_on_the_other_until_it_expires() {
+        let (a, b) = two_replicas().await;
+        assert_eq!(b.value("wecom:stream:s1").await, None, "unknown before");
+        a.put_value("wecom:stream:s1", "first", Duration::from_millis(300))
+            .await;
+        a.put_value("wecom:stream:s1", "second", Duration::from_millis(300))
+            .await;
+        assert_eq!(b.value("wecom:stream:s1").await.as_deref(), Some("second"));
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert_eq!(b.value("wecom:stream:s1").await, None, "gone after its TTL");
+    }
+}
+
+workmate_test_support::needs! { [redis]
+    #[tokio::test]
+    async fn a_signal_reaches_both_replicas_once() {
+        let (a, b) = two_replicas().await;
+        let mut on_a = a.signals();
+        let mut on_b = b.signals();
+        let released = Signal::ConnectionReleased {
+            name: "slack:A1".into(),
+            by: "a".into(),
+        };
+        a.signal(released.clone());
+        assert_eq!(next(&mut on_b).await, released);
+        assert_eq!(next(&mut on_a).await, released, "its own listeners too");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert!(on_a.try_recv().is_err(), "once, not again through Redis");
+    }
 }
 
 #[tokio::test]
@@ -212,62 +209,60 @@ impl Proxy {
     }
 }
 
-#[tokio::test]
-#[allow(clippy::print_stderr, reason = "a test that did not run says so")]
-async fn while_redis_is_away_each_replica_goes_on_alone_and_reconnects_after() {
-    let Ok(url) = std::env::var("WORKMATE_TEST_REDIS_URL") else {
-        eprintln!("WORKMATE_TEST_REDIS_URL is not set: the Redis outage test did not run");
-        return;
-    };
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter("workmate_coordinator=debug")
-        .with_test_writer()
-        .try_init();
-    let proxy = Proxy::to(&url).await;
-    let prefix = format!("wmtest:{}", uuid_like());
-    let settings = |replica: &str, url: String| RedisSettings {
-        url,
-        prefix: prefix.clone(),
-        replica: replica.to_owned(),
-    };
-    let a = RedisCoordinator::connect(settings("a", format!("redis://127.0.0.1:{}", proxy.port)))
-        .await
-        .unwrap();
-    let b = RedisCoordinator::connect(settings("b", url.clone()))
-        .await
-        .unwrap();
-    let tenant = TenantId::from("t1");
-    let session = SessionId::from("s1".to_owned());
-    let mut on_a = a.subscribe_events(&tenant, &session).await.unwrap();
-    b.publish_event(&event(&session, 1));
-    assert_eq!(next(&mut on_a).await.seq, 1);
+workmate_test_support::needs! { [redis]
+    #[tokio::test]
+    async fn while_redis_is_away_each_replica_goes_on_alone_and_reconnects_after() {
+        let url = Backend::Redis.url();
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter("workmate_coordinator=debug")
+            .with_test_writer()
+            .try_init();
+        let proxy = Proxy::to(&url).await;
+        let prefix = format!("wmtest:{}", uuid_like());
+        let settings = |replica: &str, url: String| RedisSettings {
+            url,
+            prefix: prefix.clone(),
+            replica: replica.to_owned(),
+        };
+        let a = RedisCoordinator::connect(settings("a", format!("redis://127.0.0.1:{}", proxy.port)))
+            .await
+            .unwrap();
+        let b = RedisCoordinator::connect(settings("b", url.clone()))
+            .await
+            .unwrap();
+        let tenant = TenantId::from("t1");
+        let session = SessionId::from("s1".to_owned());
+        let mut on_a = a.subscribe_events(&tenant, &session).await.unwrap();
+        b.publish_event(&event(&session, 1));
+        assert_eq!(next(&mut on_a).await.seq, 1);
 
-    proxy.set(false);
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    // Limits are counted by a alone, unknown deliveries go to the store, nothing hangs.
-    let started = std::time::Instant::now();
-    assert_eq!(a.try_acquire("tenant:t1", 1, 5_000).await, None);
-    assert!(!a.seen("slack:T1:Ev1").await);
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "each call gave up in time"
-    );
-    assert!(a.stats().fallbacks >= 2, "{:?}", a.stats());
-
-    // Back: a subscribes again by itself and hears b once more.
-    proxy.set(true);
-    let deadline = std::time::Instant::now() + Duration::from_secs(15);
-    let mut seq = 2;
-    loop {
-        b.publish_event(&event(&session, seq));
-        if let Ok(Ok(got)) = tokio::time::timeout(Duration::from_millis(300), on_a.recv()).await {
-            assert!(got.seq >= 2);
-            break;
-        }
+        proxy.set(false);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        // Limits are counted by a alone, unknown deliveries go to the store, nothing hangs.
+        let started = std::time::Instant::now();
+        assert_eq!(a.try_acquire("tenant:t1", 1, 5_000).await, None);
+        assert!(!a.seen("slack:T1:Ev1").await);
         assert!(
-            std::time::Instant::now() < deadline,
-            "a never heard b again"
+            started.elapsed() < Duration::from_secs(10),
+            "each call gave up in time"
         );
-        seq += 1;
+        assert!(a.stats().fallbacks >= 2, "{:?}", a.stats());
+
+        // Back: a subscribes again by itself and hears b once more.
+        proxy.set(true);
+        let deadline = std::time::Instant::now() + Duration::from_secs(15);
+        let mut seq = 2;
+        loop {
+            b.publish_event(&event(&session, seq));
+            if let Ok(Ok(got)) = tokio::time::timeout(Duration::from_millis(300), on_a.recv()).await {
+                assert!(got.seq >= 2);
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "a never heard b again"
+            );
+            seq += 1;
+        }
     }
 }

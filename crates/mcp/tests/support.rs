@@ -164,17 +164,17 @@ impl World {
         name: &str,
         ready: impl Fn(&ServerStatus) -> bool,
     ) -> ServerStatus {
-        for _ in 0..200 {
+        let ready = &ready;
+        let what = format!("server {name} reaching the state");
+        workmate_test_support::eventually_ok(&what, Duration::from_secs(20), || async move {
             let status = self.status(name).await;
             if ready(&status) {
-                return status;
+                Ok(status)
+            } else {
+                Err(status)
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!(
-            "server {name} never reached the state: {:?}",
-            self.status(name).await
-        );
+        })
+        .await
     }
 }
 

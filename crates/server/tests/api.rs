@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tower::ServiceExt;
 
 use crate::router::{App, TOKEN, app};
-use crate::support::eventually;
+use crate::support::{PATIENCE, eventually};
 
 /// One request, with `token` as bearer if given; the status and the JSON body (null if none).
 pub(crate) async fn call(
@@ -51,7 +51,7 @@ pub(crate) async fn messages_once(
     session: &str,
     done: impl Fn(&[Value]) -> bool,
 ) -> Vec<Value> {
-    eventually(|| async {
+    eventually("the session's messages", PATIENCE, || async {
         let (_, body) = authed(
             app,
             "GET",
@@ -114,7 +114,7 @@ async fn the_demo_report_runs_end_to_end_over_the_api() {
         (StatusCode::ACCEPTED, Some("turn_started"))
     );
 
-    let item = eventually(|| async {
+    let item = eventually("a pending approval in the inbox", PATIENCE, || async {
         let (_, listed) = authed(&app, "GET", "/v1/inbox?state=pending", None).await;
         listed["items"]
             .as_array()
@@ -148,7 +148,7 @@ async fn the_demo_report_runs_end_to_end_over_the_api() {
         "the loser learns who won: {again}"
     );
 
-    let messages = eventually(|| async {
+    let messages = eventually("the session's messages", PATIENCE, || async {
         let (_, body) = authed(
             &app,
             "GET",

@@ -95,16 +95,9 @@ async fn record(store: &Store, tenant: &TenantId, from: u32, to: u32) {
     store.audit().seal(100).await.unwrap();
 }
 
-/// The test's server URL, or `None` (the test saying it was skipped).
-fn server(variable: &str) -> Option<String> {
-    let url = std::env::var(variable).ok();
-    if url.is_none() {
-        #[allow(clippy::print_stderr, reason = "a skipped test must say so")]
-        {
-            eprintln!("skipped: {variable} is not set (bash .ci/run sets it)");
-        }
-    }
-    url
+/// The test's server URL (the test is declared with `needs!`).
+fn server(variable: &str) -> String {
+    workmate_test_support::Backend::from_variable(variable).url()
 }
 
 /// The outbox story against `sink` behind `proxy`; `stored` reads what the sink holds for
@@ -170,86 +163,86 @@ fn n_of(line: &str) -> u64 {
     record["detail"]["n"].as_u64().unwrap()
 }
 
-#[tokio::test]
-async fn redis_streams_get_every_record_in_order_across_an_outage() {
-    let Some(url) = server("WORKMATE_TEST_REDIS_URL") else {
-        return;
-    };
-    let (store, _dir) = store().await;
-    let mut proxy = Proxy::start(target(&url)).await;
-    let prefix = format!("workmate-test:{}", uuid::Uuid::new_v4().simple());
-    let mut config = RedisSinkConfig::new(&format!("redis://{}", proxy.addr));
-    config.stream_prefix = prefix.clone();
-    let sink: Arc<dyn Sink> = Arc::new(RedisSink::new(&config).unwrap());
-    let tenant = TenantId::from("acme");
-    let key = format!("{prefix}:acme");
-    let direct = redis::Client::open(url.as_str()).unwrap();
-    let stored = || {
-        let (direct, key) = (direct.clone(), key.clone());
-        async move {
-            let mut conn = direct.get_multiplexed_async_connection().await.unwrap();
-            let entries: Vec<(String, Vec<(String, String)>)> = redis::cmd("XRANGE")
-                .arg(&key)
-                .arg("-")
-                .arg("+")
-                .query_async(&mut conn)
-                .await
-                .unwrap();
-            entries
-                .iter()
-                .enumerate()
-                .map(|(i, (id, fields))| {
-                    assert_eq!(id, &format!("{}-0", i + 1), "the entry id is the place");
-                    n_of(&fields[0].1)
-                })
-                .collect()
-        }
-    };
-    outbox_story(&store, sink, &mut proxy, &tenant, stored).await;
-    let mut conn = direct.get_multiplexed_async_connection().await.unwrap();
-    let _: i64 = redis::cmd("DEL")
-        .arg(&key)
-        .query_async(&mut conn)
-        .await
-        .unwrap();
+workmate_test_support::needs! { [redis]
+    #[tokio::test]
+    async fn redis_streams_get_every_record_in_order_across_an_outage() {
+        let url = server("WORKMATE_TEST_REDIS_URL");
+        let (store, _dir) = store().await;
+        let mut proxy = Proxy::start(target(&url)).await;
+        let prefix = format!("workmate-test:{}", uuid::Uuid::new_v4().simple());
+        let mut config = RedisSinkConfig::new(&format!("redis://{}", proxy.addr));
+        config.stream_prefix = prefix.clone();
+        let sink: Arc<dyn Sink> = Arc::new(RedisSink::new(&config).unwrap());
+        let tenant = TenantId::from("acme");
+        let key = format!("{prefix}:acme");
+        let direct = redis::Client::open(url.as_str()).unwrap();
+        let stored = || {
+            let (direct, key) = (direct.clone(), key.clone());
+            async move {
+                let mut conn = direct.get_multiplexed_async_connection().await.unwrap();
+                let entries: Vec<(String, Vec<(String, String)>)> = redis::cmd("XRANGE")
+                    .arg(&key)
+                    .arg("-")
+                    .arg("+")
+                    .query_async(&mut conn)
+                    .await
+                    .unwrap();
+                entries
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (id, fields))| {
+                        assert_eq!(id, &format!("{}-0", i + 1), "the entry id is the place");
+                        n_of(&fields[0].1)
+                    })
+                    .collect()
+            }
+        };
+        outbox_story(&store, sink, &mut proxy, &tenant, stored).await;
+        let mut conn = direct.get_multiplexed_async_connection().await.unwrap();
+        let _: i64 = redis::cmd("DEL")
+            .arg(&key)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+    }
 }
 
-#[tokio::test]
-async fn nats_jetstream_gets_every_record_in_order_across_an_outage() {
-    let Some(url) = server("WORKMATE_TEST_NATS_URL") else {
-        return;
-    };
-    let (store, _dir) = store().await;
-    let mut proxy = Proxy::start(target(&url)).await;
-    let id = uuid::Uuid::new_v4().simple().to_string();
-    let mut config = NatsSinkConfig::new(&format!("nats://{}", proxy.addr));
-    config.subject_prefix = format!("wmtest.{id}");
-    config.stream = format!("WMTEST_{id}");
-    let sink: Arc<dyn Sink> = Arc::new(NatsSink::new(&config));
-    let tenant = TenantId::from("acme");
-    let client = async_nats::connect(url.as_str()).await.unwrap();
-    let js = async_nats::jetstream::new(client);
-    let stream_name = config.stream.clone();
-    let stored = || {
-        let (js, stream_name) = (js.clone(), stream_name.clone());
-        async move {
-            let Ok(mut stream) = js.get_stream(&stream_name).await else {
-                return Vec::new();
-            };
-            let count = stream.info().await.unwrap().state.messages;
-            let mut out = Vec::new();
-            for seq in 1..=count {
-                let message = stream.get_raw_message(seq).await.unwrap();
-                let id = message
-                    .headers
-                    .get("Nats-Msg-Id")
-                    .map(|v| v.as_str().to_owned());
-                assert_eq!(id.as_deref(), Some(format!("acme:{seq}").as_str()));
-                out.push(n_of(std::str::from_utf8(&message.payload).unwrap()));
+workmate_test_support::needs! { [nats]
+    #[tokio::test]
+    async fn nats_jetstream_gets_every_record_in_order_across_an_outage() {
+        let url = server("WORKMATE_TEST_NATS_URL");
+        let (store, _dir) = store().await;
+        let mut proxy = Proxy::start(target(&url)).await;
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let mut config = NatsSinkConfig::new(&format!("nats://{}", proxy.addr));
+        config.subject_prefix = format!("wmtest.{id}");
+        config.stream = format!("WMTEST_{id}");
+        let sink: Arc<dyn Sink> = Arc::new(NatsSink::new(&config));
+        let tenant = TenantId::from("acme");
+        let client = async_nats::connect(url.as_str()).await.unwrap();
+        let js = async_nats::jetstream::new(client);
+        let stream_name = config.stream.clone();
+        let stored = || {
+            let (js, stream_name) = (js.clone(), stream_name.clone());
+            async move {
+                let Ok(mut stream) = js.get_stream(&stream_name).await else {
+                    return Vec::new();
+                };
+                let count = stream.info().await.unwrap().state.messages;
+                let mut out = Vec::new();
+                for seq in 1..=count {
+                    let message = stream.get_raw_message(seq).await.unwrap();
+                    let id = message
+                        .headers
+                        .get("Nats-Msg-Id")
+                        .map(|v| v.as_str().to_owned());
+                    assert_eq!(id.as_deref(), Some(format!("acme:{seq}").as_str()));
+                    out.push(n_of(std::str::from_utf8(&message.payload).unwrap()));
+                }
+                out
             }
-            out
-        }
-    };
-    outbox_story(&store, sink, &mut proxy, &tenant, stored).await;
-    js.delete_stream(&stream_name).await.unwrap();
+        };
+        outbox_story(&store, sink, &mut proxy, &tenant, stored).await;
+        js.delete_stream(&stream_name).await.unwrap();
+    }
 }

@@ -13,6 +13,7 @@ use workmate_store::{NewUser, Role};
 
 use crate::crash;
 use crate::router::{App, SURFACE_TOKEN, app_with_script};
+use workmate_test_support::eventually_blocking;
 
 const SHELL_SCRIPT: &str = r#"{"conversations": [{"when": "*", "turns": [
     {"tool_calls": [{"name": "run_shell", "arguments": {"command": "echo hi"}}]}, {"text": "done"}]}]}"#;
@@ -104,23 +105,23 @@ pub(crate) async fn asks(app: &App, user: &str) -> (String, String) {
         Some(message),
     )
     .await;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let (_, listed) = as_user(
-            app,
-            user,
-            "GET",
-            &format!("/v1/inbox?state=pending&session={session}"),
-            None,
-        )
+    let item =
+        workmate_test_support::eventually("a prompt parked", Duration::from_secs(20), || async {
+            let (_, listed) = as_user(
+                app,
+                user,
+                "GET",
+                &format!("/v1/inbox?state=pending&session={session}"),
+                None,
+            )
+            .await;
+            listed["items"]
+                .as_array()
+                .and_then(|items| items.first().cloned())
+        })
         .await;
-        if let Some(item) = listed["items"].as_array().and_then(|items| items.first()) {
-            assert_eq!(item["requested_by"], user);
-            return (session, item["id"].as_str().unwrap().to_owned());
-        }
-        assert!(tokio::time::Instant::now() < deadline, "no prompt parked");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    assert_eq!(item["requested_by"], user);
+    (session, item["id"].as_str().unwrap().to_owned())
 }
 
 async fn answer(app: &App, user: &str, item: &str) -> (StatusCode, Value) {
@@ -209,7 +210,9 @@ fn a_session_grant_survives_a_restart_of_workmate_serve() {
     let env = crash::prepare_rounds(dir.path(), 0, 2);
     let server = crash::start(dir.path(), &env);
     let (session, count_file) = crash::start_counting(&server, dir.path());
-    let item = crash::eventually("the approval", || crash::pending(&server).first().cloned());
+    let item = eventually_blocking("the approval", crash::PROCESS_PATIENCE, || {
+        crash::pending(&server).first().cloned()
+    });
     let always = json!({"resolution": {"type": "approval", "choice": "always_command"}});
     let (status, body) = crash::call(
         &server,
@@ -230,10 +233,10 @@ fn a_session_grant_survives_a_restart_of_workmate_serve() {
         Some(message),
     );
     assert_eq!(status, 202);
-    crash::eventually("the second run", || {
+    eventually_blocking("the second run", crash::PROCESS_PATIENCE, || {
         (crash::runs(&count_file) == 2).then_some(())
     });
-    let history = crash::eventually("the second answer", || {
+    let history = eventually_blocking("the second answer", crash::PROCESS_PATIENCE, || {
         let (_, body) = crash::call(
             &server,
             "GET",
@@ -309,25 +312,22 @@ async fn only_the_owner_or_an_admin_marks_a_session_unattended() {
         Some(message),
     )
     .await;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let (_, listed) = as_user(
-            &app,
-            "alice",
-            "GET",
-            "/v1/inbox?state=pending&visibility=inbox",
-            None,
-        )
-        .await;
-        if !listed["items"].as_array().unwrap().is_empty() {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "an unattended session parks in the cross-session inbox"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    workmate_test_support::eventually_holds(
+        "an unattended session parks in the cross-session inbox",
+        Duration::from_secs(20),
+        || async {
+            let (_, listed) = as_user(
+                &app,
+                "alice",
+                "GET",
+                "/v1/inbox?state=pending&visibility=inbox",
+                None,
+            )
+            .await;
+            !listed["items"].as_array().unwrap().is_empty()
+        },
+    )
+    .await;
 }
 
 #[tokio::test]

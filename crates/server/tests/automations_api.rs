@@ -9,7 +9,7 @@ use workmate_store::{NewSession, NewWake, SessionKey, WakeKind};
 use crate::api::authed;
 use crate::authority::{as_user, people};
 use crate::router::App;
-use crate::support::eventually;
+use crate::support::{PATIENCE, eventually};
 
 pub(crate) fn tenant() -> TenantId {
     TenantId::from("default")
@@ -309,7 +309,7 @@ async fn a_run_by_hand_is_refused_while_it_goes_and_listed_newest_first() {
     let first = run["id"].as_str().unwrap().to_owned();
 
     // The run's own approval (a member's automation also waits for its rules in the inbox).
-    let item = eventually(|| async {
+    let item = eventually("the run's approval in the inbox", PATIENCE, || async {
         let (_, listed) = authed(&app, "GET", "/v1/inbox?state=pending", None).await;
         listed["items"].as_array().and_then(|items| {
             items
@@ -344,7 +344,7 @@ async fn a_run_by_hand_is_refused_while_it_goes_and_listed_newest_first() {
     let resolve = format!("/v1/inbox/{}/resolve", item["id"].as_str().unwrap());
     let (status, _) = authed(&app, "POST", &resolve, Some(approve)).await;
     assert_eq!(status, StatusCode::OK);
-    let finished = eventually(|| async {
+    let finished = eventually("the run's end", PATIENCE, || async {
         let (_, runs) = authed(&app, "GET", &runs_path, None).await;
         let run = runs["runs"][0].clone();
         (run["status"] != "running").then_some(run)

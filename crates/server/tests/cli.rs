@@ -158,22 +158,22 @@ fn migrate_is_idempotent_on_sqlite() {
     assert!(dir.path().join("data/workmate.db").is_file());
 }
 
-#[test]
-fn migrate_is_idempotent_on_mysql() {
-    let Some(url) = fresh_database("WORKMATE_TEST_MYSQL_URL") else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    migrate_twice(dir.path(), &["--database-url", &url]);
+workmate_test_support::needs! { [mysql]
+    #[test]
+    fn migrate_is_idempotent_on_mysql() {
+        let url = fresh_database("WORKMATE_TEST_MYSQL_URL");
+        let dir = tempfile::tempdir().unwrap();
+        migrate_twice(dir.path(), &["--database-url", &url]);
+    }
 }
 
-#[test]
-fn migrate_is_idempotent_on_postgres() {
-    let Some(url) = fresh_database("WORKMATE_TEST_POSTGRES_URL") else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    migrate_twice(dir.path(), &["--database-url", &url]);
+workmate_test_support::needs! { [postgres]
+    #[test]
+    fn migrate_is_idempotent_on_postgres() {
+        let url = fresh_database("WORKMATE_TEST_POSTGRES_URL");
+        let dir = tempfile::tempdir().unwrap();
+        migrate_twice(dir.path(), &["--database-url", &url]);
+    }
 }
 
 fn serve_is_ready_on(url: &str) {
@@ -186,20 +186,20 @@ fn serve_is_ready_on(url: &str) {
     assert_eq!(server.terminate(Duration::from_secs(2)).code(), Some(0));
 }
 
-#[test]
-fn serve_is_ready_on_mysql() {
-    let Some(url) = fresh_database("WORKMATE_TEST_MYSQL_URL") else {
-        return;
-    };
-    serve_is_ready_on(&url);
+workmate_test_support::needs! { [mysql]
+    #[test]
+    fn serve_is_ready_on_mysql() {
+        let url = fresh_database("WORKMATE_TEST_MYSQL_URL");
+        serve_is_ready_on(&url);
+    }
 }
 
-#[test]
-fn serve_is_ready_on_postgres() {
-    let Some(url) = fresh_database("WORKMATE_TEST_POSTGRES_URL") else {
-        return;
-    };
-    serve_is_ready_on(&url);
+workmate_test_support::needs! { [postgres]
+    #[test]
+    fn serve_is_ready_on_postgres() {
+        let url = fresh_database("WORKMATE_TEST_POSTGRES_URL");
+        serve_is_ready_on(&url);
+    }
 }
 
 /// Runs `workmate role …` with `db` (extra flags naming the database); exit code, stdout, stderr.
@@ -356,20 +356,20 @@ fn operator_grants_and_revokes_roles_on_sqlite() {
     operator_changes_roles(&["--database-url", &url], &url);
 }
 
-#[test]
-fn operator_grants_and_revokes_roles_on_mysql() {
-    let Some(url) = fresh_database("WORKMATE_TEST_MYSQL_URL") else {
-        return;
-    };
-    operator_changes_roles(&["--database-url", &url], &url);
+workmate_test_support::needs! { [mysql]
+    #[test]
+    fn operator_grants_and_revokes_roles_on_mysql() {
+        let url = fresh_database("WORKMATE_TEST_MYSQL_URL");
+        operator_changes_roles(&["--database-url", &url], &url);
+    }
 }
 
-#[test]
-fn operator_grants_and_revokes_roles_on_postgres() {
-    let Some(url) = fresh_database("WORKMATE_TEST_POSTGRES_URL") else {
-        return;
-    };
-    operator_changes_roles(&["--database-url", &url], &url);
+workmate_test_support::needs! { [postgres]
+    #[test]
+    fn operator_grants_and_revokes_roles_on_postgres() {
+        let url = fresh_database("WORKMATE_TEST_POSTGRES_URL");
+        operator_changes_roles(&["--database-url", &url], &url);
+    }
 }
 
 #[test]

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::api::{authed, messages_once};
 use crate::authority::people_with_script;
-use crate::support::eventually;
+use crate::support::{PATIENCE, eventually};
 
 /// The summarizer's conversation first (only its request says "Summarize this part"), then the
 /// thread: two answers, an overflow, and the answer asked again after compacting.
@@ -67,7 +67,7 @@ async fn compaction_over_http_by_command_and_after_an_overflow() {
         (StatusCode::ACCEPTED, Some("turn_started")),
         "{body}"
     );
-    let view = eventually(|| async {
+    let view = eventually("the session's compaction view", PATIENCE, || async {
         let (_, body) = authed(&app, "GET", &format!("/v1/sessions/{session}"), None).await;
         let view = body["session"]["compaction"].clone();
         view.is_object().then_some(view)

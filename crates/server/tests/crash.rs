@@ -3,12 +3,13 @@
 //! runs, so "no tool ran twice" is a line count.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::backends::{Backend, on_every_backend};
 use crate::support::{Server, http_request};
+use workmate_test_support::eventually_blocking;
 
 pub(crate) const TOKEN: &str = "crash-test-token-0123456789";
 
@@ -72,16 +73,8 @@ pub(crate) fn call(server: &Server, method: &str, path: &str, body: Option<Value
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }
 
-pub(crate) fn eventually<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(found) = probe() {
-            return found;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
+/// How long a process test waits for something the server does.
+pub(crate) const PROCESS_PATIENCE: Duration = Duration::from_secs(30);
 
 /// Creates a session whose workspace holds `count.sh`, and asks it to count.
 pub(crate) fn start_counting(server: &Server, dir: &Path) -> (String, PathBuf) {
@@ -132,7 +125,7 @@ pub(crate) fn runs(count_file: &Path) -> usize {
 
 /// Waits for the final answer; returns the history.
 pub(crate) fn finished_history(server: &Server, session: &str) -> Vec<Value> {
-    eventually("the final answer", || {
+    eventually_blocking("the final answer", PROCESS_PATIENCE, || {
         let (_, body) = call(
             server,
             "GET",
@@ -164,14 +157,14 @@ on_every_backend!(
 );
 
 fn a_turn_parked_on_an_approval_completes_after_a_sigkill(backend: Backend) {
-    let Some(database) = backend.database() else {
-        return;
-    };
+    let database = backend.database();
     let dir = tempfile::tempdir().unwrap();
     let env = with_database(prepare(dir.path(), 0), database.as_deref());
     let server = start(dir.path(), &env);
     let (session, count_file) = start_counting(&server, dir.path());
-    let item = eventually("the approval", || pending(&server).first().cloned());
+    let item = eventually_blocking("the approval", PROCESS_PATIENCE, || {
+        pending(&server).first().cloned()
+    });
     server.crash();
 
     let server = start(dir.path(), &env);
@@ -189,16 +182,16 @@ fn a_turn_parked_on_an_approval_completes_after_a_sigkill(backend: Backend) {
 }
 
 fn a_tool_killed_mid_run_is_not_run_again(backend: Backend) {
-    let Some(database) = backend.database() else {
-        return;
-    };
+    let database = backend.database();
     let dir = tempfile::tempdir().unwrap();
     let env = with_database(prepare(dir.path(), 20), database.as_deref());
     let server = start(dir.path(), &env);
     let (session, count_file) = start_counting(&server, dir.path());
-    let item = eventually("the approval", || pending(&server).first().cloned());
+    let item = eventually_blocking("the approval", PROCESS_PATIENCE, || {
+        pending(&server).first().cloned()
+    });
     approve(&server, item["id"].as_str().unwrap());
-    eventually("the tool to start", || {
+    eventually_blocking("the tool to start", PROCESS_PATIENCE, || {
         (runs(&count_file) == 1).then_some(())
     });
     server.crash();

@@ -6,8 +6,9 @@
 use serde_json::{Value, json};
 
 use crate::backends::{Backend, on_every_backend};
-use crate::crash::{TOKEN, call, eventually, scripted, start, with_database};
+use crate::crash::{PROCESS_PATIENCE, TOKEN, call, scripted, start, with_database};
 use crate::support::{Server, http_send};
+use workmate_test_support::eventually_blocking;
 
 /// A model that answers every message with "done".
 fn env(dir: &std::path::Path, database: Option<&str>) -> Vec<(String, String)> {
@@ -29,7 +30,7 @@ fn send(server: &Server, session: &str, text: &str, key: &str) -> Option<(u16, V
 
 /// The texts of the session's user messages, once its last turn has answered.
 fn user_texts(server: &Server, session: &str) -> Vec<String> {
-    eventually("the answer", || {
+    eventually_blocking("the answer", PROCESS_PATIENCE, || {
         let (_, body) = call(
             server,
             "GET",
@@ -73,9 +74,7 @@ on_every_backend!(
 /// Killed after the command is stored (before it is applied, and after it is applied but before
 /// the answer): the restart runs it, and the client's retry with the same key runs nothing more.
 fn a_command_killed_before_its_answer_runs_once_after_the_restart(backend: Backend) {
-    let Some(database) = backend.database() else {
-        return;
-    };
+    let database = backend.database();
     for point in ["api_command.stored", "api_command.applied"] {
         let dir = tempfile::tempdir().unwrap();
         let env = env(dir.path(), database.as_deref());
@@ -103,9 +102,7 @@ fn a_command_killed_before_its_answer_runs_once_after_the_restart(backend: Backe
 /// Killed after the `202`, before the turn stored the message: the restart stores and answers
 /// it, once.
 fn a_command_answered_before_its_message_was_stored_is_not_lost(backend: Backend) {
-    let Some(database) = backend.database() else {
-        return;
-    };
+    let database = backend.database();
     let dir = tempfile::tempdir().unwrap();
     let env = env(dir.path(), database.as_deref());
     let (session, server) = armed_at(dir.path(), &env, "turn.message_unstored");
@@ -127,7 +124,7 @@ fn a_command_answered_before_its_message_was_stored_is_not_lost(backend: Backend
         (202, &json!("turn_started")),
         "{body}"
     );
-    eventually("the second answer", || {
+    eventually_blocking("the second answer", PROCESS_PATIENCE, || {
         let (_, body) = call(
             &server,
             "GET",

@@ -2,7 +2,7 @@
 //! up as a completed turn, a finished tool call, an approval and its latency, and model calls
 //! with their duration and tokens, with no tenant, session or user in any label.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::http::StatusCode;
 use serde_json::json;
@@ -25,15 +25,19 @@ async fn a_turn_with_an_approval_shows_on_metrics() {
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let text = loop {
-        let (_, _, text) = send(&app.router, "GET", "/metrics").await;
-        if text.contains(r#"workmate_turns_total{outcome="completed"} 1"#) {
-            break text;
-        }
-        assert!(Instant::now() < deadline, "no completed turn:\n{text}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let text = workmate_test_support::eventually_ok(
+        "a completed turn in the metrics",
+        Duration::from_secs(20),
+        || async {
+            let (_, _, text) = send(&app.router, "GET", "/metrics").await;
+            if text.contains(r#"workmate_turns_total{outcome="completed"} 1"#) {
+                Ok(text)
+            } else {
+                Err(text)
+            }
+        },
+    )
+    .await;
     for line in [
         r#"workmate_tool_calls_total{status="ok"} 1"#,
         r#"workmate_approvals_total{decision="approved"} 1"#,

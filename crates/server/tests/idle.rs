@@ -2,14 +2,15 @@
 //! watched over SSE, switched to plan mode, and one through an approval, leave the live-session
 //! gauge at zero once `[engine] idle_session_seconds` has passed.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
 use crate::crash::{
-    TOKEN, approve, call, eventually, finished_history, pending, prepare, start_counting,
+    PROCESS_PATIENCE, TOKEN, approve, call, finished_history, pending, prepare, start_counting,
 };
 use crate::support::{Server, http_get, read_stream_until};
+use workmate_test_support::eventually_blocking;
 
 /// The value of the series `series` (name and labels, as written on `/metrics`).
 fn gauge(server: &Server, series: &str) -> u64 {
@@ -35,7 +36,9 @@ fn the_live_session_gauge_returns_to_zero_once_sessions_are_idle() {
 
     // One session through a prompt and its answer.
     let (session, _) = start_counting(&server, dir.path());
-    let item = eventually("the approval", || pending(&server).first().cloned());
+    let item = eventually_blocking("the approval", PROCESS_PATIENCE, || {
+        pending(&server).first().cloned()
+    });
     approve(&server, item["id"].as_str().unwrap());
     finished_history(&server, &session);
 
@@ -64,15 +67,11 @@ fn the_live_session_gauge_returns_to_zero_once_sessions_are_idle() {
     let busy = live_sessions(&server);
     assert!(busy > 0, "the sessions were live while used");
 
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while live_sessions(&server) > 0 {
-        assert!(
-            Instant::now() < deadline,
-            "still {} live sessions 20 s after they went idle",
-            live_sessions(&server)
-        );
-        std::thread::sleep(Duration::from_millis(250));
-    }
+    eventually_blocking(
+        "no live session 20 s after they went idle",
+        Duration::from_secs(20),
+        || (live_sessions(&server) == 0).then_some(()),
+    );
     eprintln!("live sessions: {busy} while used, 0 once idle");
     assert_eq!(gauge(&server, "workmate_card_pumps_live"), 0);
     // Every cache's entries are a series, within its bound.

@@ -21,8 +21,9 @@ use workmate_protocol::{EventKind, Message, TenantId, UserContent};
 use workmate_store::{ConnectOptions, SessionKey, Store};
 
 use crate::backends::{Backend, on_every_backend};
-use crate::crash::{eventually, scripted, start, with_database};
+use crate::crash::{PROCESS_PATIENCE, scripted, start, with_database};
 use crate::support::Server;
+use workmate_test_support::eventually_blocking;
 
 use dingtalk_fake::DingTalkFake;
 use feishu_fake::FeishuFake;
@@ -139,7 +140,7 @@ fn a_turn_cut_mid_stream_ends_on_its_card_after_the_restart() {
     let server = start(dir.path(), &env);
     assert_eq!(post(&server, 0), 200);
     let last = |i| fake.cards(&runtime, i).pop().unwrap_or_default();
-    eventually("the turn card streaming", || {
+    eventually_blocking("the turn card streaming", PROCESS_PATIENCE, || {
         last(0).contains("Done,").then_some(())
     });
     server.crash();
@@ -154,8 +155,9 @@ fn a_turn_cut_mid_stream_ends_on_its_card_after_the_restart() {
     );
 
     let server = start(dir.path(), &env);
-    eventually(
+    eventually_blocking(
         "the card to end with the answer or the restart notice",
+        PROCESS_PATIENCE,
         || final_card(&last(0)).then_some(()),
     );
     assert_eq!(fake.cards(&runtime, 0).len(), 1, "one card");
@@ -168,9 +170,7 @@ fn a_turn_cut_mid_stream_ends_on_its_card_after_the_restart() {
 on_every_backend!(every_acknowledged_slack_event_runs_exactly_one_turn_after_a_sigkill);
 
 fn every_acknowledged_slack_event_runs_exactly_one_turn_after_a_sigkill(backend: Backend) {
-    let Some(database) = backend.database() else {
-        return;
-    };
+    let database = backend.database();
     let runtime = runtime();
     let fake = SlackFake(runtime.block_on(fake_slack()));
     crash_run(
@@ -317,7 +317,7 @@ fn crash_run(
     // What was still unfinished at the last look, so a timeout names the events.
     let mut waiting = Vec::new();
     let waited = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        eventually("every event's turn", || {
+        eventually_blocking("every event's turn", PROCESS_PATIENCE, || {
             runtime.block_on(async {
                 let mut outcomes = Vec::with_capacity(EVENTS);
                 waiting.clear();
@@ -378,7 +378,7 @@ fn crash_run(
         let what = format!(
             "{name} {kill_at:?}: event {i}'s one card to show the answer or the restart notice"
         );
-        let cards = eventually(&what, || {
+        let cards = eventually_blocking(&what, PROCESS_PATIENCE, || {
             let cards = fake.cards(runtime, i);
             (cards.len() > 1 || cards.first().is_some_and(|c| final_card(c))).then_some(cards)
         });

@@ -117,26 +117,30 @@ async fn deprovisioning_revokes_everything_at_once_and_every_surface_refuses_the
             reason: "owner offboarded".into()
         })
     );
-    crate::support::eventually(|| async {
-        let events = app
-            .store
-            .events()
-            .list_after(&tenant, &session_id, 0, 1000)
-            .await
-            .unwrap();
-        events
-            .iter()
-            .any(|e| {
-                matches!(
-                    e.kind,
-                    EventKind::ToolFinished {
-                        status: ToolStatus::Denied,
-                        ..
-                    }
-                )
-            })
-            .then_some(())
-    })
+    crate::support::eventually(
+        "the session's turn ends for the offboarding",
+        crate::support::PATIENCE,
+        || async {
+            let events = app
+                .store
+                .events()
+                .list_after(&tenant, &session_id, 0, 1000)
+                .await
+                .unwrap();
+            events
+                .iter()
+                .any(|e| {
+                    matches!(
+                        e.kind,
+                        EventKind::ToolFinished {
+                            status: ToolStatus::Denied,
+                            ..
+                        }
+                    )
+                })
+                .then_some(())
+        },
+    )
     .await;
     // It is audited.
     let audit = app.store.audit().recent(&tenant, 50).await.unwrap();

@@ -163,17 +163,21 @@ async fn a_skill_is_saved_only_once_approved_and_a_later_session_loads_it() {
     let (_, created) = as_user(&app, "alice", "POST", "/v1/sessions", None).await;
     let teacher = created["session_id"].as_str().unwrap().to_owned();
     say(&app, &teacher, "remember how we deploy").await;
-    let item = crate::support::eventually(|| async {
-        let (_, listed) = as_user(
-            &app,
-            "alice",
-            "GET",
-            &format!("/v1/inbox?state=pending&session={teacher}"),
-            None,
-        )
-        .await;
-        listed["items"].as_array()?.first().cloned()
-    })
+    let item = crate::support::eventually(
+        "the teacher session's approval in the inbox",
+        crate::support::PATIENCE,
+        || async {
+            let (_, listed) = as_user(
+                &app,
+                "alice",
+                "GET",
+                &format!("/v1/inbox?state=pending&session={teacher}"),
+                None,
+            )
+            .await;
+            listed["items"].as_array()?.first().cloned()
+        },
+    )
     .await;
     assert!(item.to_string().contains("save_skill"), "{item}");
     let skills = Skills::new(app.store.clone());

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use crate::api::{authed, messages_once};
 use crate::authority::people_with_script;
-use crate::support::eventually;
+use crate::support::{PATIENCE, eventually};
 
 const PLANNER: &str = r###"{"conversations": [{"when": "*", "turns": [
     {"tool_calls": [{"name": "propose_plan", "arguments": {"plan": "## Notes\n1. Write notes.md"}}]},
@@ -33,7 +33,7 @@ async fn planning(app: &crate::router::App) -> (String, String) {
         Some(json!({"type": "user_message", "text": "write the notes"})),
     )
     .await;
-    let item = eventually(|| async {
+    let item = eventually("the plan's approval in the inbox", PATIENCE, || async {
         let (_, listed) = authed(
             app,
             "GET",

@@ -36,9 +36,7 @@ fn runs_of(server: &Server, id: &str) -> Vec<Value> {
 /// second; then every automation must have exactly one run, and the two processes together must
 /// have finished exactly one run per automation.
 fn each_due_automation_runs_once(variable: &str) {
-    let Some(url) = fresh_database(variable) else {
-        return;
-    };
+    let url = fresh_database(variable);
     let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let a = start(dir_a.path(), &url);
     let b = start(dir_b.path(), &url);
@@ -90,12 +88,16 @@ fn each_due_automation_runs_once(variable: &str) {
     );
 }
 
-#[test]
-fn two_serve_processes_on_postgres_run_each_due_automation_once() {
-    each_due_automation_runs_once("WORKMATE_TEST_POSTGRES_URL");
+workmate_test_support::needs! { [postgres]
+    #[test]
+    fn two_serve_processes_on_postgres_run_each_due_automation_once() {
+        each_due_automation_runs_once("WORKMATE_TEST_POSTGRES_URL");
+    }
 }
 
-#[test]
-fn two_serve_processes_on_mariadb_run_each_due_automation_once() {
-    each_due_automation_runs_once("WORKMATE_TEST_MYSQL_URL");
+workmate_test_support::needs! { [mysql]
+    #[test]
+    fn two_serve_processes_on_mariadb_run_each_due_automation_once() {
+        each_due_automation_runs_once("WORKMATE_TEST_MYSQL_URL");
+    }
 }

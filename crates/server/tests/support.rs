@@ -351,77 +351,32 @@ impl Drop for Server {
     }
 }
 
-/// A fresh database on the test server named by `variable`, or `None` (saying so on stderr)
-/// when the variable is unset.
-#[allow(
-    clippy::print_stderr,
-    reason = "a skipped test must say so in the test output"
-)]
-pub(crate) fn fresh_database(variable: &str) -> Option<String> {
-    let Ok(server_url) = std::env::var(variable) else {
-        eprintln!("skipped: {variable} not set");
-        return None;
-    };
+/// A fresh database on the test server named by `variable`. A test calling this is declared
+/// with `needs!` (ignored when the variable was unset at build time), so
+/// an unset variable or an unreachable server fails it.
+pub(crate) fn fresh_database(variable: &str) -> String {
+    let server_url = workmate_test_support::Backend::from_variable(variable).url();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    Some(
-        runtime
-            .block_on(workmate_store::test_support::fresh_database(&server_url))
-            .unwrap(),
-    )
+    runtime
+        .block_on(workmate_store::test_support::fresh_database(&server_url))
+        .unwrap()
 }
 
 /// The test Redis (`WORKMATE_TEST_REDIS_URL`) and a key prefix, under `what`, that no other run
-/// uses; `None` (said) without the variable.
-#[allow(clippy::print_stderr, reason = "a test that did not run says so")]
-pub(crate) fn test_redis(what: &str) -> Option<(String, String)> {
-    let Ok(url) = std::env::var("WORKMATE_TEST_REDIS_URL") else {
-        eprintln!("skipped: WORKMATE_TEST_REDIS_URL not set");
-        return None;
-    };
+/// uses. A test calling this is declared with `needs!`.
+pub(crate) fn test_redis(what: &str) -> (String, String) {
+    let url = workmate_test_support::Backend::Redis.url();
     let prefix = format!("wmtest:{what}:{}", uuid::Uuid::new_v4().simple());
-    Some((url, prefix))
+    (url, prefix)
 }
 
-/// Polls `probe` until it returns `Some`, failing after a generous deadline.
-pub(crate) async fn eventually<T, F, Fut>(mut probe: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    poll(
-        Duration::from_secs(20),
-        "condition not reached in time",
-        || {
-            let found = probe();
-            async move { found.await.ok_or("nothing yet") }
-        },
-    )
-    .await
-}
+/// How long a test waits for something the app does (generous: two cores run many tests).
+pub(crate) const PATIENCE: Duration = Duration::from_secs(20);
 
-/// Polls `probe` every 20 ms until it returns `Ok`; after `patience`, fails saying `what` was
-/// awaited and what the last `Err` held.
-pub(crate) async fn poll<T, E, F, Fut>(patience: Duration, what: &str, mut probe: F) -> T
-where
-    E: std::fmt::Debug,
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, E>>,
-{
-    let deadline = tokio::time::Instant::now() + patience;
-    loop {
-        match probe().await {
-            Ok(found) => return found,
-            Err(last) => assert!(
-                tokio::time::Instant::now() < deadline,
-                "{what}; last seen: {last:#?}"
-            ),
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
+pub(crate) use workmate_test_support::{eventually, eventually_ok};
 
 /// The session of a chat thread on `surface` in installation `installation`, if the chat layer
 /// created it.
@@ -507,7 +462,7 @@ pub(crate) async fn texts_in(
     count: usize,
 ) -> Vec<String> {
     let tenant = workmate_chat::tenant_of(surface, installation);
-    eventually(|| async {
+    eventually("the thread's messages", PATIENCE, || async {
         let session = thread_session(store, surface, installation, chat, thread).await?;
         let texts: Vec<String> = store
             .messages()

@@ -262,20 +262,20 @@ fn vault_rotate_on_sqlite() {
     rotation_story(&url);
 }
 
-#[test]
-fn vault_rotate_on_mysql() {
-    let Some(url) = fresh_database("WORKMATE_TEST_MYSQL_URL") else {
-        return;
-    };
-    rotation_story(&url);
+workmate_test_support::needs! { [mysql]
+    #[test]
+    fn vault_rotate_on_mysql() {
+        let url = fresh_database("WORKMATE_TEST_MYSQL_URL");
+        rotation_story(&url);
+    }
 }
 
-#[test]
-fn vault_rotate_on_postgres() {
-    let Some(url) = fresh_database("WORKMATE_TEST_POSTGRES_URL") else {
-        return;
-    };
-    rotation_story(&url);
+workmate_test_support::needs! { [postgres]
+    #[test]
+    fn vault_rotate_on_postgres() {
+        let url = fresh_database("WORKMATE_TEST_POSTGRES_URL");
+        rotation_story(&url);
+    }
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::support::{Server, eventually, http_request};
+use crate::support::{PATIENCE, Server, eventually, http_request};
 
 /// What marks the walk-through's block in the README.
 const MARKER: &str = "<!-- walk-through: run as written by crates/server/tests/walkthrough.rs -->";
@@ -91,7 +91,7 @@ async fn the_demo_writes_the_report_as_often_as_it_is_asked() {
         )
         .await;
         assert_eq!(status, 202, "request {asked}");
-        let item = eventually(|| async {
+        let item = eventually("the request's approval in the inbox", PATIENCE, || async {
             let (_, listed) = call(
                 "GET",
                 format!("/v1/inbox?state=pending&session={session}"),
@@ -105,7 +105,7 @@ async fn the_demo_writes_the_report_as_often_as_it_is_asked() {
         let (status, _) = call("POST", format!("/v1/inbox/{item}/resolve"), Some(approve)).await;
         assert_eq!(status, 200, "request {asked}");
         // The turn ends with the demo's answer, not a failure.
-        let answers = eventually(|| async {
+        let answers = eventually("the demo's answer", PATIENCE, || async {
             let (_, history) = call("GET", format!("/v1/sessions/{session}/messages"), None).await;
             let done: Vec<String> = history["messages"]
                 .as_array()?

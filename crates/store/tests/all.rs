@@ -1,12 +1,7 @@
 //! The store's test suite. Every test in `backend_matrix!` runs unchanged on SQLite, MariaDB/MySQL
 //! and Postgres; the server-backed halves need `WORKMATE_TEST_MYSQL_URL` and
-//! `WORKMATE_TEST_POSTGRES_URL` and say so when those are not set.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::print_stderr
-)]
+//! `WORKMATE_TEST_POSTGRES_URL` and are reported as ignored when those were unset at build time.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[macro_use]
 mod support;

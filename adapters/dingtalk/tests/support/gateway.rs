@@ -19,6 +19,8 @@ pub(crate) const CLIENT_SECRET: &str = "ding-app-secret";
 pub(crate) const TICKET: &str = "ticket+1/=";
 pub(crate) const WAIT: Duration = Duration::from_secs(5);
 
+pub(crate) use workmate_test_support::eventually_holds;
+
 pub(crate) type Socket = WebSocketStream<TcpStream>;
 
 /// `open` plus the WebSocket listener it points at.
@@ -68,21 +70,6 @@ impl FakeDingTalk {
 
     pub(crate) async fn opens(&self) -> usize {
         self.api.received_requests().await.unwrap().len()
-    }
-}
-/// Waits until `check` holds, failing after [`WAIT`].
-pub(crate) async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while !check().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "not in time: {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
 pub(crate) fn timings() -> Timings {

@@ -5,7 +5,6 @@
 
 pub mod platform;
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,34 +36,10 @@ pub const SLOW: &str = r#"{"conversations": [{"when": "*", "turns": [
 pub const SHELL: &str = r#"{"conversations": [{"when": "*", "turns": [
     {"tool_calls": [{"name": "run_shell", "arguments": {"command": "echo hi"}}]}, {"text": "Done."}]}]}"#;
 
-/// Waits until `check` holds, for at most ten seconds.
-pub async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    eventually_some(what, || {
-        let checked = check();
-        async move { checked.await.then_some(()) }
-    })
-    .await;
-}
+/// How long a chat test waits for something to happen.
+pub const PATIENCE: Duration = Duration::from_secs(10);
 
-/// Waits until `find` finds something, for at most ten seconds, and returns it.
-pub async fn eventually_some<T, F, Fut>(what: &str, mut find: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while tokio::time::Instant::now() < deadline {
-        if let Some(found) = find().await {
-            return found;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("{what} did not happen within 10 s");
-}
+pub use workmate_test_support::{eventually, eventually_holds};
 
 /// A chat layer on a fresh SQLite store, with the fake platform registered.
 pub struct TestChat {
@@ -201,7 +176,7 @@ impl TestChat {
             chat_id: CHAT.into(),
             thread_id: thread.into(),
         };
-        eventually_some("the thread's session", || async {
+        eventually("the thread's session", PATIENCE, || async {
             self.store
                 .sessions()
                 .find_by_key(&self.tenant, &key)

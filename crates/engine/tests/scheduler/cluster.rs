@@ -9,102 +9,112 @@ use workmate_engine::automations::{AutomationDraft, create};
 use workmate_engine::{Scheduler, SchedulerConfig};
 use workmate_protocol::{Actor, ApprovalChoice, UserId};
 use workmate_store::{RunStatus, RunTrigger};
+use workmate_test_support::Backend;
 
 use super::{Fixture, Seen, asks_to_write, clock_at, ms, settle};
 use crate::support::{Harness, Options, script};
 
+workmate_test_support::needs! { [postgres]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn two_schedulers_on_one_postgres_database_fire_each_slot_once() {
+        two_schedulers_on_one_database_fire_each_slot_once(Backend::Postgres).await;
+    }
+}
+
+workmate_test_support::needs! { [mysql]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn two_schedulers_on_one_mariadb_database_fire_each_slot_once() {
+        two_schedulers_on_one_database_fire_each_slot_once(Backend::Mysql).await;
+    }
+}
+
 /// Two schedulers, each with its own connection pool and hub (as two processes would have), tick
 /// side by side on one Postgres or MariaDB database for 200 minutes: every slot of every
 /// automation fires exactly once.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_schedulers_on_one_database_fire_each_slot_once() {
-    for variable in ["WORKMATE_TEST_POSTGRES_URL", "WORKMATE_TEST_MYSQL_URL"] {
-        let Ok(server) = std::env::var(variable) else {
-            eprintln!("{variable} is not set: the two-scheduler test did not run on it");
-            continue;
+async fn two_schedulers_on_one_database_fire_each_slot_once(backend: Backend) {
+    let variable = backend.variable();
+    let server = backend.url();
+    let url = workmate_store::test_support::fresh_database(&server)
+        .await
+        .unwrap();
+    let clock = clock_at("2026-12-01T09:00:30Z");
+    let turns = json!([
+        {"tool_calls": [{"name": "probe_read", "arguments": {}}]},
+        {"text": "Counted."}
+    ]);
+    let mut processes = Vec::new();
+    for _ in 0..2 {
+        let connect = workmate_store::ConnectOptions {
+            clock: clock.clone(),
+            ..workmate_store::ConnectOptions::default()
         };
-        let url = workmate_store::test_support::fresh_database(&server)
-            .await
-            .unwrap();
-        let clock = clock_at("2026-12-01T09:00:30Z");
-        let turns = json!([
-            {"tool_calls": [{"name": "probe_read", "arguments": {}}]},
-            {"text": "Counted."}
-        ]);
-        let mut processes = Vec::new();
-        for _ in 0..2 {
-            let connect = workmate_store::ConnectOptions {
-                clock: clock.clone(),
-                ..workmate_store::ConnectOptions::default()
-            };
-            let store = workmate_store::Store::connect(&url, connect).await.unwrap();
-            store.migrate().await.unwrap();
-            let dir = std::env::temp_dir().join(format!("workmate-sched-{}", uuid::Uuid::now_v7()));
-            std::fs::create_dir_all(&dir).unwrap();
-            let options = Options {
-                clock: clock.clone(),
-                ..Options::default()
-            };
-            let h = Harness::on_store(store, dir, &script(turns.clone()), options).await;
-            let scheduler = Scheduler::new(
-                h.hub.clone(),
-                Arc::new(Seen::default()),
-                SchedulerConfig::default(),
-            );
-            processes.push((h, scheduler));
-        }
-        let (a, b) = (&processes[0], &processes[1]);
-        let mut ids = Vec::new();
-        for title in ["Sync one", "Sync two", "Sync three"] {
-            let draft: AutomationDraft = serde_json::from_value(
-                json!({"title": title, "instructions": "Count.", "cron": "* * * * *", "timezone": "UTC"}),
-            )
-            .unwrap();
-            let owner = UserId::from("u_alice");
-            ids.push(
-                create(&a.0.store, &a.0.tenant, &owner, None, draft, "test")
-                    .await
-                    .unwrap()
-                    .id,
-            );
-        }
-        let ticks = 200;
-        let mut fired = 0;
-        for _ in 0..ticks {
-            clock.advance(Duration::from_secs(60));
-            let (ra, rb) = tokio::join!(
-                a.1.tick(RunTrigger::Schedule),
-                b.1.tick(RunTrigger::Schedule)
-            );
-            fired += ra.unwrap().fired + rb.unwrap().fired;
-            settle(&a.1).await;
-            settle(&b.1).await;
-        }
-        let mut runs = 0;
-        for id in &ids {
-            let all =
-                a.0.store
-                    .automations()
-                    .runs(&a.0.tenant, id, 1000)
-                    .await
-                    .unwrap();
-            let mut starts: Vec<i64> = all.iter().map(|r| r.started_at_ms).collect();
-            starts.dedup();
-            assert_eq!(starts.len(), all.len(), "{variable}: a slot fired twice");
-            assert!(
-                all.iter().all(|r| r.status == RunStatus::Ok),
-                "{variable}: {all:?}"
-            );
-            runs += all.len();
-        }
-        assert_eq!(runs, ids.len() * ticks, "{variable}: every slot fired");
-        assert_eq!(fired, runs, "{variable}");
-        assert_eq!(
-            a.0.reads.calls() + b.0.reads.calls(),
-            runs,
-            "{variable}: each run ran once"
+        let store = workmate_store::Store::connect(&url, connect).await.unwrap();
+        store.migrate().await.unwrap();
+        let dir = std::env::temp_dir().join(format!("workmate-sched-{}", uuid::Uuid::now_v7()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let options = Options {
+            clock: clock.clone(),
+            ..Options::default()
+        };
+        let h = Harness::on_store(store, dir, &script(turns.clone()), options).await;
+        let scheduler = Scheduler::new(
+            h.hub.clone(),
+            Arc::new(Seen::default()),
+            SchedulerConfig::default(),
+        );
+        processes.push((h, scheduler));
+    }
+    let (a, b) = (&processes[0], &processes[1]);
+    let mut ids = Vec::new();
+    for title in ["Sync one", "Sync two", "Sync three"] {
+        let draft: AutomationDraft = serde_json::from_value(
+            json!({"title": title, "instructions": "Count.", "cron": "* * * * *", "timezone": "UTC"}),
+        )
+        .unwrap();
+        let owner = UserId::from("u_alice");
+        ids.push(
+            create(&a.0.store, &a.0.tenant, &owner, None, draft, "test")
+                .await
+                .unwrap()
+                .id,
         );
     }
+    let ticks = 200;
+    let mut fired = 0;
+    for _ in 0..ticks {
+        clock.advance(Duration::from_secs(60));
+        let (ra, rb) = tokio::join!(
+            a.1.tick(RunTrigger::Schedule),
+            b.1.tick(RunTrigger::Schedule)
+        );
+        fired += ra.unwrap().fired + rb.unwrap().fired;
+        settle(&a.1).await;
+        settle(&b.1).await;
+    }
+    let mut runs = 0;
+    for id in &ids {
+        let all =
+            a.0.store
+                .automations()
+                .runs(&a.0.tenant, id, 1000)
+                .await
+                .unwrap();
+        let mut starts: Vec<i64> = all.iter().map(|r| r.started_at_ms).collect();
+        starts.dedup();
+        assert_eq!(starts.len(), all.len(), "{variable}: a slot fired twice");
+        assert!(
+            all.iter().all(|r| r.status == RunStatus::Ok),
+            "{variable}: {all:?}"
+        );
+        runs += all.len();
+    }
+    assert_eq!(runs, ids.len() * ticks, "{variable}: every slot fired");
+    assert_eq!(fired, runs, "{variable}");
+    assert_eq!(
+        a.0.reads.calls() + b.0.reads.calls(),
+        runs,
+        "{variable}: each run ran once"
+    );
 }
 
 /// A deploy restarts the service while a run waits on an approval: the new process adopts the

@@ -21,7 +21,7 @@ use workmate_store::{InboxFilter, InboxItem, InboxItemState, Store};
 
 use self::fake::FakeDingTalk;
 use crate::router::{App, app_with_script};
-use crate::support::{Call, eventually, thread_session, wait_for};
+use crate::support::{Call, PATIENCE, eventually, thread_session, wait_for};
 
 const CLIENT_ID: &str = "dingappkey";
 pub(crate) const CLIENT_SECRET: &str = "ding-app-secret";
@@ -147,7 +147,7 @@ pub(crate) fn keyed_click(created: &Call, user: &str, choice: &str) -> Value {
 /// The approval prompt parked in the inbox.
 pub(crate) async fn parked(app: &DingTalkApp) -> InboxItem {
     let tenant = workmate_chat::tenant_of(Surface::Dingtalk, CORP);
-    eventually(|| async {
+    eventually("the approval parked in the inbox", PATIENCE, || async {
         app.store
             .inbox()
             .list(&tenant, &InboxFilter::default(), 10)
@@ -246,7 +246,7 @@ pub(crate) const ANAS: &str = "@ana#0";
 /// The input of every turn Ana's conversation in the group ran, once there are `count`.
 async fn turn_inputs(app: &DingTalkApp, count: usize) -> Vec<String> {
     let tenant = workmate_chat::tenant_of(Surface::Dingtalk, CORP);
-    eventually(|| async {
+    eventually("the turns of Ana's conversation", PATIENCE, || async {
         let session = thread_session(&app.store, Surface::Dingtalk, CORP, GROUP, ANAS).await?;
         let inputs: Vec<String> = app
             .store

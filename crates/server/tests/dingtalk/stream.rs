@@ -16,7 +16,7 @@ use super::{
     CLIENT_ID, CLIENT_SECRET, SHELL, TWO_ANSWERS, answered, approval_card, click, dingtalk_app,
     item_state, parked, robot_message, serve, turn_inputs, turns, unserved, updated_for_everyone,
 };
-use crate::support::{Call, calls, eventually, wait_for};
+use crate::support::{Call, PATIENCE, calls, eventually, wait_for};
 
 /// The whole approval over the Stream connection: the message is acked once stored, the card
 /// is created in the group, a stranger's click changes nothing, the admin's click is answered
@@ -349,6 +349,9 @@ async fn in_stream_mode_the_http_callback_routes_refuse() {
     .await
     .unwrap();
     assert_eq!(acked(&next_text(&mut ws).await, "m-3"), json!({}));
-    eventually(|| async { (turns(&app).await == 1).then_some(()) }).await;
+    eventually("one turn", PATIENCE, || async {
+        (turns(&app).await == 1).then_some(())
+    })
+    .await;
     app.surface.shutdown().await;
 }

@@ -48,7 +48,10 @@ async fn an_unlinked_feishu_account_gets_the_card_until_it_links_then_chats() {
     // Ana writes: the card comes to her alone, and no turn runs.
     let (status, _) = post(&app, "events", &mention("Ev1", "run it")).await;
     assert_eq!(status, StatusCode::OK);
-    let url = eventually(|| async { link_cards(&app, "ou_ana").await.into_iter().next() }).await;
+    let url = eventually("the link card for Ana", PATIENCE, || async {
+        link_cards(&app, "ou_ana").await.into_iter().next()
+    })
+    .await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(
         calls(&app.fake, "/open-apis/cardkit/v1/cards")
@@ -59,7 +62,10 @@ async fn an_unlinked_feishu_account_gets_the_card_until_it_links_then_chats() {
     // Each message gets the card again while she is not linked.
     let (status, _) = post(&app, "events", &mention("Ev2", "run it now")).await;
     assert_eq!(status, StatusCode::OK);
-    eventually(|| async { (link_cards(&app, "ou_ana").await.len() >= 2).then_some(()) }).await;
+    eventually("a second link card for Ana", PATIENCE, || async {
+        (link_cards(&app, "ou_ana").await.len() >= 2).then_some(())
+    })
+    .await;
 
     // She links her account as Carol (directory group `staff`): a member under [auth.groups],
     // an approver under this tenant's own `auth_groups`.

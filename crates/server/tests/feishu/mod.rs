@@ -24,7 +24,7 @@ use workmate_server::platforms::{Mounted, Platforms};
 use workmate_store::{InboxFilter, InboxItem, InboxItemState, Store};
 
 use crate::router::app_with_script;
-use crate::support::{Call, calls, eventually, thread_session, wait_for};
+use crate::support::{Call, PATIENCE, calls, eventually, thread_session, wait_for};
 
 pub(crate) const ENCRYPT_KEY: &str = "test-encrypt-key";
 const TOKEN: &str = "test-verification-token";
@@ -213,7 +213,7 @@ fn collect_buttons(value: &Value, out: &mut Vec<Value>) {
 
 async fn parked(app: &FeishuApp) -> InboxItem {
     let tenant = workmate_chat::tenant_of(Surface::Feishu, TENANT_KEY);
-    eventually(|| async {
+    eventually("the approval parked in the inbox", PATIENCE, || async {
         app.store
             .inbox()
             .list(&tenant, &InboxFilter::default(), 10)
@@ -433,10 +433,12 @@ async fn recalling_a_message_stops_the_turn_it_started_and_the_thread_is_told() 
     let app = feishu_app(&script).await;
     let (status, _) = post(&app, "events", &mention("EvLong", "write a long report")).await;
     assert_eq!(status, StatusCode::OK);
-    let session =
-        eventually(|| thread_session(&app.store, Surface::Feishu, TENANT_KEY, CHAT, ROOT)).await;
+    let session = eventually("the thread's session", PATIENCE, || {
+        thread_session(&app.store, Surface::Feishu, TENANT_KEY, CHAT, ROOT)
+    })
+    .await;
     let tenant = workmate_chat::tenant_of(Surface::Feishu, TENANT_KEY);
-    eventually(|| async {
+    eventually("the long answer's turn running", PATIENCE, || async {
         app.state
             .hub
             .is_running(&tenant, &session.id)
@@ -449,18 +451,22 @@ async fn recalling_a_message_stops_the_turn_it_started_and_the_thread_is_told() 
     // Ana recalls her message while the answer streams: the turn stops.
     let (status, _) = post(&app, "events", &recalled("EvRecall", ROOT)).await;
     assert_eq!(status, StatusCode::OK);
-    eventually(|| async {
-        let events = app
-            .store
-            .events()
-            .list_after(&tenant, &session.id, 0, 1000)
-            .await
-            .unwrap();
-        events
-            .iter()
-            .any(|e| matches!(e.kind, EventKind::Interrupted { .. }))
-            .then_some(())
-    })
+    eventually(
+        "the recalled message stopping the turn",
+        PATIENCE,
+        || async {
+            let events = app
+                .store
+                .events()
+                .list_after(&tenant, &session.id, 0, 1000)
+                .await
+                .unwrap();
+            events
+                .iter()
+                .any(|e| matches!(e.kind, EventKind::Interrupted { .. }))
+                .then_some(())
+        },
+    )
     .await;
     wait_for(
         &app.fake,
@@ -532,7 +538,7 @@ async fn an_approver_gets_a_copy_in_a_direct_message_and_answers_from_it() {
         },
     )
     .await;
-    eventually(|| async {
+    eventually("the inbox item's new state", PATIENCE, || async {
         let state = app
             .store
             .inbox()

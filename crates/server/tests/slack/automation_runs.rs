@@ -13,7 +13,7 @@ use workmate_protocol::UserId;
 use workmate_store::{NewUser, Role, RunStatus, RunTrigger};
 
 use super::{SECRET, THREAD, button_values, click, signed, slack_app, wait_for};
-use crate::support::poll;
+use crate::support::eventually_ok;
 
 #[tokio::test]
 async fn a_scheduled_run_asks_in_its_thread_and_posts_its_result_there() {
@@ -111,7 +111,7 @@ async fn a_scheduled_run_asks_in_its_thread_and_posts_its_result_there() {
         "{result:#}"
     );
 
-    poll(Duration::from_secs(10), "the run did not end", || async {
+    eventually_ok("the run's end", Duration::from_secs(10), || async {
         match scheduler.running() {
             0 => Ok(()),
             running => Err(running),

@@ -92,7 +92,7 @@ async fn a_long_thread_is_compacted_on_its_own_and_on_request() {
         "<@UBOT> /workmate compact",
     );
     signed(&app, "events", &command, SECRET).await;
-    let later = eventually(|| async {
+    let later = eventually("the session's later compaction", PATIENCE, || async {
         let record = app
             .store
             .sessions()

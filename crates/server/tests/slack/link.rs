@@ -76,7 +76,7 @@ async fn an_unlinked_slack_account_links_through_single_sign_on_and_only_then_ap
     // Unlinked, Ana cannot approve even her own call.
     let (status, _) = signed(&app, "interactions", &click("U1", &once), SECRET).await;
     assert_eq!(status, StatusCode::OK);
-    let refusal = eventually(|| async {
+    let refusal = eventually("the refusal in the audit log", PATIENCE, || async {
         app.store
             .audit()
             .recent(&tenant, 50)
@@ -156,7 +156,7 @@ async fn an_unlinked_slack_account_links_through_single_sign_on_and_only_then_ap
     // Linked, the same click approves.
     let (status, _) = signed(&app, "interactions", &click("U1", &once), SECRET).await;
     assert_eq!(status, StatusCode::OK);
-    let item = eventually(|| async {
+    let item = eventually("the inbox item after the click", PATIENCE, || async {
         let item = app
             .store
             .inbox()

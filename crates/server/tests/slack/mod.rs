@@ -21,7 +21,7 @@ use workmate_server::platforms::{Mounted, Platforms};
 use workmate_store::{InboxItemState, SessionKey, Store};
 
 use crate::router::app_with_script;
-use crate::support::{self, Call, eventually, thread_session};
+use crate::support::{self, Call, PATIENCE, eventually, thread_session};
 
 pub(crate) const SECRET: &str = "test-signing-secret";
 const SCRIPT: &str = r#"{"conversations": [{"when": "*", "turns": [
@@ -48,7 +48,10 @@ pub(crate) struct SlackApp {
 impl SlackApp {
     /// The session of a thread of C1, once the chat layer created it.
     async fn session_of(&self, thread: &str) -> workmate_store::SessionRecord {
-        eventually(|| thread_session(&self.store, Surface::Slack, "T1", "C1", thread)).await
+        eventually("the thread's session", PATIENCE, || {
+            thread_session(&self.store, Surface::Slack, "T1", "C1", thread)
+        })
+        .await
     }
 
     /// Says `text` in `THREAD` as U1, addressing the bot, then waits until the thread's session
@@ -64,10 +67,14 @@ impl SlackApp {
         let event = in_thread(event_id, ts, "app_mention", &format!("<@UBOT> {text}"));
         signed(self, "events", &event, SECRET).await;
         let tenant = tenant_of("T1");
-        eventually(|| async {
-            let record = self.store.sessions().get(&tenant, session).await.unwrap()?;
-            done(&record).then_some(())
-        })
+        eventually(
+            "the thread's session to hold what the test looks for",
+            PATIENCE,
+            || async {
+                let record = self.store.sessions().get(&tenant, session).await.unwrap()?;
+                done(&record).then_some(())
+            },
+        )
         .await;
     }
 }

@@ -43,7 +43,7 @@ async fn a_plan_approved_into_auto_mode_on_its_card_runs_the_write_unasked() {
         "<@UBOT> /workmate mode plan",
     );
     signed(&app, "events", &command, SECRET).await;
-    eventually(|| async {
+    eventually("the session's new plan state", PATIENCE, || async {
         let record = app
             .store
             .sessions()

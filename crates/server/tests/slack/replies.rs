@@ -2,7 +2,7 @@
 
 use super::commands::slash;
 use super::*;
-use crate::support::poll;
+use crate::support::eventually_ok;
 
 #[tokio::test]
 async fn a_configured_admin_is_an_admin_at_first_sight() {
@@ -30,7 +30,7 @@ async fn a_thread_reply_with_the_token_answers_through_the_same_checks() {
     signed(&app, "events", &mention("Ev1"), SECRET).await;
     let session = app.session_of(THREAD).await;
     let tenant = tenant_of("T1");
-    let item = eventually(|| async {
+    let item = eventually("the approval parked in the inbox", PATIENCE, || async {
         let filter = workmate_store::InboxFilter::default();
         let items = app.store.inbox().list(&tenant, &filter, 10).await.unwrap();
         items.into_iter().next()
@@ -62,9 +62,9 @@ async fn a_thread_reply_with_the_token_answers_through_the_same_checks() {
     assert_eq!(stored().await.state, InboxItemState::Pending);
     let body = thread_reply("Ev4", "U1", "1700000000.0500", &format!("approve {token}"));
     signed(&app, "events", &body, SECRET).await;
-    let resolved = poll(
+    let resolved = eventually_ok(
+        "the owner's reply resolving the item",
         Duration::from_secs(10),
-        "the owner's reply did not resolve the item",
         || async {
             let item = stored().await;
             match item.state {

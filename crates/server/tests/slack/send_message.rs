@@ -11,7 +11,7 @@ use workmate_protocol::UserId;
 use workmate_store::{InboxFilter, InboxItemState, NewUser, Role, RunTrigger};
 
 use super::{THREAD, calls, slack_app_with, tenant_of, wait_for};
-use crate::support::poll;
+use crate::support::eventually_ok;
 
 const DIGEST_SCRIPT: &str = r#"{"conversations": [{"when": "*", "turns": [
     {"tool_calls": [{"name": "send_message", "arguments": {"target": "slack:C0SALES", "text": "Sales digest: 3 deals closed."}}]},
@@ -83,9 +83,9 @@ async fn an_automation_posts_to_its_exact_target_and_asks_for_any_other() {
     );
 
     // Any other target: an approval waits in the inbox, and nothing reaches that channel.
-    let item = poll(
-        Duration::from_secs(10),
+    let item = eventually_ok(
         "an approval for the other target",
+        Duration::from_secs(10),
         || async {
             app.store
                 .inbox()

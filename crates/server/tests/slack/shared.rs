@@ -31,7 +31,7 @@ async fn shared_thread(app: &SlackApp) -> SessionId {
     );
     signed(app, "events", &share, SECRET).await;
     let tenant = tenant_of("T1");
-    eventually(|| async {
+    eventually("the session becoming shared", PATIENCE, || async {
         let record = app
             .store
             .sessions()
@@ -47,7 +47,7 @@ async fn shared_thread(app: &SlackApp) -> SessionId {
 /// The authors of the session's user messages, in order, once there are `count`.
 async fn authors(app: &SlackApp, session: &SessionId, count: usize) -> Vec<UserId> {
     let tenant = tenant_of("T1");
-    eventually(|| async {
+    eventually("the messages' authors", PATIENCE, || async {
         let authors: Vec<UserId> = app
             .store
             .messages()
@@ -168,7 +168,7 @@ async fn in_a_shared_thread_only_the_asker_or_an_approver_answers_a_prompt() {
     assert_eq!(item.state, InboxItemState::Pending);
     // The person who asked approves.
     signed(&app, "interactions", &click("U2", &once), SECRET).await;
-    eventually(|| async {
+    eventually("the inbox item resolved", PATIENCE, || async {
         let item = app.store.inbox().get(&tenant, &item_id).await.unwrap()?;
         (item.state == InboxItemState::Resolved).then_some(())
     })

@@ -11,26 +11,30 @@ async fn streaming() -> (SlackApp, workmate_store::SessionRecord) {
     signed(&app, "events", &mention("Ev1"), SECRET).await;
     let session = app.session_of(THREAD).await;
     // Running, and its turn_start stored (the card's Stop button names that turn).
-    eventually(|| async {
-        let running = app.hub.is_running(&tenant_of("T1"), &session.id).await;
-        let tenant = tenant_of("T1");
-        let events = app
-            .store
-            .events()
-            .list_after(&tenant, &session.id, 0, 100)
-            .await;
-        let started = events
-            .unwrap()
-            .iter()
-            .any(|e| matches!(e.kind, workmate_protocol::EventKind::TurnStart { .. }));
-        (running.unwrap() && started).then_some(())
-    })
+    eventually(
+        "the turn running with its turn_start stored",
+        PATIENCE,
+        || async {
+            let running = app.hub.is_running(&tenant_of("T1"), &session.id).await;
+            let tenant = tenant_of("T1");
+            let events = app
+                .store
+                .events()
+                .list_after(&tenant, &session.id, 0, 100)
+                .await;
+            let started = events
+                .unwrap()
+                .iter()
+                .any(|e| matches!(e.kind, workmate_protocol::EventKind::TurnStart { .. }));
+            (running.unwrap() && started).then_some(())
+        },
+    )
     .await;
     (app, session)
 }
 
 async fn interrupted(app: &SlackApp, session: &workmate_store::SessionRecord) {
-    eventually(|| async {
+    eventually("the turn's interruption", PATIENCE, || async {
         let tenant = tenant_of("T1");
         let events = app
             .store

@@ -8,8 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use wiremock::MockServer;
-
-use super::poll;
+use workmate_test_support::eventually_ok;
 
 /// How long a test waits for the calls it expects.
 const PATIENCE: Duration = Duration::from_secs(10);
@@ -47,7 +46,7 @@ pub(crate) async fn wait_for(
     check: impl Fn(&[Call]) -> bool,
 ) -> Vec<Call> {
     let check = &check;
-    poll(PATIENCE, what, || async move {
+    eventually_ok(what, PATIENCE, || async move {
         let seen = calls(fake, prefix).await;
         if check(&seen) { Ok(seen) } else { Err(seen) }
     })

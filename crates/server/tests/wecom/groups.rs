@@ -122,10 +122,14 @@ async fn in_a_shared_group_an_answer_goes_to_the_message_that_asked_for_it() {
         .await;
     assert_eq!(status, StatusCode::OK);
     let tenant = workmate_chat::tenant_of(Surface::Wecom, CORP);
-    crate::support::eventually(|| async {
-        let group = thread_session(&app.store, Surface::Wecom, CORP, CHAT, "").await?;
-        group.shared.then_some(())
-    })
+    crate::support::eventually(
+        "the group's session becoming shared",
+        crate::support::PATIENCE,
+        || async {
+            let group = thread_session(&app.store, Surface::Wecom, CORP, CHAT, "").await?;
+            group.shared.then_some(())
+        },
+    )
     .await;
 
     let write = say(&app, "M1", "ana", "write the notes").await;

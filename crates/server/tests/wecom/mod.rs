@@ -28,7 +28,7 @@ use workmate_store::{InboxFilter, InboxItem, InboxItemState, Store};
 use workmate_wxcrypto::Crypto;
 
 use crate::router::app_with_script;
-use crate::support::{calls, eventually, thread_session, wait_for};
+use crate::support::{PATIENCE, calls, eventually, eventually_ok, thread_session, wait_for};
 
 const TOKEN: &str = "QDG6eK";
 const AES_KEY: &str = "jWmYm7qr5nMoAUwZRjGtBxmz3KA1tkAj3ykkR6q2B2C";
@@ -154,38 +154,43 @@ impl WeComApp {
 
     /// Refreshes the stream until an answer carries a template card; the card.
     pub(crate) async fn card_on(&self, stream_id: &str) -> Value {
-        let started = Instant::now();
-        loop {
-            let (status, reply) = self.post(&refresh(stream_id)).await;
-            assert_eq!(status, StatusCode::OK);
-            if reply["msgtype"] == "stream_with_template_card" {
-                assert_eq!(reply["stream"]["id"], stream_id);
-                return reply["template_card"].clone();
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(20),
-                "no card in {reply:#}"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let reply = workmate_test_support::eventually_ok(
+            "a template card on the stream",
+            Duration::from_secs(20),
+            || async {
+                let (status, reply) = self.post(&refresh(stream_id)).await;
+                assert_eq!(status, StatusCode::OK);
+                if reply["msgtype"] == "stream_with_template_card" {
+                    Ok(reply)
+                } else {
+                    Err(reply)
+                }
+            },
+        )
+        .await;
+        assert_eq!(reply["stream"]["id"], stream_id);
+        reply["template_card"].clone()
     }
 
     /// Refreshes the stream as WeCom does until it is finished; every content seen.
     pub(crate) async fn follow(&self, stream_id: &str) -> Vec<String> {
-        let started = Instant::now();
-        let mut seen = Vec::new();
-        loop {
-            let (content, finish) = self.refresh(stream_id).await;
-            seen.push(content);
-            if finish {
-                return seen;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(20),
-                "never finished: {seen:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let seen = std::sync::Mutex::new(Vec::new());
+        let seen = &seen;
+        eventually_ok(
+            "the stream finished",
+            Duration::from_secs(20),
+            || async move {
+                let (content, finish) = self.refresh(stream_id).await;
+                let mut seen = seen.lock().unwrap();
+                seen.push(content);
+                if finish {
+                    Ok(seen.clone())
+                } else {
+                    Err(seen.clone())
+                }
+            },
+        )
+        .await
     }
 }
 
@@ -231,7 +236,7 @@ pub(crate) fn click(msgid: &str, user: &str, key: &str, task_id: &str) -> String
 
 pub(crate) async fn parked(app: &WeComApp) -> InboxItem {
     let tenant = workmate_chat::tenant_of(Surface::Wecom, CORP);
-    eventually(|| async {
+    eventually("the approval parked in the inbox", PATIENCE, || async {
         app.store
             .inbox()
             .list(&tenant, &InboxFilter::default(), 10)
