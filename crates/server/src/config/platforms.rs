@@ -6,14 +6,13 @@
 //! `signing_secret`) or in Socket Mode (a WebSocket opened with the app-level `app_token`).
 
 use secrecy::SecretString;
+use workmate_adapter::config::InvalidKey;
+pub use workmate_slack::config::{SlackConfig, SlackMode};
 
 use super::ConfigError;
 use super::dingtalk::{DingTalkConfig, validate_dingtalk};
-use super::validate::{RawFeishu, RawPlatforms, RawSlack};
+use super::validate::{RawFeishu, RawPlatforms};
 use super::wecom::{WeComConfig, validate_wecom};
-
-/// Slack's Web API.
-pub(crate) const DEFAULT_SLACK_API_BASE: &str = "https://slack.com/api";
 
 pub(crate) type Invalid<'a> = &'a dyn Fn(&'static str, &'static str, String) -> ConfigError;
 
@@ -107,80 +106,12 @@ impl FeishuMode {
     }
 }
 
-/// `[platforms.slack]`.
-#[derive(Clone, Debug)]
-pub struct SlackConfig {
-    /// `signing_secret`: verifies that requests come from Slack. Required in HTTP mode; in
-    /// Socket Mode, without it the HTTP routes refuse every request.
-    pub signing_secret: Option<SecretString>,
-    /// `app_token`: the app-level `xapp-…` token that opens Socket Mode connections. Required in
-    /// Socket Mode.
-    pub app_token: Option<SecretString>,
-    /// `bot_token`: the `xoxb-…` token of the Web API calls.
-    pub bot_token: SecretString,
-    /// `api_base`: the Web API's base URL (default `https://slack.com/api`).
-    pub api_base: String,
-    /// `mode`: how events arrive.
-    pub mode: SlackMode,
-    /// `admins`: Slack user ids (`U…`) made tenant admins the first time workmate sees them.
-    pub admins: Vec<String>,
-}
-
-impl SlackConfig {
-    /// A configuration for tests and embedders, in HTTP mode.
-    pub fn http(signing_secret: SecretString, bot_token: SecretString, api_base: &str) -> Self {
-        Self {
-            signing_secret: Some(signing_secret),
-            app_token: None,
-            bot_token,
-            api_base: api_base.to_owned(),
-            mode: SlackMode::Http,
-            admins: Vec::new(),
-        }
-    }
-
-    /// A configuration for tests and embedders, in Socket Mode.
-    pub fn socket(app_token: SecretString, bot_token: SecretString, api_base: &str) -> Self {
-        Self {
-            signing_secret: None,
-            app_token: Some(app_token),
-            bot_token,
-            api_base: api_base.to_owned(),
-            mode: SlackMode::Socket,
-            admins: Vec::new(),
-        }
-    }
-}
-
-/// How Slack delivers events.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SlackMode {
-    /// The Events API and interactivity posted to workmate's HTTP routes.
-    Http,
-    /// Socket Mode: a WebSocket workmate opens with the app-level token.
-    Socket,
-}
-
-impl SlackMode {
-    /// The name used in the file.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Http => "http",
-            Self::Socket => "socket",
-        }
-    }
-}
-
 pub(crate) fn validate_platforms(
     raw: &RawPlatforms,
     invalid: Invalid<'_>,
 ) -> Result<PlatformsConfig, ConfigError> {
     Ok(PlatformsConfig {
-        slack: raw
-            .slack
-            .as_ref()
-            .map(|slack| validate_slack(slack, invalid))
-            .transpose()?,
+        slack: section(SLACK, raw.slack.as_ref(), SlackConfig::validate, invalid)?,
         feishu: raw
             .feishu
             .as_ref()
@@ -197,6 +128,18 @@ pub(crate) fn validate_platforms(
             .map(|dingtalk| validate_dingtalk(dingtalk, invalid))
             .transpose()?,
     })
+}
+
+/// A platform's section validated by its adapter, whose error becomes a [`ConfigError`] naming
+/// the section and the key.
+fn section<R, C, E: InvalidKey>(
+    name: &'static str,
+    raw: Option<&R>,
+    validate: impl Fn(&R) -> Result<C, E>,
+    invalid: Invalid<'_>,
+) -> Result<Option<C>, ConfigError> {
+    raw.map(|raw| validate(raw).map_err(|e| invalid(name, e.key(), e.to_string())))
+        .transpose()
 }
 
 /// A platform's `mode`: the first of `modes` when unset, else the one named, or an error naming
@@ -336,53 +279,5 @@ fn validate_feishu(raw: &RawFeishu, invalid: Invalid<'_>) -> Result<FeishuConfig
             invalid,
         )?,
         admins: admin_ids(FEISHU, raw.admins.as_ref(), "ou_0123abcd", invalid)?,
-    })
-}
-
-fn validate_slack(raw: &RawSlack, invalid: Invalid<'_>) -> Result<SlackConfig, ConfigError> {
-    let mode = mode_of(
-        SLACK,
-        "Slack",
-        raw.mode.as_deref(),
-        &[("http", SlackMode::Http), ("socket", SlackMode::Socket)],
-        invalid,
-    )?;
-    let signing_secret = secret(&raw.signing_secret);
-    let app_token = secret(&raw.app_token);
-    let bot_token = secret(&raw.bot_token)
-        .ok_or_else(|| invalid(SLACK, "bot_token", "bot_token is required for Slack".into()))?;
-    match mode {
-        SlackMode::Http if signing_secret.is_none() => {
-            return Err(invalid(
-                SLACK,
-                "signing_secret",
-                "signing_secret is required for Slack in mode = \"http\"".into(),
-            ));
-        }
-        SlackMode::Socket if app_token.is_none() => {
-            return Err(invalid(
-                SLACK,
-                "app_token",
-                "app_token (the app-level xapp-… token with connections:write) is required for \
-                 Slack in mode = \"socket\""
-                    .into(),
-            ));
-        }
-        _ => {}
-    }
-    let api_base = api_base(
-        SLACK,
-        raw.api_base.as_ref(),
-        DEFAULT_SLACK_API_BASE,
-        invalid,
-    )?;
-    let admins = admin_ids(SLACK, raw.admins.as_ref(), "U0123ABCD", invalid)?;
-    Ok(SlackConfig {
-        signing_secret,
-        app_token,
-        bot_token,
-        api_base,
-        mode,
-        admins,
     })
 }

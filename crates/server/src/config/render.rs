@@ -8,12 +8,12 @@
 
 use std::time::Duration;
 
-use super::Config;
 use super::secret::redact_credentials;
 use super::validate::{
     RawConfig, RawDatabase, RawEngine, RawFeishu, RawLog, RawPlatforms, RawProvider, RawScheduler,
-    RawServer, RawSlack,
+    RawServer,
 };
+use super::{Config, SlackConfig};
 
 pub(crate) fn redacted_toml(config: &Config) -> String {
     let raw = RawConfig {
@@ -62,14 +62,7 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
         },
         providers: providers(config),
         platforms: RawPlatforms {
-            slack: config.platforms.slack.as_ref().map(|slack| RawSlack {
-                signing_secret: slack.signing_secret.as_ref().map(|_| "***".to_owned()),
-                bot_token: Some("***".to_owned()),
-                app_token: slack.app_token.as_ref().map(|_| "***".to_owned()),
-                api_base: Some(slack.api_base.clone()),
-                mode: Some(slack.mode.as_str().to_owned()),
-                admins: (!slack.admins.is_empty()).then(|| slack.admins.clone()),
-            }),
+            slack: config.platforms.slack.as_ref().map(SlackConfig::redacted),
             feishu: config.platforms.feishu.as_ref().map(|feishu| RawFeishu {
                 app_id: Some(feishu.app_id.clone()),
                 app_secret: Some("***".to_owned()),

@@ -77,7 +77,7 @@ pub(crate) struct RawConfig {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawPlatforms {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) slack: Option<RawSlack>,
+    pub(crate) slack: Option<workmate_slack::config::RawSlack>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) feishu: Option<RawFeishu>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -102,24 +102,6 @@ pub(crate) struct RawFeishu {
     pub(crate) mode: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) api_base: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) admins: Option<Vec<String>>,
-}
-
-/// `[platforms.slack]`.
-#[derive(Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawSlack {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) signing_secret: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) bot_token: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) app_token: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) api_base: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) mode: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) admins: Option<Vec<String>>,
 }

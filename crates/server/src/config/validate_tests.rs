@@ -48,7 +48,7 @@ fn known_keys_match_the_schema() {
             },
         )]),
         platforms: RawPlatforms {
-            slack: Some(RawSlack {
+            slack: Some(workmate_slack::config::RawSlack {
                 signing_secret: Some(String::new()),
                 bot_token: Some(String::new()),
                 app_token: Some(String::new()),
