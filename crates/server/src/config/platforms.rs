@@ -7,19 +7,18 @@
 
 use secrecy::SecretString;
 use workmate_adapter::config::InvalidKey;
+pub use workmate_feishu::config::{FeishuConfig, FeishuMode};
 pub use workmate_slack::config::{SlackConfig, SlackMode};
 
 use super::ConfigError;
 use super::dingtalk::{DingTalkConfig, validate_dingtalk};
-use super::validate::{RawFeishu, RawPlatforms};
+use super::validate::RawPlatforms;
 use super::wecom::{WeComConfig, validate_wecom};
 
 pub(crate) type Invalid<'a> = &'a dyn Fn(&'static str, &'static str, String) -> ConfigError;
 
 const SLACK: &str = "platforms.slack";
 const FEISHU: &str = "platforms.feishu";
-/// Feishu's open platform (Lark's is `https://open.larksuite.com`).
-pub(crate) const DEFAULT_FEISHU_API_BASE: &str = "https://open.feishu.cn";
 
 /// `[platforms.*]`.
 #[derive(Clone, Debug, Default)]
@@ -34,89 +33,13 @@ pub struct PlatformsConfig {
     pub dingtalk: Option<DingTalkConfig>,
 }
 
-/// `[platforms.feishu]`.
-#[derive(Clone, Debug)]
-pub struct FeishuConfig {
-    /// `app_id`: the app's id (`cli_…`).
-    pub app_id: String,
-    /// `app_secret`: fetches the app's `tenant_access_token` and opens the long connection.
-    pub app_secret: SecretString,
-    /// `encrypt_key`: decrypts events and checks `X-Lark-Signature` (webhook mode).
-    pub encrypt_key: Option<SecretString>,
-    /// `verification_token`: checked on every webhook request that carries one.
-    pub verification_token: Option<SecretString>,
-    /// `mode`: how events arrive.
-    pub mode: FeishuMode,
-    /// `api_base`: the open platform's base URL (default `https://open.feishu.cn`; Lark's
-    /// international one is `https://open.larksuite.com`).
-    pub api_base: String,
-    /// `admins`: Feishu `open_id`s (`ou_…`) made tenant admins the first time workmate sees them.
-    pub admins: Vec<String>,
-}
-
-impl FeishuConfig {
-    /// A configuration for tests and embedders, in webhook mode.
-    pub fn webhook(
-        app_id: &str,
-        app_secret: SecretString,
-        encrypt_key: Option<SecretString>,
-        verification_token: Option<SecretString>,
-        api_base: &str,
-    ) -> Self {
-        Self {
-            app_id: app_id.to_owned(),
-            app_secret,
-            encrypt_key,
-            verification_token,
-            mode: FeishuMode::Webhook,
-            api_base: api_base.to_owned(),
-            admins: Vec::new(),
-        }
-    }
-
-    /// The same configuration with these admins.
-    pub fn with_admins(mut self, admins: Vec<String>) -> Self {
-        self.admins = admins;
-        self
-    }
-
-    /// The same configuration in long-connection mode.
-    pub fn long_connection(mut self) -> Self {
-        self.mode = FeishuMode::LongConnection;
-        self
-    }
-}
-
-/// How Feishu delivers events.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FeishuMode {
-    /// Events and card callbacks posted to workmate's routes.
-    Webhook,
-    /// A long connection workmate opens with the app's credentials (no public URL needed).
-    LongConnection,
-}
-
-impl FeishuMode {
-    /// The name used in the file.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Webhook => "webhook",
-            Self::LongConnection => "long_connection",
-        }
-    }
-}
-
 pub(crate) fn validate_platforms(
     raw: &RawPlatforms,
     invalid: Invalid<'_>,
 ) -> Result<PlatformsConfig, ConfigError> {
     Ok(PlatformsConfig {
         slack: section(SLACK, raw.slack.as_ref(), SlackConfig::validate, invalid)?,
-        feishu: raw
-            .feishu
-            .as_ref()
-            .map(|feishu| validate_feishu(feishu, invalid))
-            .transpose()?,
+        feishu: section(FEISHU, raw.feishu.as_ref(), FeishuConfig::validate, invalid)?,
         wecom: raw
             .wecom
             .as_ref()
@@ -222,62 +145,4 @@ pub(crate) fn admin_ids(
         admins.push(admin.to_owned());
     }
     Ok(admins)
-}
-
-fn validate_feishu(raw: &RawFeishu, invalid: Invalid<'_>) -> Result<FeishuConfig, ConfigError> {
-    let mode = mode_of(
-        FEISHU,
-        "Feishu",
-        raw.mode.as_deref(),
-        &[
-            ("webhook", FeishuMode::Webhook),
-            ("long_connection", FeishuMode::LongConnection),
-        ],
-        invalid,
-    )?;
-    let app_id = raw
-        .app_id
-        .as_deref()
-        .map(str::trim)
-        .filter(|v| !v.is_empty())
-        .ok_or_else(|| {
-            invalid(
-                FEISHU,
-                "app_id",
-                "app_id (cli_…) is required for Feishu".into(),
-            )
-        })?
-        .to_owned();
-    let app_secret = secret(&raw.app_secret).ok_or_else(|| {
-        invalid(
-            FEISHU,
-            "app_secret",
-            "app_secret is required for Feishu".into(),
-        )
-    })?;
-    let encrypt_key = secret(&raw.encrypt_key);
-    let verification_token = secret(&raw.verification_token);
-    if mode == FeishuMode::Webhook && encrypt_key.is_none() && verification_token.is_none() {
-        return Err(invalid(
-            FEISHU,
-            "encrypt_key",
-            "webhook mode needs encrypt_key (recommended: requests are then signed and \
-             encrypted) or at least verification_token, to know requests come from Feishu"
-                .into(),
-        ));
-    }
-    Ok(FeishuConfig {
-        app_id,
-        app_secret,
-        encrypt_key,
-        verification_token,
-        mode,
-        api_base: api_base(
-            FEISHU,
-            raw.api_base.as_ref(),
-            DEFAULT_FEISHU_API_BASE,
-            invalid,
-        )?,
-        admins: admin_ids(FEISHU, raw.admins.as_ref(), "ou_0123abcd", invalid)?,
-    })
 }

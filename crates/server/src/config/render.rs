@@ -10,10 +10,9 @@ use std::time::Duration;
 
 use super::secret::redact_credentials;
 use super::validate::{
-    RawConfig, RawDatabase, RawEngine, RawFeishu, RawLog, RawPlatforms, RawProvider, RawScheduler,
-    RawServer,
+    RawConfig, RawDatabase, RawEngine, RawLog, RawPlatforms, RawProvider, RawScheduler, RawServer,
 };
-use super::{Config, SlackConfig};
+use super::{Config, FeishuConfig, SlackConfig};
 
 pub(crate) fn redacted_toml(config: &Config) -> String {
     let raw = RawConfig {
@@ -63,15 +62,7 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
         providers: providers(config),
         platforms: RawPlatforms {
             slack: config.platforms.slack.as_ref().map(SlackConfig::redacted),
-            feishu: config.platforms.feishu.as_ref().map(|feishu| RawFeishu {
-                app_id: Some(feishu.app_id.clone()),
-                app_secret: Some("***".to_owned()),
-                encrypt_key: feishu.encrypt_key.as_ref().map(|_| "***".to_owned()),
-                verification_token: feishu.verification_token.as_ref().map(|_| "***".to_owned()),
-                mode: Some(feishu.mode.as_str().to_owned()),
-                api_base: Some(feishu.api_base.clone()),
-                admins: (!feishu.admins.is_empty()).then(|| feishu.admins.clone()),
-            }),
+            feishu: config.platforms.feishu.as_ref().map(FeishuConfig::redacted),
             wecom: config
                 .platforms
                 .wecom

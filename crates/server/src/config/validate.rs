@@ -79,31 +79,11 @@ pub(crate) struct RawPlatforms {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) slack: Option<workmate_slack::config::RawSlack>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) feishu: Option<RawFeishu>,
+    pub(crate) feishu: Option<workmate_feishu::config::RawFeishu>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) wecom: Option<super::wecom::RawWeCom>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) dingtalk: Option<super::dingtalk::RawDingTalk>,
-}
-
-/// `[platforms.feishu]`.
-#[derive(Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawFeishu {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) app_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) app_secret: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) encrypt_key: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) verification_token: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) mode: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) api_base: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) admins: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]

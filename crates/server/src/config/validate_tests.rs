@@ -56,7 +56,7 @@ fn known_keys_match_the_schema() {
                 mode: Some(String::new()),
                 admins: Some(vec![String::new()]),
             }),
-            feishu: Some(RawFeishu {
+            feishu: Some(workmate_feishu::config::RawFeishu {
                 app_id: Some(String::new()),
                 app_secret: Some(String::new()),
                 encrypt_key: Some(String::new()),
