@@ -30,7 +30,6 @@ mod tools;
 mod tracing;
 mod validate;
 mod vault;
-mod wecom;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -49,14 +48,15 @@ pub use engine::{EngineSettings, SchedulerSettings};
 pub use error::ConfigError;
 pub use keys::Source;
 pub use network::{McpConfig, NetworkConfig, PersonasConfig};
-pub use platforms::{FeishuConfig, FeishuMode, PlatformsConfig, SlackConfig, SlackMode};
+pub use platforms::{
+    FeishuConfig, FeishuMode, PlatformsConfig, SlackConfig, SlackMode, WeComConfig, WeComMode,
+};
 pub use providers::{GatewayProvider, ProvidersConfig};
 pub use secret::DatabaseUrl;
 pub use server::{HttpLimits, SurfaceGrants, SurfaceToken};
 pub use tools::{ShellSandboxMode, ToolsSettings};
 pub use tracing::TracingConfig;
 pub use vault::{VAULT_KEY_ENV, VAULT_PREVIOUS_KEYS_ENV, VaultSettings};
-pub use wecom::{WeComConfig, WeComMode};
 
 /// `url` with its credentials (user info, `password=`-like parameters) as `***`, for messages.
 pub fn redacted_url(url: &str) -> String {

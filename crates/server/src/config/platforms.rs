@@ -9,16 +9,17 @@ use secrecy::SecretString;
 use workmate_adapter::config::InvalidKey;
 pub use workmate_feishu::config::{FeishuConfig, FeishuMode};
 pub use workmate_slack::config::{SlackConfig, SlackMode};
+pub use workmate_wecom::config::{WeComConfig, WeComMode};
 
 use super::ConfigError;
 use super::dingtalk::{DingTalkConfig, validate_dingtalk};
 use super::validate::RawPlatforms;
-use super::wecom::{WeComConfig, validate_wecom};
 
 pub(crate) type Invalid<'a> = &'a dyn Fn(&'static str, &'static str, String) -> ConfigError;
 
 const SLACK: &str = "platforms.slack";
 const FEISHU: &str = "platforms.feishu";
+const WECOM: &str = "platforms.wecom";
 
 /// `[platforms.*]`.
 #[derive(Clone, Debug, Default)]
@@ -40,11 +41,7 @@ pub(crate) fn validate_platforms(
     Ok(PlatformsConfig {
         slack: section(SLACK, raw.slack.as_ref(), SlackConfig::validate, invalid)?,
         feishu: section(FEISHU, raw.feishu.as_ref(), FeishuConfig::validate, invalid)?,
-        wecom: raw
-            .wecom
-            .as_ref()
-            .map(|wecom| validate_wecom(wecom, invalid))
-            .transpose()?,
+        wecom: section(WECOM, raw.wecom.as_ref(), WeComConfig::validate, invalid)?,
         dingtalk: raw
             .dingtalk
             .as_ref()

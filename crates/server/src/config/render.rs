@@ -12,7 +12,7 @@ use super::secret::redact_credentials;
 use super::validate::{
     RawConfig, RawDatabase, RawEngine, RawLog, RawPlatforms, RawProvider, RawScheduler, RawServer,
 };
-use super::{Config, FeishuConfig, SlackConfig};
+use super::{Config, FeishuConfig, SlackConfig, WeComConfig};
 
 pub(crate) fn redacted_toml(config: &Config) -> String {
     let raw = RawConfig {
@@ -63,11 +63,7 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
         platforms: RawPlatforms {
             slack: config.platforms.slack.as_ref().map(SlackConfig::redacted),
             feishu: config.platforms.feishu.as_ref().map(FeishuConfig::redacted),
-            wecom: config
-                .platforms
-                .wecom
-                .as_ref()
-                .map(super::wecom::render_wecom),
+            wecom: config.platforms.wecom.as_ref().map(WeComConfig::redacted),
             dingtalk: config
                 .platforms
                 .dingtalk

@@ -81,7 +81,7 @@ pub(crate) struct RawPlatforms {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) feishu: Option<workmate_feishu::config::RawFeishu>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) wecom: Option<super::wecom::RawWeCom>,
+    pub(crate) wecom: Option<workmate_wecom::config::RawWeCom>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) dingtalk: Option<super::dingtalk::RawDingTalk>,
 }

@@ -65,12 +65,12 @@ fn known_keys_match_the_schema() {
                 api_base: Some(String::new()),
                 admins: Some(vec![String::new()]),
             }),
-            wecom: Some(super::super::wecom::RawWeCom {
+            wecom: Some(workmate_wecom::config::RawWeCom {
                 corp_id: Some(String::new()),
                 token: Some(String::new()),
                 encoding_aes_key: Some(String::new()),
                 bot_id: Some(String::new()),
-                agent_id: Some(super::super::wecom::AgentId::Text(String::new())),
+                agent_id: Some(workmate_wecom::config::AgentId::Text(String::new())),
                 secret: Some(String::new()),
                 mode: Some(String::new()),
                 api_base: Some(String::new()),
