@@ -14,7 +14,6 @@ mod audit;
 mod auth;
 mod connectors;
 mod coordinator;
-mod dingtalk;
 mod dlp;
 mod engine;
 mod error;
@@ -40,15 +39,13 @@ pub use audit::{AuditConfig, NatsSinkConfig, RedisSinkConfig};
 pub use auth::{AuthConfig, OidcConfig};
 pub use connectors::{ConnectorsConfig, OAuthClientConfig};
 pub use coordinator::CoordinatorConfig;
-pub use dingtalk::{
-    DEFAULT_ANSWER_TEMPLATE_ID, DEFAULT_CALLBACK_ROUTE_KEY, DingTalkConfig, DingTalkMode,
-};
 pub use dlp::DlpConfig;
 pub use engine::{EngineSettings, SchedulerSettings};
 pub use error::ConfigError;
 pub use keys::Source;
 pub use network::{McpConfig, NetworkConfig, PersonasConfig};
 pub use platforms::{
+    DEFAULT_ANSWER_TEMPLATE_ID, DEFAULT_CALLBACK_ROUTE_KEY, DingTalkConfig, DingTalkMode,
     FeishuConfig, FeishuMode, PlatformsConfig, SlackConfig, SlackMode, WeComConfig, WeComMode,
 };
 pub use providers::{GatewayProvider, ProvidersConfig};

@@ -1,25 +1,45 @@
 //! `[platforms.*]`: the chat platforms workmate answers on.
 //!
+//! Each section's keys, defaults and checks belong to its adapter (`workmate_slack::config`,
+//! `workmate_feishu::config`, `workmate_wecom::config`, `workmate_dingtalk::config`); this module
+//! knows only which sections exist, and turns an adapter's rejection into a [`ConfigError`] that
+//! names the section, the key, where the value came from and how to set it.
+//!
 //! Invariant: a configured platform has every secret it needs to verify inbound requests and to
-//! call the platform back, kept as [`SecretString`]s; an absent section means the platform's
-//! routes answer 404. Slack runs in HTTP mode (signed requests to workmate's routes, which need
-//! `signing_secret`) or in Socket Mode (a WebSocket opened with the app-level `app_token`).
+//! call the platform back, kept as `SecretString`s and rendered as `***`; an absent section means
+//! the platform's routes answer 404.
 
-use secrecy::SecretString;
+use serde::{Deserialize, Serialize};
 use workmate_adapter::config::InvalidKey;
+pub use workmate_dingtalk::config::{
+    DEFAULT_ANSWER_TEMPLATE_ID, DEFAULT_CALLBACK_ROUTE_KEY, DingTalkConfig, DingTalkMode,
+};
 pub use workmate_feishu::config::{FeishuConfig, FeishuMode};
 pub use workmate_slack::config::{SlackConfig, SlackMode};
 pub use workmate_wecom::config::{WeComConfig, WeComMode};
 
 use super::ConfigError;
-use super::dingtalk::{DingTalkConfig, validate_dingtalk};
-use super::validate::RawPlatforms;
 
 pub(crate) type Invalid<'a> = &'a dyn Fn(&'static str, &'static str, String) -> ConfigError;
 
 const SLACK: &str = "platforms.slack";
 const FEISHU: &str = "platforms.feishu";
 const WECOM: &str = "platforms.wecom";
+const DINGTALK: &str = "platforms.dingtalk";
+
+/// `[platforms.*]` as written, each section in its adapter's raw form.
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawPlatforms {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) slack: Option<workmate_slack::config::RawSlack>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) feishu: Option<workmate_feishu::config::RawFeishu>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) wecom: Option<workmate_wecom::config::RawWeCom>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) dingtalk: Option<workmate_dingtalk::config::RawDingTalk>,
+}
 
 /// `[platforms.*]`.
 #[derive(Clone, Debug, Default)]
@@ -34,6 +54,7 @@ pub struct PlatformsConfig {
     pub dingtalk: Option<DingTalkConfig>,
 }
 
+/// Validates every configured section with its adapter.
 pub(crate) fn validate_platforms(
     raw: &RawPlatforms,
     invalid: Invalid<'_>,
@@ -42,12 +63,23 @@ pub(crate) fn validate_platforms(
         slack: section(SLACK, raw.slack.as_ref(), SlackConfig::validate, invalid)?,
         feishu: section(FEISHU, raw.feishu.as_ref(), FeishuConfig::validate, invalid)?,
         wecom: section(WECOM, raw.wecom.as_ref(), WeComConfig::validate, invalid)?,
-        dingtalk: raw
-            .dingtalk
-            .as_ref()
-            .map(|dingtalk| validate_dingtalk(dingtalk, invalid))
-            .transpose()?,
+        dingtalk: section(
+            DINGTALK,
+            raw.dingtalk.as_ref(),
+            DingTalkConfig::validate,
+            invalid,
+        )?,
     })
+}
+
+/// `[platforms.*]` for `config show`, every secret as `***`.
+pub(crate) fn render_platforms(config: &PlatformsConfig) -> RawPlatforms {
+    RawPlatforms {
+        slack: config.slack.as_ref().map(SlackConfig::redacted),
+        feishu: config.feishu.as_ref().map(FeishuConfig::redacted),
+        wecom: config.wecom.as_ref().map(WeComConfig::redacted),
+        dingtalk: config.dingtalk.as_ref().map(DingTalkConfig::redacted),
+    }
 }
 
 /// A platform's section validated by its adapter, whose error becomes a [`ConfigError`] naming
@@ -60,86 +92,4 @@ fn section<R, C, E: InvalidKey>(
 ) -> Result<Option<C>, ConfigError> {
     raw.map(|raw| validate(raw).map_err(|e| invalid(name, e.key(), e.to_string())))
         .transpose()
-}
-
-/// A platform's `mode`: the first of `modes` when unset, else the one named, or an error naming
-/// them (`platform` as people write it, e.g. "Feishu").
-pub(crate) fn mode_of<M: Copy>(
-    section: &'static str,
-    platform: &str,
-    raw: Option<&str>,
-    modes: &[(&str, M)],
-    invalid: Invalid<'_>,
-) -> Result<M, ConfigError> {
-    let wanted = raw.unwrap_or(modes[0].0);
-    if let Some((_, mode)) = modes.iter().find(|(name, _)| *name == wanted) {
-        return Ok(*mode);
-    }
-    let names: Vec<String> = modes
-        .iter()
-        .map(|(name, _)| format!("\"{name}\""))
-        .collect();
-    Err(invalid(
-        section,
-        "mode",
-        format!(
-            "`{wanted}` is not a {platform} mode; use {}",
-            names.join(" or ")
-        ),
-    ))
-}
-
-/// A set, non-blank secret.
-pub(crate) fn secret(value: &Option<String>) -> Option<SecretString> {
-    value
-        .as_deref()
-        .map(str::trim)
-        .filter(|v| !v.is_empty())
-        .map(|v| SecretString::from(v.to_owned()))
-}
-
-/// An `api_base`: an http(s) URL, or `default`.
-pub(crate) fn api_base(
-    section: &'static str,
-    raw: Option<&String>,
-    default: &str,
-    invalid: Invalid<'_>,
-) -> Result<String, ConfigError> {
-    let api_base = raw.cloned().unwrap_or_else(|| default.to_owned());
-    let parsed = url::Url::parse(&api_base).map_err(|e| {
-        invalid(
-            section,
-            "api_base",
-            format!("{api_base:?} is not a URL ({e})"),
-        )
-    })?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(invalid(
-            section,
-            "api_base",
-            format!("{api_base:?} must be http:// or https://"),
-        ));
-    }
-    Ok(api_base)
-}
-
-/// `admins`: platform user ids, none blank or with spaces.
-pub(crate) fn admin_ids(
-    section: &'static str,
-    raw: Option<&Vec<String>>,
-    example: &str,
-    invalid: Invalid<'_>,
-) -> Result<Vec<String>, ConfigError> {
-    let mut admins = Vec::new();
-    for admin in raw.into_iter().flatten().map(|a| a.trim()) {
-        if admin.is_empty() || admin.contains(char::is_whitespace) {
-            return Err(invalid(
-                section,
-                "admins",
-                format!("{admin:?} is not a user id (like \"{example}\")"),
-            ));
-        }
-        admins.push(admin.to_owned());
-    }
-    Ok(admins)
 }

@@ -8,11 +8,11 @@
 
 use std::time::Duration;
 
+use super::Config;
 use super::secret::redact_credentials;
 use super::validate::{
-    RawConfig, RawDatabase, RawEngine, RawLog, RawPlatforms, RawProvider, RawScheduler, RawServer,
+    RawConfig, RawDatabase, RawEngine, RawLog, RawProvider, RawScheduler, RawServer,
 };
-use super::{Config, FeishuConfig, SlackConfig, WeComConfig};
 
 pub(crate) fn redacted_toml(config: &Config) -> String {
     let raw = RawConfig {
@@ -60,16 +60,7 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
             tick_seconds: i64::try_from(config.scheduler.tick.as_secs()).ok(),
         },
         providers: providers(config),
-        platforms: RawPlatforms {
-            slack: config.platforms.slack.as_ref().map(SlackConfig::redacted),
-            feishu: config.platforms.feishu.as_ref().map(FeishuConfig::redacted),
-            wecom: config.platforms.wecom.as_ref().map(WeComConfig::redacted),
-            dingtalk: config
-                .platforms
-                .dingtalk
-                .as_ref()
-                .map(super::dingtalk::render_dingtalk),
-        },
+        platforms: super::platforms::render_platforms(&config.platforms),
         tools: super::tools::RawTools {
             workspaces_dir: Some(config.tools.workspaces_dir.display().to_string()),
             shell_sandbox: Some(config.tools.shell_sandbox.as_str().to_owned()),

@@ -41,7 +41,7 @@ pub(crate) struct RawConfig {
     #[serde(default)]
     pub(crate) providers: BTreeMap<String, RawProvider>,
     #[serde(default)]
-    pub(crate) platforms: RawPlatforms,
+    pub(crate) platforms: super::platforms::RawPlatforms,
     #[serde(default)]
     pub(crate) tools: super::tools::RawTools,
     #[serde(default)]
@@ -70,20 +70,6 @@ pub(crate) struct RawConfig {
     pub(crate) mcp: super::network::RawMcp,
     #[serde(default, skip_serializing_if = "super::network::RawPersonas::is_empty")]
     pub(crate) personas: super::network::RawPersonas,
-}
-
-/// `[platforms.*]`.
-#[derive(Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawPlatforms {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) slack: Option<workmate_slack::config::RawSlack>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) feishu: Option<workmate_feishu::config::RawFeishu>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) wecom: Option<workmate_wecom::config::RawWeCom>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) dingtalk: Option<super::dingtalk::RawDingTalk>,
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]

@@ -47,7 +47,7 @@ fn known_keys_match_the_schema() {
                 headers: BTreeMap::from([("*".to_owned(), String::new())]),
             },
         )]),
-        platforms: RawPlatforms {
+        platforms: super::super::platforms::RawPlatforms {
             slack: Some(workmate_slack::config::RawSlack {
                 signing_secret: Some(String::new()),
                 bot_token: Some(String::new()),
@@ -76,7 +76,7 @@ fn known_keys_match_the_schema() {
                 api_base: Some(String::new()),
                 admins: Some(vec![String::new()]),
             }),
-            dingtalk: Some(super::super::dingtalk::RawDingTalk {
+            dingtalk: Some(workmate_dingtalk::config::RawDingTalk {
                 client_id: Some(String::new()),
                 client_secret: Some(String::new()),
                 card_template_id: Some(String::new()),
