@@ -1,5 +1,6 @@
 //! DingTalk (钉钉): its wire format, and nothing else.
 //!
+//! - [`config`]: the `[platforms.dingtalk]` section and its validation.
 //! - [`web`]: the open-platform client: the access token, robot messages, cards created,
 //!   updated for everyone and streamed.
 //! - [`DingTalkPlatform`]: the chat layer's calls (render, post, update, notices) on DingTalk.
@@ -22,6 +23,7 @@
 //! Stream connection opened with the app's credentials or passed [`sign`]'s checks.
 
 pub mod card;
+pub mod config;
 mod connection;
 mod describe;
 pub mod dispatch;

@@ -2,9 +2,11 @@
 //!
 //! Invariant: nothing inbound reaches the chat layer unless [`crypto`] verified (and, with an
 //! Encrypt Key, decrypted) it first, or it came over the long connection opened with the app's
-//! credentials. Nothing here knows a tenant, a session or a role.
+//! credentials. [`config`] is the `[platforms.feishu]` section and its validation. Nothing here
+//! knows a tenant, a session or a role.
 
 pub mod card;
+pub mod config;
 mod connection;
 pub mod crypto;
 mod describe;

@@ -19,11 +19,14 @@
 //! - [`Deciders`]: who may answer a prompt, for a platform that binds its buttons to people.
 //! - [`ChatPlatform`]: a platform's fixed facts (its name, `send_message` targets, how long a
 //!   delivery is remembered), one constant per adapter.
+//! - [`config`]: what every platform's configuration section reads the same way (secrets, `mode`,
+//!   `api_base`, `admins`), and [`config::InvalidKey`], the key a section's error is about.
 
 mod adapter;
 pub mod backoff;
 mod card_store;
 mod coalesce;
+pub mod config;
 mod connection;
 mod deciders;
 mod dedupe;

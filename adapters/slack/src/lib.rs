@@ -4,9 +4,11 @@
 //! every decoder here works on those same raw bytes, and [`mapping`] turns what they decode into
 //! the chat layer's neutral deliveries. Outbound, [`blocks`] turns a card into Block Kit within
 //! Slack's limits and [`SlackPlatform`] posts, updates and notifies through [`web`]. Socket Mode
-//! is a [`SlackConnection`]. Nothing here knows a tenant, a session or a role.
+//! is a [`SlackConnection`]. [`config`] is the `[platforms.slack]` section and its validation.
+//! Nothing here knows a tenant, a session or a role.
 
 pub mod blocks;
+pub mod config;
 mod connection;
 mod describe;
 pub mod inbound;

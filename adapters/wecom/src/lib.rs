@@ -15,6 +15,7 @@
 //!   answered with the updated card.
 //! - [`ws`]: the smart robot's long connection (WebSocket mode): subscribe, heartbeat,
 //!   callbacks to a handler, replies and proactive sends acknowledged by `req_id`, reconnection.
+//! - [`config`]: the `[platforms.wecom]` section and its validation.
 //!
 //! Invariant: nothing here decides authority, sessions or tenants, stores anything or calls the
 //! engine (see the chat layer).
@@ -22,6 +23,7 @@
 pub mod app;
 pub mod callback;
 pub mod card;
+pub mod config;
 mod connection;
 mod describe;
 mod dispatch;

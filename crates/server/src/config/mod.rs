@@ -14,7 +14,6 @@ mod audit;
 mod auth;
 mod connectors;
 mod coordinator;
-mod dingtalk;
 mod dlp;
 mod engine;
 mod error;
@@ -30,7 +29,6 @@ mod tools;
 mod tracing;
 mod validate;
 mod vault;
-mod wecom;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -41,22 +39,21 @@ pub use audit::{AuditConfig, NatsSinkConfig, RedisSinkConfig};
 pub use auth::{AuthConfig, OidcConfig};
 pub use connectors::{ConnectorsConfig, OAuthClientConfig};
 pub use coordinator::CoordinatorConfig;
-pub use dingtalk::{
-    DEFAULT_ANSWER_TEMPLATE_ID, DEFAULT_CALLBACK_ROUTE_KEY, DingTalkConfig, DingTalkMode,
-};
 pub use dlp::DlpConfig;
 pub use engine::{EngineSettings, SchedulerSettings};
 pub use error::ConfigError;
 pub use keys::Source;
 pub use network::{McpConfig, NetworkConfig, PersonasConfig};
-pub use platforms::{FeishuConfig, FeishuMode, PlatformsConfig, SlackConfig, SlackMode};
+pub use platforms::{
+    DEFAULT_ANSWER_TEMPLATE_ID, DEFAULT_CALLBACK_ROUTE_KEY, DingTalkConfig, DingTalkMode,
+    FeishuConfig, FeishuMode, PlatformsConfig, SlackConfig, SlackMode, WeComConfig, WeComMode,
+};
 pub use providers::{GatewayProvider, ProvidersConfig};
 pub use secret::DatabaseUrl;
 pub use server::{HttpLimits, SurfaceGrants, SurfaceToken};
 pub use tools::{ShellSandboxMode, ToolsSettings};
 pub use tracing::TracingConfig;
 pub use vault::{VAULT_KEY_ENV, VAULT_PREVIOUS_KEYS_ENV, VaultSettings};
-pub use wecom::{WeComConfig, WeComMode};
 
 /// `url` with its credentials (user info, `password=`-like parameters) as `***`, for messages.
 pub fn redacted_url(url: &str) -> String {

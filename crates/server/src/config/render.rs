@@ -11,8 +11,7 @@ use std::time::Duration;
 use super::Config;
 use super::secret::redact_credentials;
 use super::validate::{
-    RawConfig, RawDatabase, RawEngine, RawFeishu, RawLog, RawPlatforms, RawProvider, RawScheduler,
-    RawServer, RawSlack,
+    RawConfig, RawDatabase, RawEngine, RawLog, RawProvider, RawScheduler, RawServer,
 };
 
 pub(crate) fn redacted_toml(config: &Config) -> String {
@@ -61,35 +60,7 @@ pub(crate) fn redacted_toml(config: &Config) -> String {
             tick_seconds: i64::try_from(config.scheduler.tick.as_secs()).ok(),
         },
         providers: providers(config),
-        platforms: RawPlatforms {
-            slack: config.platforms.slack.as_ref().map(|slack| RawSlack {
-                signing_secret: slack.signing_secret.as_ref().map(|_| "***".to_owned()),
-                bot_token: Some("***".to_owned()),
-                app_token: slack.app_token.as_ref().map(|_| "***".to_owned()),
-                api_base: Some(slack.api_base.clone()),
-                mode: Some(slack.mode.as_str().to_owned()),
-                admins: (!slack.admins.is_empty()).then(|| slack.admins.clone()),
-            }),
-            feishu: config.platforms.feishu.as_ref().map(|feishu| RawFeishu {
-                app_id: Some(feishu.app_id.clone()),
-                app_secret: Some("***".to_owned()),
-                encrypt_key: feishu.encrypt_key.as_ref().map(|_| "***".to_owned()),
-                verification_token: feishu.verification_token.as_ref().map(|_| "***".to_owned()),
-                mode: Some(feishu.mode.as_str().to_owned()),
-                api_base: Some(feishu.api_base.clone()),
-                admins: (!feishu.admins.is_empty()).then(|| feishu.admins.clone()),
-            }),
-            wecom: config
-                .platforms
-                .wecom
-                .as_ref()
-                .map(super::wecom::render_wecom),
-            dingtalk: config
-                .platforms
-                .dingtalk
-                .as_ref()
-                .map(super::dingtalk::render_dingtalk),
-        },
+        platforms: super::platforms::render_platforms(&config.platforms),
         tools: super::tools::RawTools {
             workspaces_dir: Some(config.tools.workspaces_dir.display().to_string()),
             shell_sandbox: Some(config.tools.shell_sandbox.as_str().to_owned()),

@@ -41,7 +41,7 @@ pub(crate) struct RawConfig {
     #[serde(default)]
     pub(crate) providers: BTreeMap<String, RawProvider>,
     #[serde(default)]
-    pub(crate) platforms: RawPlatforms,
+    pub(crate) platforms: super::platforms::RawPlatforms,
     #[serde(default)]
     pub(crate) tools: super::tools::RawTools,
     #[serde(default)]
@@ -70,58 +70,6 @@ pub(crate) struct RawConfig {
     pub(crate) mcp: super::network::RawMcp,
     #[serde(default, skip_serializing_if = "super::network::RawPersonas::is_empty")]
     pub(crate) personas: super::network::RawPersonas,
-}
-
-/// `[platforms.*]`.
-#[derive(Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawPlatforms {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) slack: Option<RawSlack>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) feishu: Option<RawFeishu>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) wecom: Option<super::wecom::RawWeCom>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) dingtalk: Option<super::dingtalk::RawDingTalk>,
-}
-
-/// `[platforms.feishu]`.
-#[derive(Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawFeishu {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) app_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) app_secret: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) encrypt_key: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) verification_token: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) mode: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) api_base: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) admins: Option<Vec<String>>,
-}
-
-/// `[platforms.slack]`.
-#[derive(Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawSlack {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) signing_secret: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) bot_token: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) app_token: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) api_base: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) mode: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) admins: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]

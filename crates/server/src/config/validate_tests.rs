@@ -47,8 +47,8 @@ fn known_keys_match_the_schema() {
                 headers: BTreeMap::from([("*".to_owned(), String::new())]),
             },
         )]),
-        platforms: RawPlatforms {
-            slack: Some(RawSlack {
+        platforms: super::super::platforms::RawPlatforms {
+            slack: Some(workmate_slack::config::RawSlack {
                 signing_secret: Some(String::new()),
                 bot_token: Some(String::new()),
                 app_token: Some(String::new()),
@@ -56,7 +56,7 @@ fn known_keys_match_the_schema() {
                 mode: Some(String::new()),
                 admins: Some(vec![String::new()]),
             }),
-            feishu: Some(RawFeishu {
+            feishu: Some(workmate_feishu::config::RawFeishu {
                 app_id: Some(String::new()),
                 app_secret: Some(String::new()),
                 encrypt_key: Some(String::new()),
@@ -65,18 +65,18 @@ fn known_keys_match_the_schema() {
                 api_base: Some(String::new()),
                 admins: Some(vec![String::new()]),
             }),
-            wecom: Some(super::super::wecom::RawWeCom {
+            wecom: Some(workmate_wecom::config::RawWeCom {
                 corp_id: Some(String::new()),
                 token: Some(String::new()),
                 encoding_aes_key: Some(String::new()),
                 bot_id: Some(String::new()),
-                agent_id: Some(super::super::wecom::AgentId::Text(String::new())),
+                agent_id: Some(workmate_wecom::config::AgentId::Text(String::new())),
                 secret: Some(String::new()),
                 mode: Some(String::new()),
                 api_base: Some(String::new()),
                 admins: Some(vec![String::new()]),
             }),
-            dingtalk: Some(super::super::dingtalk::RawDingTalk {
+            dingtalk: Some(workmate_dingtalk::config::RawDingTalk {
                 client_id: Some(String::new()),
                 client_secret: Some(String::new()),
                 card_template_id: Some(String::new()),
