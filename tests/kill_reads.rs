@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use workmate_protocol::{EventKind, Message, SessionId, TenantId};
 use workmate_store::Store;
 
-use crate::crash::{PROCESS_PATIENCE, call, scripted, start};
+use crate::crash::{call, scripted, start};
 use crate::kill::{Dice, read_store};
 use crate::support::Server;
 use workmate_test_support::eventually_blocking;
