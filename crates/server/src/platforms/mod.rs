@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::Path;
+use axum::http::HeaderMap;
 use axum::routing::any;
 use workmate_adapter::BoxFuture;
 use workmate_chat::Chat;
@@ -120,6 +121,22 @@ impl Platforms {
         for mounted in &self.0 {
             mounted.close().await;
         }
+    }
+}
+
+/// A request header's value as text, empty when absent or not text (the check that reads it
+/// then fails).
+pub(crate) fn header<'a>(headers: &'a HeaderMap, name: &str) -> &'a str {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+}
+
+/// A delivery the chat layer could not store: `503`, so the platform delivers it again.
+pub(crate) fn not_stored(surface: Surface, error: impl fmt::Display) -> ApiError {
+    ApiError::NotReady {
+        reason: format!("{} delivery not stored: {error}", surface.label()),
     }
 }
 

@@ -8,7 +8,6 @@
 
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
-use workmate_protocol::Surface;
 
 use axum::Json;
 use axum::body::Bytes;
@@ -23,6 +22,8 @@ use workmate_wxcrypto::{Crypto, CryptoError};
 use super::DingTalkSurface;
 use crate::config::DingTalkMode;
 use crate::http::{ApiError, AppState};
+use crate::platforms::{header, not_stored};
+use workmate_protocol::Surface;
 
 /// Where card callbacks' used signature pairs are remembered (not a tenant: a click's tenant
 /// is known only from its unsigned body).
@@ -65,9 +66,9 @@ pub(crate) async fn robot(
     let first = spent
         .spend(&scope, &pair, &message_id)
         .await
-        .map_err(not_stored)?;
+        .map_err(not_checked)?;
     if !first {
-        let same = spent.spent_for(&scope, &pair).await.map_err(not_stored)?;
+        let same = spent.spent_for(&scope, &pair).await.map_err(not_checked)?;
         if same.as_deref() != Some(message_id.as_str()) || message_id.is_empty() {
             state.metrics.callback_refused("dingtalk", "replayed");
             return Err(ApiError::BadSignature(
@@ -78,9 +79,7 @@ pub(crate) async fn robot(
     }
     let answer = dispatch::robot_message(body, dingtalk.sink.as_ref())
         .await
-        .map_err(|e| ApiError::NotReady {
-            reason: format!("DingTalk robot message not stored: {e}"),
-        })?;
+        .map_err(|e| not_stored(Surface::Dingtalk, e))?;
     Ok(Json(answer).into_response())
 }
 
@@ -121,7 +120,7 @@ pub(crate) async fn card(
             "card_callback",
         )
         .await
-        .map_err(not_stored)?;
+        .map_err(not_checked)?;
     if !first_use {
         state.metrics.callback_refused("dingtalk", "replayed");
         return Err(ApiError::BadSignature(
@@ -141,9 +140,7 @@ pub(crate) async fn card(
     }
     let answer = dispatch::card_callback(body, None, dingtalk.sink.as_ref())
         .await
-        .map_err(|e| ApiError::NotReady {
-            reason: format!("DingTalk card click not taken: {e}"),
-        })?;
+        .map_err(|e| not_stored(Surface::Dingtalk, e))?;
     Ok(Json(answer).into_response())
 }
 
@@ -244,7 +241,7 @@ async fn forget_old_pairs(state: &AppState) {
     clippy::needless_pass_by_value,
     reason = "the shape `map_err` calls with"
 )]
-fn not_stored(error: workmate_store::Error) -> ApiError {
+fn not_checked(error: workmate_store::Error) -> ApiError {
     ApiError::NotReady {
         reason: format!("DingTalk callback not checked: {error}"),
     }
@@ -277,13 +274,6 @@ fn http_mode(state: &AppState) -> Result<Arc<DingTalkSurface>, ApiError> {
         ));
     }
     Ok(dingtalk)
-}
-
-fn header<'a>(headers: &'a HeaderMap, name: &str) -> &'a str {
-    headers
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
 }
 
 fn text(body: &[u8]) -> Result<&str, ApiError> {

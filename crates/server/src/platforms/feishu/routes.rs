@@ -5,7 +5,6 @@
 //! from what is stored, well inside Feishu's 3 s.
 
 use std::sync::Arc;
-use workmate_protocol::Surface;
 
 use axum::Json;
 use axum::body::Bytes;
@@ -20,6 +19,8 @@ const REFUSED: &str = "the request could not be verified (signature, timestamp, 
 
 use super::FeishuSurface;
 use crate::http::{ApiError, AppState};
+use crate::platforms::{header, not_stored};
+use workmate_protocol::Surface;
 
 /// Events: messages, bot-menu clicks, the URL handshake (and card callbacks, when the app sends
 /// them here).
@@ -42,12 +43,7 @@ pub(crate) async fn card(
 
 async fn handle(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<Response, ApiError> {
     let feishu: Arc<FeishuSurface> = state.platforms.require(Surface::Feishu)?;
-    let header = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-    };
+    let header = |name: &str| header(headers, name);
     let signed = Signed {
         timestamp: header("x-lark-request-timestamp"),
         nonce: header("x-lark-request-nonce"),
@@ -68,8 +64,6 @@ async fn handle(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<Re
         })?;
     let answer = workmate_feishu::dispatch(envelope, &feishu.sink, &feishu.platform, feishu.bot())
         .await
-        .map_err(|e| ApiError::NotReady {
-            reason: format!("Feishu delivery not stored: {e}"),
-        })?;
+        .map_err(|e| not_stored(Surface::Feishu, e))?;
     Ok(Json(answer).into_response())
 }

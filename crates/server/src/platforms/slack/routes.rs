@@ -5,7 +5,6 @@
 //! delivers it again; what was stored before (a redelivery) is answered 200 and not applied.
 
 use std::sync::Arc;
-use workmate_protocol::Surface;
 
 use axum::Json;
 use axum::body::Bytes;
@@ -21,6 +20,8 @@ use workmate_slack::{
 
 use super::SlackSurface;
 use crate::http::{ApiError, AppState};
+use crate::platforms::{header, not_stored};
+use workmate_protocol::Surface;
 
 /// The Slack surface, once the request's signature checked out.
 fn verified(
@@ -29,17 +30,11 @@ fn verified(
     body: &[u8],
 ) -> Result<Arc<SlackSurface>, ApiError> {
     let slack = state.platforms.require::<SlackSurface>(Surface::Slack)?;
-    let header = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_owned()
-    };
+    let header = |name: &str| header(headers, name);
     slack
         .verify(
-            &header("x-slack-request-timestamp"),
-            &header("x-slack-signature"),
+            header("x-slack-request-timestamp"),
+            header("x-slack-signature"),
             body,
         )
         .map_err(ApiError::BadSignature)?;
@@ -53,9 +48,7 @@ async fn store_all(slack: &SlackSurface, inbounds: Vec<Inbound>) -> Result<Respo
             .chat
             .accept(inbound)
             .await
-            .map_err(|e| ApiError::NotReady {
-                reason: format!("Slack delivery not stored: {e}"),
-            })?;
+            .map_err(|e| not_stored(Surface::Slack, e))?;
     }
     Ok(StatusCode::OK.into_response())
 }

@@ -7,7 +7,6 @@
 
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
-use workmate_protocol::Surface;
 
 use axum::body::Bytes;
 use axum::extract::{RawQuery, State};
@@ -18,6 +17,8 @@ use workmate_wecom::inbound::{decode_app, decode_robot};
 
 use super::WeComSurface;
 use crate::http::{ApiError, AppState};
+use crate::platforms::not_stored;
+use workmate_protocol::Surface;
 
 /// URL verification: the decrypted `echostr`, as plain text.
 pub(crate) async fn verify(
@@ -58,9 +59,7 @@ pub(crate) async fn callback(
         None,
     )
     .await
-    .map_err(|e| ApiError::NotReady {
-        reason: format!("WeCom callback not stored: {e}"),
-    })?;
+    .map_err(|e| not_stored(Surface::Wecom, e))?;
     let Some(answer) = answer else {
         return Ok(String::new().into_response());
     };
@@ -87,9 +86,7 @@ async fn app_callback(
     let callback = decode_app(&plaintext).map_err(|e| ApiError::BadRequest(e.to_string()))?;
     workmate_wecom::dispatch_app(&callback, &wecom.sink, &wecom.platform, &wecom.corp_id)
         .await
-        .map_err(|e| ApiError::NotReady {
-            reason: format!("WeCom callback not stored: {e}"),
-        })?;
+        .map_err(|e| not_stored(Surface::Wecom, e))?;
     Ok(String::new().into_response())
 }
 
